@@ -1,0 +1,34 @@
+# Salvo: `make demo` and `make test` each do all of their own set-up.
+SWIFT ?= swift
+SWIFT_FLAGS ?=
+
+.PHONY: all setup build release test demo cmake clean
+
+all: build
+
+setup:
+	@./scripts/setup
+
+build: setup
+	$(SWIFT) build $(SWIFT_FLAGS)
+
+release: setup
+	$(SWIFT) build -c release --product salvo $(SWIFT_FLAGS)
+
+test: setup
+	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
+	$(SWIFT) test --skip-build $(SWIFT_FLAGS)
+	@$(MAKE) --no-print-directory cmake
+
+# The engine built by CMake + Ninja, as a project embedding it without SwiftPM would.
+cmake: setup
+	@if [ -f CMakeLists.txt ]; then \
+		cmake -S . -B build/cmake -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null && \
+		cmake --build build/cmake; \
+	fi
+
+demo: release
+	./scripts/demo
+
+clean:
+	rm -rf .build build

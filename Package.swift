@@ -1,0 +1,53 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "Salvo",
+    products: [
+        .library(name: "SalvoCore", targets: ["SalvoCore"]),
+        .executable(name: "salvo", targets: ["salvo"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    ],
+    targets: [
+        // llhttp: from the distribution (libllhttp-dev) or built by scripts/setup; both
+        // install a pkg-config file named libllhttp.
+        .systemLibrary(
+            name: "CLLHTTP",
+            pkgConfig: "libllhttp",
+            providers: [.apt(["libllhttp-dev"])]
+        ),
+        // The only C of the project: Linux and OpenSSL macros that Swift cannot import.
+        .target(name: "CSalvo"),
+        .target(
+            name: "SalvoCore",
+            dependencies: [
+                "CSalvo",
+                "CLLHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .executableTarget(
+            name: "salvo",
+            dependencies: [
+                "SalvoCore",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "SalvoCoreTests",
+            dependencies: [
+                "SalvoCore",
+                "CLLHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

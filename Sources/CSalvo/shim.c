@@ -1,0 +1,2 @@
+// CSalvo is header-only; this file gives SwiftPM a C target to compile.
+#include "CSalvo.h"

@@ -1,0 +1,44 @@
+import HTTPTypes
+
+/// Collects a whole response and hands it to a callback on the loop thread.
+final class CollectingHandler: ResponseHandler {
+    private var head: HTTPResponse?
+    private var body: [UInt8] = []
+    private let maxBodySize: Int
+    private let completion: (Result<HTTPClientResponse, HTTPClientError>) -> Void
+
+    init(maxBodySize: Int, completion: @escaping (Result<HTTPClientResponse, HTTPClientError>) -> Void) {
+        self.maxBodySize = maxBodySize
+        self.completion = completion
+    }
+
+    func didReceiveHead(_ head: HTTPResponse) throws(HTTPClientError) {
+        self.head = head
+        if let lengthText = head.headerFields[.contentLength], let length = Int(lengthText) {
+            if length > self.maxBodySize { throw self.tooLarge() }
+            self.body.reserveCapacity(length)
+        }
+    }
+
+    func didReceiveBody(_ bytes: UnsafeRawBufferPointer) throws(HTTPClientError) -> Bool {
+        if self.body.count + bytes.count > self.maxBodySize { throw self.tooLarge() }
+        self.body.append(contentsOf: bytes)
+        return true
+    }
+
+    func didFinish(trailers: HTTPFields?) {
+        guard let head = self.head else {
+            self.completion(.failure(HTTPClientError(.invalidResponse, detail: "response ended without a head")))
+            return
+        }
+        self.completion(.success(HTTPClientResponse(head: head, body: self.body, trailers: trailers)))
+    }
+
+    func didFail(_ error: HTTPClientError) {
+        self.completion(.failure(error))
+    }
+
+    private func tooLarge() -> HTTPClientError {
+        HTTPClientError(.bodyTooLarge, phase: .readBody, detail: "more than \(self.maxBodySize) bytes")
+    }
+}

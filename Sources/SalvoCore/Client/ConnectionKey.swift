@@ -1,0 +1,27 @@
+/// What makes two connections interchangeable: the pool never reuses a connection across keys.
+public struct ConnectionKey: Hashable, Sendable, CustomStringConvertible {
+    public enum Scheme: String, Sendable, Hashable {
+        case http, https
+    }
+
+    public var scheme: Scheme
+    /// The host as written in the URL, without IPv6 brackets.
+    public var host: String
+    public var port: Int
+
+    public init(scheme: Scheme, host: String, port: Int) {
+        self.scheme = scheme
+        self.host = host
+        self.port = port
+    }
+
+    /// The authority for the Host header: brackets around IPv6 literals, the port when not
+    /// the scheme's default.
+    public var authority: String {
+        let hostPart = self.host.contains(":") ? "[\(self.host)]" : self.host
+        let defaultPort = self.scheme == .https ? 443 : 80
+        return self.port == defaultPort ? hostPart : "\(hostPart):\(self.port)"
+    }
+
+    public var description: String { "\(self.scheme.rawValue)://\(self.authority)" }
+}

@@ -1,0 +1,28 @@
+extension HTTPClient {
+    /// How a client connects, pools and limits. A value: copy it, change it, pass it on.
+    public struct Configuration: Sendable {
+        /// Event loop threads (default: one per core).
+        public var threads: Int = EventLoopGroup.coreCount
+        /// The most connections to one (scheme, host, port), across all loops (default 8).
+        /// Each loop gets a share; a limit below the loop count uses fewer loops for the host.
+        public var maxConnectionsPerHost: Int = 8
+        /// How long an unused keep-alive connection stays open (default 60 s).
+        public var idleTimeout: Duration = .seconds(60)
+        /// How long a connection may take to establish, per attempt of all addresses (default 10 s).
+        public var connectTimeout: Duration = .seconds(10)
+        /// Longest silence from the server while a response is due (default: none).
+        public var readTimeout: Duration? = nil
+        /// Deadline for a whole request, from the call to the last body byte (default: none).
+        public var requestTimeout: Duration? = nil
+        /// How long a request may wait for a busy pool (default 60 s).
+        public var poolWaitTimeout: Duration = .seconds(60)
+        /// Largest body the collecting APIs accept (default 64 MiB).
+        public var maxBodySize: Int = 64 * 1024 * 1024
+        /// Limits on the response head.
+        public var headLimits = ResponseHeadLimits()
+        /// Sent as User-Agent when the request has none; nil sends none.
+        public var userAgent: String? = "salvo/0.1"
+
+        public init() {}
+    }
+}

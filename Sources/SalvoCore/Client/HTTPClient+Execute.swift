@@ -1,0 +1,113 @@
+import HTTPTypes
+
+extension HTTPClient {
+    /// Sends `request` and collects the response.
+    ///
+    /// - Parameters:
+    ///   - body: request content, framed with Content-Length; nil sends none.
+    ///   - timeout: deadline for the whole exchange; default the configuration's.
+    ///   - maxBodySize: larger bodies fail with `.bodyTooLarge`; default the configuration's.
+    /// - Throws: ``HTTPClientError``; `.cancelled` when the calling task is cancelled (the
+    ///   connection is closed, never reused mid-response).
+    public func execute(
+        _ request: HTTPRequest, body: [UInt8]? = nil, timeout: Duration? = nil, maxBodySize: Int? = nil
+    ) async throws(HTTPClientError) -> HTTPClientResponse {
+        let prepared = try self.prepare(request, body: body, timeout: timeout)
+        if Task.isCancelled { throw HTTPClientError(.cancelled, phase: .request) }
+        let loop = self.loop(for: prepared.key)
+        let cancellation = CancellationState(loop: loop, client: self)
+        let limit = maxBodySize ?? self.configuration.maxBodySize
+        let result = await withTaskCancellationHandler {
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>) in
+                self.start(prepared, on: loop, cancellation: cancellation) {
+                    CollectingHandler(maxBodySize: limit) { result in
+                        cancellation.finished()
+                        continuation.resume(returning: result)
+                    }
+                }
+            }
+        } onCancel: {
+            cancellation.cancel()
+        }
+        return try result.get()
+    }
+
+    /// Sends `request` and returns as soon as the response head arrives; the body follows as
+    /// an `AsyncSequence` of chunks, read from the socket only as fast as it is consumed.
+    ///
+    /// Cancelling the calling task, or dropping the body before its end, cancels the request.
+    public func stream(
+        _ request: HTTPRequest, body: [UInt8]? = nil, timeout: Duration? = nil
+    ) async throws(HTTPClientError) -> HTTPClientStreamingResponse {
+        let prepared = try self.prepare(request, body: body, timeout: timeout)
+        if Task.isCancelled { throw HTTPClientError(.cancelled, phase: .request) }
+        let loop = self.loop(for: prepared.key)
+        let cancellation = CancellationState(loop: loop, client: self)
+        let result = await withTaskCancellationHandler {
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPClientStreamingResponse, HTTPClientError>, Never>) in
+                self.start(prepared, on: loop, cancellation: cancellation) {
+                    StreamingHandler(makeStream: {
+                        BodyStream(onResume: {
+                            loop.execute { cancellation.resume(client: self) }
+                        }, onCancel: {
+                            cancellation.cancel()
+                        })
+                    }, onHead: { result in
+                        continuation.resume(returning: result)
+                    })
+                }
+            }
+        } onCancel: {
+            cancellation.cancel()
+        }
+        return try result.get()
+    }
+
+    /// Sends `request`, collects the response and calls `completion` with it **on the event
+    /// loop thread** that ran the request. Keep the handler short, or hop elsewhere: the loop
+    /// serves other connections meanwhile.
+    ///
+    /// - Returns: a handle that cancels the request.
+    @discardableResult
+    public func execute(
+        _ request: HTTPRequest, body: [UInt8]? = nil, timeout: Duration? = nil, maxBodySize: Int? = nil,
+        completion: @escaping @Sendable (Result<HTTPClientResponse, HTTPClientError>) -> Void
+    ) -> RequestHandle {
+        let prepared: Prepared
+        do {
+            prepared = try self.prepare(request, body: body, timeout: timeout)
+        } catch {
+            let loop = self.group.next()
+            loop.execute { completion(.failure(error)) }
+            return RequestHandle(state: nil)
+        }
+        let loop = self.loop(for: prepared.key)
+        let cancellation = CancellationState(loop: loop, client: self)
+        let limit = maxBodySize ?? self.configuration.maxBodySize
+        self.start(prepared, on: loop, cancellation: cancellation) {
+            CollectingHandler(maxBodySize: limit) { result in
+                cancellation.finished()
+                completion(result)
+            }
+        }
+        return RequestHandle(state: cancellation)
+    }
+}
+
+/// Cancels a request started with a completion handler.
+public struct RequestHandle: Sendable {
+    let state: CancellationState?
+
+    /// Ends the request with `.cancelled` if it is still running. Safe from any thread.
+    public func cancel() {
+        self.state?.cancel()
+    }
+}
+
+extension CancellationState {
+    /// Resumes a paused response stream (loop thread).
+    func resume(client: HTTPClient) {
+        self.loop.assertInLoop()
+        self.currentTask?.resumeReading()
+    }
+}

@@ -1,0 +1,227 @@
+import Dispatch
+import HTTPTypes
+import Synchronization
+
+/// An HTTP/1.1 client: a keep-alive connection pool over epoll event loops.
+///
+/// Create one per process (or per configuration) and share it: it is `Sendable`, and its
+/// pools are what make repeated requests fast. Shut it down when done; until then it keeps
+/// threads and connections.
+///
+/// ```swift
+/// let client = try HTTPClient()
+/// defer { client.shutdown() }
+/// let request = try HTTPRequest(method: .get, url: "http://127.0.0.1:8080/items")
+/// let response = try await client.execute(request)
+/// print(response.status, response.body.count)
+/// ```
+public final class HTTPClient: Sendable {
+    public let configuration: Configuration
+    let group: EventLoopGroup
+    private let ownsGroup: Bool
+    private let pools: [LoopBound<ConnectionPool>]
+    private let isShutdown = Atomic<Bool>(false)
+
+    /// Starts a client with its own event loops.
+    public convenience init(configuration: Configuration = Configuration()) throws(HTTPClientError) {
+        let group: EventLoopGroup
+        do {
+            group = try EventLoopGroup(numberOfThreads: configuration.threads)
+        } catch let error as HTTPClientError {
+            throw error
+        } catch {
+            throw HTTPClientError(.shutdown, detail: "\(error)")
+        }
+        self.init(configuration: configuration, group: group, ownsGroup: true)
+    }
+
+    /// A client on an existing group of loops (shared with other clients or code).
+    public convenience init(configuration: Configuration = Configuration(), eventLoopGroup: EventLoopGroup) {
+        self.init(configuration: configuration, group: eventLoopGroup, ownsGroup: false)
+    }
+
+    private init(configuration: Configuration, group: EventLoopGroup, ownsGroup: Bool) {
+        precondition(configuration.maxConnectionsPerHost > 0, "maxConnectionsPerHost must be positive")
+        self.configuration = configuration
+        self.group = group
+        self.ownsGroup = ownsGroup
+        let loops = group.loops.count
+        let poolConfiguration = PoolConfiguration(
+            maxConnectionsPerHost: configuration.maxConnectionsPerHost,
+            idleTimeout: configuration.idleTimeout,
+            connectTimeout: configuration.connectTimeout,
+            limits: configuration.headLimits,
+            waitTimeout: configuration.poolWaitTimeout)
+        let max = configuration.maxConnectionsPerHost
+        self.pools = group.loops.map { loop in
+            // Split the per-host limit over the loops: loop i gets ⌊max/n⌋, plus one for the
+            // first max % n loops. Loops left with 0 send their requests to loops that have some.
+            let share = max / loops + (loop.index < max % loops ? 1 : 0)
+            return LoopBound(ConnectionPool(loop: loop, configuration: poolConfiguration,
+                                            maxConnectionsOnThisLoop: Swift.max(share, 1)), loop: loop)
+        }
+    }
+
+    deinit {
+        if self.ownsGroup && !self.isShutdown.load(ordering: .relaxed) {
+            // Best effort for a client dropped without shutdown(): stop its threads.
+            self.shutdown()
+        }
+    }
+
+    // MARK: Placement
+
+    /// The loop a request for `key` runs on: the caller's loop when it is one of ours and has
+    /// a share of the host's connections, else round-robin among the loops that do.
+    func loop(for key: ConnectionKey) -> EventLoop {
+        let loop = self.group.next()
+        let max = self.configuration.maxConnectionsPerHost
+        if loop.index < max { return loop }
+        return self.group.loops[loop.index % max]
+    }
+
+    func pool(on loop: EventLoop) -> ConnectionPool {
+        self.pools[loop.index].value
+    }
+
+    // MARK: Preparing requests
+
+    struct Prepared: Sendable {
+        var key: ConnectionKey
+        var head: [UInt8]
+        var body: [UInt8]
+        var method: HTTPRequest.Method
+        var deadline: Deadline
+        var readTimeout: Duration?
+    }
+
+    func prepare(_ request: HTTPRequest, body: [UInt8]?, timeout: Duration?) throws(HTTPClientError) -> Prepared {
+        guard !self.isShutdown.load(ordering: .relaxed) else { throw HTTPClientError(.shutdown) }
+        let key = try request.connectionKey()
+        if key.scheme == .https {
+            throw HTTPClientError(.unsupportedScheme, host: key.host, phase: .request, detail: "https is not supported yet")
+        }
+        var request = request
+        if let userAgent = self.configuration.userAgent, request.headerFields[.userAgent] == nil {
+            request.headerFields[.userAgent] = userAgent
+        }
+        var head: [UInt8] = []
+        head.reserveCapacity(256)
+        let length: RequestBodyLength = body.map { .known($0.count) } ?? .none
+        try RequestEncoder.encodeHead(request, body: length, into: &head)
+        let limit = timeout ?? self.configuration.requestTimeout
+        let deadline = limit.map { Deadline.now() + $0 } ?? .distantFuture
+        return Prepared(key: key, head: head, body: body ?? [], method: request.method,
+                        deadline: deadline, readTimeout: self.configuration.readTimeout)
+    }
+
+    /// Starts `prepared` on `loop` with the handler `makeHandler` builds there. Runs inline
+    /// when already on that loop (no thread hop), else through the loop's queue.
+    func start(_ prepared: Prepared, on loop: EventLoop, cancellation: CancellationState,
+               makeHandler: @escaping @Sendable () -> any ResponseHandler) {
+        let work: @Sendable () -> Void = {
+            let handler = makeHandler()
+            let task = RequestTask(key: prepared.key, head: prepared.head, body: prepared.body,
+                                   method: prepared.method, deadline: prepared.deadline,
+                                   readTimeout: prepared.readTimeout, handler: handler)
+            if cancellation.markStarted(task) {
+                task.fail(HTTPClientError(.cancelled, phase: .request))
+                return
+            }
+            self.pool(on: loop).submit(task)
+        }
+        if loop.inEventLoop { work() } else { loop.execute(work) }
+    }
+
+    // MARK: Shutting down
+
+    /// Closes every connection, fails requests in flight with `.shutdown`, and (for a client
+    /// that made its own loops) stops its threads. Idempotent. Blocks until done; do not call
+    /// it from one of the client's loops.
+    public func shutdown() {
+        guard !self.isShutdown.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let done = DispatchSemaphore(value: 0)
+        for bound in self.pools {
+            bound.loop.execute {
+                bound.value.shutdown()
+                done.signal()
+            }
+        }
+        for _ in self.pools { done.wait() }
+        if self.ownsGroup { self.group.shutdown() }
+    }
+
+    /// Pool counters summed over the loops, for reports and tests.
+    public func poolStatistics() -> PoolStatistics {
+        let lock = Mutex(PoolStatistics())
+        let done = DispatchSemaphore(value: 0)
+        for bound in self.pools {
+            bound.loop.execute {
+                let pool = bound.value
+                lock.withLock {
+                    $0.connectionsOpened += pool.connectionsOpened
+                    $0.connectionsReused += pool.connectionsReused
+                    $0.openConnections += pool.openConnectionCount
+                }
+                done.signal()
+            }
+        }
+        for _ in self.pools { done.wait() }
+        return lock.withLock { $0 }
+    }
+}
+
+/// Counters of a client's pools.
+public struct PoolStatistics: Sendable, Hashable {
+    /// Connections started since the client was created.
+    public var connectionsOpened = 0
+    /// Requests that ran on a connection which had carried an earlier request.
+    public var connectionsReused = 0
+    /// Connections open (idle, busy or connecting) right now.
+    public var openConnections = 0
+}
+
+/// Links a caller's cancellation to a request that lives on a loop.
+///
+/// @unchecked Sendable: `task` and `cancelled` are touched only on `loop`'s thread.
+final class CancellationState: @unchecked Sendable {
+    let loop: EventLoop
+    unowned(unsafe) let client: HTTPClient
+    private var task: RequestTask?
+    private var cancelled = false
+
+    init(loop: EventLoop, client: HTTPClient) {
+        self.loop = loop
+        self.client = client
+    }
+
+    /// Records the started task; returns true when cancellation came first.
+    func markStarted(_ task: RequestTask) -> Bool {
+        self.loop.assertInLoop()
+        self.task = task
+        return self.cancelled
+    }
+
+    /// Cancels from any thread.
+    func cancel() {
+        let work: @Sendable () -> Void = {
+            self.cancelled = true
+            if let task = self.task {
+                self.client.pool(on: self.loop).cancel(task, error: HTTPClientError(.cancelled))
+                self.task = nil
+            }
+        }
+        if self.loop.inEventLoop { work() } else { self.loop.execute(work) }
+    }
+
+    var currentTask: RequestTask? {
+        self.loop.assertInLoop()
+        return self.task
+    }
+
+    /// Forgets the task once it ended, so the handle does not keep it alive.
+    func finished() {
+        self.loop.assertInLoop()
+        self.task = nil
+    }
+}

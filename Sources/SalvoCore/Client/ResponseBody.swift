@@ -1,0 +1,196 @@
+import DequeModule
+import HTTPTypes
+import Synchronization
+
+/// A response body as an `AsyncSequence` of byte chunks, with backpressure.
+///
+/// The connection stops reading from its socket once more than `highWatermark` bytes wait
+/// unread here, and reads again when the consumer has taken them below `lowWatermark`. So a
+/// slow consumer slows the server down instead of filling memory. Iterate it once.
+///
+/// ```swift
+/// let response = try await client.stream(request)
+/// for try await chunk in response.body {
+///     try file.write(chunk)
+/// }
+/// ```
+///
+/// Dropping the body (and its iterator) before the end cancels the request and closes its
+/// connection. Chunk boundaries carry no meaning.
+public struct ResponseBody: AsyncSequence, Sendable {
+    public typealias Element = [UInt8]
+    public typealias Failure = HTTPClientError
+
+    let stream: BodyStream
+    private let consumer: ConsumerToken
+
+    init(stream: BodyStream) {
+        self.stream = stream
+        self.consumer = ConsumerToken(stream: stream)
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let stream: BodyStream
+        let consumer: ConsumerToken
+
+        public mutating func next() async throws(HTTPClientError) -> [UInt8]? {
+            try await self.next(isolation: nil)
+        }
+
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(HTTPClientError) -> [UInt8]? {
+            let stream = self.stream
+            let result = await withTaskCancellationHandler {
+                await stream.next()
+            } onCancel: {
+                stream.cancel()
+            }
+            return try result.get()
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(stream: self.stream, consumer: self.consumer)
+    }
+
+    /// Reads the whole rest of the body, failing past `maxBytes`.
+    public func collect(upTo maxBytes: Int) async throws(HTTPClientError) -> [UInt8] {
+        var all: [UInt8] = []
+        for try await chunk in self {
+            if all.count + chunk.count > maxBytes {
+                self.stream.cancel()
+                throw HTTPClientError(.bodyTooLarge, phase: .readBody, detail: "more than \(maxBytes) bytes")
+            }
+            all.append(contentsOf: chunk)
+        }
+        return all
+    }
+
+    /// Trailer fields, once the body has been read to its end.
+    public var trailers: HTTPFields? { self.stream.trailers }
+}
+
+/// Cancels the request when the last copy of the body (and its iterators) goes away early.
+final class ConsumerToken: Sendable {
+    let stream: BodyStream
+    init(stream: BodyStream) { self.stream = stream }
+    deinit { self.stream.cancel() }
+}
+
+/// The buffer between a connection (producer, on its loop) and a body consumer (any task).
+/// This is the one place a lock sits between loop and caller: streamed bodies only.
+final class BodyStream: Sendable {
+    struct State {
+        var chunks = Deque<[UInt8]>()
+        var buffered = 0
+        var end: Result<HTTPFields?, HTTPClientError>? = nil
+        var waiter: UnsafeContinuation<Result<[UInt8]?, HTTPClientError>, Never>? = nil
+        var producerPaused = false
+        var cancelled = false
+        var trailers: HTTPFields? = nil
+    }
+
+    let highWatermark: Int
+    let lowWatermark: Int
+    private let state = Mutex(State())
+    /// Asks the producer's loop to read again, or to cancel; set once, before any consumer runs.
+    private let onResume: @Sendable () -> Void
+    private let onCancel: @Sendable () -> Void
+
+    init(highWatermark: Int = 256 * 1024, onResume: @escaping @Sendable () -> Void, onCancel: @escaping @Sendable () -> Void) {
+        self.highWatermark = highWatermark
+        self.lowWatermark = highWatermark / 4
+        self.onResume = onResume
+        self.onCancel = onCancel
+    }
+
+    var trailers: HTTPFields? { self.state.withLock { $0.trailers } }
+
+    // MARK: Producer (loop thread)
+
+    /// Adds bytes; returns false when the producer should stop reading.
+    func yield(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let chunk = [UInt8](bytes)
+        let (waiter, keepReading): (UnsafeContinuation<Result<[UInt8]?, HTTPClientError>, Never>?, Bool) = self.state.withLock { state in
+            if state.cancelled { return (nil, true) }
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return (waiter, true)
+            }
+            state.chunks.append(chunk)
+            state.buffered += chunk.count
+            if state.buffered > self.highWatermark {
+                state.producerPaused = true
+                return (nil, false)
+            }
+            return (nil, true)
+        }
+        waiter?.resume(returning: .success(chunk))
+        return keepReading
+    }
+
+    func finish(_ end: Result<HTTPFields?, HTTPClientError>) {
+        let waiter = self.state.withLock { state -> UnsafeContinuation<Result<[UInt8]?, HTTPClientError>, Never>? in
+            guard state.end == nil else { return nil }
+            state.end = end
+            if case .success(let trailers) = end { state.trailers = trailers }
+            let waiter = state.waiter
+            state.waiter = nil
+            return waiter
+        }
+        guard let waiter else { return }
+        switch end {
+        case .success: waiter.resume(returning: .success(nil))
+        case .failure(let error): waiter.resume(returning: .failure(error))
+        }
+    }
+
+    // MARK: Consumer (any task)
+
+    func next() async -> Result<[UInt8]?, HTTPClientError> {
+        await withUnsafeContinuation { continuation in
+            enum Step { case value(Result<[UInt8]?, HTTPClientError>), resumeProducer([UInt8]), wait }
+            let step: Step = self.state.withLock { state in
+                if let chunk = state.chunks.popFirst() {
+                    state.buffered -= chunk.count
+                    if state.producerPaused && state.buffered <= self.lowWatermark {
+                        state.producerPaused = false
+                        return .resumeProducer(chunk)
+                    }
+                    return .value(.success(chunk))
+                }
+                if state.cancelled { return .value(.failure(HTTPClientError(.cancelled, phase: .readBody))) }
+                switch state.end {
+                case .success?: return .value(.success(nil))
+                case .failure(let error)?: return .value(.failure(error))
+                case nil:
+                    state.waiter = continuation
+                    return .wait
+                }
+            }
+            switch step {
+            case .value(let result):
+                continuation.resume(returning: result)
+            case .resumeProducer(let chunk):
+                self.onResume()
+                continuation.resume(returning: .success(chunk))
+            case .wait:
+                break
+            }
+        }
+    }
+
+    /// The consumer went away or was cancelled: stop the request.
+    func cancel() {
+        let waiter = self.state.withLock { state -> UnsafeContinuation<Result<[UInt8]?, HTTPClientError>, Never>? in
+            let finished = state.end != nil && state.chunks.isEmpty
+            if state.cancelled || finished { return nil }
+            state.cancelled = true
+            state.chunks.removeAll()
+            let waiter = state.waiter
+            state.waiter = nil
+            return waiter
+        }
+        if self.state.withLock({ $0.end == nil }) { self.onCancel() }
+        waiter?.resume(returning: .failure(HTTPClientError(.cancelled, phase: .readBody)))
+    }
+}

@@ -1,0 +1,20 @@
+import HTTPTypes
+
+/// Receives a response as it arrives, on the connection's loop thread.
+///
+/// The engine's own APIs (collected, streamed, completion handlers) are handlers; so is the
+/// load generator. Exactly one of `didFinish` or `didFail` ends every request.
+protocol ResponseHandler: AnyObject {
+    /// Interim 1xx responses before the final head.
+    func didReceiveInformational(_ head: HTTPResponse)
+    func didReceiveHead(_ head: HTTPResponse) throws(HTTPClientError)
+    /// Body bytes, valid only during the call. Return false to stop reading from the socket
+    /// until the task's `resumeReading()` is called.
+    func didReceiveBody(_ bytes: UnsafeRawBufferPointer) throws(HTTPClientError) -> Bool
+    func didFinish(trailers: HTTPFields?)
+    func didFail(_ error: HTTPClientError)
+}
+
+extension ResponseHandler {
+    func didReceiveInformational(_ head: HTTPResponse) {}
+}

@@ -1,0 +1,138 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The one error type SalvoCore throws.
+///
+/// A stable ``Code`` says what went wrong; the optional context says where (host, phase)
+/// and carries the low-level cause (an `errno`, the parser's reason) for logs. New codes
+/// may be added in later versions, so `switch` over ``Code`` with a `default` branch.
+///
+/// ```swift
+/// do {
+///     let response = try await client.execute(request)
+/// } catch let error as HTTPClientError where error.code == .connectTimeout {
+///     // try another replica
+/// }
+/// ```
+public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        enum Base: UInt8, Sendable, Hashable {
+            case invalidURL, invalidRequest, dnsFailure, connectionRefused, connectFailed
+            case connectTimeout, readTimeout, totalTimeout, poolWaitTimeout
+            case invalidResponse, emptyResponse, truncatedBody, remoteClosed, readFailed, writeFailed
+            case headerTooLarge, tooManyHeaders, bodyTooLarge
+            case cancelled, shutdown, unsupportedScheme
+        }
+        let base: Base
+
+        /// The URL could not be parsed, or it lacks a host.
+        public static let invalidURL = Code(base: .invalidURL)
+        /// The request cannot be sent as given (a CR, LF or NUL in its head, a bad method…).
+        /// The caller's mistake: nothing was sent.
+        public static let invalidRequest = Code(base: .invalidRequest)
+        /// The host name did not resolve.
+        public static let dnsFailure = Code(base: .dnsFailure)
+        /// Every address of the host refused the connection.
+        public static let connectionRefused = Code(base: .connectionRefused)
+        /// The connection could not be made for another reason (unreachable, no route…).
+        public static let connectFailed = Code(base: .connectFailed)
+        /// No connection could be made within the connect timeout.
+        public static let connectTimeout = Code(base: .connectTimeout)
+        /// The server sent nothing for longer than the read timeout.
+        public static let readTimeout = Code(base: .readTimeout)
+        /// The whole request took longer than its deadline.
+        public static let totalTimeout = Code(base: .totalTimeout)
+        /// Every connection to the host stayed busy past the pool's wait deadline.
+        public static let poolWaitTimeout = Code(base: .poolWaitTimeout)
+        /// The server broke HTTP/1.1: the parser's reason is in ``HTTPClientError/detail``.
+        public static let invalidResponse = Code(base: .invalidResponse)
+        /// The server closed the connection without sending a byte of a response.
+        public static let emptyResponse = Code(base: .emptyResponse)
+        /// The connection ended before the body its framing announced.
+        public static let truncatedBody = Code(base: .truncatedBody)
+        /// The server closed the connection in the middle of the response head.
+        public static let remoteClosed = Code(base: .remoteClosed)
+        /// Reading from the socket failed (a reset, for example).
+        public static let readFailed = Code(base: .readFailed)
+        /// Writing the request failed.
+        public static let writeFailed = Code(base: .writeFailed)
+        /// The response head was larger than the configured limit.
+        public static let headerTooLarge = Code(base: .headerTooLarge)
+        /// The response had more header fields than the configured limit.
+        public static let tooManyHeaders = Code(base: .tooManyHeaders)
+        /// The response body was larger than the configured limit.
+        public static let bodyTooLarge = Code(base: .bodyTooLarge)
+        /// The request was cancelled by its caller.
+        public static let cancelled = Code(base: .cancelled)
+        /// The client was shut down.
+        public static let shutdown = Code(base: .shutdown)
+        /// The URL's scheme is not one this client speaks.
+        public static let unsupportedScheme = Code(base: .unsupportedScheme)
+
+        public var description: String {
+            switch self.base {
+            case .invalidURL: "invalid URL"
+            case .invalidRequest: "invalid request"
+            case .dnsFailure: "could not resolve host"
+            case .connectionRefused: "connection refused"
+            case .connectFailed: "could not connect"
+            case .connectTimeout: "connect timed out"
+            case .readTimeout: "read timed out"
+            case .totalTimeout: "request timed out"
+            case .poolWaitTimeout: "timed out waiting for a pooled connection"
+            case .invalidResponse: "invalid HTTP response"
+            case .emptyResponse: "empty reply from server"
+            case .truncatedBody: "response body ended early"
+            case .remoteClosed: "server closed the connection"
+            case .readFailed: "receive failure"
+            case .writeFailed: "send failure"
+            case .headerTooLarge: "response head too large"
+            case .tooManyHeaders: "too many response header fields"
+            case .bodyTooLarge: "response body too large"
+            case .cancelled: "cancelled"
+            case .shutdown: "client shut down"
+            case .unsupportedScheme: "unsupported URL scheme"
+            }
+        }
+    }
+
+    /// Where in a request's life an error happened.
+    public enum Phase: String, Sendable, Hashable {
+        case request, resolve, connect, write, readHead, readBody, pool
+    }
+
+    /// What went wrong.
+    public var code: Code
+    /// The host the request was for, when known.
+    public var host: String?
+    /// Where in the request's life it happened.
+    public var phase: Phase?
+    /// The system error number behind it, when there is one.
+    public var errno: Int32?
+    /// A human-readable cause: the parser's reason, the resolver's message, the field at fault.
+    public var detail: String?
+
+    public init(_ code: Code, host: String? = nil, phase: Phase? = nil, errno: Int32? = nil, detail: String? = nil) {
+        self.code = code
+        self.host = host
+        self.phase = phase
+        self.errno = errno
+        self.detail = detail
+    }
+
+    public var description: String {
+        var text = self.code.description
+        if let host { text += " (\(host))" }
+        if let detail { text += ": \(detail)" }
+        if let errno, errno != 0 { text += " [\(String(cString: strerror(errno)))]" }
+        return text
+    }
+
+    func with(host: String) -> HTTPClientError {
+        var copy = self
+        if copy.host == nil { copy.host = host }
+        return copy
+    }
+}

@@ -1,0 +1,47 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A point on the monotonic clock, in nanoseconds. Cheap to read and compare on the hot path.
+public struct Deadline: Comparable, Hashable, Sendable {
+    public var nanoseconds: UInt64
+
+    public init(nanoseconds: UInt64) { self.nanoseconds = nanoseconds }
+
+    /// The current time on the monotonic clock.
+    @inline(__always)
+    public static func now() -> Deadline {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Deadline(nanoseconds: UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec))
+    }
+
+    /// Never: later than any real deadline.
+    public static let distantFuture = Deadline(nanoseconds: .max)
+
+    public static func < (lhs: Deadline, rhs: Deadline) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
+
+    /// This deadline moved later by `duration` (saturating; negative durations count as zero).
+    public static func + (lhs: Deadline, rhs: Duration) -> Deadline {
+        let ns = rhs.nanosecondsClamped
+        let (sum, overflow) = lhs.nanoseconds.addingReportingOverflow(ns)
+        return overflow ? .distantFuture : Deadline(nanoseconds: sum)
+    }
+
+    /// The time from `self` until `later`, zero when `later` has passed.
+    func nanoseconds(until later: Deadline) -> UInt64 {
+        later.nanoseconds > self.nanoseconds ? later.nanoseconds - self.nanoseconds : 0
+    }
+}
+
+extension Duration {
+    /// This duration in whole nanoseconds, clamped to 0...UInt64.max.
+    var nanosecondsClamped: UInt64 {
+        let (seconds, attoseconds) = self.components
+        if seconds < 0 || (seconds == 0 && attoseconds < 0) { return 0 }
+        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return .max }
+        let (sum, overflow2) = whole.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
+        return overflow2 ? .max : sum
+    }
+}

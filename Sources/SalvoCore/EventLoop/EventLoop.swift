@@ -1,0 +1,300 @@
+import CSalvo
+import DequeModule
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Something registered with a loop's epoll: a connection, the wake-up eventfd.
+protocol Selectable: AnyObject {
+    /// Called on the loop thread with the ready epoll event mask.
+    func ready(events: UInt32)
+}
+
+/// One thread running epoll: it owns every connection registered with it, its timers and a
+/// queue of work handed over by other threads.
+///
+/// Everything about a connection is touched only on its loop's thread, so the per-request
+/// path takes no locks. Other threads reach a loop through ``execute(_:)``, which appends to a
+/// locked queue and writes the loop's eventfd only when the loop is (or is about to be)
+/// asleep in `epoll_wait`.
+public final class EventLoop: @unchecked Sendable {
+    // @unchecked Sendable: the fields below the "loop-confined" mark are touched only on the
+    // loop thread (checked by `assertInLoop` in debug builds); the cross-thread fields are a
+    // Mutex and atomics.
+
+    /// The loop's position in its group (0-based).
+    public let index: Int
+
+    // Cross-thread state.
+    private let pending = Mutex<Deque<@Sendable () -> Void>>(Deque())
+    private let sleeping = Atomic<Bool>(false)
+    private let wakeupSignalled = Atomic<Bool>(false)
+    private let stopRequested = Atomic<Bool>(false)
+    private let wakeFD: Int32
+    private var thread: pthread_t? = nil
+    private let threadStarted = Atomic<Bool>(false)
+
+    // Loop-confined state.
+    private var epoll: Epoll
+    private var slots: [(any Selectable)?] = [nil]
+    private var generations: [UInt32] = [0]
+    private var freeSlots: [Int] = []
+    private var timers = TimerHeap()
+    private var running: Deque<@Sendable () -> Void> = Deque()
+    private var nowCache = Deadline.now()
+    /// Buffer shared by every connection on this loop for reads: data is parsed in place
+    /// before the next read, so one per loop is enough.
+    let readBuffer: UnsafeMutableRawBufferPointer
+    /// Loop-local state that higher layers hang on the loop (the connection pool shard).
+    var attachments: [ObjectIdentifier: AnyObject] = [:]
+
+    init(index: Int, readBufferSize: Int = 64 * 1024) throws(SystemError) {
+        self.index = index
+        self.epoll = try Epoll()
+        let fd = eventfd(0, salvo_EFD_NONBLOCK_CLOEXEC)
+        guard fd >= 0 else { throw SystemError(call: "eventfd", errno: salvo_errno()) }
+        self.wakeFD = fd
+        self.readBuffer = .allocate(byteCount: readBufferSize, alignment: 16)
+        try self.epoll.add(fd, interest: .read, token: 0)
+    }
+
+    deinit {
+        SystemCall.close(self.wakeFD)
+        self.readBuffer.deallocate()
+    }
+
+    // MARK: Threads
+
+    private static let currentKey: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    /// The loop whose thread is running this code, if any.
+    public static var current: EventLoop? {
+        guard let raw = pthread_getspecific(EventLoop.currentKey) else { return nil }
+        return Unmanaged<EventLoop>.fromOpaque(raw).takeUnretainedValue()
+    }
+
+    /// True when called on this loop's own thread.
+    public var inEventLoop: Bool {
+        pthread_getspecific(EventLoop.currentKey) == Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    @inline(__always)
+    func assertInLoop(file: StaticString = #fileID, line: UInt = #line) {
+        assert(self.inEventLoop, "touched off its event loop thread", file: file, line: line)
+    }
+
+    func start(name: String) throws(SystemError) {
+        self.threadName = name
+        let box = Unmanaged.passRetained(self)
+        var tid = pthread_t()
+        let rc = pthread_create(&tid, nil, { raw in
+            let loop = Unmanaged<EventLoop>.fromOpaque(raw!).takeRetainedValue()
+            loop.run()
+            return nil
+        }, box.toOpaque())
+        guard rc == 0 else {
+            box.release()
+            throw SystemError(call: "pthread_create", errno: rc)
+        }
+        self.thread = tid
+        self.threadStarted.store(true, ordering: .releasing)
+    }
+
+    /// Asks the loop to stop after the work already queued, and waits for its thread to end.
+    /// Must not be called on the loop's own thread.
+    func stopAndJoin() {
+        precondition(!self.inEventLoop, "an event loop cannot join itself")
+        self.stopRequested.store(true, ordering: .sequentiallyConsistent)
+        self.wake()
+        if let thread = self.thread {
+            pthread_join(thread, nil)
+            self.thread = nil
+        }
+    }
+
+    // MARK: Cross-thread work
+
+    /// Runs `work` on the loop thread, soon. Safe from any thread.
+    public func execute(_ work: @escaping @Sendable () -> Void) {
+        self.pending.withLock { $0.append(work) }
+        // Only a loop that sleeps (or is about to) needs the eventfd: the flag is set before
+        // the loop's last look at the queue, so either it sees this work or we see the flag.
+        if self.sleeping.load(ordering: .sequentiallyConsistent) {
+            self.wake()
+        }
+    }
+
+    private func wake() {
+        if self.wakeupSignalled.exchange(true, ordering: .acquiringAndReleasing) { return }
+        var one: UInt64 = 1
+        _ = withUnsafeBytes(of: &one) { Glibc.write(self.wakeFD, $0.baseAddress, 8) }
+    }
+
+    // MARK: Registration (loop thread only)
+
+    /// Registers `selectable` for `fd` and returns its token.
+    func register(_ fd: Int32, _ selectable: any Selectable, interest: IOInterest) throws(SystemError) -> UInt64 {
+        self.assertInLoop()
+        let slot: Int
+        if let free = self.freeSlots.popLast() {
+            slot = free
+            self.slots[slot] = selectable
+        } else {
+            slot = self.slots.count
+            self.slots.append(selectable)
+            self.generations.append(0)
+        }
+        let token = UInt64(self.generations[slot]) << 32 | UInt64(slot)
+        do {
+            try self.epoll.add(fd, interest: interest, token: token)
+        } catch {
+            self.release(slot: slot)
+            throw error
+        }
+        return token
+    }
+
+    func reregister(_ fd: Int32, token: UInt64, interest: IOInterest) throws(SystemError) {
+        try self.epoll.modify(fd, interest: interest, token: token)
+    }
+
+    /// Removes `fd` from epoll and frees its slot; events still in flight for it are dropped.
+    /// Call before closing the descriptor.
+    func deregister(_ fd: Int32, token: UInt64) {
+        self.assertInLoop()
+        self.epoll.remove(fd)
+        let slot = Int(token & 0xFFFF_FFFF)
+        guard slot < self.slots.count, UInt64(self.generations[slot]) == token >> 32 else { return }
+        self.release(slot: slot)
+    }
+
+    private func release(slot: Int) {
+        self.slots[slot] = nil
+        self.generations[slot] &+= 1
+        self.freeSlots.append(slot)
+    }
+
+    // MARK: Timers (loop thread only)
+
+    /// The loop's clock, read once per loop iteration (and refreshed by ``refreshNow()``).
+    var now: Deadline { self.nowCache }
+
+    @discardableResult
+    func refreshNow() -> Deadline {
+        self.nowCache = .now()
+        return self.nowCache
+    }
+
+    /// Calls `target.timerFired(token:)` at `deadline`. Timers are not cancelled: the target
+    /// ignores a token that is no longer current.
+    func scheduleTimer(at deadline: Deadline, target: any TimerTarget, token: UInt64) {
+        self.assertInLoop()
+        guard deadline != .distantFuture else { return }
+        self.timers.insert(deadline: deadline, target: target, token: token)
+    }
+
+    /// Runs `work` on the loop after `delay`.
+    public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) {
+        let deadline = Deadline.now() + delay
+        let timer = ClosureTimer(work)
+        if self.inEventLoop {
+            self.scheduleTimer(at: deadline, target: timer, token: 0)
+        } else {
+            self.execute { self.scheduleTimer(at: deadline, target: timer, token: 0) }
+        }
+    }
+
+    // MARK: The loop
+
+    private var threadName = "salvo"
+
+    private func run() {
+        salvo_set_thread_name(self.threadName)
+        pthread_setspecific(EventLoop.currentKey, Unmanaged.passUnretained(self).toOpaque())
+        defer { pthread_setspecific(EventLoop.currentKey, nil) }
+        while true {
+            self.runPending()
+            if self.stopRequested.load(ordering: .sequentiallyConsistent) {
+                // Finish work queued before the stop, then leave.
+                self.runPending()
+                break
+            }
+            var timeout = self.timeoutUntilNextTimer()
+            self.sleeping.store(true, ordering: .sequentiallyConsistent)
+            if self.hasPendingWork() || self.stopRequested.load(ordering: .sequentiallyConsistent) { timeout = 0 }
+            let ready: Int
+            do {
+                ready = try self.epoll.wait(timeoutMilliseconds: timeout)
+            } catch {
+                // epoll_wait fails only on a programming error (EBADF, EINVAL); nothing to recover.
+                fatalError("salvo event loop: \(error)")
+            }
+            self.sleeping.store(false, ordering: .sequentiallyConsistent)
+            self.refreshNow()
+            for i in 0..<ready {
+                let (events, token) = self.epoll.event(at: i)
+                if token == 0 {
+                    self.drainWakeFD()
+                    continue
+                }
+                let slot = Int(token & 0xFFFF_FFFF)
+                guard slot < self.slots.count, UInt64(self.generations[slot]) == token >> 32,
+                      let selectable = self.slots[slot] else { continue }
+                selectable.ready(events: events)
+            }
+            self.fireTimers()
+        }
+        self.timers.removeAll()
+        self.attachments.removeAll()
+    }
+
+    private func hasPendingWork() -> Bool {
+        self.pending.withLock { !$0.isEmpty }
+    }
+
+    private func runPending() {
+        while true {
+            self.pending.withLock { queue in
+                swap(&queue, &self.running)
+            }
+            if self.running.isEmpty { return }
+            while let work = self.running.popFirst() {
+                work()
+            }
+        }
+    }
+
+    private func drainWakeFD() {
+        var value: UInt64 = 0
+        _ = withUnsafeMutableBytes(of: &value) { Glibc.read(self.wakeFD, $0.baseAddress, 8) }
+        self.wakeupSignalled.store(false, ordering: .releasing)
+    }
+
+    private func timeoutUntilNextTimer() -> Int32 {
+        guard let earliest = self.timers.earliest else { return -1 }
+        let ns = Deadline.now().nanoseconds(until: earliest)
+        // Round up so a timer never fires a little early and spins the loop.
+        let ms = (ns + 999_999) / 1_000_000
+        return Int32(clamping: ms)
+    }
+
+    private func fireTimers() {
+        guard !self.timers.isEmpty else { return }
+        let now = self.refreshNow()
+        while let entry = self.timers.popDue(now: now) {
+            entry.target.timerFired(token: entry.token, now: now)
+        }
+    }
+}
+
+/// A one-shot closure timer for ``EventLoop/schedule(after:_:)``.
+private final class ClosureTimer: TimerTarget, Sendable {
+    let work: @Sendable () -> Void
+    init(_ work: @escaping @Sendable () -> Void) { self.work = work }
+    func timerFired(token: UInt64, now: Deadline) { self.work() }
+}

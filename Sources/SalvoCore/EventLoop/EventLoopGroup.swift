@@ -1,0 +1,53 @@
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A fixed set of ``EventLoop``s, one thread each.
+///
+/// The default size is one loop per core. Connections are spread over the loops; a request
+/// made on a loop's own thread stays on that loop.
+public final class EventLoopGroup: Sendable {
+    /// The loops, in order.
+    public let loops: [EventLoop]
+    private let nextIndex = Atomic<Int>(0)
+    private let isShutdown = Atomic<Bool>(false)
+
+    /// Starts `numberOfThreads` loops (default: the number of online cores).
+    public init(numberOfThreads: Int = EventLoopGroup.coreCount, name: String = "salvo") throws {
+        precondition(numberOfThreads > 0, "an EventLoopGroup needs at least one loop")
+        var loops: [EventLoop] = []
+        do {
+            for i in 0..<numberOfThreads {
+                let loop = try EventLoop(index: i)
+                try loop.start(name: "\(name)-\(i)")
+                loops.append(loop)
+            }
+        } catch {
+            for loop in loops { loop.stopAndJoin() }
+            throw HTTPClientError(.shutdown, detail: "could not start event loops: \(error)")
+        }
+        self.loops = loops
+    }
+
+    /// Online cores, at least 1.
+    public static var coreCount: Int {
+        max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
+
+    /// The caller's loop when called on one of ours, else the next in round-robin order.
+    public func next() -> EventLoop {
+        if let current = EventLoop.current, current.index < self.loops.count, self.loops[current.index] === current {
+            return current
+        }
+        let i = self.nextIndex.wrappingAdd(1, ordering: .relaxed).oldValue & Int.max
+        return self.loops[i % self.loops.count]
+    }
+
+    /// Stops every loop after the work already queued on it, and joins the threads.
+    /// Idempotent. Must not be called from one of the group's own loops.
+    public func shutdown() {
+        guard !self.isShutdown.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        for loop in self.loops { loop.stopAndJoin() }
+    }
+}

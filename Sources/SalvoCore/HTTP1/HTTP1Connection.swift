@@ -1,0 +1,532 @@
+import CSalvo
+import HTTPTypes
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One TCP connection speaking HTTP/1.1, driven by its event loop.
+///
+/// The protocol decisions live in ``HTTP1ConnectionStateMachine``; this class does the
+/// I/O they ask for: connecting (each resolved address in turn), writing the request with
+/// one `sendmsg`, reading into the loop's shared buffer and parsing in place, timers.
+/// Loop-confined: every method runs on `loop`'s thread.
+final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
+    enum Life {
+        case resolving
+        case connecting(addressIndex: Int)
+        case open
+        case closed
+    }
+
+    let id: Int
+    let key: ConnectionKey
+    unowned let loop: EventLoop
+    unowned let pool: HostPool
+    private(set) var life: Life = .resolving
+
+    private var fd: Int32 = -1
+    private var token: UInt64 = 0
+    private var interest: IOInterest = .none
+    private var addresses: [SocketAddress] = []
+    private var lastConnectErrno: Int32 = 0
+    private let connectDeadline: Deadline
+
+    private var machine = HTTP1ConnectionStateMachine()
+    private let decoder: ResponseDecoder
+    private(set) var task: RequestTask?
+    private var writeOffset = 0
+    private var readPaused = false
+    private var mustClose = false
+    private var handlerError: HTTPClientError?
+    private var pendingEnd: (trailers: HTTPFields?, keepAlive: Bool)?
+    private var lastActivity = Deadline(nanoseconds: 0)
+    private let idleTimeout: Duration
+    /// The deadline of the one timer this connection relies on. Timers are never cancelled:
+    /// a new one is armed only when the connection needs waking earlier than `armedTimer`,
+    /// and a timer that fires for any other deadline is stale. So a connection keeps one or
+    /// two heap entries, not one per request.
+    private var armedTimer: Deadline?
+
+    init(id: Int, key: ConnectionKey, loop: EventLoop, pool: HostPool,
+         connectTimeout: Duration, idleTimeout: Duration, limits: ResponseHeadLimits) {
+        self.id = id
+        self.key = key
+        self.loop = loop
+        self.pool = pool
+        self.idleTimeout = idleTimeout
+        self.connectDeadline = loop.refreshNow() + connectTimeout
+        self.decoder = ResponseDecoder(limits: limits)
+        self.decoder.delegate = self
+    }
+
+    var requestsServed: Int { self.machine.requestsServed }
+
+    // MARK: Connecting
+
+    func connect() {
+        self.updateTimer()
+        let connection = LoopBound(self, loop: self.loop)
+        Resolver.resolve(host: self.key.host, port: self.key.port, on: self.loop) { result in
+            // Runs on the loop: at once for numeric hosts, else after the lookup.
+            connection.value.resolved(result)
+        }
+    }
+
+    private func resolved(_ result: Result<[SocketAddress], HTTPClientError>) {
+        guard case .resolving = self.life else { return }
+        switch result {
+        case .success(let addresses):
+            self.addresses = addresses
+            self.tryAddress(0)
+        case .failure(let error):
+            self.connectFailed(error)
+        }
+    }
+
+    private func tryAddress(_ index: Int) {
+        guard index < self.addresses.count else {
+            let code: HTTPClientError.Code = self.lastConnectErrno == ECONNREFUSED ? .connectionRefused : .connectFailed
+            self.connectFailed(HTTPClientError(code, host: self.key.host, phase: .connect, errno: self.lastConnectErrno,
+                                               detail: "port \(self.key.port)"))
+            return
+        }
+        var address = self.addresses[index]
+        let fd = socket(address.family, salvo_SOCK_STREAM_NONBLOCK_CLOEXEC, 0)
+        guard fd >= 0 else {
+            self.lastConnectErrno = salvo_errno()
+            self.tryAddress(index + 1)
+            return
+        }
+        self.fd = fd
+        let rc = withUnsafePointer(to: &address.storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, address.length) }
+        }
+        let err = rc == 0 ? 0 : salvo_errno()
+        if rc == 0 || err == EINPROGRESS {
+            self.life = .connecting(addressIndex: index)
+            do {
+                self.interest = .write
+                self.token = try self.loop.register(fd, self, interest: .write)
+            } catch {
+                self.lastConnectErrno = error.errno
+                self.closeSocket()
+                self.tryAddress(index + 1)
+            }
+            return
+        }
+        self.lastConnectErrno = err
+        self.closeSocket()
+        self.tryAddress(index + 1)
+    }
+
+    private func connectReady() {
+        guard case .connecting(let index) = self.life else { return }
+        var error: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        getsockopt(self.fd, SOL_SOCKET, SO_ERROR, &error, &length)
+        if error != 0 {
+            self.lastConnectErrno = error
+            self.closeSocket()
+            self.tryAddress(index + 1)
+            return
+        }
+        var one: Int32 = 1
+        setsockopt(self.fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        self.life = .open
+        self.setInterest(.read)
+        self.pool.connectionEstablished(self)
+    }
+
+    private func connectFailed(_ error: HTTPClientError) {
+        self.closeSocket()
+        self.life = .closed
+        self.pool.connectionFailed(self, error: error)
+    }
+
+    // MARK: Requests
+
+    /// Runs `task` on this idle, open connection.
+    func run(_ task: RequestTask) {
+        precondition(self.task == nil && self.machine.isIdle)
+        self.task = task
+        task.phase = .running(self)
+        self.writeOffset = 0
+        self.handlerError = nil
+        self.pendingEnd = nil
+        self.decoder.prepareForNextResponse(expectNoBody: task.isHead)
+        self.lastActivity = self.loop.now
+        self.updateTimer()
+        switch self.machine.startRequest() {
+        case .write:
+            self.writeRequest()
+        default:
+            break
+        }
+    }
+
+    /// When the connection next needs attention, given what it is doing.
+    private func nextDeadline() -> Deadline? {
+        switch self.life {
+        case .resolving, .connecting:
+            return self.connectDeadline
+        case .open:
+            if let task = self.task {
+                var deadline = task.deadline
+                if let readTimeout = task.readTimeout, !self.readPaused {
+                    deadline = min(deadline, self.lastActivity + readTimeout)
+                }
+                return deadline
+            }
+            return self.machine.isIdle ? self.lastActivity + self.idleTimeout : nil
+        case .closed:
+            return nil
+        }
+    }
+
+    private func updateTimer() {
+        guard let deadline = self.nextDeadline(), deadline != .distantFuture else { return }
+        if let armed = self.armedTimer, armed <= deadline { return }
+        self.armedTimer = deadline
+        self.loop.scheduleTimer(at: deadline, target: self, token: deadline.nanoseconds)
+    }
+
+    private func writeRequest() {
+        guard let task = self.task else { return }
+        let total = task.head.count + task.body.count
+        while self.writeOffset < total {
+            let sent = self.sendPending(task)
+            if sent > 0 {
+                self.writeOffset += sent
+                continue
+            }
+            let err = -sent
+            if err == EAGAIN || err == EWOULDBLOCK {
+                self.setInterest(self.readPaused ? .write : [.read, .write])
+                return
+            }
+            self.writeFailed(errno: Int32(err))
+            return
+        }
+        self.setInterest(self.readPaused ? .none : .read)
+        self.act(self.machine.writeFinished())
+    }
+
+    /// One sendmsg of what is left of head and body: bytes sent, or minus errno.
+    private func sendPending(_ task: RequestTask) -> Int {
+        let headCount = task.head.count
+        let offset = self.writeOffset
+        return task.head.withUnsafeBytes { head in
+            task.body.withUnsafeBytes { body in
+                var vectors = (iovec(), iovec())
+                return withUnsafeMutableBytes(of: &vectors) { raw -> Int in
+                    let iov = raw.baseAddress!.assumingMemoryBound(to: iovec.self)
+                    var count: Int32 = 0
+                    if offset < headCount {
+                        iov[0] = iovec(iov_base: UnsafeMutableRawPointer(mutating: head.baseAddress! + offset),
+                                       iov_len: headCount - offset)
+                        count = 1
+                    }
+                    let bodyOffset = max(0, offset - headCount)
+                    if body.count > bodyOffset {
+                        iov[Int(count)] = iovec(iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress! + bodyOffset),
+                                                iov_len: body.count - bodyOffset)
+                        count += 1
+                    }
+                    while true {
+                        let n = salvo_sendv(self.fd, iov, count)
+                        if n >= 0 { return n }
+                        let err = salvo_errno()
+                        if err != EINTR { return -Int(err) }
+                    }
+                }
+            }
+        }
+    }
+
+    private func writeFailed(errno: Int32) {
+        // The server may have answered and closed (an early 413, say): read what is there
+        // before deciding how the request ends.
+        self.setInterest(.read)
+        self.readable()
+        guard self.task != nil, !self.machine.isClosed else { return }
+        if errno == EPIPE || errno == ECONNRESET {
+            self.remoteClosed(errno: errno)
+        } else {
+            self.fail(HTTPClientError(.writeFailed, phase: .write, errno: errno))
+        }
+    }
+
+    /// The pool parked this connection: close it if it stays idle past the idle timeout.
+    func parked() {
+        self.lastActivity = self.loop.now
+        self.updateTimer()
+    }
+
+    /// Lets a paused response stream read again.
+    func resumeReading() {
+        guard self.readPaused, !self.machine.isClosed else { return }
+        self.readPaused = false
+        self.lastActivity = self.loop.now
+        self.updateTimer()
+        let writing = self.task != nil && self.writeOffset < (self.task!.head.count + self.task!.body.count)
+        self.setInterest(writing ? [.read, .write] : .read)
+    }
+
+    // MARK: Events
+
+    func ready(events: UInt32) {
+        if case .connecting = self.life {
+            self.connectReady()
+            return
+        }
+        if events & salvo_EPOLLOUT != 0, self.task != nil {
+            self.writeRequest()
+        }
+        if events & (salvo_EPOLLIN | salvo_EPOLLRDHUP | salvo_EPOLLHUP | salvo_EPOLLERR) != 0, !self.readPaused {
+            self.readable()
+        }
+    }
+
+    private func readable() {
+        let buffer = self.loop.readBuffer
+        while case .open = self.life, !self.readPaused {
+            let result: IOResult
+            do {
+                result = try SystemCall.read(self.fd, buffer.baseAddress!, buffer.count)
+            } catch {
+                self.readError(error.errno)
+                return
+            }
+            switch result {
+            case .wouldBlock:
+                return
+            case .processed(0):
+                self.remoteClosed(errno: 0)
+                return
+            case .processed(let n):
+                self.lastActivity = self.loop.now
+                self.received(UnsafeRawBufferPointer(start: buffer.baseAddress, count: n))
+                // A short read means the socket is drained: save the read that would say EAGAIN.
+                if n < buffer.count { return }
+            }
+        }
+    }
+
+    private func received(_ bytes: UnsafeRawBufferPointer) {
+        guard self.task != nil else {
+            // Bytes on an idle connection: nothing asked for them, so it cannot be trusted.
+            self.act(self.machine.failed())
+            return
+        }
+        let result: ResponseDecoder.FeedResult
+        do {
+            result = try self.decoder.feed(bytes)
+        } catch {
+            self.fail(self.handlerError ?? error)
+            return
+        }
+        if case .complete(let consumed) = result, consumed < bytes.count {
+            // Bytes after the response: not pipelined, so the connection is out of step.
+            self.mustClose = true
+        }
+        self.deliverEnd()
+    }
+
+    private func deliverEnd() {
+        guard let end = self.pendingEnd else { return }
+        self.pendingEnd = nil
+        self.act(self.machine.responseEnded(keepAlive: end.keepAlive && !self.mustClose))
+    }
+
+    private func readError(_ errno: Int32) {
+        if errno == ECONNRESET && self.decoder.bytesOfCurrentResponse == 0 {
+            self.remoteClosed(errno: errno)
+            return
+        }
+        self.fail(HTTPClientError(.readFailed, phase: self.decoder.inBody ? .readBody : .readHead, errno: errno))
+    }
+
+    private func remoteClosed(errno: Int32) {
+        guard self.task != nil else {
+            self.act(self.machine.remoteClosed(responseStarted: false))
+            return
+        }
+        if errno == 0 {
+            do {
+                if try self.decoder.finish() {
+                    self.mustClose = true
+                    self.deliverEnd()
+                    return
+                }
+            } catch {
+                self.failOnClose(error)
+                return
+            }
+        }
+        var error = self.decoder.endOfStreamError()
+        if errno != 0 {
+            error = HTTPClientError(error.code == .emptyResponse ? .readFailed : error.code,
+                                    phase: error.phase, errno: errno, detail: error.detail)
+        }
+        self.failOnClose(error)
+    }
+
+    private func failOnClose(_ error: HTTPClientError) {
+        let action = self.machine.remoteClosed(responseStarted: self.decoder.bytesOfCurrentResponse > 0)
+        if case .failRequest(let retryable) = action, retryable, let task = self.task, task.isIdempotent, !task.retried {
+            self.task = nil
+            self.closeSocket()
+            self.pool.connectionClosed(self, retry: task)
+            return
+        }
+        self.finishFailure(error)
+    }
+
+    func fail(_ error: HTTPClientError) {
+        switch self.machine.failed() {
+        case .failRequest:
+            self.finishFailure(error)
+        case .close:
+            self.closeSocket()
+            self.pool.connectionClosed(self, retry: nil)
+        default:
+            break
+        }
+    }
+
+    private func finishFailure(_ error: HTTPClientError) {
+        let task = self.task
+        self.task = nil
+        self.closeSocket()
+        task?.fail(error)
+        self.pool.connectionClosed(self, retry: nil)
+    }
+
+    private func act(_ action: HTTP1ConnectionStateMachine.Action) {
+        switch action {
+        case .none, .write, .forwardHead:
+            break
+        case .succeedRequest(let reuse):
+            let task = self.task!
+            self.task = nil
+            let trailers = self.pendingTrailers
+            self.pendingTrailers = nil
+            if !task.isFinished {
+                task.phase = .finished
+                task.handler.didFinish(trailers: trailers)
+            }
+            if reuse && !self.mustClose {
+                self.pool.connectionReleased(self)
+            } else {
+                self.closeSocket()
+                self.pool.connectionClosed(self, retry: nil)
+            }
+        case .failRequest:
+            self.finishFailure(self.handlerError ?? HTTPClientError(.readFailed))
+        case .close:
+            self.closeSocket()
+            self.pool.connectionClosed(self, retry: nil)
+        }
+    }
+
+    private var pendingTrailers: HTTPFields?
+    /// Maintained by the pool: whether a request holds this connection (or is about to).
+    var isLeased = false
+
+    // MARK: Decoder callbacks (inside llhttp_execute: record, act after it returns)
+
+    func decoderReceivedInformational(_ head: HTTPResponse) {
+        self.task?.handler.didReceiveInformational(head)
+    }
+
+    func decoderReceivedHead(_ head: HTTPResponse) -> Bool {
+        guard let task = self.task else { return false }
+        _ = self.machine.headReceived()
+        do {
+            try task.handler.didReceiveHead(head)
+            return true
+        } catch {
+            self.handlerError = error
+            return false
+        }
+    }
+
+    func decoderReceivedBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let task = self.task else { return false }
+        do {
+            if try !task.handler.didReceiveBody(bytes) {
+                self.readPaused = true
+                self.setInterest(self.interest.subtracting(.read))
+            }
+            return true
+        } catch {
+            self.handlerError = error
+            return false
+        }
+    }
+
+    func decoderReceivedEnd(trailers: HTTPFields?, keepAlive: Bool) {
+        self.pendingEnd = (trailers, keepAlive)
+        self.pendingTrailers = trailers
+    }
+
+    // MARK: Timers
+
+    func timerFired(token: UInt64, now: Deadline) {
+        guard let armed = self.armedTimer, armed.nanoseconds == token else { return }
+        self.armedTimer = nil
+        if let deadline = self.nextDeadline(), now < deadline {
+            self.updateTimer()
+            return
+        }
+        switch self.life {
+        case .resolving, .connecting:
+            self.connectFailed(HTTPClientError(.connectTimeout, host: self.key.host, phase: .connect))
+        case .open:
+            if let task = self.task {
+                if now >= task.deadline {
+                    self.fail(HTTPClientError(.totalTimeout, phase: self.decoder.inBody ? .readBody : .readHead))
+                } else {
+                    self.fail(HTTPClientError(.readTimeout, phase: self.decoder.inBody ? .readBody : .readHead))
+                }
+            } else if self.machine.isIdle {
+                self.act(self.machine.failed())
+            }
+        case .closed:
+            break
+        }
+    }
+
+    // MARK: Closing
+
+    private func setInterest(_ interest: IOInterest) {
+        guard interest != self.interest, self.fd >= 0 else { return }
+        self.interest = interest
+        try? self.loop.reregister(self.fd, token: self.token, interest: interest)
+    }
+
+    private func closeSocket() {
+        guard self.fd >= 0 else { return }
+        if self.token != 0 {
+            self.loop.deregister(self.fd, token: self.token)
+            self.token = 0
+        }
+        SystemCall.close(self.fd)
+        self.fd = -1
+        self.interest = .none
+        self.armedTimer = nil
+        if case .connecting = self.life { return }
+        if case .resolving = self.life { return }
+        self.life = .closed
+    }
+
+    /// Closes the connection now, failing its request if it has one.
+    func close(failingWith error: HTTPClientError) {
+        if self.task != nil {
+            self.fail(error)
+        } else {
+            self.closeSocket()
+            self.life = .closed
+        }
+    }
+}

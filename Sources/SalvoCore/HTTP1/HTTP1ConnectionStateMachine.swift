@@ -1,0 +1,126 @@
+/// The life of one HTTP/1.1 connection, with no I/O.
+///
+/// Theory of operation: a connection carries one request at a time (pipelining comes
+/// later). Writing the request and reading the response are separate sub-states because a
+/// server may answer (say, 413) before the request body is fully written. The connection
+/// is reusable only when both sides of the exchange finished and the response allowed
+/// keep-alive. Transitions:
+///
+/// | state    | event                    | next                         | action                  |
+/// |----------|--------------------------|------------------------------|-------------------------|
+/// | idle     | start                    | active(writing, awaitHead)   | write                   |
+/// | idle     | remote closed / error    | closed                       | close                   |
+/// | active   | write done               | active(done, …)              | none, or finish if read done |
+/// | active   | head                     | active(…, body)              | forward head            |
+/// | active   | end (keep-alive)         | idle, when write done        | succeed + release       |
+/// | active   | end (close)              | closed                       | succeed + close         |
+/// | active   | remote closed            | closed                       | fail (retry if nothing read and reused) |
+/// | active   | error, timeout, cancel   | closed                       | fail + close            |
+/// | closed   | anything                 | closed                       | none                    |
+struct HTTP1ConnectionStateMachine: Equatable {
+    enum WriteState: Equatable { case writing, done }
+    enum ReadState: Equatable { case awaitingHead, body, ended(keepAlive: Bool) }
+
+    enum State: Equatable {
+        case idle
+        case active(write: WriteState, read: ReadState)
+        case closed
+    }
+
+    enum Action: Equatable {
+        case none
+        /// Write the request; the connection starts reading its response.
+        case write
+        /// Hand the response head to the request.
+        case forwardHead
+        /// The request is complete; `reuse` says whether the connection goes back to the pool.
+        case succeedRequest(reuse: Bool)
+        /// Fail the request and close the connection.
+        case failRequest(retryable: Bool)
+        /// Close a connection that carried no request.
+        case close
+    }
+
+    private(set) var state: State = .idle
+    /// Whether the current request goes over a connection that already carried another.
+    private(set) var requestsServed = 0
+
+    var isIdle: Bool { self.state == .idle }
+    var isClosed: Bool { self.state == .closed }
+
+    mutating func startRequest() -> Action {
+        guard case .idle = self.state else {
+            preconditionFailure("request started on a busy or closed connection: \(self.state)")
+        }
+        self.state = .active(write: .writing, read: .awaitingHead)
+        return .write
+    }
+
+    mutating func writeFinished() -> Action {
+        guard case .active(.writing, let read) = self.state else { return .none }
+        if case .ended(let keepAlive) = read {
+            return self.finish(keepAlive: keepAlive)
+        }
+        self.state = .active(write: .done, read: read)
+        return .none
+    }
+
+    mutating func headReceived() -> Action {
+        guard case .active(let write, .awaitingHead) = self.state else { return .none }
+        self.state = .active(write: write, read: .body)
+        return .forwardHead
+    }
+
+    mutating func responseEnded(keepAlive: Bool) -> Action {
+        guard case .active(let write, .body) = self.state else { return .none }
+        if write == .done {
+            return self.finish(keepAlive: keepAlive)
+        }
+        // The server answered before the request body was written (an early 413, say).
+        // RFC 9112 §9.3: the rest of the body cannot be skipped, so the connection closes;
+        // the response stands.
+        self.state = .closed
+        return .succeedRequest(reuse: false)
+    }
+
+    private mutating func finish(keepAlive: Bool) -> Action {
+        self.requestsServed += 1
+        if keepAlive {
+            self.state = .idle
+            return .succeedRequest(reuse: true)
+        }
+        self.state = .closed
+        return .succeedRequest(reuse: false)
+    }
+
+    /// The peer closed, or reset, the connection. `responseStarted` says whether any byte of
+    /// the current response arrived.
+    mutating func remoteClosed(responseStarted: Bool) -> Action {
+        switch self.state {
+        case .idle:
+            self.state = .closed
+            return .close
+        case .active:
+            self.state = .closed
+            // A keep-alive connection the server closed just as the request went out: nothing
+            // was processed, so the request may be sent again on a fresh connection.
+            return .failRequest(retryable: !responseStarted && self.requestsServed > 0)
+        case .closed:
+            return .none
+        }
+    }
+
+    /// A protocol error, a timeout, a cancellation or a local failure.
+    mutating func failed() -> Action {
+        switch self.state {
+        case .idle:
+            self.state = .closed
+            return .close
+        case .active:
+            self.state = .closed
+            return .failRequest(retryable: false)
+        case .closed:
+            return .none
+        }
+    }
+}

@@ -1,0 +1,172 @@
+import HTTPTypes
+
+/// How a request body is framed on the wire.
+public enum RequestBodyLength: Sendable, Hashable {
+    /// No body, and no framing header unless the method expects content (then `Content-Length: 0`).
+    case none
+    /// A body of exactly this many bytes: `Content-Length`.
+    case known(Int)
+    /// A body of unknown length: `Transfer-Encoding: chunked`.
+    case unknown
+}
+
+/// Serializes an `HTTPRequest` head into HTTP/1.1 bytes.
+///
+/// The encoder owns framing: any `Content-Length`, `Transfer-Encoding` or `Host` the caller
+/// put in the fields is replaced by what the body and the authority say, so a request can
+/// never announce one length and send another. A CR, LF or NUL anywhere in the head, a method
+/// or field name that is not a token, or a target with spaces or control characters, is
+/// refused before a byte is written: that is how header injection and request smuggling begin.
+public enum RequestEncoder {
+    /// Appends the request head (request line, fields, blank line) to `buffer`.
+    public static func encodeHead(
+        _ request: HTTPRequest,
+        body: RequestBodyLength,
+        into buffer: inout [UInt8]
+    ) throws(HTTPClientError) {
+        let method = request.method.rawValue
+        guard !method.isEmpty, method.utf8.allSatisfy(isTokenByte) else {
+            throw invalid("method \"\(printable(method))\" is not a valid token")
+        }
+        let target = request.path ?? "/"
+        guard !target.isEmpty, target.utf8.allSatisfy(isTargetByte) else {
+            throw invalid("request target \"\(printable(target))\" contains spaces or control characters")
+        }
+        if let authority = request.authority {
+            guard !authority.isEmpty, authority.utf8.allSatisfy(isTargetByte) else {
+                throw invalid("authority \"\(printable(authority))\" contains spaces or control characters")
+            }
+        }
+
+        buffer.append(contentsOf: method.utf8)
+        buffer.append(0x20)
+        buffer.append(contentsOf: target.utf8)
+        buffer.append(contentsOf: " HTTP/1.1\r\n".utf8)
+
+        if let authority = request.authority {
+            appendField(name: "Host", value: authority, into: &buffer)
+        }
+        for field in request.headerFields {
+            let name = field.name
+            if name == .contentLength || name == .transferEncoding { continue }
+            if request.authority != nil, name.canonicalName == "host" { continue }
+            let nameText = name.rawName
+            // HTTPField.Name validates tokens on creation; checked again because the head is
+            // the last line of defence and names can be built unchecked elsewhere.
+            guard nameText.utf8.allSatisfy(isTokenByte) else {
+                throw invalid("field name \"\(printable(nameText))\" is not a valid token")
+            }
+            let valid = field.withUnsafeBytesOfValue { bytes in
+                !bytes.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 })
+            }
+            guard valid else {
+                throw invalid("value of \(nameText) contains CR, LF or NUL")
+            }
+            buffer.append(contentsOf: nameText.utf8)
+            buffer.append(0x3A)
+            buffer.append(0x20)
+            field.withUnsafeBytesOfValue { buffer.append(contentsOf: $0) }
+            buffer.append(0x0D)
+            buffer.append(0x0A)
+        }
+        switch body {
+        case .known(let length):
+            appendContentLength(length, into: &buffer)
+        case .unknown:
+            appendField(name: "Transfer-Encoding", value: "chunked", into: &buffer)
+        case .none:
+            if methodExpectsContent(request.method) { appendContentLength(0, into: &buffer) }
+        }
+        buffer.append(0x0D)
+        buffer.append(0x0A)
+    }
+
+    /// POST, PUT and PATCH define meaning for content; RFC 9110 §8.6 asks for a length there.
+    static func methodExpectsContent(_ method: HTTPRequest.Method) -> Bool {
+        method == .post || method == .put || method == .patch
+    }
+
+    @inline(__always)
+    private static func appendField(name: StaticString, value: String, into buffer: inout [UInt8]) {
+        buffer.append(contentsOf: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        buffer.append(0x3A)
+        buffer.append(0x20)
+        buffer.append(contentsOf: value.utf8)
+        buffer.append(0x0D)
+        buffer.append(0x0A)
+    }
+
+    private static func appendContentLength(_ length: Int, into buffer: inout [UInt8]) {
+        buffer.append(contentsOf: "Content-Length: ".utf8)
+        appendDecimal(length, into: &buffer)
+        buffer.append(0x0D)
+        buffer.append(0x0A)
+    }
+
+    static func appendDecimal(_ value: Int, into buffer: inout [UInt8]) {
+        precondition(value >= 0)
+        if value < 10 {
+            buffer.append(0x30 + UInt8(value))
+            return
+        }
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        var rest = value
+        withUnsafeMutableBytes(of: &digits) { raw in
+            while rest > 0 {
+                raw[19 - count] = 0x30 + UInt8(rest % 10)
+                rest /= 10
+                count += 1
+            }
+            buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[(20 - count)...]))
+        }
+    }
+
+    /// tchar, RFC 9110 §5.6.2.
+    @inline(__always)
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+             UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+             UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Visible ASCII and obs-text, no space or control character.
+    @inline(__always)
+    static func isTargetByte(_ byte: UInt8) -> Bool {
+        byte > 0x20 && byte != 0x7F
+    }
+
+    private static func invalid(_ detail: String) -> HTTPClientError {
+        HTTPClientError(.invalidRequest, phase: .request, detail: detail)
+    }
+
+    /// The text with control characters shown as escapes, for error messages.
+    static func printable(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F {
+                out += String(format: scalar.value)
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+}
+
+private extension String {
+    init(format value: UInt32) {
+        let hex = String(value, radix: 16, uppercase: true)
+        self = "\\x" + (hex.count < 2 ? "0" + hex : hex)
+    }
+}

@@ -1,0 +1,140 @@
+import DequeModule
+
+/// The keep-alive pool for one (scheme, host, port) on one event loop, with no I/O.
+///
+/// Theory of operation: connections are idle (parked, LIFO so the warmest is reused
+/// first), leased (carrying a request) or connecting. Their sum never exceeds
+/// `maxConnections`. A request takes an idle connection if there is one; otherwise it
+/// joins a FIFO queue, and a new connection is started when there is room. A connection
+/// that comes up, or comes back reusable, serves the oldest waiter; with no waiter it is
+/// parked. Each failed connection attempt fails the oldest waiter (so a dead host fails
+/// requests instead of parking them) and starts another attempt if more are waiting.
+/// Waiters leave the queue on timeout or cancellation.
+///
+/// Connections and waiters are plain integer ids: the driver (``ConnectionPool``) maps them
+/// to objects.
+struct PoolStateMachine {
+    enum Action: Equatable {
+        case none
+        /// Run the waiter's request on the connection.
+        case lease(connection: Int, waiter: Int)
+        /// Start a new connection (the waiter is queued for whichever connection comes first).
+        case connect
+        /// Close this idle connection and start a new one (a retry that wants a fresh one).
+        case replace(closing: Int)
+        /// Keep the connection idle and arm its idle timeout.
+        case park(connection: Int)
+        /// Fail this waiter; start another connection too when `connectAgain`.
+        case fail(waiter: Int, connectAgain: Bool)
+    }
+
+    let maxConnections: Int
+    private(set) var idle: [Int] = []
+    private(set) var leased = 0
+    private(set) var connecting = 0
+    private(set) var waiters = Deque<Int>()
+    private(set) var isShutdown = false
+
+    init(maxConnections: Int) {
+        precondition(maxConnections > 0)
+        self.maxConnections = maxConnections
+    }
+
+    var total: Int { self.idle.count + self.leased + self.connecting }
+    var isEmpty: Bool { self.total == 0 && self.waiters.isEmpty }
+
+    /// A request arrives. `fresh` asks for a new connection (a retry after a stale one).
+    mutating func request(_ waiter: Int, fresh: Bool = false) -> Action {
+        if self.isShutdown { return .fail(waiter: waiter, connectAgain: false) }
+        if !fresh, let connection = self.idle.popLast() {
+            self.leased += 1
+            return .lease(connection: connection, waiter: waiter)
+        }
+        if fresh {
+            self.waiters.prepend(waiter)
+        } else {
+            self.waiters.append(waiter)
+        }
+        if self.total < self.maxConnections {
+            self.connecting += 1
+            return .connect
+        }
+        if fresh, let stale = self.idle.popLast() {
+            // Full, but an idle connection can make room: it is likely as stale as the last.
+            self.connecting += 1
+            return .replace(closing: stale)
+        }
+        return .none
+    }
+
+    /// A new connection is ready.
+    mutating func connected(_ connection: Int) -> Action {
+        precondition(self.connecting > 0)
+        self.connecting -= 1
+        return self.offer(connection)
+    }
+
+    /// A connection attempt failed.
+    mutating func connectFailed() -> Action {
+        precondition(self.connecting > 0)
+        self.connecting -= 1
+        guard let waiter = self.waiters.popFirst() else { return .none }
+        let again = !self.waiters.isEmpty && self.total < self.maxConnections && !self.isShutdown
+        if again { self.connecting += 1 }
+        return .fail(waiter: waiter, connectAgain: again)
+    }
+
+    /// A leased connection finished its request.
+    mutating func released(_ connection: Int, reusable: Bool) -> Action {
+        precondition(self.leased > 0)
+        self.leased -= 1
+        if reusable && !self.isShutdown {
+            return self.offer(connection)
+        }
+        return self.replacementIfNeeded()
+    }
+
+    /// An idle connection closed (the server closed it, or its idle timeout fired).
+    mutating func idleClosed(_ connection: Int) -> Action {
+        if let index = self.idle.firstIndex(of: connection) {
+            self.idle.remove(at: index)
+        }
+        return self.replacementIfNeeded()
+    }
+
+    /// A waiter gave up (timeout or cancellation). Returns whether it was still queued.
+    mutating func removeWaiter(_ waiter: Int) -> Bool {
+        guard let index = self.waiters.firstIndex(of: waiter) else { return false }
+        self.waiters.remove(at: index)
+        return true
+    }
+
+    /// Stops the pool: returns the idle connections to close and the waiters to fail.
+    mutating func shutdown() -> (idle: [Int], waiters: [Int]) {
+        self.isShutdown = true
+        let result = (self.idle, Array(self.waiters))
+        self.idle.removeAll()
+        self.waiters.removeAll()
+        return result
+    }
+
+    private mutating func offer(_ connection: Int) -> Action {
+        if let waiter = self.waiters.popFirst() {
+            self.leased += 1
+            return .lease(connection: connection, waiter: waiter)
+        }
+        if self.isShutdown {
+            return .none
+        }
+        self.idle.append(connection)
+        return .park(connection: connection)
+    }
+
+    private mutating func replacementIfNeeded() -> Action {
+        if !self.waiters.isEmpty && self.total < self.maxConnections && !self.isShutdown {
+            self.connecting += 1
+            return .connect
+        }
+        return .none
+    }
+}

@@ -1,0 +1,120 @@
+import CSalvo
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An IPv4 or IPv6 socket address, stored inline.
+struct SocketAddress: Sendable, CustomStringConvertible {
+    var storage: sockaddr_storage
+    var length: socklen_t
+
+    var family: Int32 { Int32(self.storage.ss_family) }
+
+    init(storage: sockaddr_storage, length: socklen_t) {
+        self.storage = storage
+        self.length = length
+    }
+
+    /// Parses a numeric IPv4 or IPv6 address (no brackets), or returns nil.
+    init?(numericHost host: String, port: Int) {
+        var storage = sockaddr_storage()
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(truncatingIfNeeded: port).bigEndian)
+            address.sin_addr = v4
+            withUnsafeBytes(of: &address) { src in
+                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: src) }
+            }
+            self.init(storage: storage, length: socklen_t(MemoryLayout<sockaddr_in>.size))
+        } else if inet_pton(AF_INET6, host, &v6) == 1 {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = in_port_t(UInt16(truncatingIfNeeded: port).bigEndian)
+            address.sin6_addr = v6
+            withUnsafeBytes(of: &address) { src in
+                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: src) }
+            }
+            self.init(storage: storage, length: socklen_t(MemoryLayout<sockaddr_in6>.size))
+        } else {
+            return nil
+        }
+    }
+
+    private static func string(_ text: [CChar]) -> String {
+        let bytes = text.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    var description: String {
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        var copy = self.storage
+        return withUnsafeMutableBytes(of: &copy) { raw -> String in
+            if self.family == AF_INET {
+                let sin = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in.self)
+                var addr = sin.pointee.sin_addr
+                inet_ntop(AF_INET, &addr, &text, socklen_t(text.count))
+                return Self.string(text) + ":\(UInt16(bigEndian: sin.pointee.sin_port))"
+            } else {
+                let sin6 = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in6.self)
+                var addr = sin6.pointee.sin6_addr
+                inet_ntop(AF_INET6, &addr, &text, socklen_t(text.count))
+                return "[" + Self.string(text) + "]:\(UInt16(bigEndian: sin6.pointee.sin6_port))"
+            }
+        }
+    }
+}
+
+/// Name resolution through getaddrinfo, off the event loop (it blocks).
+enum Resolver {
+    /// Resolves `host` and calls `completion` on `loop` with the addresses in getaddrinfo's
+    /// order, or a `.dnsFailure` error. Numeric addresses resolve at once, on the caller's thread.
+    static func resolve(
+        host: String, port: Int, on loop: EventLoop,
+        _ completion: @escaping @Sendable (Result<[SocketAddress], HTTPClientError>) -> Void
+    ) {
+        if let address = SocketAddress(numericHost: host, port: port) {
+            completion(.success([address]))
+            return
+        }
+        DispatchQueue.global().async {
+            let result = self.lookup(host: host, port: port)
+            loop.execute { completion(result) }
+        }
+    }
+
+    static func lookup(host: String, port: Int) -> Result<[SocketAddress], HTTPClientError> {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_ADDRCONFIG
+        var list: UnsafeMutablePointer<addrinfo>?
+        let rc = getaddrinfo(host, String(port), &hints, &list)
+        guard rc == 0, let first = list else {
+            let message = String(cString: gai_strerror(rc))
+            return .failure(HTTPClientError(.dnsFailure, host: host, phase: .resolve, detail: message))
+        }
+        defer { freeaddrinfo(list) }
+        var addresses: [SocketAddress] = []
+        var cursor: UnsafeMutablePointer<addrinfo>? = first
+        while let entry = cursor {
+            if let sockaddr = entry.pointee.ai_addr,
+               entry.pointee.ai_family == AF_INET || entry.pointee.ai_family == AF_INET6 {
+                var storage = sockaddr_storage()
+                let length = Int(entry.pointee.ai_addrlen)
+                withUnsafeMutableBytes(of: &storage) { dst in
+                    dst.copyMemory(from: UnsafeRawBufferPointer(start: sockaddr, count: min(length, dst.count)))
+                }
+                addresses.append(SocketAddress(storage: storage, length: entry.pointee.ai_addrlen))
+            }
+            cursor = entry.pointee.ai_next
+        }
+        if addresses.isEmpty {
+            return .failure(HTTPClientError(.dnsFailure, host: host, phase: .resolve, detail: "no IPv4 or IPv6 address"))
+        }
+        return .success(addresses)
+    }
+}

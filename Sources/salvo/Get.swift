@@ -1,0 +1,218 @@
+import ArgumentParser
+import HTTPTypes
+import SalvoCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `salvo get`: one request, curl's options and exit codes.
+struct Get: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send one request and print the response body (curl-compatible options).")
+
+    @Argument(help: "The http URL.")
+    var url: String
+
+    @Option(name: [.customShort("X"), .customLong("request")], help: "Request method.")
+    var method: String?
+
+    @Option(name: [.customShort("H"), .customLong("header")], help: "Extra header, \"Name: value\" (repeatable).")
+    var headers: [String] = []
+
+    @Option(name: [.customShort("d"), .customLong("data")], help: "POST data; @file reads a file, dropping newlines (repeatable, joined by &).")
+    var data: [String] = []
+
+    @Option(name: .customLong("data-binary"), help: "POST data sent as is; @file reads a file.")
+    var dataBinary: [String] = []
+
+    @Option(name: [.customShort("o"), .customLong("output")], help: "Write the body to this file instead of stdout.")
+    var output: String?
+
+    @Flag(name: [.customShort("i"), .customLong("include")], help: "Include the response head in the output.")
+    var include = false
+
+    @Flag(name: [.customShort("I"), .customLong("head")], help: "Send HEAD and print only the head.")
+    var headOnly = false
+
+    @Flag(name: [.customShort("s"), .customLong("silent")], help: "Print no error messages.")
+    var silent = false
+
+    @Flag(name: [.customShort("S"), .customLong("show-error")], help: "With -s, still print error messages.")
+    var showError = false
+
+    @Flag(name: [.customShort("v"), .customLong("verbose")], help: "Print request and response heads to stderr.")
+    var verbose = false
+
+    @Flag(name: [.customShort("f"), .customLong("fail")], help: "Exit 22, printing no body, on status 400 or more.")
+    var fail = false
+
+    @Option(name: [.customShort("m"), .customLong("max-time")], help: "Seconds the whole transfer may take.")
+    var maxTime: Double?
+
+    @Option(name: .customLong("connect-timeout"), help: "Seconds a connection may take.")
+    var connectTimeout: Double?
+
+    func run() async throws {
+        let status = await self.perform()
+        if status != 0 { throw ExitCode(status) }
+    }
+
+    private func report(_ code: Int32, _ message: String) -> Int32 {
+        if !self.silent || self.showError {
+            Output.stderr("salvo: (\(code)) \(message)\n")
+        }
+        return code
+    }
+
+    func perform() async -> Int32 {
+        var configuration = HTTPClient.Configuration()
+        configuration.threads = 1
+        configuration.maxConnectionsPerHost = 1
+        if let connectTimeout {
+            guard connectTimeout > 0, connectTimeout.isFinite else { return self.report(2, "invalid --connect-timeout") }
+            configuration.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))
+        }
+        var timeout: Duration? = nil
+        if let maxTime {
+            guard maxTime > 0, maxTime.isFinite else { return self.report(2, "invalid --max-time") }
+            timeout = .milliseconds(Int64(maxTime * 1000))
+        }
+
+        let request: HTTPRequest
+        let body: [UInt8]?
+        do {
+            (request, body) = try self.buildRequest()
+        } catch let error as HTTPClientError {
+            return self.report(CurlExitCode.forError(error), error.description)
+        } catch let error as UsageError {
+            return self.report(error.code, error.message)
+        } catch {
+            return self.report(2, "\(error)")
+        }
+
+        let client: HTTPClient
+        do {
+            client = try HTTPClient(configuration: configuration)
+        } catch {
+            return self.report(2, "\(error)")
+        }
+        defer { client.shutdown() }
+
+        if self.verbose { Output.stderr(Self.describe(request, body: body)) }
+
+        var sink: Output.Sink
+        do {
+            sink = try Output.Sink(path: self.output)
+        } catch {
+            return self.report(23, "cannot open \(self.output ?? "-") for writing")
+        }
+        defer { sink.close() }
+
+        do {
+            let response = try await client.stream(request, body: body, timeout: timeout)
+            if self.verbose { Output.stderr(Self.describe(response.head, prefix: "< ")) }
+            if self.fail && response.status.code >= 400 {
+                return self.report(22, "The requested URL returned error: \(response.status.code)")
+            }
+            if self.include || self.headOnly {
+                guard sink.write(Array(Self.describe(response.head, prefix: "").utf8)) else {
+                    return self.report(23, "failure writing output")
+                }
+            }
+            for try await chunk in response.body {
+                guard sink.write(chunk) else { return self.report(23, "failure writing output") }
+            }
+            return 0
+        } catch {
+            return self.report(CurlExitCode.forError(error), error.description)
+        }
+    }
+
+    struct UsageError: Error {
+        var code: Int32
+        var message: String
+    }
+
+    func buildRequest() throws -> (HTTPRequest, [UInt8]?) {
+        var fields = HTTPFields()
+        for header in self.headers {
+            guard let colon = header.firstIndex(of: ":") else {
+                throw UsageError(code: 2, message: "header \"\(header)\" has no colon")
+            }
+            let nameText = header[..<colon].trimmingSpaces
+            guard let name = HTTPField.Name(String(nameText)) else {
+                throw UsageError(code: 2, message: "invalid header name \"\(nameText)\"")
+            }
+            let value = header[header.index(after: colon)...].trimmingSpaces
+            // curl: "Name:" with nothing after removes the header; we simply send none.
+            if value.isEmpty { continue }
+            guard !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
+                throw HTTPClientError(.invalidRequest, detail: "header \(nameText) contains CR, LF or NUL")
+            }
+            fields.append(HTTPField(name: name, value: String(value)))
+        }
+
+        var body: [UInt8]? = nil
+        if !self.data.isEmpty || !self.dataBinary.isEmpty {
+            var all: [UInt8] = []
+            var first = true
+            for item in self.data {
+                if !first { all.append(UInt8(ascii: "&")) }
+                first = false
+                var bytes = try Self.load(item)
+                if item.hasPrefix("@") { bytes.removeAll(where: { $0 == 0x0D || $0 == 0x0A }) }
+                all += bytes
+            }
+            for item in self.dataBinary {
+                if !first { all.append(UInt8(ascii: "&")) }
+                first = false
+                all += try Self.load(item)
+            }
+            body = all
+            if fields[.contentType] == nil {
+                fields[.contentType] = "application/x-www-form-urlencoded"
+            }
+        }
+        if fields[.accept] == nil { fields[.accept] = "*/*" }
+
+        let methodText = self.method ?? (self.headOnly ? "HEAD" : (body != nil ? "POST" : "GET"))
+        guard let method = HTTPRequest.Method(methodText) else {
+            throw HTTPClientError(.invalidRequest, detail: "invalid method \"\(methodText)\"")
+        }
+        let request = try HTTPRequest(method: method, url: self.url, headerFields: fields)
+        return (request, body)
+    }
+
+    static func load(_ item: String) throws -> [UInt8] {
+        guard item.hasPrefix("@") else { return Array(item.utf8) }
+        let path = String(item.dropFirst())
+        guard let bytes = Output.readFile(path == "-" ? nil : path) else {
+            throw UsageError(code: 26, message: "cannot read \(path)")
+        }
+        return bytes
+    }
+
+    static func describe(_ request: HTTPRequest, body: [UInt8]?) -> String {
+        var text = "> \(request.method.rawValue) \(request.path ?? "/") HTTP/1.1\r\n"
+        if let authority = request.authority { text += "> Host: \(authority)\r\n" }
+        for field in request.headerFields { text += "> \(field.name.rawName): \(field.value)\r\n" }
+        if let body { text += "> Content-Length: \(body.count)\r\n" }
+        return text + ">\r\n"
+    }
+
+    static func describe(_ head: HTTPResponse, prefix: String) -> String {
+        let reason = head.status.reasonPhrase
+        var text = "\(prefix)HTTP/1.1 \(head.status.code)\(reason.isEmpty ? "" : " " + reason)\r\n"
+        for field in head.headerFields { text += "\(prefix)\(field.name.rawName): \(field.value)\r\n" }
+        return text + (prefix.isEmpty ? "\r\n" : "\(prefix)\r\n")
+    }
+}
+
+extension Substring {
+    var trimmingSpaces: Substring {
+        var s = self
+        while let first = s.first, first == " " || first == "\t" { s = s.dropFirst() }
+        while let last = s.last, last == " " || last == "\t" { s = s.dropLast() }
+        return s
+    }
+}
