@@ -268,8 +268,10 @@ final class ResponseDecoder {
         self.inBody = true
         self.inTrailers = true
         if let delegate = self.delegate, !delegate.decoderReceivedHead(head) { return Self.userError }
-        // 1 tells llhttp that this response has no body whatever its head says (HEAD).
-        return self.expectNoBody ? 1 : Self.proceed
+        // 1 tells llhttp that this response has no body whatever its head says: the answer
+        // to HEAD, and 204 and 304, which never carry content (RFC 9110 §6.4.1) even when a
+        // Content-Length describes the representation.
+        return self.expectNoBody || code == 204 || code == 304 ? 1 : Self.proceed
     }
 
     private func body(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {

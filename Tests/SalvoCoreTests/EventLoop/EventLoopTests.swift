@@ -1,0 +1,79 @@
+import Synchronization
+import Testing
+@testable import SalvoCore
+
+@Suite struct EventLoopTests {
+    @Test func executeRunsOnTheLoopInOrder() async throws {
+        let group = try EventLoopGroup(numberOfThreads: 2)
+        defer { group.shutdown() }
+        let loop = group.loops[0]
+        let seen = Mutex<[Int]>([])
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            for i in 0..<1000 {
+                loop.execute {
+                    precondition(loop.inEventLoop)
+                    seen.withLock { $0.append(i) }
+                    if i == 999 { done.resume() }
+                }
+            }
+        }
+        #expect(seen.withLock { $0 } == Array(0..<1000))
+        #expect(!loop.inEventLoop)
+        #expect(EventLoop.current == nil)
+    }
+
+    @Test func timersFireInDeadlineOrder() async throws {
+        let group = try EventLoopGroup(numberOfThreads: 1)
+        defer { group.shutdown() }
+        let loop = group.loops[0]
+        let order = Mutex<[Int]>([])
+        let start = ContinuousClock.now
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            loop.schedule(after: .milliseconds(60)) {
+                order.withLock { $0.append(3) }
+                done.resume()
+            }
+            loop.schedule(after: .milliseconds(20)) { order.withLock { $0.append(1) } }
+            loop.schedule(after: .milliseconds(40)) { order.withLock { $0.append(2) } }
+        }
+        #expect(order.withLock { $0 } == [1, 2, 3])
+        #expect(ContinuousClock.now - start >= .milliseconds(60))
+    }
+
+    @Test func timerHeapOrdersEqualDeadlinesByInsertion() {
+        final class Target: TimerTarget {
+            var fired: [UInt64] = []
+            func timerFired(token: UInt64, now: Deadline) { self.fired.append(token) }
+        }
+        let target = Target()
+        var heap = TimerHeap()
+        let base = Deadline(nanoseconds: 1000)
+        for (i, offset) in [5, 1, 3, 1, 9, 0, 3].enumerated() {
+            heap.insert(deadline: Deadline(nanoseconds: base.nanoseconds + UInt64(offset)), target: target, token: UInt64(i))
+        }
+        #expect(heap.popDue(now: Deadline(nanoseconds: 999)) == nil)
+        while let entry = heap.popDue(now: Deadline(nanoseconds: 2000)) {
+            entry.target.timerFired(token: entry.token, now: base)
+        }
+        #expect(target.fired == [5, 1, 3, 2, 6, 0, 4])
+    }
+
+    @Test func groupPrefersTheCallersLoop() async throws {
+        let group = try EventLoopGroup(numberOfThreads: 2)
+        defer { group.shutdown() }
+        let same = Mutex(false)
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            group.loops[1].execute {
+                same.withLock { $0 = group.next() === group.loops[1] }
+                done.resume()
+            }
+        }
+        #expect(same.withLock { $0 })
+    }
+
+    @Test func deadlineArithmeticSaturates() {
+        #expect(Deadline(nanoseconds: .max - 1) + .seconds(1) == .distantFuture)
+        #expect(Deadline(nanoseconds: 10) + .seconds(-5) == Deadline(nanoseconds: 10))
+        #expect(Deadline(nanoseconds: 10) + .nanoseconds(5) == Deadline(nanoseconds: 15))
+    }
+}

@@ -1,0 +1,104 @@
+import Testing
+@testable import SalvoCore
+
+@Suite struct HTTP1ConnectionStateMachineTests {
+    @Test func requestResponseKeepAlive() {
+        var machine = HTTP1ConnectionStateMachine()
+        let r1 = machine.startRequest()
+        #expect(r1 == .write)
+        let r2 = machine.writeFinished()
+        #expect(r2 == .none)
+        let r3 = machine.headReceived()
+        #expect(r3 == .forwardHead)
+        let r4 = machine.responseEnded(keepAlive: true)
+        #expect(r4 == .succeedRequest(reuse: true))
+        #expect(machine.isIdle)
+        #expect(machine.requestsServed == 1)
+    }
+
+    @Test func responseWithoutKeepAliveCloses() {
+        var machine = HTTP1ConnectionStateMachine()
+        _ = machine.startRequest()
+        _ = machine.writeFinished()
+        _ = machine.headReceived()
+        let r5 = machine.responseEnded(keepAlive: false)
+        #expect(r5 == .succeedRequest(reuse: false))
+        #expect(machine.isClosed)
+    }
+
+    @Test func earlyResponseBeforeTheBodyIsWrittenClosesTheConnection() {
+        var machine = HTTP1ConnectionStateMachine()
+        _ = machine.startRequest()
+        let r6 = machine.headReceived()
+        #expect(r6 == .forwardHead)
+        let r7 = machine.responseEnded(keepAlive: true)
+        #expect(r7 == .succeedRequest(reuse: false))
+        #expect(machine.isClosed)
+        let r8 = machine.writeFinished()
+        #expect(r8 == .none)
+    }
+
+    @Test func idleConnectionClosedByServer() {
+        var machine = HTTP1ConnectionStateMachine()
+        let r9 = machine.remoteClosed(responseStarted: false)
+        #expect(r9 == .close)
+        #expect(machine.isClosed)
+        let r10 = machine.remoteClosed(responseStarted: false)
+        #expect(r10 == .none)
+        let r11 = machine.failed()
+        #expect(r11 == .none)
+    }
+
+    @Test func staleReusedConnectionIsRetryable() {
+        var machine = HTTP1ConnectionStateMachine()
+        _ = machine.startRequest(); _ = machine.writeFinished(); _ = machine.headReceived()
+        _ = machine.responseEnded(keepAlive: true)
+        _ = machine.startRequest()
+        let r12 = machine.remoteClosed(responseStarted: false)
+        #expect(r12 == .failRequest(retryable: true))
+    }
+
+    @Test func firstRequestOnAFreshConnectionIsNotRetried() {
+        var machine = HTTP1ConnectionStateMachine()
+        _ = machine.startRequest()
+        let r13 = machine.remoteClosed(responseStarted: false)
+        #expect(r13 == .failRequest(retryable: false))
+    }
+
+    @Test func closeAfterResponseBytesIsNotRetryable() {
+        var machine = HTTP1ConnectionStateMachine()
+        _ = machine.startRequest(); _ = machine.writeFinished(); _ = machine.headReceived()
+        _ = machine.responseEnded(keepAlive: true)
+        _ = machine.startRequest(); _ = machine.writeFinished(); _ = machine.headReceived()
+        let r14 = machine.remoteClosed(responseStarted: true)
+        #expect(r14 == .failRequest(retryable: false))
+    }
+
+    @Test func failures() {
+        var idle = HTTP1ConnectionStateMachine()
+        let r15 = idle.failed()
+        #expect(r15 == .close)
+        var active = HTTP1ConnectionStateMachine()
+        _ = active.startRequest()
+        let r16 = active.failed()
+        #expect(r16 == .failRequest(retryable: false))
+        #expect(active.isClosed)
+    }
+
+    @Test func eventsOutOfOrderAreIgnored() {
+        var machine = HTTP1ConnectionStateMachine()
+        let r17 = machine.writeFinished()
+        #expect(r17 == .none)
+        let r18 = machine.headReceived()
+        #expect(r18 == .none)
+        let r19 = machine.responseEnded(keepAlive: true)
+        #expect(r19 == .none)
+        #expect(machine.isIdle)
+        _ = machine.startRequest()
+        let r20 = machine.responseEnded(keepAlive: true)
+        #expect(r20 == .none, "an end before a head is not an end")
+        _ = machine.headReceived()
+        let r21 = machine.headReceived()
+        #expect(r21 == .none, "a second head is ignored")
+    }
+}

@@ -1,0 +1,66 @@
+import HTTPTypes
+import Testing
+@testable import SalvoCore
+
+@Suite struct RequestEncoderTests {
+    func encode(_ request: HTTPRequest, _ body: RequestBodyLength = .none) throws -> String {
+        var buffer: [UInt8] = []
+        try RequestEncoder.encodeHead(request, body: body, into: &buffer)
+        return String(decoding: buffer, as: UTF8.self)
+    }
+
+    @Test func simpleGet() throws {
+        var request = HTTPRequest(method: .get, scheme: "http", authority: "example.test:8080", path: "/a?b=c")
+        request.headerFields[.accept] = "*/*"
+        #expect(try encode(request) == "GET /a?b=c HTTP/1.1\r\nHost: example.test:8080\r\nAccept: */*\r\n\r\n")
+    }
+
+    @Test func framingIsTheEncodersToDecide() throws {
+        var request = HTTPRequest(method: .post, scheme: "http", authority: "h", path: "/")
+        request.headerFields[.contentLength] = "999"
+        request.headerFields[.transferEncoding] = "gzip"
+        request.headerFields[HTTPField.Name("Host")!] = "evil"
+        #expect(try encode(request, .known(3)) == "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\n")
+        #expect(try encode(request, .unknown) == "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n")
+        #expect(try encode(request, .none) == "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n")
+        let get = HTTPRequest(method: .get, scheme: "http", authority: "h", path: "/")
+        #expect(try encode(get, .none) == "GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+        #expect(try encode(get, .known(1234567)) == "GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 1234567\r\n\r\n")
+    }
+
+    @Test(arguments: ["/a b", "/a\r\nX: y", "/a\0", "/\u{7F}"])
+    func badTargetsNeverReachTheWire(path: String) {
+        // Either swift-http-types legalizes the byte on the way in, or the encoder refuses it:
+        // the request line never carries a space, a control character or a line break.
+        let request = HTTPRequest(method: .get, scheme: "http", authority: "h", path: path)
+        do {
+            let text = try encode(request)
+            let line = text.utf8.prefix(while: { $0 != 0x0D })
+            #expect(line.filter { $0 == 0x20 }.count == 2, "\(text.debugDescription)")
+            #expect(!line.contains(where: { $0 < 0x20 || $0 == 0x7F }), "\(text.debugDescription)")
+        } catch {
+            #expect((error as? HTTPClientError)?.code == .invalidRequest)
+        }
+    }
+
+    @Test func badAuthorityIsRefused() {
+        let request = HTTPRequest(method: .get, scheme: "http", authority: "h\r\nX: y", path: "/")
+        #expect(throws: HTTPClientError.self) { try encode(request) }
+    }
+
+    @Test func headerValuesCannotInjectLines() throws {
+        // swift-http-types turns CR/LF into spaces on the way in; the wire never sees them.
+        var request = HTTPRequest(method: .get, scheme: "http", authority: "h", path: "/")
+        request.headerFields[.userAgent] = "a\r\nInjected: yes"
+        let text = try encode(request)
+        #expect(!text.contains("\r\nInjected"))
+    }
+
+    @Test func decimal() {
+        for value in [0, 7, 10, 99, 100, 65535, Int.max] {
+            var buffer: [UInt8] = []
+            RequestEncoder.appendDecimal(value, into: &buffer)
+            #expect(String(decoding: buffer, as: UTF8.self) == String(value))
+        }
+    }
+}

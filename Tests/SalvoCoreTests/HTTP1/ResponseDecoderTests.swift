@@ -1,0 +1,265 @@
+import HTTPTypes
+import Testing
+@testable import SalvoCore
+
+/// What the decoder reported, as comparable values.
+enum DecoderEvent: Equatable, CustomStringConvertible {
+    case informational(Int)
+    case head(Int, [String])
+    case body([UInt8])
+    case end(trailers: [String]?, keepAlive: Bool)
+
+    var description: String {
+        switch self {
+        case .informational(let code): "informational(\(code))"
+        case .head(let code, let fields): "head(\(code), \(fields))"
+        case .body(let bytes): "body(\(String(decoding: bytes, as: UTF8.self)))"
+        case .end(let trailers, let keepAlive): "end(\(trailers ?? []), keepAlive: \(keepAlive))"
+        }
+    }
+}
+
+final class RecordingDelegate: ResponseDecoderDelegate {
+    var events: [DecoderEvent] = []
+
+    func decoderReceivedInformational(_ head: HTTPResponse) {
+        self.events.append(.informational(head.status.code))
+    }
+
+    func decoderReceivedHead(_ head: HTTPResponse) -> Bool {
+        self.events.append(.head(head.status.code, head.headerFields.map { "\($0.name.rawName): \($0.value)" }))
+        return true
+    }
+
+    func decoderReceivedBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        // Adjacent body pieces are merged so that split points do not change the record.
+        if case .body(let previous)? = self.events.last {
+            self.events[self.events.count - 1] = .body(previous + Array(bytes))
+        } else {
+            self.events.append(.body(Array(bytes)))
+        }
+        return true
+    }
+
+    func decoderReceivedEnd(trailers: HTTPFields?, keepAlive: Bool) {
+        self.events.append(.end(trailers: trailers.map { $0.map { "\($0.name.rawName): \($0.value)" } }, keepAlive: keepAlive))
+    }
+}
+
+enum DecodeOutcome: Equatable {
+    /// The response completed after `consumed` bytes of the input.
+    case complete([DecoderEvent], consumed: Int)
+    /// The input ran out; `eofComplete` says whether EOF then finished the response.
+    case endOfInput([DecoderEvent], eofComplete: Bool)
+    case failed([DecoderEvent], HTTPClientError.Code)
+}
+
+/// Feeds `bytes` in pieces cut at `splits`, then EOF if `eof`.
+func decode(_ text: String, splits: [Int] = [], eof: Bool = false, head: Bool = false,
+            limits: ResponseHeadLimits = ResponseHeadLimits()) -> DecodeOutcome {
+    let bytes = Array(text.utf8)
+    let decoder = ResponseDecoder(limits: limits)
+    let delegate = RecordingDelegate()
+    decoder.delegate = delegate
+    decoder.prepareForNextResponse(expectNoBody: head)
+    var cuts = [0] + splits.filter { $0 > 0 && $0 < bytes.count } + [bytes.count]
+    cuts = Array(Set(cuts)).sorted()
+    var offset = 0
+    do {
+        for i in 0..<(cuts.count - 1) {
+            let piece = Array(bytes[cuts[i]..<cuts[i + 1]])
+            let result = try piece.withUnsafeBytes { try decoder.feed($0) }
+            if case .complete(let consumed) = result {
+                return .complete(delegate.events, consumed: offset + consumed)
+            }
+            offset += piece.count
+        }
+        if eof {
+            let done = try decoder.finish()
+            if !done { throw decoder.endOfStreamError() }
+            return .endOfInput(delegate.events, eofComplete: true)
+        }
+        return .endOfInput(delegate.events, eofComplete: false)
+    } catch {
+        return .failed(delegate.events, (error as? HTTPClientError)?.code ?? .invalidResponse)
+    }
+}
+
+/// Decodes `text` whole, split at every single offset, and one byte at a time, and checks
+/// that all give `expected`.
+func expectEverySplit(_ text: String, eof: Bool = false, head: Bool = false,
+                      limits: ResponseHeadLimits = ResponseHeadLimits(), _ expected: DecodeOutcome,
+                      sourceLocation: SourceLocation = #_sourceLocation) {
+    let whole = decode(text, eof: eof, head: head, limits: limits)
+    #expect(whole == expected, "whole", sourceLocation: sourceLocation)
+    let count = text.utf8.count
+    for offset in 1..<max(count, 2) {
+        let split = decode(text, splits: [offset], eof: eof, head: head, limits: limits)
+        if split != expected {
+            Issue.record("split at \(offset): \(split)", sourceLocation: sourceLocation)
+            return
+        }
+    }
+    let bytewise = decode(text, splits: Array(1..<max(count, 1)), eof: eof, head: head, limits: limits)
+    #expect(bytewise == expected, "byte by byte", sourceLocation: sourceLocation)
+}
+
+@Suite struct ResponseDecoderTests {
+    @Test func contentLengthBody() {
+        let text = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-A: b\r\n\r\nhello"
+        expectEverySplit(text, .complete([
+            .head(200, ["Content-Length: 5", "X-A: b"]), .body(Array("hello".utf8)), .end(trailers: nil, keepAlive: true),
+        ], consumed: text.utf8.count))
+    }
+
+    @Test func chunkedWithExtensionsAndTrailers() {
+        let text = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+            + "5;name=value\r\nhello\r\n6\r\n world\r\n0\r\nX-Checksum: abc\r\nX-Other: 1\r\n\r\n"
+        expectEverySplit(text, .complete([
+            .head(200, ["Transfer-Encoding: chunked"]), .body(Array("hello world".utf8)),
+            .end(trailers: ["X-Checksum: abc", "X-Other: 1"], keepAlive: true),
+        ], consumed: text.utf8.count))
+    }
+
+    @Test func closeDelimitedBodyEndsAtEOF() {
+        let text = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nall of it"
+        expectEverySplit(text, eof: true, .endOfInput([
+            .head(200, ["Content-Type: text/plain"]), .body(Array("all of it".utf8)), .end(trailers: nil, keepAlive: false),
+        ], eofComplete: true))
+    }
+
+    @Test func http10WithoutLengthIsCloseDelimited() {
+        let text = "HTTP/1.0 200 OK\r\n\r\nold"
+        expectEverySplit(text, eof: true, .endOfInput([
+            .head(200, []), .body(Array("old".utf8)), .end(trailers: nil, keepAlive: false),
+        ], eofComplete: true))
+    }
+
+    @Test func http10KeepAliveWithLength() {
+        let text = "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok"
+        expectEverySplit(text, .complete([
+            .head(200, ["Connection: keep-alive", "Content-Length: 2"]), .body(Array("ok".utf8)),
+            .end(trailers: nil, keepAlive: true),
+        ], consumed: text.utf8.count))
+    }
+
+    @Test func connectionCloseIsNotKeptAlive() {
+        let text = "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+        expectEverySplit(text, .complete([
+            .head(200, ["Connection: close", "Content-Length: 0"]), .end(trailers: nil, keepAlive: false),
+        ], consumed: text.utf8.count))
+    }
+
+    @Test func headResponseHasNoBody() {
+        let text = "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n"
+        expectEverySplit(text, head: true, .complete([
+            .head(200, ["Content-Length: 1000"]), .end(trailers: nil, keepAlive: true),
+        ], consumed: text.utf8.count))
+    }
+
+    @Test(arguments: [204, 304])
+    func noBodyStatuses(code: Int) {
+        let text = "HTTP/1.1 \(code) X\r\nContent-Length: 50\r\n\r\n"
+        expectEverySplit(text, .complete([.head(code, ["Content-Length: 50"]), .end(trailers: nil, keepAlive: true)],
+                                         consumed: text.utf8.count))
+    }
+
+    @Test func interimResponsesAreSkipped() {
+        let text = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n"
+            + "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfinal"
+        expectEverySplit(text, .complete([
+            .informational(100), .informational(103), .head(200, ["Content-Length: 5"]), .body(Array("final".utf8)),
+            .end(trailers: nil, keepAlive: true),
+        ], consumed: text.utf8.count))
+    }
+
+    @Test func bytesAfterTheResponseAreLeftForTheCaller() {
+        let first = "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\na"
+        let text = first + "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nb"
+        #expect(decode(text) == .complete([
+            .head(200, ["Content-Length: 1"]), .body([UInt8(ascii: "a")]), .end(trailers: nil, keepAlive: true),
+        ], consumed: first.utf8.count))
+    }
+
+    @Test func secondResponseOnTheSameDecoder() throws {
+        let decoder = ResponseDecoder()
+        let delegate = RecordingDelegate()
+        decoder.delegate = delegate
+        for body in ["one", "three"] {
+            decoder.prepareForNextResponse(expectNoBody: false)
+            let bytes = Array("HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\n\r\n\(body)".utf8)
+            let result = try bytes.withUnsafeBytes { try decoder.feed($0) }
+            #expect(result == .complete(consumed: bytes.count))
+        }
+        #expect(delegate.events.count == 6)
+        #expect(delegate.events[4] == .body(Array("three".utf8)))
+    }
+
+    @Test func differingDuplicateContentLengthIsRejected() {
+        let text = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!"
+        guard case .failed(_, let code) = decode(text) else { Issue.record("accepted"); return }
+        #expect(code == .invalidResponse)
+    }
+
+    @Test func contentLengthWithChunkedIsRejected() {
+        let text = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+        guard case .failed(_, let code) = decode(text) else { Issue.record("accepted"); return }
+        #expect(code == .invalidResponse)
+    }
+
+    @Test func garbageIsRejected() {
+        for text in ["SPAM\r\n\r\n", "HTTP/1.1 2000 OK\r\n\r\n", "HTTP/1.1 200 OK\r\nBad Header\r\n\r\n",
+                     "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\n"] {
+            guard case .failed(_, let code) = decode(text) else { Issue.record("accepted \(text.debugDescription)"); continue }
+            #expect(code == .invalidResponse, "\(text.debugDescription)")
+        }
+    }
+
+    @Test func headerBytesLimit() {
+        let text = "HTTP/1.1 200 OK\r\nX-Big: " + String(repeating: "a", count: 200) + "\r\n\r\n"
+        let limits = ResponseHeadLimits(maxHeaderBytes: 100, maxHeaderCount: 10)
+        guard case .failed(_, let code) = decode(text, limits: limits) else { Issue.record("accepted"); return }
+        #expect(code == .headerTooLarge)
+        guard case .failed(_, let split) = decode(text, splits: Array(1..<text.utf8.count), limits: limits) else {
+            Issue.record("accepted bytewise"); return
+        }
+        #expect(split == .headerTooLarge)
+    }
+
+    @Test func headerCountLimit() {
+        var text = "HTTP/1.1 200 OK\r\n"
+        for i in 0..<11 { text += "X-\(i): v\r\n" }
+        text += "Content-Length: 0\r\n\r\n"
+        let limits = ResponseHeadLimits(maxHeaderBytes: 10_000, maxHeaderCount: 10)
+        guard case .failed(_, let code) = decode(text, limits: limits) else { Issue.record("accepted"); return }
+        #expect(code == .tooManyHeaders)
+    }
+
+    @Test func defaultLimitsAcceptLargeButSaneHeads() {
+        var text = "HTTP/1.1 200 OK\r\n"
+        for i in 0..<999 { text += "X-\(i): v\r\n" }
+        text += "Content-Length: 0\r\n\r\n"
+        guard case .complete = decode(text) else { Issue.record("rejected 1000 fields"); return }
+    }
+
+    @Test func endOfStreamErrors() {
+        #expect(decode("", eof: true) == .failed([], .emptyResponse))
+        #expect(decode("HTTP/1.1 200 OK\r\nContent-Le", eof: true) == .failed([], .remoteClosed))
+        let truncated = decode("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", eof: true)
+        #expect(truncated == .failed([.head(200, ["Content-Length: 10"]), .body(Array("abc".utf8))], .truncatedBody))
+        let chunked = decode("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n", eof: true)
+        #expect(chunked == .failed([.head(200, ["Transfer-Encoding: chunked"]), .body(Array("abc".utf8))], .truncatedBody))
+    }
+
+    @Test func switchingProtocolsIsRefused() {
+        let text = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n"
+        guard case .failed(_, let code) = decode(text) else { Issue.record("accepted"); return }
+        #expect(code == .invalidResponse)
+    }
+
+    @Test func trailingWhitespaceIsNotPartOfTheValue() {
+        let text = "HTTP/1.1 200 OK\r\nX-A:   padded  \t\r\nContent-Length: 0\r\n\r\n"
+        #expect(decode(text) == .complete([.head(200, ["X-A: padded", "Content-Length: 0"]), .end(trailers: nil, keepAlive: true)],
+                                          consumed: text.utf8.count))
+    }
+}

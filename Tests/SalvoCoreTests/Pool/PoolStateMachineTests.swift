@@ -1,0 +1,139 @@
+import Testing
+@testable import SalvoCore
+
+@Suite struct PoolStateMachineTests {
+    @Test func firstRequestConnectsThenLeases() {
+        var pool = PoolStateMachine(maxConnections: 2)
+        let r1 = pool.request(1)
+        #expect(r1 == .connect)
+        #expect(pool.connecting == 1)
+        let r2 = pool.connected(100)
+        #expect(r2 == .lease(connection: 100, waiter: 1))
+        #expect(pool.leased == 1)
+        let r3 = pool.released(100, reusable: true)
+        #expect(r3 == .park(connection: 100))
+        #expect(pool.idle == [100])
+        let r4 = pool.request(2)
+        #expect(r4 == .lease(connection: 100, waiter: 2))
+    }
+
+    @Test func limitQueuesAndServesInOrder() {
+        var pool = PoolStateMachine(maxConnections: 1)
+        let r5 = pool.request(1)
+        #expect(r5 == .connect)
+        let r6 = pool.request(2)
+        #expect(r6 == .none)
+        let r7 = pool.request(3)
+        #expect(r7 == .none)
+        let r8 = pool.connected(7)
+        #expect(r8 == .lease(connection: 7, waiter: 1))
+        let r9 = pool.released(7, reusable: true)
+        #expect(r9 == .lease(connection: 7, waiter: 2))
+        let r10 = pool.released(7, reusable: true)
+        #expect(r10 == .lease(connection: 7, waiter: 3))
+        let r11 = pool.released(7, reusable: true)
+        #expect(r11 == .park(connection: 7))
+        #expect(pool.total == 1)
+    }
+
+    @Test func unreusableConnectionIsReplacedForWaiters() {
+        var pool = PoolStateMachine(maxConnections: 1)
+        _ = pool.request(1)
+        _ = pool.request(2)
+        _ = pool.connected(7)
+        let r12 = pool.released(7, reusable: false)
+        #expect(r12 == .connect)
+        let r13 = pool.connected(8)
+        #expect(r13 == .lease(connection: 8, waiter: 2))
+        let r14 = pool.released(8, reusable: false)
+        #expect(r14 == .none)
+        #expect(pool.total == 0)
+    }
+
+    @Test func failedConnectFailsOldestWaiterAndTriesAgain() {
+        var pool = PoolStateMachine(maxConnections: 1)
+        _ = pool.request(1)
+        _ = pool.request(2)
+        let r15 = pool.connectFailed()
+        #expect(r15 == .fail(waiter: 1, connectAgain: true))
+        #expect(pool.connecting == 1)
+        let r16 = pool.connectFailed()
+        #expect(r16 == .fail(waiter: 2, connectAgain: false))
+        #expect(pool.isEmpty)
+        var empty = PoolStateMachine(maxConnections: 1)
+        _ = empty.request(1)
+        _ = empty.removeWaiter(1)
+        let r17 = empty.connectFailed()
+        #expect(r17 == .none)
+    }
+
+    @Test func idleCloseAndWaiterRemoval() {
+        var pool = PoolStateMachine(maxConnections: 2)
+        _ = pool.request(1)
+        _ = pool.connected(5)
+        _ = pool.released(5, reusable: true)
+        let r18 = pool.idleClosed(5)
+        #expect(r18 == .none)
+        #expect(pool.total == 0)
+        _ = pool.request(2)
+        let r19 = pool.removeWaiter(2)
+        #expect(r19)
+        let r20 = pool.removeWaiter(2)
+        #expect(!r20)
+        let r21 = pool.connected(6)
+        #expect(r21 == .park(connection: 6))
+    }
+
+    @Test func freshRequestSkipsIdleAndReplacesWhenFull() {
+        var pool = PoolStateMachine(maxConnections: 2)
+        _ = pool.request(1); _ = pool.connected(1); _ = pool.released(1, reusable: true)
+        let r22 = pool.request(2, fresh: true)
+        #expect(r22 == .connect, "room for one more: connect, keep the idle one")
+        _ = pool.connected(2)
+        _ = pool.released(2, reusable: true)
+        #expect(pool.idle == [1, 2])
+        var full = PoolStateMachine(maxConnections: 1)
+        _ = full.request(1); _ = full.connected(1); _ = full.released(1, reusable: true)
+        let r23 = full.request(9, fresh: true)
+        #expect(r23 == .replace(closing: 1))
+        let r24 = full.connected(3)
+        #expect(r24 == .lease(connection: 3, waiter: 9))
+    }
+
+    @Test func freshRequestJumpsTheQueue() {
+        var pool = PoolStateMachine(maxConnections: 1)
+        _ = pool.request(1)
+        _ = pool.connected(1)
+        _ = pool.request(2)
+        let r25 = pool.released(1, reusable: false)
+        #expect(r25 == .connect)
+        let r26 = pool.request(3, fresh: true)
+        #expect(r26 == .none)
+        let r27 = pool.connected(4)
+        #expect(r27 == .lease(connection: 4, waiter: 3))
+    }
+
+    @Test func shutdown() {
+        var pool = PoolStateMachine(maxConnections: 2)
+        _ = pool.request(1); _ = pool.connected(1); _ = pool.released(1, reusable: true)
+        _ = pool.request(2); _ = pool.request(3); _ = pool.request(4)
+        let (idle, waiters) = pool.shutdown()
+        #expect(idle == [])
+        #expect(waiters == [3, 4])
+        let r28 = pool.request(5)
+        #expect(r28 == .fail(waiter: 5, connectAgain: false))
+        let r29 = pool.released(1, reusable: true)
+        #expect(r29 == .none, "nothing is parked after shutdown")
+        let r30 = pool.connected(2)
+        #expect(r30 == .none)
+    }
+
+    @Test func neverExceedsTheLimit() {
+        var pool = PoolStateMachine(maxConnections: 3)
+        var connects = 0
+        for waiter in 0..<50 { if pool.request(waiter) == .connect { connects += 1 } }
+        #expect(connects == 3)
+        #expect(pool.total == 3)
+        #expect(pool.waiters.count == 50)
+    }
+}
