@@ -110,6 +110,18 @@ render() { # port
     printf '%s\n' "$conf" > "$DIR/nginx.conf"
 }
 
+# The launcher may have handed us descriptors beyond 0-2 (Foundation's Process
+# tracks its child's exit through one): nginx and the watchdog must not keep
+# them, or the launcher would see this script end only when they do.
+close_inherited_fds() {
+    local fd
+    for fd in /proc/$BASHPID/fd/*; do
+        fd=${fd##*/}
+        case "$fd" in ''|*[!0-9]*) continue ;; esac
+        [ "$fd" -gt 2 ] && exec {fd}>&- 2>/dev/null
+    done
+}
+
 can_connect() { # port
     (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
@@ -122,7 +134,7 @@ for attempt in 1 2 3 4 5 6; do
     render "$PORT"
     rm -f "$DIR/nginx.pid"
     : > "$DIR/error.log"
-    "$NGINX" -p "$DIR/" -c "$DIR/nginx.conf" -e "$DIR/error.log" </dev/null >/dev/null &
+    (close_inherited_fds; exec "$NGINX" -p "$DIR/" -c "$DIR/nginx.conf" -e "$DIR/error.log") </dev/null >/dev/null &
     NGINX_PID=$!
     # Ready once nginx has written its pid file (after binding) and accepts.
     deadline=$((SECONDS + 10))
@@ -157,6 +169,7 @@ ORIG_PPID=$PPID
 # of the lifetime.  Detached from stdout so the caller's pipe sees no writer.
 (
     trap - TERM INT HUP
+    close_inherited_fds
     start=$SECONDS
     # A zombie (exited, not yet reaped) counts as gone.
     alive() {

@@ -1,0 +1,207 @@
+import Foundation
+import HTTPTypes
+import Synchronization
+import Testing
+@testable import SalvoCore
+
+/// Bad servers: every failure is a typed error, never a hang or a crash.
+@Suite struct FaultTests {
+    func run(_ path: String, method: HTTPRequest.Method = .get, timeout: Duration = .seconds(10),
+             configure: (inout HTTPClient.Configuration) -> Void = { _ in }) async throws -> Result<HTTPClientResponse, HTTPClientError> {
+        let server = try Shared.faults.get()
+        let client = try makeClient(configure)
+        defer { client.shutdown() }
+        do {
+            return .success(try await client.execute(try HTTPRequest(method: method, url: server.url(path)), timeout: timeout))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    func expectError(_ path: String, _ code: HTTPClientError.Code, timeout: Duration = .seconds(10),
+                     configure: (inout HTTPClient.Configuration) -> Void = { _ in },
+                     sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let result = try await run(path, timeout: timeout, configure: configure)
+        switch result {
+        case .success(let response):
+            Issue.record("\(path): expected \(code), got status \(response.status.code)", sourceLocation: sourceLocation)
+        case .failure(let error):
+            #expect(error.code == code, "\(path): \(error)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func truncatedBodies() async throws {
+        try await expectError("/truncated", .truncatedBody)
+        try await expectError("/truncated-chunked", .truncatedBody)
+    }
+
+    @Test func resetMidBody() async throws {
+        try await expectError("/reset", .readFailed)
+    }
+
+    @Test func garbageAndEmptyReplies() async throws {
+        try await expectError("/garbage", .invalidResponse)
+        try await expectError("/empty", .emptyResponse)
+        try await expectError("/dup-cl", .invalidResponse)
+    }
+
+    @Test func stallsTimeOut() async throws {
+        let start = ContinuousClock.now
+        try await expectError("/stall", .totalTimeout, timeout: .milliseconds(300))
+        try await expectError("/stall-body", .readTimeout) { $0.readTimeout = .milliseconds(300) }
+        #expect(ContinuousClock.now - start < .seconds(5))
+    }
+
+    @Test func oneByteWritesWithExtensionsAndTrailers() async throws {
+        let response = try await run("/one-byte").get()
+        #expect(response.text == "hello world")
+        #expect(response.trailers?[HTTPField.Name("X-Trailer")!] == "yes")
+    }
+
+    @Test func chunkedWithTrailers() async throws {
+        let response = try await run("/chunked").get()
+        #expect(response.text == "hello world")
+        #expect(response.trailers?[HTTPField.Name("X-Trailer")!] == "yes")
+    }
+
+    @Test func closeDelimitedAndHTTP10() async throws {
+        #expect(try await run("/close-delimited").get().text == "close-delimited body")
+        #expect(try await run("/http10").get().text == "http/1.0 body")
+    }
+
+    @Test func interimResponsesSkipped() async throws {
+        let response = try await run("/continue").get()
+        #expect(response.status == .ok)
+        #expect(response.text == "final")
+    }
+
+    @Test func bodilessResponses() async throws {
+        #expect(try await run("/head-cl", method: .head).get().body.isEmpty)
+        #expect(try await run("/no-content").get().status.code == 204)
+        #expect(try await run("/not-modified").get().status.code == 304)
+    }
+
+    @Test func headLimits() async throws {
+        try await expectError("/big-headers?n=70000", .headerTooLarge)
+        try await expectError("/many-headers?n=1001", .tooManyHeaders)
+        #expect(try await run("/many-headers?n=900").get().status == .ok)
+        try await expectError("/big?n=2000", .bodyTooLarge) { $0.maxBodySize = 1000 }
+    }
+
+    @Test func staleKeepAliveConnectionIsRetriedOnceForIdempotentRequests() async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let client = try makeClient { $0.threads = 1; $0.maxConnectionsPerHost = 1 }
+        defer { client.shutdown() }
+        // The server drops the request that reuses the connection: GET goes again, once,
+        // on a fresh connection, and the caller never sees the stale one.
+        let request = try get(server.url("/drop-next"))
+        for _ in 0..<3 {
+            let response = try await client.execute(request)
+            #expect(response.status == .ok)
+        }
+        let log = try server.log()
+        #expect(log.connections == 3)
+        #expect(log.requests.count == 5, "3 answered + 2 dropped and retried")
+
+        // POST is not idempotent: the same situation is an error, not a silent resend.
+        try server.resetLog()
+        let post = try HTTPRequest(method: .post, url: server.url("/drop-next"))
+        let fresh = try makeClient { $0.threads = 1; $0.maxConnectionsPerHost = 1 }
+        defer { fresh.shutdown() }
+        _ = try await fresh.execute(post, body: [1])
+        let code = await errorCode { _ = try await fresh.execute(post, body: [1]) }
+        #expect(code == .emptyResponse)
+        #expect(try server.log().requests.count == 2)
+    }
+
+    @Test func serverClosingIdleConnectionIsNoticed() async throws {
+        let server = try Shared.faults.get()
+        let client = try makeClient { $0.threads = 1; $0.maxConnectionsPerHost = 1 }
+        defer { client.shutdown() }
+        let request = try get(server.url("/idle-close?ms=20"))
+        for _ in 0..<3 {
+            #expect(try await client.execute(request).status == .ok)
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    @Test func connectionRefused() async throws {
+        // A port that was just free: bind, read the port, close.
+        let port = try freePort()
+        let client = try makeClient()
+        defer { client.shutdown() }
+        let code = await errorCode { _ = try await client.execute(try get("http://127.0.0.1:\(port)/")) }
+        #expect(code == .connectionRefused)
+    }
+
+    @Test func cancellationEndsAStalledRequest() async throws {
+        let server = try Shared.faults.get()
+        let client = try makeClient()
+        defer { client.shutdown() }
+        let request = try get(server.url("/stall"))
+        let task = Task { try await client.execute(request) }
+        try await Task.sleep(for: .milliseconds(100))
+        let start = ContinuousClock.now
+        task.cancel()
+        let code = await errorCode { _ = try await task.value }
+        #expect(code == .cancelled)
+        #expect(ContinuousClock.now - start < .seconds(2))
+    }
+
+    @Test func poolWaitTimeout() async throws {
+        let server = try Shared.faults.get()
+        let client = try makeClient { $0.threads = 1; $0.maxConnectionsPerHost = 1; $0.poolWaitTimeout = .milliseconds(200) }
+        defer { client.shutdown() }
+        let stalled = Task { try await client.execute(try get(server.url("/stall")), timeout: .seconds(3)) }
+        try await Task.sleep(for: .milliseconds(100))
+        let code = await errorCode { _ = try await client.execute(try get(server.url("/ok"))) }
+        #expect(code == .poolWaitTimeout)
+        stalled.cancel()
+        _ = try? await stalled.value
+    }
+
+    @Test func shutdownFailsRequestsInFlight() async throws {
+        let server = try Shared.faults.get()
+        let client = try makeClient()
+        let stalled = Task { try await client.execute(try get(server.url("/stall"))) }
+        try await Task.sleep(for: .milliseconds(100))
+        client.shutdown()
+        let code = await errorCode { _ = try await stalled.value }
+        #expect(code == .shutdown)
+        let after = await errorCode { _ = try await client.execute(try get(server.url("/ok"))) }
+        #expect(after == .shutdown)
+    }
+
+    @Test func streamDroppedEarlyClosesTheConnection() async throws {
+        let server = try Shared.faults.get()
+        let client = try makeClient { $0.threads = 1; $0.maxConnectionsPerHost = 1 }
+        defer { client.shutdown() }
+        do {
+            let response = try await client.stream(try get(server.url("/big?n=10000000")))
+            var iterator = response.body.makeAsyncIterator()
+            _ = try await iterator.next()
+        }
+        // The pool's only connection must be free again for the next request.
+        let response = try await client.execute(try get(server.url("/ok")), timeout: .seconds(5))
+        #expect(response.text == "hello")
+    }
+}
+
+func freePort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let rc = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
+            guard bind(fd, pointer, length) == 0 else { return -1 }
+            return getsockname(fd, pointer, &length)
+        }
+    }
+    guard rc == 0 else { throw TestServerError("cannot find a free port") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
