@@ -10,7 +10,12 @@ enum CurlExitCode {
         case .dnsFailure: 6
         case .connectionRefused, .connectFailed: 7
         case .connectTimeout, .readTimeout, .totalTimeout, .poolWaitTimeout: 28
-        case .invalidResponse, .headerTooLarge, .tooManyHeaders: 8
+        // curl reports broken body framing (a bad chunk size, say) as a receive error.
+        case .invalidResponse: error.phase == .readBody ? 56 : 8
+        case .notHTTPResponse: 1
+        case .unsupportedEncoding: 61
+        // curl 7.x says "out of memory" past its header limit; 8.x says "too large" (100).
+        case .headerTooLarge, .tooManyHeaders: 27
         case .truncatedBody: 18
         case .emptyResponse: 52
         case .remoteClosed, .readFailed: 56

@@ -81,6 +81,9 @@ have been sent.
                          answered by closing the connection without a byte:
                          a server closing an idle connection just as the
                          client reuses it.
+  /raw?b=B64[&then=T]    sends the bytes given base64url-encoded in b, then
+                         closes (then=close, default), stalls (then=stall) or
+                         keeps serving (then=keep).
   /idle-close?ms=N       200 "ok" keep-alive; if no further request byte arrives
                          within N ms (default 50), the connection is closed.
   /slow-head?ms=N        waits N ms (default 500), then 200 "ok"; keep-alive.
@@ -116,6 +119,7 @@ connection (resets, broken pipes, parse errors) never affect the server.
 import argparse
 import json
 import os
+import signal
 import socket
 import struct
 import sys
@@ -559,6 +563,19 @@ def scenario_empty(c, req):
     return False
 
 
+def scenario_raw(c, req):
+    # The response bytes come from the test, base64url-encoded in ?b=, so any malformed
+    # response can be scripted without a new scenario. ?then=close (default), stall, or keep.
+    import base64
+    data = base64.urlsafe_b64decode(req.param_str("b", "") + "==")
+    c.send(data)
+    then = req.param_str("then", "close")
+    if then == "stall":
+        scenario_stall(c, req)
+        return False
+    return then == "keep"
+
+
 def scenario_stall(c, req):
     c.stall()
     return False
@@ -790,6 +807,7 @@ SCENARIOS = {
     "/many-headers": scenario_many_headers,
     "/close-after": scenario_close_after,
     "/drop-next": scenario_drop_next,
+    "/raw": scenario_raw,
     "/idle-close": scenario_idle_close,
     "/slow-head": scenario_slow_head,
     "/status": scenario_status,
@@ -839,6 +857,13 @@ def main():
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
     VERBOSE = args.verbose
+
+    # A launcher may pass on blocked or ignored signals (e.g. when spawned
+    # from a thread-pool thread); make SIGTERM/SIGHUP kill us as expected.
+    # Done before any thread starts, as threads inherit the mask.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
 
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     listener = socket.socket(family, socket.SOCK_STREAM)

@@ -122,6 +122,23 @@ close_inherited_fds() {
     done
 }
 
+# Blocked signals survive exec, and nginx does not unblock the ones it uses:
+# if the launcher left some blocked, exec nginx through python with an empty
+# mask, so that SIGTERM stops it.
+exec_unblocked() {
+    local line mask=""
+    while read -r line; do
+        case "$line" in SigBlk:*) mask=${line#SigBlk:} ;; esac
+    done < "/proc/$BASHPID/status"
+    mask=${mask//[[:space:]0]/}
+    if [ -n "$mask" ] && [ -n "$PY" ]; then
+        exec "$PY" -c 'import os, signal, sys
+signal.pthread_sigmask(signal.SIG_SETMASK, [])
+os.execv(sys.argv[1], sys.argv[1:])' "$@"
+    fi
+    exec "$@"
+}
+
 can_connect() { # port
     (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
@@ -134,7 +151,7 @@ for attempt in 1 2 3 4 5 6; do
     render "$PORT"
     rm -f "$DIR/nginx.pid"
     : > "$DIR/error.log"
-    (close_inherited_fds; exec "$NGINX" -p "$DIR/" -c "$DIR/nginx.conf" -e "$DIR/error.log") </dev/null >/dev/null &
+    (close_inherited_fds; exec_unblocked "$NGINX" -p "$DIR/" -c "$DIR/nginx.conf" -e "$DIR/error.log") </dev/null >/dev/null &
     NGINX_PID=$!
     # Ready once nginx has written its pid file (after binding) and accepts.
     deadline=$((SECONDS + 10))

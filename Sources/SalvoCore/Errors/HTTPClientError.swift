@@ -21,7 +21,7 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
         enum Base: UInt8, Sendable, Hashable {
             case invalidURL, invalidRequest, dnsFailure, connectionRefused, connectFailed
             case connectTimeout, readTimeout, totalTimeout, poolWaitTimeout
-            case invalidResponse, emptyResponse, truncatedBody, remoteClosed, readFailed, writeFailed
+            case invalidResponse, notHTTPResponse, unsupportedEncoding, emptyResponse, truncatedBody, remoteClosed, readFailed, writeFailed
             case headerTooLarge, tooManyHeaders, bodyTooLarge
             case cancelled, shutdown, unsupportedScheme
         }
@@ -48,6 +48,11 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let poolWaitTimeout = Code(base: .poolWaitTimeout)
         /// The server broke HTTP/1.1: the parser's reason is in ``HTTPClientError/detail``.
         public static let invalidResponse = Code(base: .invalidResponse)
+        /// The reply does not start with an HTTP/1.x status line (HTTP/0.9, another protocol,
+        /// noise): nothing about it can be trusted.
+        public static let notHTTPResponse = Code(base: .notHTTPResponse)
+        /// The response uses a transfer coding this client does not decode (only chunked is).
+        public static let unsupportedEncoding = Code(base: .unsupportedEncoding)
         /// The server closed the connection without sending a byte of a response.
         public static let emptyResponse = Code(base: .emptyResponse)
         /// The connection ended before the body its framing announced.
@@ -83,6 +88,8 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
             case .totalTimeout: "request timed out"
             case .poolWaitTimeout: "timed out waiting for a pooled connection"
             case .invalidResponse: "invalid HTTP response"
+            case .notHTTPResponse: "reply is not an HTTP/1.x response"
+            case .unsupportedEncoding: "unsupported transfer encoding"
             case .emptyResponse: "empty reply from server"
             case .truncatedBody: "response body ended early"
             case .remoteClosed: "server closed the connection"

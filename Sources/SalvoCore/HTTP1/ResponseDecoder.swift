@@ -68,6 +68,11 @@ final class ResponseDecoder {
     private var trailerFields: HTTPFields? = nil
     private var sawFinalHead = false
     private var failure: HTTPClientError? = nil
+    /// Whether the current message got as far as its status line (llhttp calls on_status
+    /// only after a valid "HTTP/x.y NNN ").
+    private var sawStatus = false
+    /// Set when an interim response just ended: the bytes counted so far were only 1xx.
+    private var interimBytesPending = false
     /// Bytes seen since the current response began (0: nothing of it yet).
     private(set) var bytesOfCurrentResponse = 0
     /// True between the final head and the end of its body.
@@ -96,6 +101,7 @@ final class ResponseDecoder {
         self.bytesOfCurrentResponse = 0
         self.sawFinalHead = false
         self.inBody = false
+        self.interimBytesPending = false
         if llhttp_get_errno(self.parser) == HPE_PAUSED {
             llhttp_resume(self.parser)
         }
@@ -137,7 +143,7 @@ final class ResponseDecoder {
 
     /// The error for a connection that ended at this point of the response.
     func endOfStreamError() -> HTTPClientError {
-        if self.bytesOfCurrentResponse == 0 {
+        if self.bytesOfCurrentResponse == 0 || (self.interimBytesPending && !self.sawStatus) {
             return HTTPClientError(.emptyResponse, phase: .readHead)
         }
         if self.inBody {
@@ -147,6 +153,12 @@ final class ResponseDecoder {
     }
 
     private func protocolError(_ detail: String?) -> HTTPClientError {
+        let errno = llhttp_get_errno(self.parser)
+        if detail == nil && !self.sawStatus
+            && (errno == HPE_INVALID_CONSTANT || errno == HPE_INVALID_VERSION || errno == HPE_INVALID_STATUS) {
+            let reason = llhttp_get_error_reason(self.parser).map { String(cString: $0) } ?? "bad status line"
+            return HTTPClientError(.notHTTPResponse, phase: .readHead, detail: reason)
+        }
         var text = detail
         if text == nil {
             let name = llhttp_errno_name(llhttp_get_errno(self.parser)).map { String(cString: $0) } ?? "HPE"
@@ -186,6 +198,7 @@ final class ResponseDecoder {
         self.headerCount = 0
         self.inTrailers = false
         self.trailerFields = nil
+        self.sawStatus = false
         return Self.proceed
     }
 
@@ -201,6 +214,7 @@ final class ResponseDecoder {
     }
 
     private func status(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
+        self.sawStatus = true
         guard self.countHeaderBytes(length), let at else { return Self.userError }
         self.reason.append(contentsOf: UnsafeRawBufferPointer(start: at, count: length))
         return Self.proceed
@@ -264,6 +278,13 @@ final class ResponseDecoder {
             self.headerCount = 0
             return Self.proceed
         }
+        if let codings = head.headerFields[.transferEncoding], !Self.isChunkedOnly(codings) {
+            // RFC 9112 §6.1: only chunked is understood here; decoding gzip or deflate
+            // transfer codings is left to the caller no more than it is to curl.
+            self.failure = HTTPClientError(.unsupportedEncoding, phase: .readHead,
+                                           detail: "Transfer-Encoding: \(codings)")
+            return Self.userError
+        }
         self.sawFinalHead = true
         self.inBody = true
         self.inTrailers = true
@@ -272,6 +293,16 @@ final class ResponseDecoder {
         // to HEAD, and 204 and 304, which never carry content (RFC 9110 §6.4.1) even when a
         // Content-Length describes the representation.
         return self.expectNoBody || code == 204 || code == 304 ? 1 : Self.proceed
+    }
+
+    /// Whether a Transfer-Encoding value is exactly "chunked" (any case, optional spaces);
+    /// several Transfer-Encoding fields arrive joined with ", " by HTTPFields.
+    static func isChunkedOnly(_ value: String) -> Bool {
+        value.split(separator: ",").allSatisfy { coding in
+            let trimmed = coding.drop(while: { $0 == " " || $0 == "\t" })
+            return trimmed.reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed()
+                .map { $0.lowercased() }.joined() == "chunked"
+        }
     }
 
     private func body(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
@@ -286,6 +317,9 @@ final class ResponseDecoder {
     private func messageComplete() -> Int32 {
         guard self.sawFinalHead else {
             // The end of an interim (1xx) response: the final one follows on the same stream.
+            // Until its first byte, a close means "no response" (curl: empty reply).
+            self.interimBytesPending = true
+            self.sawStatus = false
             return Self.proceed
         }
         self.inBody = false

@@ -207,8 +207,27 @@ func expectEverySplit(_ text: String, eof: Bool = false, head: Bool = false,
         #expect(code == .invalidResponse)
     }
 
+    @Test func notHTTPAtAll() {
+        for text in ["SPAM\r\n\r\n", "HTTP/1.1 2000 OK\r\n\r\n", "HTTP/2.5 200 OK\r\n\r\n", "hello world"] {
+            guard case .failed(_, let code) = decode(text) else { Issue.record("accepted \(text.debugDescription)"); continue }
+            #expect(code == .notHTTPResponse, "\(text.debugDescription)")
+        }
+    }
+
+    @Test func transferCodingsOtherThanChunkedAreRefused() {
+        let text = "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"
+        guard case .failed(_, let code) = decode(text) else { Issue.record("accepted"); return }
+        #expect(code == .unsupportedEncoding)
+        let fine = "HTTP/1.1 200 OK\r\nTransfer-Encoding:  Chunked \r\n\r\n2\r\nok\r\n0\r\n\r\n"
+        guard case .complete = decode(fine) else { Issue.record("rejected chunked"); return }
+    }
+
+    @Test func closeAfterOnlyInterimResponsesIsAnEmptyReply() {
+        #expect(decode("HTTP/1.1 100 Continue\r\n\r\n", eof: true) == .failed([.informational(100)], .emptyResponse))
+    }
+
     @Test func garbageIsRejected() {
-        for text in ["SPAM\r\n\r\n", "HTTP/1.1 2000 OK\r\n\r\n", "HTTP/1.1 200 OK\r\nBad Header\r\n\r\n",
+        for text in ["HTTP/1.1 200 OK\r\nBad Header\r\n\r\n",
                      "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\n"] {
             guard case .failed(_, let code) = decode(text) else { Issue.record("accepted \(text.debugDescription)"); continue }
             #expect(code == .invalidResponse, "\(text.debugDescription)")

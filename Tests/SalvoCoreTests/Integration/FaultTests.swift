@@ -40,7 +40,7 @@ import Testing
     }
 
     @Test func garbageAndEmptyReplies() async throws {
-        try await expectError("/garbage", .invalidResponse)
+        try await expectError("/garbage", .notHTTPResponse)
         try await expectError("/empty", .emptyResponse)
         try await expectError("/dup-cl", .invalidResponse)
     }

@@ -85,6 +85,15 @@ final class ChildProcess: @unchecked Sendable {
         process.standardError = FileHandle.standardError
         let semaphore = exitSignal
         process.terminationHandler = { _ in semaphore.signal() }
+        // The child inherits the signal mask of the thread that spawns it, and
+        // Dispatch / Swift-concurrency pool threads (where tests run) block
+        // most signals; a server spawned from one would never see SIGTERM.
+        // Spawn from an empty mask and restore it right after.
+        var emptyMask = sigset_t()
+        var savedMask = sigset_t()
+        sigemptyset(&emptyMask)
+        pthread_sigmask(SIG_SETMASK, &emptyMask, &savedMask)
+        defer { pthread_sigmask(SIG_SETMASK, &savedMask, nil) }
         do {
             try process.run()
         } catch {

@@ -1,0 +1,177 @@
+import Foundation
+import Testing
+
+/// `salvo get` run side by side with curl against the same hostile responses: the exit
+/// status must be curl's, except where Salvo is stricter on purpose (listed below).
+@Suite struct CLITests {
+    static var salvoPath: String {
+        // The test bundle sits next to the products it was built with.
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var directory = URL(fileURLWithPath: exe).deletingLastPathComponent()
+        while directory.path != "/" {
+            let candidate = directory.appendingPathComponent("salvo").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        return "salvo"
+    }
+
+    struct Run {
+        var status: Int32
+        var stdout: Data
+        var stderr: String
+    }
+
+    static func run(_ executable: String, _ arguments: [String]) throws -> Run {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, stdout: stdout, stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    static func salvo(_ arguments: String...) throws -> Run { try run(salvoPath, ["get"] + arguments) }
+
+    static var curlPath: String? {
+        ["/usr/bin/curl", "/usr/local/bin/curl"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    static func raw(_ server: FaultServer, _ bytes: String, then: String = "close") -> String {
+        let b64 = Data(bytes.utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        return server.url("/raw?b=\(b64)&then=\(then)")
+    }
+
+    /// Responses on which Salvo and curl must agree.
+    static let agreed: [(String, String)] = [
+        ("ok", "/ok"), ("truncated", "/truncated"), ("truncated-chunked", "/truncated-chunked"),
+        ("reset", "/reset"), ("garbage", "/garbage"), ("empty", "/empty"), ("stall-body", "/stall-body"),
+        ("one-byte", "/one-byte"), ("chunked", "/chunked"), ("close-delimited", "/close-delimited"),
+        ("http10", "/http10"), ("continue", "/continue"), ("no-content", "/no-content"),
+        ("not-modified", "/not-modified"), ("status-500", "/status?code=500"),
+    ]
+
+    static let agreedRaw: [(String, String)] = [
+        ("no reason phrase", "HTTP/1.1 200\r\nContent-Length: 2\r\n\r\nok"),
+        ("bad version", "HTTP/2.5 200 OK\r\nContent-Length: 2\r\n\r\nok"),
+        ("bad status", "HTTP/1.1 abc OK\r\nContent-Length: 2\r\n\r\nok"),
+        ("HTTP/0.9", "hello world"),
+        ("bad chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\nok\r\n0\r\n\r\n"),
+        ("negative length", "HTTP/1.1 200 OK\r\nContent-Length: -5\r\n\r\nok"),
+        ("gzip transfer coding", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nok"),
+        ("NUL in a value", "HTTP/1.1 200 OK\r\nX-A: a\u{0}b\r\nContent-Length: 2\r\n\r\nok"),
+        ("bytes after the body", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA"),
+        ("only 100 Continue", "HTTP/1.1 100 Continue\r\n\r\n"),
+        ("close in chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5"),
+        ("304 with length", "HTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\n\r\n"),
+        ("folded header", "HTTP/1.1 200 OK\r\nX-A: a\r\n  folded\r\nContent-Length: 2\r\n\r\nok"),
+    ]
+
+    @Test func exitStatusMatchesCurl() throws {
+        guard let curl = Self.curlPath else {
+            Issue.record("curl is not installed (scripts/setup installs it)")
+            return
+        }
+        let server = try Shared.faults.get()
+        var cases = Self.agreed.map { ($0.0, server.url($0.1)) }
+        cases += Self.agreedRaw.map { ($0.0, Self.raw(server, $0.1)) }
+        for (name, url) in cases {
+            let theirs = try Self.run(curl, ["-s", "-m", "3", "-o", "/dev/null", url])
+            let ours = try Self.salvo("-s", "-m", "3", "-o", "/dev/null", url)
+            #expect(ours.status == theirs.status, "\(name): salvo \(ours.status), curl \(theirs.status)")
+        }
+    }
+
+    /// Where Salvo is stricter than curl 7.88 on purpose: ambiguous framing is how responses
+    /// are smuggled, so it is refused (RFC 9112 §6.3, llhttp without lenient flags).
+    @Test func stricterThanCurlOnAmbiguousFraming() throws {
+        let server = try Shared.faults.get()
+        let cases = [
+            "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n",
+            "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+            "HTTP/1.1 200 OK\r\nX-A : b\r\nContent-Length: 2\r\n\r\nok",
+        ]
+        for text in cases {
+            let ours = try Self.salvo("-s", "-o", "/dev/null", Self.raw(server, text))
+            #expect(ours.status == 8, "\(text.debugDescription)")
+        }
+    }
+
+    @Test func bodyHeadAndFail() throws {
+        let server = try Shared.faults.get()
+        let body = try Self.salvo(server.url("/ok"))
+        #expect(body.status == 0)
+        #expect(String(decoding: body.stdout, as: UTF8.self) == "hello")
+        let include = try Self.salvo("-i", server.url("/ok"))
+        let text = String(decoding: include.stdout, as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(text.hasSuffix("\r\n\r\nhello"))
+        let fail = try Self.salvo("-f", server.url("/status?code=404"))
+        #expect(fail.status == 22)
+        #expect(fail.stdout.isEmpty)
+        #expect(fail.stderr.contains("404"))
+        let head = try Self.salvo("-I", server.url("/head-cl"))
+        #expect(head.status == 0)
+        #expect(String(decoding: head.stdout, as: UTF8.self).contains("Content-Length: 1000"))
+    }
+
+    @Test func failuresPrintOneLine() throws {
+        let port = try freePort()
+        let refused = try Self.salvo("http://127.0.0.1:\(port)/")
+        #expect(refused.status == 7)
+        #expect(refused.stderr.split(separator: "\n").count == 1)
+        let malformed = try Self.salvo("http://[::1/")
+        #expect(malformed.status == 3)
+        #expect(malformed.stderr.split(separator: "\n").count == 1)
+        let silent = try Self.salvo("-s", "http://127.0.0.1:\(port)/")
+        #expect(silent.status == 7)
+        #expect(silent.stderr.isEmpty)
+        let shown = try Self.salvo("-sS", "http://127.0.0.1:\(port)/")
+        #expect(!shown.stderr.isEmpty)
+    }
+
+    @Test func timeouts() throws {
+        let server = try Shared.faults.get()
+        let started = Date()
+        let stalled = try Self.salvo("--max-time", "0.3", server.url("/stall"))
+        #expect(stalled.status == 28)
+        #expect(Date().timeIntervalSince(started) < 5)
+    }
+
+    @Test func postsDataAndFiles() throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-cli-\(UUID().uuidString)")
+        try Data("line1\nline2\n".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        #expect(try Self.salvo("-d", "a=1", "-d", "b=2", server.url("/echo")).status == 0)
+        #expect(try Self.salvo("-d", "@\(file.path)", server.url("/echo")).status == 0)
+        #expect(try Self.salvo("--data-binary", "@\(file.path)", server.url("/echo")).status == 0)
+        #expect(try Self.salvo("-X", "PUT", "-H", "X-Custom: yes", server.url("/echo")).status == 0)
+        let log = try server.log().requests
+        #expect(log.count == 4)
+        #expect(log.map(\.method) == ["POST", "POST", "POST", "PUT"])
+        #expect(log.map(\.bodyLength) == [7, 10, 12, 0])
+        #expect(log[0].header("Content-Type") == "application/x-www-form-urlencoded")
+        #expect(log[3].header("X-Custom") == "yes")
+    }
+
+    @Test func outputFile() throws {
+        let server = try Shared.faults.get()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-out-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let run = try Self.salvo("-o", file.path, server.url("/big?n=100000"))
+        #expect(run.status == 0)
+        #expect(run.stdout.isEmpty)
+        #expect(try Data(contentsOf: file).count == 100_000)
+    }
+}
