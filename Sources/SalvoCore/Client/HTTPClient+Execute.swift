@@ -48,12 +48,14 @@ extension HTTPClient {
                 self.start(prepared, on: loop, cancellation: cancellation) {
                     StreamingHandler(makeStream: {
                         BodyStream(onResume: {
-                            loop.execute { cancellation.resume(client: self) }
+                            loop.execute { cancellation.resumeReading() }
                         }, onCancel: {
                             cancellation.cancel()
                         })
                     }, onHead: { result in
                         continuation.resume(returning: result)
+                    }, onEnd: {
+                        cancellation.finished()
                     })
                 }
             }
@@ -106,7 +108,7 @@ public struct RequestHandle: Sendable {
 
 extension CancellationState {
     /// Resumes a paused response stream (loop thread).
-    func resume(client: HTTPClient) {
+    func resumeReading() {
         self.loop.assertInLoop()
         self.currentTask?.resumeReading()
     }

@@ -63,9 +63,29 @@ public final class HTTPClient: Sendable {
     }
 
     deinit {
-        if self.ownsGroup && !self.isShutdown.load(ordering: .relaxed) {
-            // Best effort for a client dropped without shutdown(): stop its threads.
-            self.shutdown()
+        // A client dropped without shutdown(): stop its pools and threads anyway. The last
+        // reference can go away on one of its own loops (inside a callback), where joining
+        // the loop threads would deadlock, so the work then moves to another thread.
+        guard !self.isShutdown.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let work = Self.shutdownWork(pools: self.pools, group: self.ownsGroup ? self.group : nil)
+        if self.group.loops.contains(where: { $0.inEventLoop }) {
+            DispatchQueue.global().async(execute: work)
+        } else {
+            work()
+        }
+    }
+
+    private static func shutdownWork(pools: [LoopBound<ConnectionPool>], group: EventLoopGroup?) -> @Sendable () -> Void {
+        {
+            let done = DispatchSemaphore(value: 0)
+            for bound in pools {
+                bound.loop.execute {
+                    bound.value.shutdown()
+                    done.signal()
+                }
+            }
+            for _ in pools { done.wait() }
+            group?.shutdown()
         }
     }
 
@@ -82,6 +102,11 @@ public final class HTTPClient: Sendable {
 
     func pool(on loop: EventLoop) -> ConnectionPool {
         self.pools[loop.index].value
+    }
+
+    /// The pool object for holding on to from any thread (use it only on `loop`).
+    func poolReference(on loop: EventLoop) -> ConnectionPool {
+        self.pools[loop.index].unsafeValue
     }
 
     // MARK: Preparing requests
@@ -136,19 +161,19 @@ public final class HTTPClient: Sendable {
     // MARK: Shutting down
 
     /// Closes every connection, fails requests in flight with `.shutdown`, and (for a client
-    /// that made its own loops) stops its threads. Idempotent. Blocks until done; do not call
-    /// it from one of the client's loops.
+    /// that made its own loops) stops its threads. Idempotent.
+    ///
+    /// Blocks until all of that is done, except when called on one of the client's own loop
+    /// threads (from a completion handler, say): a loop cannot wait for itself, so the
+    /// shutdown then finishes in the background after this returns.
     public func shutdown() {
         guard !self.isShutdown.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let done = DispatchSemaphore(value: 0)
-        for bound in self.pools {
-            bound.loop.execute {
-                bound.value.shutdown()
-                done.signal()
-            }
+        let work = Self.shutdownWork(pools: self.pools, group: self.ownsGroup ? self.group : nil)
+        if self.group.loops.contains(where: { $0.inEventLoop }) {
+            DispatchQueue.global().async(execute: work)
+        } else {
+            work()
         }
-        for _ in self.pools { done.wait() }
-        if self.ownsGroup { self.group.shutdown() }
     }
 
     /// Pool counters summed over the loops, for reports and tests.
@@ -186,13 +211,14 @@ public struct PoolStatistics: Sendable, Hashable {
 /// @unchecked Sendable: `task` and `cancelled` are touched only on `loop`'s thread.
 final class CancellationState: @unchecked Sendable {
     let loop: EventLoop
-    unowned(unsafe) let client: HTTPClient
+    /// The pool the request runs in; strong, so a handle outliving its client stays safe.
+    private let pool: ConnectionPool
     private var task: RequestTask?
     private var cancelled = false
 
     init(loop: EventLoop, client: HTTPClient) {
         self.loop = loop
-        self.client = client
+        self.pool = client.poolReference(on: loop)
     }
 
     /// Records the started task; returns true when cancellation came first.
@@ -207,7 +233,7 @@ final class CancellationState: @unchecked Sendable {
         let work: @Sendable () -> Void = {
             self.cancelled = true
             if let task = self.task {
-                self.client.pool(on: self.loop).cancel(task, error: HTTPClientError(.cancelled))
+                self.pool.cancel(task, error: HTTPClientError(.cancelled))
                 self.task = nil
             }
         }

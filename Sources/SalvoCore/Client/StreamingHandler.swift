@@ -4,13 +4,18 @@ import HTTPTypes
 /// ``BodyStream`` with backpressure.
 final class StreamingHandler: ResponseHandler {
     private let onHead: (Result<HTTPClientStreamingResponse, HTTPClientError>) -> Void
+    private let onEnd: () -> Void
     private let makeStream: () -> BodyStream
     private var stream: BodyStream?
 
+    /// `onEnd` runs once the request is over either way: it lets the caller's cancellation
+    /// state drop the request, which would otherwise keep it (and the stream) alive in a cycle.
     init(makeStream: @escaping () -> BodyStream,
-         onHead: @escaping (Result<HTTPClientStreamingResponse, HTTPClientError>) -> Void) {
+         onHead: @escaping (Result<HTTPClientStreamingResponse, HTTPClientError>) -> Void,
+         onEnd: @escaping () -> Void) {
         self.makeStream = makeStream
         self.onHead = onHead
+        self.onEnd = onEnd
     }
 
     func didReceiveHead(_ head: HTTPResponse) throws(HTTPClientError) {
@@ -24,6 +29,7 @@ final class StreamingHandler: ResponseHandler {
     }
 
     func didFinish(trailers: HTTPFields?) {
+        self.onEnd()
         if let stream = self.stream {
             stream.finish(.success(trailers))
         } else {
@@ -32,6 +38,7 @@ final class StreamingHandler: ResponseHandler {
     }
 
     func didFail(_ error: HTTPClientError) {
+        self.onEnd()
         if let stream = self.stream {
             stream.finish(.failure(error))
         } else {

@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -45,9 +46,15 @@ public final class EventLoopGroup: Sendable {
     }
 
     /// Stops every loop after the work already queued on it, and joins the threads.
-    /// Idempotent. Must not be called from one of the group's own loops.
+    /// Idempotent. Called on one of the group's own loops, it cannot wait for that loop, so
+    /// the joining then happens in the background after this returns.
     public func shutdown() {
         guard !self.isShutdown.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        for loop in self.loops { loop.stopAndJoin() }
+        let loops = self.loops
+        if loops.contains(where: { $0.inEventLoop }) {
+            DispatchQueue.global().async { for loop in loops { loop.stopAndJoin() } }
+        } else {
+            for loop in loops { loop.stopAndJoin() }
+        }
     }
 }

@@ -15,6 +15,9 @@ struct LoopBound<Value>: @unchecked Sendable {
         self.loop.assertInLoop()
         return self._value
     }
+
+    /// The value without the loop check, to be stored (not used) elsewhere.
+    var unsafeValue: Value { self._value }
 }
 
 /// A slot for a loop-confined value that is filled on the loop, read on the loop, and passed
