@@ -22,12 +22,19 @@ struct Demo: AsyncParsableCommand {
     @Option(name: .customLong("connections"), help: "Pool size (connections per host).")
     var connections = 16
 
+    @Option(name: [.customShort("t"), .customLong("threads")], help: "Event loop threads (default: one per core).")
+    var threads: Int?
+
     func run() async throws {
         guard self.requests > 0, self.concurrency > 0, self.connections > 0 else {
             throw ValidationError("requests, concurrency and connections must be positive")
         }
         var configuration = HTTPClient.Configuration()
         configuration.maxConnectionsPerHost = self.connections
+        if let threads = self.threads {
+            guard threads > 0 else { throw ValidationError("threads must be positive") }
+            configuration.threads = threads
+        }
         let client = try HTTPClient(configuration: configuration)
         defer { client.shutdown() }
         let request = try HTTPRequest(method: .get, url: self.url)

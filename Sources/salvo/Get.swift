@@ -174,6 +174,7 @@ struct Get: AsyncParsableCommand {
             }
         }
         if fields[.accept] == nil { fields[.accept] = "*/*" }
+        if fields[.userAgent] == nil { fields[.userAgent] = "salvo/0.1" }
 
         let methodText = self.method ?? (self.headOnly ? "HEAD" : (body != nil ? "POST" : "GET"))
         guard let method = HTTPRequest.Method(methodText) else {

@@ -374,9 +374,13 @@ final class FaultServer: Sendable {
     let port: Int
     private let child: ChildProcess
 
-    private init(port: Int, child: ChildProcess) {
+    /// The address it listens on: 127.0.0.1, or ::1 when started so.
+    let host: String
+
+    private init(port: Int, child: ChildProcess, host: String) {
         self.port = port
         self.child = child
+        self.host = host
     }
 
     deinit {
@@ -385,7 +389,7 @@ final class FaultServer: Sendable {
 
     /// Launches a new instance and waits (up to 10 s) for its port.
     /// `lifetime`: the server exits by itself after that many seconds.
-    static func start(lifetime: Int = 600) throws -> FaultServer {
+    static func start(lifetime: Int = 600, host: String = "127.0.0.1") throws -> FaultServer {
         let script = try TestFixtures.file("fault_server.py")
         let python: URL
         if let override = ProcessInfo.processInfo.environment["SALVO_PYTHON"], !override.isEmpty {
@@ -396,14 +400,14 @@ final class FaultServer: Sendable {
         let child = try ChildProcess(
             name: "fault_server.py",
             executable: python,
-            arguments: [script.path, "--host", "127.0.0.1", "--port", "0", "--lifetime", String(lifetime)]
+            arguments: [script.path, "--host", host, "--port", "0", "--lifetime", String(lifetime)]
         )
         do {
             let announced = try child.readAnnouncements(["PORT"], timeout: 10)
             guard let text = announced["PORT"], let port = Int(text), port > 0 else {
                 throw TestServerError("fault_server.py announced a bad port: \(announced)")
             }
-            return FaultServer(port: port, child: child)
+            return FaultServer(port: port, child: child, host: host)
         } catch {
             child.stop(grace: 1)
             throw error
@@ -414,7 +418,8 @@ final class FaultServer: Sendable {
 
     /// "http://127.0.0.1:<port><path>"
     func url(_ path: String) -> String {
-        "http://127.0.0.1:\(port)\(path)"
+        let authority = self.host.contains(":") ? "[\(self.host)]" : self.host
+        return "http://\(authority):\(port)\(path)"
     }
 
     /// Terminates the server and reaps it.  Idempotent; also run by deinit.
