@@ -269,6 +269,12 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         self.lastActivity = self.loop.now
         self.updateTimer()
         let writing = self.task != nil && self.writeOffset < (self.task!.head.count + self.task!.body.count)
+        if self.token == 0 && self.fd >= 0 {
+            // Out of epoll after a hang-up while paused: the data left, then the end, is
+            // still in the socket; read it now.
+            self.readable()
+            return
+        }
         self.setInterest(writing ? [.read, .write] : .read)
     }
 
@@ -282,8 +288,17 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         if events & salvo_EPOLLOUT != 0, self.task != nil {
             self.writeRequest()
         }
-        if events & (salvo_EPOLLIN | salvo_EPOLLRDHUP | salvo_EPOLLHUP | salvo_EPOLLERR) != 0, !self.readPaused {
-            self.readable()
+        if events & (salvo_EPOLLIN | salvo_EPOLLRDHUP | salvo_EPOLLHUP | salvo_EPOLLERR) != 0 {
+            if !self.readPaused {
+                self.readable()
+            } else if events & (salvo_EPOLLHUP | salvo_EPOLLERR) != 0, self.token != 0 {
+                // epoll reports HUP and ERR whatever the interest, so a paused connection
+                // whose peer went away would wake the loop forever. Step out of epoll until
+                // the consumer asks for more; the read then finds the end.
+                self.loop.deregister(self.fd, token: self.token)
+                self.token = 0
+                self.interest = .none
+            }
         }
     }
 

@@ -173,6 +173,18 @@ import Testing
         #expect(after == .shutdown)
     }
 
+    @Test func pausedStreamStillSeesTheRestAfterTheServerClosed() async throws {
+        let server = try Shared.faults.get()
+        let client = try makeClient()
+        defer { client.shutdown() }
+        let response = try await client.stream(try get(server.url("/close-delimited?n=3000000")))
+        // Let the server write everything and close while the connection is paused.
+        try await Task.sleep(for: .milliseconds(300))
+        var total = 0
+        for try await chunk in response.body { total += chunk.count }
+        #expect(total == 3_000_000)
+    }
+
     @Test func streamDroppedEarlyClosesTheConnection() async throws {
         let server = try Shared.faults.get()
         let client = try makeClient { $0.threads = 1; $0.maxConnectionsPerHost = 1 }
