@@ -68,6 +68,7 @@ struct Get: AsyncParsableCommand {
         var configuration = HTTPClient.Configuration()
         configuration.threads = 1
         configuration.maxConnectionsPerHost = 1
+        configuration.userAgent = nil  // set (or removed) by the command line itself
         if let connectTimeout {
             guard connectTimeout > 0, connectTimeout.isFinite else { return self.report(2, "invalid --connect-timeout") }
             configuration.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))
@@ -135,6 +136,7 @@ struct Get: AsyncParsableCommand {
 
     func buildRequest() throws -> (HTTPRequest, [UInt8]?) {
         var fields = HTTPFields()
+        var removed: Set<String> = []
         for header in self.headers {
             guard let colon = header.firstIndex(of: ":") else {
                 throw UsageError(code: 2, message: "header \"\(header)\" has no colon")
@@ -144,8 +146,12 @@ struct Get: AsyncParsableCommand {
                 throw UsageError(code: 2, message: "invalid header name \"\(nameText)\"")
             }
             let value = header[header.index(after: colon)...].trimmingSpaces
-            // curl: "Name:" with nothing after removes the header; we simply send none.
-            if value.isEmpty { continue }
+            // curl: "Name:" with nothing after removes the header, defaults included.
+            if value.isEmpty {
+                removed.insert(name.canonicalName)
+                fields[name] = nil
+                continue
+            }
             guard !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
                 throw HTTPClientError(.invalidRequest, detail: "header \(nameText) contains CR, LF or NUL")
             }
@@ -173,14 +179,16 @@ struct Get: AsyncParsableCommand {
                 fields[.contentType] = "application/x-www-form-urlencoded"
             }
         }
-        if fields[.accept] == nil { fields[.accept] = "*/*" }
-        if fields[.userAgent] == nil { fields[.userAgent] = "salvo/0.1" }
+        if fields[.accept] == nil && !removed.contains("accept") { fields[.accept] = "*/*" }
+        if fields[.userAgent] == nil && !removed.contains("user-agent") { fields[.userAgent] = "salvo/0.1" }
 
         let methodText = self.method ?? (self.headOnly ? "HEAD" : (body != nil ? "POST" : "GET"))
         guard let method = HTTPRequest.Method(methodText) else {
             throw HTTPClientError(.invalidRequest, detail: "invalid method \"\(methodText)\"")
         }
-        let request = try HTTPRequest(method: method, url: self.url, headerFields: fields)
+        // Like curl, a URL without a scheme is taken as http.
+        let url = self.url.contains("://") ? self.url : "http://" + self.url
+        let request = try HTTPRequest(method: method, url: url, headerFields: fields)
         return (request, body)
     }
 

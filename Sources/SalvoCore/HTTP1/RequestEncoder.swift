@@ -12,9 +12,10 @@ public enum RequestBodyLength: Sendable, Hashable {
 
 /// Serializes an `HTTPRequest` head into HTTP/1.1 bytes.
 ///
-/// The encoder owns framing: any `Content-Length`, `Transfer-Encoding` or `Host` the caller
-/// put in the fields is replaced by what the body and the authority say, so a request can
-/// never announce one length and send another. A CR, LF or NUL anywhere in the head, a method
+/// The encoder owns framing: any `Content-Length` or `Transfer-Encoding` the caller put in
+/// the fields is replaced by what the body says, so a request can never announce one length
+/// and send another. `Host` comes from the authority unless the caller set one (as with
+/// curl's `-H 'Host: …'`); the connection still goes to the authority. A CR, LF or NUL anywhere in the head, a method
 /// or field name that is not a token, or a target with spaces or control characters, is
 /// refused before a byte is written: that is how header injection and request smuggling begin.
 public enum RequestEncoder {
@@ -43,13 +44,20 @@ public enum RequestEncoder {
         buffer.append(contentsOf: target.utf8)
         buffer.append(contentsOf: " HTTP/1.1\r\n".utf8)
 
-        if let authority = request.authority {
+        let hostName = HTTPField.Name("Host")!
+        let explicitHost = request.headerFields[hostName] != nil
+        if let authority = request.authority, !explicitHost {
             appendField(name: "Host", value: authority, into: &buffer)
         }
+        var hostWritten = false
         for field in request.headerFields {
             let name = field.name
             if name == .contentLength || name == .transferEncoding { continue }
-            if request.authority != nil, name.canonicalName == "host" { continue }
+            if name == hostName {
+                // One Host only (RFC 9112 §3.2), and first, as it would be without the override.
+                if hostWritten { continue }
+                hostWritten = true
+            }
             let nameText = name.rawName
             // HTTPField.Name validates tokens on creation; checked again because the head is
             // the last line of defence and names can be built unchecked elsewhere.

@@ -19,13 +19,19 @@ import Testing
         var request = HTTPRequest(method: .post, scheme: "http", authority: "h", path: "/")
         request.headerFields[.contentLength] = "999"
         request.headerFields[.transferEncoding] = "gzip"
-        request.headerFields[HTTPField.Name("Host")!] = "evil"
         #expect(try encode(request, .known(3)) == "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\n")
         #expect(try encode(request, .unknown) == "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n")
         #expect(try encode(request, .none) == "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n")
         let get = HTTPRequest(method: .get, scheme: "http", authority: "h", path: "/")
         #expect(try encode(get, .none) == "GET / HTTP/1.1\r\nHost: h\r\n\r\n")
         #expect(try encode(get, .known(1234567)) == "GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 1234567\r\n\r\n")
+    }
+
+    @Test func explicitHostOverridesTheAuthorityOnce() throws {
+        var request = HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:80", path: "/")
+        request.headerFields.append(HTTPField(name: HTTPField.Name("Host")!, value: "virtual.test"))
+        request.headerFields.append(HTTPField(name: HTTPField.Name("Host")!, value: "second.test"))
+        #expect(try encode(request) == "GET / HTTP/1.1\r\nHost: virtual.test\r\n\r\n")
     }
 
     @Test(arguments: ["/a b", "/a\r\nX: y", "/a\0", "/\u{7F}"])
