@@ -17,8 +17,8 @@ release: setup
 
 test: setup
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
-	$(SWIFT) test --skip-build --skip FDAccountingTests $(SWIFT_FLAGS)
 	SALVO_ISOLATED=1 $(SWIFT) test --skip-build --filter FDAccountingTests $(SWIFT_FLAGS)
+	$(SWIFT) test --skip-build --skip FDAccountingTests $(SWIFT_FLAGS)
 	@$(MAKE) --no-print-directory cmake
 
 # The engine built by CMake + Ninja, as a project embedding it without SwiftPM would.
