@@ -65,7 +65,7 @@ struct Demo: AsyncParsableCommand {
             return all
         }
         let elapsed = ContinuousClock.now - start
-        let statistics = client.poolStatistics()
+        let statistics = await client.poolStatistics()
         print(results.report(elapsed: elapsed, statistics: statistics, url: self.url, concurrency: self.concurrency))
     }
 }

@@ -16,7 +16,8 @@ final class CollectingHandler: ResponseHandler {
         self.head = head
         if let lengthText = head.headerFields[.contentLength], let length = Int(lengthText) {
             if length > self.maxBodySize { throw self.tooLarge() }
-            self.body.reserveCapacity(length)
+            // Capped: the head of a HEAD, 204 or 304 answer describes a body that never comes.
+            self.body.reserveCapacity(min(length, 4 << 20))
         }
     }
 

@@ -24,5 +24,20 @@ extension HTTPClient {
         public var userAgent: String? = "salvo/0.1"
 
         public init() {}
+
+        /// Refuses settings no client can run with.
+        func validate() throws(HTTPClientError) {
+            func invalid(_ what: String) -> HTTPClientError {
+                HTTPClientError(.invalidConfiguration, detail: what)
+            }
+            guard self.threads > 0 else { throw invalid("threads must be at least 1, not \(self.threads)") }
+            guard self.maxConnectionsPerHost > 0 else {
+                throw invalid("maxConnectionsPerHost must be at least 1, not \(self.maxConnectionsPerHost)")
+            }
+            guard self.maxBodySize >= 0 else { throw invalid("maxBodySize must not be negative") }
+            guard self.headLimits.maxHeaderBytes > 0, self.headLimits.maxHeaderCount > 0 else {
+                throw invalid("head limits must be positive")
+            }
+        }
     }
 }

@@ -79,8 +79,10 @@ extension HTTPClient {
         do {
             prepared = try self.prepare(request, body: body, timeout: timeout)
         } catch {
-            let loop = self.group.next()
-            loop.execute { completion(.failure(error)) }
+            // Reported on a loop thread like every other outcome, or here if none runs.
+            if !self.group.next().tryExecute({ completion(.failure(error)) }) {
+                completion(.failure(error))
+            }
             return RequestHandle(state: nil)
         }
         let loop = self.loop(for: prepared.key)

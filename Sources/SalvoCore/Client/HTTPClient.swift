@@ -24,6 +24,7 @@ public final class HTTPClient: Sendable {
 
     /// Starts a client with its own event loops.
     public convenience init(configuration: Configuration = Configuration()) throws(HTTPClientError) {
+        try configuration.validate()
         let group: EventLoopGroup
         do {
             group = try EventLoopGroup(numberOfThreads: configuration.threads)
@@ -36,12 +37,12 @@ public final class HTTPClient: Sendable {
     }
 
     /// A client on an existing group of loops (shared with other clients or code).
-    public convenience init(configuration: Configuration = Configuration(), eventLoopGroup: EventLoopGroup) {
+    public convenience init(configuration: Configuration = Configuration(), eventLoopGroup: EventLoopGroup) throws(HTTPClientError) {
+        try configuration.validate()
         self.init(configuration: configuration, group: eventLoopGroup, ownsGroup: false)
     }
 
     private init(configuration: Configuration, group: EventLoopGroup, ownsGroup: Bool) {
-        precondition(configuration.maxConnectionsPerHost > 0, "maxConnectionsPerHost must be positive")
         self.configuration = configuration
         self.group = group
         self.ownsGroup = ownsGroup
@@ -78,13 +79,16 @@ public final class HTTPClient: Sendable {
     private static func shutdownWork(pools: [LoopBound<ConnectionPool>], group: EventLoopGroup?) -> @Sendable () -> Void {
         {
             let done = DispatchSemaphore(value: 0)
+            var accepted = 0
             for bound in pools {
-                bound.loop.execute {
+                // A loop of a shared group that was stopped first has nothing left to close.
+                let queued = bound.loop.tryExecute {
                     bound.value.shutdown()
                     done.signal()
                 }
+                if queued { accepted += 1 }
             }
-            for _ in pools { done.wait() }
+            for _ in 0..<accepted { done.wait() }
             group?.shutdown()
         }
     }
@@ -118,6 +122,7 @@ public final class HTTPClient: Sendable {
         var method: HTTPRequest.Method
         var deadline: Deadline
         var readTimeout: Duration?
+        var closeAfter: Bool
     }
 
     func prepare(_ request: HTTPRequest, body: [UInt8]?, timeout: Duration?) throws(HTTPClientError) -> Prepared {
@@ -136,8 +141,11 @@ public final class HTTPClient: Sendable {
         try RequestEncoder.encodeHead(request, body: length, into: &head)
         let limit = timeout ?? self.configuration.requestTimeout
         let deadline = limit.map { Deadline.now() + $0 } ?? .distantFuture
+        let closeAfter = request.headerFields[.connection].map { value in
+            value.split(separator: ",").contains { $0.lowercased().filter { $0 != " " && $0 != "\t" } == "close" }
+        } ?? false
         return Prepared(key: key, head: head, body: body ?? [], method: request.method,
-                        deadline: deadline, readTimeout: self.configuration.readTimeout)
+                        deadline: deadline, readTimeout: self.configuration.readTimeout, closeAfter: closeAfter)
     }
 
     /// Starts `prepared` on `loop` with the handler `makeHandler` builds there. Runs inline
@@ -149,13 +157,19 @@ public final class HTTPClient: Sendable {
             let task = RequestTask(key: prepared.key, head: prepared.head, body: prepared.body,
                                    method: prepared.method, deadline: prepared.deadline,
                                    readTimeout: prepared.readTimeout, handler: handler)
+            task.closeAfter = prepared.closeAfter
             if cancellation.markStarted(task) {
                 task.fail(HTTPClientError(.cancelled, phase: .request))
                 return
             }
             self.pool(on: loop).submit(task)
         }
-        if loop.inEventLoop { work() } else { loop.execute(work) }
+        if loop.inEventLoop {
+            work()
+        } else if !loop.tryExecute(work) {
+            // The loop has stopped (the client or its group shut down meanwhile): fail here.
+            makeHandler().didFail(HTTPClientError(.shutdown, phase: .request))
+        }
     }
 
     // MARK: Shutting down
@@ -177,22 +191,23 @@ public final class HTTPClient: Sendable {
     }
 
     /// Pool counters summed over the loops, for reports and tests.
-    public func poolStatistics() -> PoolStatistics {
-        let lock = Mutex(PoolStatistics())
-        let done = DispatchSemaphore(value: 0)
+    public func poolStatistics() async -> PoolStatistics {
+        var total = PoolStatistics()
         for bound in self.pools {
-            bound.loop.execute {
-                let pool = bound.value
-                lock.withLock {
-                    $0.connectionsOpened += pool.connectionsOpened
-                    $0.connectionsReused += pool.connectionsReused
-                    $0.openConnections += pool.openConnectionCount
+            let part = await withUnsafeContinuation { (continuation: UnsafeContinuation<PoolStatistics, Never>) in
+                let accepted = bound.loop.tryExecute {
+                    let pool = bound.value
+                    continuation.resume(returning: PoolStatistics(
+                        connectionsOpened: pool.connectionsOpened, connectionsReused: pool.connectionsReused,
+                        openConnections: pool.openConnectionCount))
                 }
-                done.signal()
+                if !accepted { continuation.resume(returning: PoolStatistics()) }
             }
+            total.connectionsOpened += part.connectionsOpened
+            total.connectionsReused += part.connectionsReused
+            total.openConnections += part.openConnections
         }
-        for _ in self.pools { done.wait() }
-        return lock.withLock { $0 }
+        return total
     }
 }
 
@@ -245,9 +260,9 @@ final class CancellationState: @unchecked Sendable {
         return self.task
     }
 
-    /// Forgets the task once it ended, so the handle does not keep it alive.
+    /// Forgets the task once it ended, so the handle does not keep it alive. On the loop,
+    /// or on the caller's thread when the loop had already stopped and never saw the task.
     func finished() {
-        self.loop.assertInLoop()
         self.task = nil
     }
 }

@@ -25,6 +25,8 @@ final class RequestTask {
     var waiterID = 0
     /// When the request stops waiting for a connection.
     var waitDeadline = Deadline.distantFuture
+    /// The caller sent `Connection: close`: the connection is not reused after this request.
+    var closeAfter = false
 
     init(
         key: ConnectionKey, head: [UInt8], body: [UInt8], method: HTTPRequest.Method,

@@ -23,7 +23,7 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
             case connectTimeout, readTimeout, totalTimeout, poolWaitTimeout
             case invalidResponse, notHTTPResponse, unsupportedEncoding, emptyResponse, truncatedBody, remoteClosed, readFailed, writeFailed
             case headerTooLarge, tooManyHeaders, bodyTooLarge
-            case cancelled, shutdown, unsupportedScheme
+            case cancelled, shutdown, unsupportedScheme, invalidConfiguration
         }
         let base: Base
 
@@ -73,6 +73,8 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let cancelled = Code(base: .cancelled)
         /// The client was shut down.
         public static let shutdown = Code(base: .shutdown)
+        /// A client configuration value is out of range (no threads, no connections…).
+        public static let invalidConfiguration = Code(base: .invalidConfiguration)
         /// The URL's scheme is not one this client speaks.
         public static let unsupportedScheme = Code(base: .unsupportedScheme)
 
@@ -101,6 +103,7 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
             case .cancelled: "cancelled"
             case .shutdown: "client shut down"
             case .unsupportedScheme: "unsupported URL scheme"
+            case .invalidConfiguration: "invalid client configuration"
             }
         }
     }

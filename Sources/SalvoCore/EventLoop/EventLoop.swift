@@ -26,8 +26,12 @@ public final class EventLoop: @unchecked Sendable {
     /// The loop's position in its group (0-based).
     public let index: Int
 
-    // Cross-thread state.
-    private let pending = Mutex<Deque<@Sendable () -> Void>>(Deque())
+    // Cross-thread state. `Pending.closed` is set once the loop has run its last work.
+    private struct Pending: ~Copyable {
+        var queue = Deque<@Sendable () -> Void>()
+        var closed = false
+    }
+    private let pending = Mutex<Pending>(Pending())
     private let sleeping = Atomic<Bool>(false)
     private let wakeupSignalled = Atomic<Bool>(false)
     private let stopRequested = Atomic<Bool>(false)
@@ -119,14 +123,27 @@ public final class EventLoop: @unchecked Sendable {
 
     // MARK: Cross-thread work
 
-    /// Runs `work` on the loop thread, soon. Safe from any thread.
+    /// Runs `work` on the loop thread, soon. Safe from any thread. Work handed to a loop
+    /// that has stopped is dropped: use ``tryExecute(_:)`` to know.
     public func execute(_ work: @escaping @Sendable () -> Void) {
-        self.pending.withLock { $0.append(work) }
+        _ = self.tryExecute(work)
+    }
+
+    /// Runs `work` on the loop thread, soon, and returns true; returns false (and never runs
+    /// it) when the loop has stopped. Safe from any thread.
+    @discardableResult
+    public func tryExecute(_ work: @escaping @Sendable () -> Void) -> Bool {
+        let accepted = self.pending.withLock { pending -> Bool in
+            if pending.closed { return false }
+            pending.queue.append(work)
+            return true
+        }
         // Only a loop that sleeps (or is about to) needs the eventfd: the flag is set before
         // the loop's last look at the queue, so either it sees this work or we see the flag.
-        if self.sleeping.load(ordering: .sequentiallyConsistent) {
+        if accepted && self.sleeping.load(ordering: .sequentiallyConsistent) {
             self.wake()
         }
+        return accepted
     }
 
     private func wake() {
@@ -220,7 +237,9 @@ public final class EventLoop: @unchecked Sendable {
         while true {
             self.runPending()
             if self.stopRequested.load(ordering: .sequentiallyConsistent) {
-                // Finish work queued before the stop, then leave.
+                // Finish work queued before the stop, refuse any after it, then leave.
+                self.runPending()
+                self.pending.withLock { $0.closed = true }
                 self.runPending()
                 break
             }
@@ -254,13 +273,13 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     private func hasPendingWork() -> Bool {
-        self.pending.withLock { !$0.isEmpty }
+        self.pending.withLock { !$0.queue.isEmpty }
     }
 
     private func runPending() {
         while true {
-            self.pending.withLock { queue in
-                swap(&queue, &self.running)
+            self.pending.withLock { pending in
+                swap(&pending.queue, &self.running)
             }
             if self.running.isEmpty { return }
             while let work = self.running.popFirst() {

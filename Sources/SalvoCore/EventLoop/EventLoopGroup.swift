@@ -16,7 +16,9 @@ public final class EventLoopGroup: Sendable {
 
     /// Starts `numberOfThreads` loops (default: the number of online cores).
     public init(numberOfThreads: Int = EventLoopGroup.coreCount, name: String = "salvo") throws {
-        precondition(numberOfThreads > 0, "an EventLoopGroup needs at least one loop")
+        guard numberOfThreads > 0 else {
+            throw HTTPClientError(.invalidConfiguration, detail: "an EventLoopGroup needs at least one loop")
+        }
         var loops: [EventLoop] = []
         do {
             for i in 0..<numberOfThreads {

@@ -63,12 +63,20 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
 
     // MARK: Connecting
 
+    /// Starts connecting. Always returns before anything is reported to the pool: the
+    /// work begins on the loop's next turn, so a connect that fails at once (EMFILE, an
+    /// unreachable network) cannot recurse through the pool into the next attempt.
     func connect() {
         self.updateTimer()
         let connection = LoopBound(self, loop: self.loop)
-        Resolver.resolve(host: self.key.host, port: self.key.port, on: self.loop) { result in
-            // Runs on the loop: at once for numeric hosts, else after the lookup.
-            connection.value.resolved(result)
+        let loop = self.loop
+        let key = self.key
+        loop.execute {
+            guard case .resolving = connection.value.life else { return }
+            Resolver.resolve(host: key.host, port: key.port, on: loop) { result in
+                // Runs on the loop: at once for numeric hosts, else after the lookup.
+                connection.value.resolved(result)
+            }
         }
     }
 
@@ -151,6 +159,8 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         self.task = task
         task.phase = .running(self)
         self.writeOffset = 0
+        self.readPaused = false
+        self.mustClose = task.closeAfter
         self.handlerError = nil
         self.pendingEnd = nil
         self.decoder.prepareForNextResponse(expectNoBody: task.isHead)
@@ -197,6 +207,8 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
             let sent = self.sendPending(task)
             if sent > 0 {
                 self.writeOffset += sent
+                // A slow upload that makes progress is not a silent server.
+                self.lastActivity = self.loop.now
                 continue
             }
             let err = -sent
@@ -250,7 +262,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         self.readable()
         guard self.task != nil, !self.machine.isClosed else { return }
         if errno == EPIPE || errno == ECONNRESET {
-            self.remoteClosed(errno: errno)
+            self.remoteClosed(errno: errno, duringWrite: true)
         } else {
             self.fail(HTTPClientError(.writeFailed, phase: .write, errno: errno))
         }
@@ -361,7 +373,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         self.fail(HTTPClientError(.readFailed, phase: self.decoder.inBody ? .readBody : .readHead, errno: errno))
     }
 
-    private func remoteClosed(errno: Int32) {
+    private func remoteClosed(errno: Int32, duringWrite: Bool = false) {
         guard self.task != nil else {
             self.act(self.machine.remoteClosed(responseStarted: false))
             return
@@ -379,9 +391,14 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
             }
         }
         var error = self.decoder.endOfStreamError()
-        if errno != 0 {
-            error = HTTPClientError(error.code == .emptyResponse ? .readFailed : error.code,
-                                    phase: error.phase, errno: errno, detail: error.detail)
+        if errno != 0 && error.code == .emptyResponse {
+            // Reset before any response: a send failure if the request was still going out
+            // (curl's 55), a receive failure otherwise (56).
+            error = duringWrite
+                ? HTTPClientError(.writeFailed, phase: .write, errno: errno)
+                : HTTPClientError(.readFailed, phase: .readHead, errno: errno)
+        } else if errno != 0 {
+            error.errno = errno
         }
         self.failOnClose(error)
     }
@@ -424,6 +441,13 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         case .succeedRequest(let reuse):
             let task = self.task!
             self.task = nil
+            if self.readPaused {
+                // The consumer paused reading, but the response ended within the bytes
+                // already read: the next request must find the connection reading.
+                self.readPaused = false
+                if self.token == 0 { self.mustClose = true }
+                self.setInterest(.read)
+            }
             let trailers = self.pendingTrailers
             self.pendingTrailers = nil
             if !task.isFinished {
@@ -529,9 +553,10 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         SystemCall.close(self.fd)
         self.fd = -1
         self.interest = .none
-        self.armedTimer = nil
+        // Between two addresses the connect deadline still stands, and so does its timer.
         if case .connecting = self.life { return }
         if case .resolving = self.life { return }
+        self.armedTimer = nil
         self.life = .closed
     }
 

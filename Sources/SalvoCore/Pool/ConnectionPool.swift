@@ -67,6 +67,7 @@ final class ConnectionPool {
     func dropIfEmpty(_ pool: HostPool) {
         if pool.isEmpty, self.hosts[pool.key] === pool {
             self.hosts[pool.key] = nil
+            pool.detached = true
         }
     }
 
@@ -117,6 +118,9 @@ final class HostPool: TimerTarget {
         self.owner.dropIfEmpty(self)
     }
 
+    /// Set when the owner shut this pool down or dropped it; nothing may touch `owner` then.
+    var detached = false
+
     /// One timer for all waiters, at the earliest waiter deadline (as connections do, see
     /// `HTTP1Connection.armedTimer`): a queue of thousands costs one heap entry.
     private var armedTimer: Deadline?
@@ -130,7 +134,8 @@ final class HostPool: TimerTarget {
 
     /// A waiter's deadline passed: the pool wait timeout, or the request's own if sooner.
     func timerFired(token: UInt64, now: Deadline) {
-        guard let armed = self.armedTimer, armed.nanoseconds == token else { return }
+        // A pool that was shut down or dropped may outlive its owner in the timer heap.
+        guard !self.detached, let armed = self.armedTimer, armed.nanoseconds == token else { return }
         self.armedTimer = nil
         var expired: [RequestTask] = []
         var earliest = Deadline.distantFuture
@@ -217,7 +222,10 @@ final class HostPool: TimerTarget {
     /// met a stale keep-alive connection and goes once more, on a fresh one.
     func connectionClosed(_ connection: HTTP1Connection, retry: RequestTask?) {
         guard self.connections.removeValue(forKey: connection.id) != nil else {
-            if let retry { self.submit(retry, fresh: true) }
+            if let retry {
+                retry.retried = true
+                self.submit(retry, fresh: true)
+            }
             return
         }
         let action: PoolStateMachine.Action
@@ -227,11 +235,12 @@ final class HostPool: TimerTarget {
         } else {
             action = self.machine.idleClosed(connection.id)
         }
-        self.run(action)
         if let retry {
+            // Queued first, so the pool is not empty (and dropped) while the action runs.
             retry.retried = true
             self.submit(retry, fresh: true)
         }
+        self.run(action)
         self.owner.dropIfEmpty(self)
     }
 
@@ -248,6 +257,7 @@ final class HostPool: TimerTarget {
     }
 
     func shutdown() {
+        self.detached = true
         let (idle, waiters) = self.machine.shutdown()
         for id in waiters {
             self.waiters.removeValue(forKey: id)?.fail(HTTPClientError(.shutdown, phase: .pool))

@@ -1,0 +1,112 @@
+import Foundation
+import HTTPTypes
+import Synchronization
+import Testing
+@testable import SalvoCore
+
+/// Clients and loops coming and going: nothing hangs, nothing crashes, nothing is lost.
+@Suite struct LifecycleTests {
+    @Test(arguments: [262_144 + 100, 1 << 20])
+    func connectionPausedByASlowStreamIsReusedAfterwards(size: Int) async throws {
+        let server = try Shared.faults.get()
+        let client = try makeClient { $0.threads = 1; $0.maxConnectionsPerHost = 1 }
+        defer { client.shutdown() }
+        for _ in 0..<3 {
+            // Just over the stream's 256 KiB high-water mark: the read that pauses the
+            // connection is the one that also ends the response.
+            let response = try await client.stream(try get(server.url("/big?n=\(size)")))
+            try await Task.sleep(for: .milliseconds(100))
+            var total = 0
+            for try await chunk in response.body { total += chunk.count }
+            #expect(total == size)
+            let next = try await client.execute(try get(server.url("/ok")), timeout: .seconds(3))
+            #expect(next.text == "hello")
+        }
+        #expect(await client.poolStatistics().connectionsOpened == 1)
+    }
+
+    @Test func clientOnASharedGroupCanGoAwayWithTimersPending() async throws {
+        let nginx = try Shared.nginx.get()
+        let group = try EventLoopGroup(numberOfThreads: 2)
+        defer { group.shutdown() }
+        do {
+            var configuration = HTTPClient.Configuration()
+            configuration.poolWaitTimeout = .milliseconds(100)
+            configuration.idleTimeout = .milliseconds(150)
+            let client = try HTTPClient(configuration: configuration, eventLoopGroup: group)
+            for _ in 0..<4 {
+                _ = try await client.execute(try get(nginx.url("/small")))
+            }
+            client.shutdown()
+        }
+        // The timers the client armed fire now, on loops that outlive it.
+        try await Task.sleep(for: .milliseconds(400))
+        let other = try HTTPClient(eventLoopGroup: group)
+        #expect(try await other.execute(try get(nginx.url("/small"))).status == .ok)
+        other.shutdown()
+    }
+
+    @Test func clientOutlivingItsSharedGroupFailsInsteadOfHanging() async throws {
+        let nginx = try Shared.nginx.get()
+        let group = try EventLoopGroup(numberOfThreads: 1)
+        let client = try HTTPClient(eventLoopGroup: group)
+        _ = try await client.execute(try get(nginx.url("/small")))
+        group.shutdown()
+        let code = await errorCode { _ = try await client.execute(try get(nginx.url("/small"))) }
+        #expect(code == .shutdown)
+        let completion = await withCheckedContinuation { (continuation: CheckedContinuation<HTTPClientError.Code?, Never>) in
+            client.execute(try! get(nginx.url("/small"))) { result in
+                if case .failure(let error) = result { continuation.resume(returning: error.code) }
+                else { continuation.resume(returning: nil) }
+            }
+        }
+        #expect(completion == .shutdown)
+        #expect(await client.poolStatistics() == PoolStatistics())
+        client.shutdown()  // must return
+    }
+
+    @Test func completionAfterShutdownIsStillCalled() async throws {
+        let client = try makeClient()
+        client.shutdown()
+        let code = await withCheckedContinuation { (continuation: CheckedContinuation<HTTPClientError.Code?, Never>) in
+            client.execute(try! get("http://127.0.0.1:1/")) { result in
+                if case .failure(let error) = result { continuation.resume(returning: error.code) }
+                else { continuation.resume(returning: nil) }
+            }
+        }
+        #expect(code == .shutdown)
+    }
+
+    @Test func shutdownFromACompletionHandlerDoesNotDeadlock() async throws {
+        let nginx = try Shared.nginx.get()
+        let client = try makeClient()
+        let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
+            client.execute(try! get(nginx.url("/small"))) { result in
+                client.shutdown()
+                continuation.resume(returning: (try? result.get())?.status.code ?? -1)
+            }
+        }
+        #expect(status == 200)
+    }
+
+    @Test func invalidConfigurationIsAnError() {
+        var configuration = HTTPClient.Configuration()
+        configuration.threads = 0
+        #expect(throws: HTTPClientError.self) { try HTTPClient(configuration: configuration) }
+        configuration.threads = 1
+        configuration.maxConnectionsPerHost = 0
+        #expect(throws: HTTPClientError.self) { try HTTPClient(configuration: configuration) }
+    }
+
+    @Test func callersConnectionCloseIsHonoured() async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let client = try makeClient { $0.threads = 1; $0.maxConnectionsPerHost = 1 }
+        defer { client.shutdown() }
+        var request = try get(server.url("/ok"))
+        request.headerFields[.connection] = "close"
+        _ = try await client.execute(request)
+        _ = try await client.execute(try get(server.url("/ok")))
+        #expect(try server.log().connections == 2)
+    }
+}
