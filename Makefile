@@ -16,10 +16,10 @@ release: setup
 	$(SWIFT) build -c release --product salvo $(SWIFT_FLAGS)
 
 test: setup
+	@$(MAKE) --no-print-directory cmake
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	SALVO_ISOLATED=1 $(SWIFT) test --skip-build --filter FDAccountingTests $(SWIFT_FLAGS)
 	$(SWIFT) test --skip-build --skip FDAccountingTests $(SWIFT_FLAGS)
-	@$(MAKE) --no-print-directory cmake
 
 # The engine built by CMake + Ninja, as a project embedding it without SwiftPM would.
 cmake: setup

@@ -60,6 +60,8 @@ import Testing
         ("not-modified", "/not-modified"), ("status-500", "/status?code=500"),
     ]
 
+    // Not listed: a folded (obs-fold) header line, which llhttp 8 accepts and llhttp 9
+    // refuses in strict mode; Salvo follows whichever llhttp it is built with.
     static let agreedRaw: [(String, String)] = [
         ("no reason phrase", "HTTP/1.1 200\r\nContent-Length: 2\r\n\r\nok"),
         ("bad version", "HTTP/2.5 200 OK\r\nContent-Length: 2\r\n\r\nok"),
@@ -73,7 +75,6 @@ import Testing
         ("only 100 Continue", "HTTP/1.1 100 Continue\r\n\r\n"),
         ("close in chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5"),
         ("304 with length", "HTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\n\r\n"),
-        ("folded header", "HTTP/1.1 200 OK\r\nX-A: a\r\n  folded\r\nContent-Length: 2\r\n\r\nok"),
     ]
 
     @Test func exitStatusMatchesCurl() throws {
