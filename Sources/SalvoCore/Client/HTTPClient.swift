@@ -65,15 +65,10 @@ public final class HTTPClient: Sendable {
 
     deinit {
         // A client dropped without shutdown(): stop its pools and threads anyway. The last
-        // reference can go away on one of its own loops (inside a callback), where joining
-        // the loop threads would deadlock, so the work then moves to another thread.
-        guard !self.isShutdown.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let work = Self.shutdownWork(pools: self.pools, group: self.ownsGroup ? self.group : nil)
-        if self.group.loops.contains(where: { $0.inEventLoop }) {
-            DispatchQueue.global().async(execute: work)
-        } else {
-            work()
-        }
+        // reference can go away on one of its own loops (inside a callback); shutdown()
+        // then finishes on another thread rather than wait for itself. Its work does not
+        // capture self.
+        self.shutdown()
     }
 
     private static func shutdownWork(pools: [LoopBound<ConnectionPool>], group: EventLoopGroup?) -> @Sendable () -> Void {
