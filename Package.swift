@@ -5,12 +5,14 @@ let package = Package(
     name: "Salvo",
     products: [
         .library(name: "SalvoCore", targets: ["SalvoCore"]),
+        .library(name: "SalvoLoad", targets: ["SalvoLoad"]),
         .executable(name: "salvo", targets: ["salvo"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
         // llhttp: from the distribution (libllhttp-dev) or built by scripts/setup; both
@@ -32,10 +34,23 @@ let package = Package(
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
+        // The load generator: loop-native connections that allocate nothing per request.
+        .target(
+            name: "SalvoLoad",
+            dependencies: [
+                "SalvoCore",
+                "CSalvo",
+                "CLLHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
         .executableTarget(
             name: "salvo",
             dependencies: [
                 "SalvoCore",
+                "SalvoLoad",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -44,6 +59,7 @@ let package = Package(
             name: "SalvoCoreTests",
             dependencies: [
                 "SalvoCore",
+                "SalvoLoad",
                 "CLLHTTP",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]

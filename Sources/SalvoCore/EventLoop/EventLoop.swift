@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// Something registered with a loop's epoll: a connection, the wake-up eventfd.
-protocol Selectable: AnyObject {
+package protocol Selectable: AnyObject {
     /// Called on the loop thread with the ready epoll event mask.
     func ready(events: UInt32)
 }
@@ -49,7 +49,7 @@ public final class EventLoop: @unchecked Sendable {
     private var nowCache = Deadline.now()
     /// Buffer shared by every connection on this loop for reads: data is parsed in place
     /// before the next read, so one per loop is enough.
-    let readBuffer: UnsafeMutableRawBufferPointer
+    package let readBuffer: UnsafeMutableRawBufferPointer
     /// Loop-local state that higher layers hang on the loop (the connection pool shard).
     var attachments: [ObjectIdentifier: AnyObject] = [:]
 
@@ -88,7 +88,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     @inline(__always)
-    func assertInLoop(file: StaticString = #fileID, line: UInt = #line) {
+    package func assertInLoop(file: StaticString = #fileID, line: UInt = #line) {
         assert(self.inEventLoop, "touched off its event loop thread", file: file, line: line)
     }
 
@@ -155,7 +155,7 @@ public final class EventLoop: @unchecked Sendable {
     // MARK: Registration (loop thread only)
 
     /// Registers `selectable` for `fd` and returns its token.
-    func register(_ fd: Int32, _ selectable: any Selectable, interest: IOInterest) throws(SystemError) -> UInt64 {
+    package func register(_ fd: Int32, _ selectable: any Selectable, interest: IOInterest) throws(SystemError) -> UInt64 {
         self.assertInLoop()
         let slot: Int
         if let free = self.freeSlots.popLast() {
@@ -176,13 +176,13 @@ public final class EventLoop: @unchecked Sendable {
         return token
     }
 
-    func reregister(_ fd: Int32, token: UInt64, interest: IOInterest) throws(SystemError) {
+    package func reregister(_ fd: Int32, token: UInt64, interest: IOInterest) throws(SystemError) {
         try self.epoll.modify(fd, interest: interest, token: token)
     }
 
     /// Removes `fd` from epoll and frees its slot; events still in flight for it are dropped.
     /// Call before closing the descriptor.
-    func deregister(_ fd: Int32, token: UInt64) {
+    package func deregister(_ fd: Int32, token: UInt64) {
         self.assertInLoop()
         self.epoll.remove(fd)
         let slot = Int(token & 0xFFFF_FFFF)
@@ -199,17 +199,17 @@ public final class EventLoop: @unchecked Sendable {
     // MARK: Timers (loop thread only)
 
     /// The loop's clock, read once per loop iteration (and refreshed by ``refreshNow()``).
-    var now: Deadline { self.nowCache }
+    package var now: Deadline { self.nowCache }
 
     @discardableResult
-    func refreshNow() -> Deadline {
+    package func refreshNow() -> Deadline {
         self.nowCache = .now()
         return self.nowCache
     }
 
     /// Calls `target.timerFired(token:)` at `deadline`. Timers are not cancelled: the target
     /// ignores a token that is no longer current.
-    func scheduleTimer(at deadline: Deadline, target: any TimerTarget, token: UInt64) {
+    package func scheduleTimer(at deadline: Deadline, target: any TimerTarget, token: UInt64) {
         self.assertInLoop()
         guard deadline != .distantFuture else { return }
         self.timers.insert(deadline: deadline, target: target, token: token)

@@ -1,6 +1,6 @@
 /// Something a loop can wake at a deadline. The token lets the target tell a current timer
 /// from a stale one (a request that already finished), so timers never need cancelling.
-protocol TimerTarget: AnyObject {
+package protocol TimerTarget: AnyObject {
     func timerFired(token: UInt64, now: Deadline)
 }
 

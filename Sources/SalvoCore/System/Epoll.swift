@@ -4,11 +4,12 @@ import Glibc
 #endif
 
 /// Readiness a loop can watch a descriptor for.
-struct IOInterest: OptionSet, Hashable {
-    let rawValue: UInt32
-    static let read = IOInterest(rawValue: salvo_EPOLLIN | salvo_EPOLLRDHUP)
-    static let write = IOInterest(rawValue: salvo_EPOLLOUT)
-    static let none = IOInterest([])
+package struct IOInterest: OptionSet, Hashable {
+    package let rawValue: UInt32
+    package init(rawValue: UInt32) { self.rawValue = rawValue }
+    package static let read = IOInterest(rawValue: salvo_EPOLLIN | salvo_EPOLLRDHUP)
+    package static let write = IOInterest(rawValue: salvo_EPOLLOUT)
+    package static let none = IOInterest([])
 }
 
 /// An epoll instance and its event buffer. Owned by one ``EventLoop``; not thread-safe.

@@ -5,11 +5,11 @@ import Glibc
 #endif
 
 /// An IPv4 or IPv6 socket address, stored inline.
-struct SocketAddress: Sendable, CustomStringConvertible {
-    var storage: sockaddr_storage
-    var length: socklen_t
+package struct SocketAddress: Sendable, CustomStringConvertible {
+    package var storage: sockaddr_storage
+    package var length: socklen_t
 
-    var family: Int32 { Int32(self.storage.ss_family) }
+    package var family: Int32 { Int32(self.storage.ss_family) }
 
     init(storage: sockaddr_storage, length: socklen_t) {
         self.storage = storage
@@ -49,7 +49,7 @@ struct SocketAddress: Sendable, CustomStringConvertible {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    var description: String {
+    package var description: String {
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
         var copy = self.storage
         return withUnsafeMutableBytes(of: &copy) { raw -> String in
@@ -69,7 +69,7 @@ struct SocketAddress: Sendable, CustomStringConvertible {
 }
 
 /// Name resolution through getaddrinfo, off the event loop (it blocks).
-enum Resolver {
+package enum Resolver {
     /// Resolves `host` and calls `completion` on `loop` with the addresses in getaddrinfo's
     /// order, or a `.dnsFailure` error. Numeric addresses resolve at once, on the caller's thread.
     static func resolve(
@@ -86,7 +86,7 @@ enum Resolver {
         }
     }
 
-    static func lookup(host: String, port: Int) -> Result<[SocketAddress], HTTPClientError> {
+    package static func lookup(host: String, port: Int) -> Result<[SocketAddress], HTTPClientError> {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)

@@ -11,11 +11,11 @@ enum IOResult: Equatable {
 }
 
 /// A failed system call: its name and errno, captured at once.
-struct SystemError: Error, CustomStringConvertible {
-    let call: StaticString
-    let errno: Int32
+package struct SystemError: Error, CustomStringConvertible {
+    package let call: StaticString
+    package let errno: Int32
 
-    var description: String { "\(call): \(String(cString: strerror(errno)))" }
+    package var description: String { "\(call): \(String(cString: strerror(errno)))" }
 }
 
 /// Wrappers that capture errno, retry EINTR and return EAGAIN as `.wouldBlock`.

@@ -1,0 +1,70 @@
+import HTTPTypes
+import SalvoCore
+
+/// What a load run does: the request, how many connections and threads, for how long.
+public struct LoadConfiguration: Sendable {
+    /// The target; its scheme, host and port pick the server, its path and query the request.
+    public var url: RequestURL
+    public var method: HTTPRequest.Method = .get
+    /// Extra header fields, sent with every request.
+    public var headerFields = HTTPFields()
+    /// The request body, sent with every request (Content-Length framed).
+    public var body: [UInt8] = []
+    /// Open connections, spread over the threads (at least one per thread).
+    public var connections = 10
+    /// Event loop threads.
+    public var threads = 2
+    /// How long to run; the run also stops after `requestLimit` responses when set.
+    public var duration: Duration = .seconds(10)
+    /// Stop after this many responses (all threads together).
+    public var requestLimit: Int? = nil
+    /// A response slower than this counts as a timeout error and its connection is replaced.
+    public var timeout: Duration = .seconds(2)
+    /// Requests written back to back on a connection before waiting for responses (1: none).
+    public var pipeline = 1
+    /// Constant request rate for the whole run, in requests per second; nil runs closed-loop
+    /// (each connection sends its next request as soon as the last response arrives).
+    /// With a rate, latency counts from when each request was due, not when it was sent,
+    /// so a stalled server shows in the numbers (no coordinated omission).
+    public var rate: Double? = nil
+    /// How long to wait for the first connection attempts.
+    public var connectTimeout: Duration = .seconds(5)
+
+    public init(url: RequestURL) {
+        self.url = url
+    }
+
+    /// Refuses settings that cannot run.
+    public func validate() throws(HTTPClientError) {
+        func invalid(_ text: String) -> HTTPClientError { HTTPClientError(.invalidConfiguration, detail: text) }
+        guard self.threads > 0 else { throw invalid("threads must be at least 1") }
+        guard self.connections >= self.threads else {
+            throw invalid("connections (\(self.connections)) must be at least threads (\(self.threads))")
+        }
+        guard self.pipeline >= 1, self.pipeline <= 1024 else { throw invalid("pipeline must be 1...1024") }
+        guard self.duration > .zero || self.requestLimit != nil else { throw invalid("duration must be positive") }
+        if let limit = self.requestLimit, limit <= 0 { throw invalid("request count must be positive") }
+        if let rate = self.rate {
+            guard rate > 0, rate.isFinite else { throw invalid("rate must be a positive number") }
+            guard self.pipeline == 1 else { throw invalid("a constant rate cannot be combined with pipelining") }
+        }
+        guard self.timeout > .zero else { throw invalid("timeout must be positive") }
+        if self.url.scheme == .https {
+            throw HTTPClientError(.unsupportedScheme, detail: "https is not supported yet")
+        }
+    }
+
+    /// The serialized request, built once for the whole run.
+    func requestBytes() throws(HTTPClientError) -> [UInt8] {
+        var fields = self.headerFields
+        if fields[.userAgent] == nil { fields[.userAgent] = "salvo-bench/0.1" }
+        let request = HTTPRequest(method: self.method, scheme: self.url.scheme.rawValue,
+                                  authority: self.url.key.authority, path: self.url.target, headerFields: fields)
+        var bytes: [UInt8] = []
+        let length: RequestBodyLength = self.body.isEmpty && self.method != .post && self.method != .put
+            ? .none : .known(self.body.count)
+        try RequestEncoder.encodeHead(request, body: length, into: &bytes)
+        bytes += self.body
+        return bytes
+    }
+}

@@ -1,0 +1,180 @@
+import Histogram
+
+/// A finished run in the shape reports are made of: the settings that matter for reading
+/// the numbers, and the statistics. Encodes to the stable JSON of `salvo bench --json`
+/// (histogram included, so runs can be merged) and renders wrk-style text.
+public struct LoadReport: Sendable, Codable {
+    /// The percentiles reported, in percent.
+    public static let percentiles: [Double] = [50, 75, 90, 99, 99.9, 99.99]
+
+    public var url: String
+    public var connections: Int
+    public var threads: Int
+    public var pipeline: Int
+    /// Requests per second asked for, when the run had a constant rate.
+    public var rate: Double?
+    public var statistics: LoadStatistics
+
+    public init(configuration: LoadConfiguration, statistics: LoadStatistics) {
+        self.url = configuration.url.description
+        self.connections = configuration.connections
+        self.threads = configuration.threads
+        self.pipeline = configuration.pipeline
+        self.rate = configuration.rate
+        self.statistics = statistics
+    }
+
+    /// Adds another report's statistics (its settings are not compared).
+    public mutating func merge(_ other: LoadReport) {
+        self.statistics.add(other.statistics)
+        self.connections += other.connections
+        self.threads += other.threads
+    }
+
+    // MARK: JSON
+
+    /// The machine-readable summary: every field is documented in docs/load-testing.md and
+    /// keeps its name and unit across versions.
+    public struct Summary: Codable, Sendable, Equatable {
+        public var url: String
+        public var connections: Int
+        public var threads: Int
+        public var pipeline: Int
+        public var rate: Double?
+        public var durationSeconds: Double
+        public var requests: Int
+        public var bytesRead: Int
+        public var requestsPerSecond: Double
+        public var bytesPerSecond: Double
+        public var latencyMicroseconds: [String: Double]
+        public var statusCounts: [String: Int]
+        public var errors: LoadStatistics.Errors
+        public var connectionsOpened: Int
+        public var connectionsReused: Int
+
+        enum CodingKeys: String, CodingKey {
+            case url, connections, threads, pipeline, rate, requests, errors
+            case durationSeconds = "duration_seconds"
+            case bytesRead = "bytes_read"
+            case requestsPerSecond = "requests_per_second"
+            case bytesPerSecond = "bytes_per_second"
+            case latencyMicroseconds = "latency_us"
+            case statusCounts = "status_counts"
+            case connectionsOpened = "connections_opened"
+            case connectionsReused = "connections_reused"
+        }
+    }
+
+    public var summary: Summary {
+        let s = self.statistics
+        var latency: [String: Double] = [:]
+        if s.latency.totalCount > 0 {
+            latency["min"] = Double(s.latency.min)
+            latency["mean"] = s.latency.mean
+            latency["stdev"] = s.latency.stdDeviation
+            latency["max"] = Double(s.latency.max)
+            for p in Self.percentiles {
+                latency["p" + Self.percentileKey(p)] = Double(s.latency.valueAtPercentile(p))
+            }
+        }
+        return Summary(
+            url: self.url, connections: self.connections, threads: self.threads, pipeline: self.pipeline,
+            rate: self.rate, durationSeconds: s.elapsedSeconds, requests: s.requests, bytesRead: s.bytesRead,
+            requestsPerSecond: s.requestsPerSecond, bytesPerSecond: s.bytesPerSecond, latencyMicroseconds: latency,
+            statusCounts: Dictionary(uniqueKeysWithValues: s.statusCounts.map { (String($0.key), $0.value) }),
+            errors: s.errors, connectionsOpened: s.connectionsOpened, connectionsReused: s.connectionsReused)
+    }
+
+    /// "50", "99_9", "99_99": percentile names usable as JSON keys.
+    static func percentileKey(_ p: Double) -> String {
+        let text = p == p.rounded() ? String(Int(p)) : String(p)
+        return text.replacingDots()
+    }
+
+    // MARK: Text
+
+    /// wrk's report layout, plus status counts and connection reuse.
+    public func text(latencyDistribution: Bool) -> String {
+        let s = self.statistics
+        var lines: [String] = []
+        lines.append("  \(self.threads) threads and \(self.connections) connections"
+            + (self.pipeline > 1 ? ", pipeline \(self.pipeline)" : "")
+            + (self.rate.map { ", \(Self.number($0)) requests/s asked" } ?? ""))
+        if s.latency.totalCount > 0 {
+            lines.append("  Thread Stats   Avg      Stdev     Max   +/- Stdev")
+            let mean = s.latency.mean
+            let sd = s.latency.stdDeviation
+            let low = UInt64(max(0, mean - sd))
+            let high = UInt64(mean + sd)
+            let within = Double(s.latency.count(within: low...max(low, high))) / Double(s.latency.totalCount) * 100
+            lines.append("    Latency " + Self.pad(Self.time(mean), 9) + Self.pad(Self.time(sd), 10)
+                + Self.pad(Self.time(Double(s.latency.max)), 9) + Self.pad(Self.fixed2(within) + "%", 10))
+            if latencyDistribution {
+                lines.append("  Latency Distribution")
+                for p in Self.percentiles {
+                    let label = (p == p.rounded() ? String(Int(p)) : String(p)) + "%"
+                    lines.append(Self.pad(label, 9) + Self.pad(Self.time(Double(s.latency.valueAtPercentile(p))), 10))
+                }
+                lines.append(Self.pad("max", 9) + Self.pad(Self.time(Double(s.latency.max)), 10))
+            }
+        }
+        lines.append("  \(s.requests) requests in \(Self.fixed2(s.elapsedSeconds))s, \(Self.bytes(Double(s.bytesRead))) read")
+        if !s.statusCounts.isEmpty {
+            lines.append("  Status codes: " + s.statusCounts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        }
+        let e = s.errors
+        if e.connect + e.read + e.write + e.timeout > 0 {
+            lines.append("  Socket errors: connect \(e.connect), read \(e.read), write \(e.write), timeout \(e.timeout)")
+        }
+        if e.protocol > 0 { lines.append("  Protocol errors: \(e.protocol)") }
+        if e.status > 0 {
+            lines.append("  Non-2xx or 3xx responses: \(e.status)")
+        }
+        lines.append("  Connections: \(s.connectionsOpened) opened, \(s.connectionsReused) requests on reused connections")
+        lines.append("Requests/sec: " + Self.pad(Self.fixed2(s.requestsPerSecond), 10))
+        lines.append("Transfer/sec: " + Self.pad(Self.bytes(s.bytesPerSecond), 10))
+        return lines.joined(separator: "\n")
+    }
+
+    static func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : String(repeating: " ", count: width - text.count) + text
+    }
+
+    static func fixed2(_ value: Double) -> String {
+        guard value.isFinite else { return "-" }
+        let hundredths = Int((value * 100).rounded())
+        let sign = hundredths < 0 ? "-" : ""
+        let magnitude = abs(hundredths)
+        let fraction = magnitude % 100
+        return "\(sign)\(magnitude / 100).\(fraction < 10 ? "0" : "")\(fraction)"
+    }
+
+    static func number(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : fixed2(value)
+    }
+
+    /// Microseconds as wrk prints them: us, ms or s.
+    static func time(_ microseconds: Double) -> String {
+        if microseconds < 1000 { return fixed2(microseconds) + "us" }
+        if microseconds < 1_000_000 { return fixed2(microseconds / 1000) + "ms" }
+        return fixed2(microseconds / 1_000_000) + "s"
+    }
+
+    /// Bytes in binary units, as wrk prints them.
+    static func bytes(_ value: Double) -> String {
+        let units = ["B", "KB", "MB", "GB", "TB"]
+        var scaled = value
+        var unit = 0
+        while scaled >= 1024 && unit < units.count - 1 {
+            scaled /= 1024
+            unit += 1
+        }
+        return fixed2(scaled) + units[unit]
+    }
+}
+
+extension String {
+    func replacingDots() -> String {
+        String(self.map { $0 == "." ? "_" : $0 })
+    }
+}

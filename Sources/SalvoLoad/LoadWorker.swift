@@ -1,0 +1,236 @@
+import CLLHTTP
+import SalvoCore
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The part of a load run on one event loop: its connections, its share of the request
+/// budget, its statistics. Loop-confined; it reports to the generator once, at the end.
+final class LoadWorker: TimerTarget {
+    private enum TimerToken: UInt64 { case tick = 1, stop, retry }
+
+    let loop: EventLoop
+    let address: SocketAddress
+    let depth: Int
+    let requestLength: Int
+    /// `depth + 1` copies of the request, back to back (see `LoadConnection`).
+    let requestBuffer: UnsafeMutableRawPointer
+    let settings: UnsafeMutablePointer<llhttp_settings_t>
+    let timeoutNanoseconds: UInt64
+    let connectTimeoutNanoseconds: UInt64
+    /// Rate mode: nanoseconds between two requests of one connection.
+    let rateInterval: UInt64?
+    let isHead: Bool
+    let live: LiveCounters
+
+    var statistics = LoadStatistics()
+    private var statusCounts = [Int](repeating: 0, count: 1000)
+    private var connections: [LoadConnection] = []
+    private var budget: Int?
+    private var stopping = false
+    private var started: UInt64 = 0
+    private let duration: Duration
+    private var pendingRetries: [LoadConnection] = []
+    private var retryArmed = false
+    private let completion: @Sendable (LoadStatistics) -> Void
+
+    init(loop: EventLoop, address: SocketAddress, request: [UInt8], configuration: LoadConfiguration,
+         connections: Int, budget: Int?, live: LiveCounters, completion: @escaping @Sendable (LoadStatistics) -> Void) {
+        self.loop = loop
+        self.address = address
+        self.depth = configuration.pipeline
+        self.requestLength = request.count
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: request.count * (configuration.pipeline + 1), alignment: 16)
+        for copy in 0...configuration.pipeline {
+            request.withUnsafeBytes { bytes in
+                (buffer + copy * request.count).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+            }
+        }
+        self.requestBuffer = buffer
+        self.settings = .allocate(capacity: 1)
+        llhttp_settings_init(self.settings)
+        self.settings.pointee.on_headers_complete = { parser in
+            let connection = Unmanaged<LoadConnection>.fromOpaque(parser!.pointee.data).takeUnretainedValue()
+            let status = Int(parser!.pointee.status_code)
+            connection.status = status
+            if status == 101 { return -1 }
+            // 1 skips the body a HEAD answer announces; 1xx, 204 and 304 never have one.
+            return connection.worker.isHead || status == 204 || status == 304 ? 1 : 0
+        }
+        self.settings.pointee.on_message_complete = { parser in
+            let connection = Unmanaged<LoadConnection>.fromOpaque(parser!.pointee.data).takeUnretainedValue()
+            if connection.status >= 200 {
+                connection.responseCompleted(keepAlive: llhttp_should_keep_alive(parser) != 0)
+            }
+            return 0
+        }
+        self.timeoutNanoseconds = configuration.timeout.nanosecondsForLoad
+        self.connectTimeoutNanoseconds = configuration.connectTimeout.nanosecondsForLoad
+        if let rate = configuration.rate {
+            // Each connection carries an equal share of the rate.
+            let perConnection = rate / Double(configuration.connections)
+            self.rateInterval = UInt64(max(1, (1e9 / perConnection).rounded()))
+        } else {
+            self.rateInterval = nil
+        }
+        self.isHead = configuration.method == .head
+        self.budget = budget
+        self.duration = configuration.duration
+        self.live = live
+        self.completion = completion
+        self.connections = (0..<connections).map { _ in LoadConnection(worker: self, settings: self.settings) }
+    }
+
+    deinit {
+        self.requestBuffer.deallocate()
+        self.settings.deallocate()
+    }
+
+    // MARK: Running
+
+    func start() {
+        self.started = LoadClock.now()
+        if self.duration > .zero {
+            self.loop.scheduleTimer(at: self.loop.refreshNow() + self.duration, target: self, token: TimerToken.stop.rawValue)
+        }
+        self.scheduleTick()
+        if self.budget == 0 {
+            self.finish()
+            return
+        }
+        for connection in self.connections { connection.connect(now: self.started) }
+    }
+
+    /// Asks the worker to end now (Ctrl-C, or the generator's stop()).
+    func stop() {
+        self.finish()
+    }
+
+    /// Takes up to `wanted` requests from the budget; 0 when the run is over.
+    @inline(__always)
+    func takeBudget(_ wanted: Int) -> Int {
+        if self.stopping { return 0 }
+        guard let remaining = self.budget else { return wanted }
+        let granted = min(wanted, remaining)
+        self.budget = remaining - granted
+        return granted
+    }
+
+    /// Where the first request of a connection falls in the schedule: spread evenly over
+    /// one interval, so a constant rate does not start as a burst.
+    func initialOffset(_ interval: UInt64) -> UInt64 {
+        let index = UInt64(self.connectionsStarted % max(1, self.connections.count))
+        self.connectionsStarted += 1
+        return interval * index / UInt64(max(1, self.connections.count))
+    }
+    private var connectionsStarted = 0
+
+    @inline(__always)
+    func record(status: Int, latencyNanoseconds: UInt64) {
+        if self.stopping { return }
+        self.statistics.requests += 1
+        if status >= 0 && status < self.statusCounts.count { self.statusCounts[status] += 1 }
+        if status >= 400 { self.statistics.errors.status += 1 }
+        _ = self.statistics.latency.record(max(1, latencyNanoseconds / 1000))
+        if self.budget == 0 && self.connections.allSatisfy({ $0.inFlight == 0 || $0.state != .open }) {
+            // Counting the last in-flight response: the run is complete when none remain.
+            self.finishSoon()
+        }
+    }
+
+    private var finishQueued = false
+
+    /// Finishes after the current parser callback returns (it is inside llhttp_execute).
+    private func finishSoon() {
+        guard !self.finishQueued else { return }
+        self.finishQueued = true
+        let worker = LoopBoundWorker(self)
+        self.loop.execute { worker.value.finish() }
+    }
+
+    func connectionClosed(_ connection: LoadConnection) {
+        guard !self.stopping else { return }
+        if self.budget == 0 {
+            if self.connections.allSatisfy({ $0.inFlight == 0 || $0.state != .open }) { self.finishSoon() }
+            return
+        }
+        connection.connect(now: LoadClock.now())
+    }
+
+    func connectFailed(_ connection: LoadConnection) {
+        guard !self.stopping else { return }
+        self.statistics.errors.connect += 1
+        // Try again shortly: a refused port would otherwise spin the loop.
+        self.pendingRetries.append(connection)
+        if !self.retryArmed {
+            self.retryArmed = true
+            self.loop.scheduleTimer(at: self.loop.refreshNow() + .milliseconds(10), target: self, token: TimerToken.retry.rawValue)
+        }
+    }
+
+    private func scheduleTick() {
+        self.loop.scheduleTimer(at: self.loop.refreshNow() + .milliseconds(100), target: self, token: TimerToken.tick.rawValue)
+    }
+
+    func timerFired(token: UInt64, now: Deadline) {
+        guard !self.stopping, let which = TimerToken(rawValue: token) else { return }
+        switch which {
+        case .stop:
+            self.finish()
+        case .retry:
+            self.retryArmed = false
+            let retries = self.pendingRetries
+            self.pendingRetries.removeAll(keepingCapacity: true)
+            let clock = LoadClock.now()
+            for connection in retries where connection.state == .closed { connection.connect(now: clock) }
+        case .tick:
+            let clock = LoadClock.now()
+            for connection in self.connections where connection.isOverdue(now: clock) {
+                if connection.state == .connecting {
+                    self.statistics.errors.connect += 1
+                } else {
+                    self.statistics.errors.timeout += 1
+                }
+                connection.reconnect()
+            }
+            self.publish()
+            self.scheduleTick()
+        }
+    }
+
+    private func publish() {
+        self.live.requests.store(self.statistics.requests, ordering: .relaxed)
+        self.live.errors.store(self.statistics.errors.total + self.statistics.errors.status, ordering: .relaxed)
+    }
+
+    private func finish() {
+        guard !self.stopping else { return }
+        self.stopping = true
+        for connection in self.connections { connection.close() }
+        self.statistics.elapsedNanoseconds = LoadClock.now() &- self.started
+        for (code, count) in self.statusCounts.enumerated() where count > 0 {
+            self.statistics.statusCounts[code] = count
+        }
+        self.publish()
+        self.completion(self.statistics)
+        // Break the worker ↔ connection references so both go away after the run.
+        self.connections.removeAll()
+        self.pendingRetries.removeAll()
+    }
+}
+
+/// Carries a worker into a closure for its own loop.
+/// @unchecked Sendable: the worker is used only on its loop's thread.
+struct LoopBoundWorker: @unchecked Sendable {
+    let value: LoadWorker
+    init(_ value: LoadWorker) { self.value = value }
+}
+
+extension Duration {
+    var nanosecondsForLoad: UInt64 {
+        let (seconds, attoseconds) = self.components
+        guard seconds >= 0 else { return 0 }
+        return UInt64(seconds) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
+    }
+}

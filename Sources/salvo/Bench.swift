@@ -1,0 +1,217 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import HTTPTypes
+import SalvoCore
+import SalvoLoad
+
+/// `salvo bench`: wrk's flags and report, on Salvo's loops.
+struct Bench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Load-test an HTTP server (wrk-compatible options).",
+        discussion: """
+        Runs closed-loop by default: each connection sends its next request when the last
+        response arrives. With --rate, requests go out on a fixed schedule and latency counts
+        from when each was due (no coordinated omission).
+        """)
+
+    @Argument(help: "The http URL.")
+    var url: String
+
+    @Option(name: [.customShort("c", allowingJoined: true), .customLong("connections")], help: "Connections to keep open.")
+    var connections = 10
+
+    @Option(name: [.customShort("t", allowingJoined: true), .customLong("threads")], help: "Threads (event loops).")
+    var threads = 2
+
+    @Option(name: [.customShort("d", allowingJoined: true), .customLong("duration")], help: "Duration: 10s, 1m, 2h…")
+    var duration = "10s"
+
+    @Option(name: [.customShort("n", allowingJoined: true), .customLong("requests")], help: "Stop after this many responses.")
+    var requests: Int?
+
+    @Option(name: [.customShort("H", allowingJoined: true), .customLong("header")], help: "Header to send, \"Name: value\" (repeatable).")
+    var headers: [String] = []
+
+    @Option(name: .customLong("timeout"), help: "A response slower than this is a timeout error (default 2s).")
+    var timeout = "2s"
+
+    @Flag(name: .customLong("latency"), help: "Print the latency distribution.")
+    var latency = false
+
+    @Option(name: [.customShort("X", allowingJoined: true), .customLong("method")], help: "Request method.")
+    var method = "GET"
+
+    @Option(name: .customLong("body"), help: "Request body; @file reads a file.")
+    var body: String?
+
+    @Option(name: .customLong("pipeline"), help: "Requests in flight per connection (HTTP/1.1 pipelining).")
+    var pipeline = 1
+
+    @Option(name: [.customShort("R", allowingJoined: true), .customLong("rate")], help: "Constant request rate (requests/s, all connections).")
+    var rate: Double?
+
+    @Flag(name: .customLong("json"), help: "Print the report as JSON (histogram included, for merging).")
+    var json = false
+
+    mutating func run() async throws {
+        var configuration: LoadConfiguration
+        do {
+            configuration = try self.makeConfiguration()
+        } catch {
+            throw ValidationError(error.description)
+        }
+        let generator = try LoadGenerator(configuration: configuration)
+
+        // Ctrl-C stops the run and prints what it measured; a second one quits at once.
+        signal(SIGINT, SIG_IGN)
+        let interrupts = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        let count = InterruptCount()
+        interrupts.setEventHandler {
+            if count.increment() > 1 { Glibc.exit(130) }
+            generator.stop()
+        }
+        interrupts.resume()
+        defer { interrupts.cancel() }
+
+        let interactive = isatty(1) != 0 && !self.json
+        if !self.json {
+            print("Running \(self.describeLength(configuration)) test @ \(configuration.url)")
+        }
+        let progress = interactive ? ProgressLine(generator: generator) : nil
+        progress?.start()
+        let statistics: LoadStatistics
+        do {
+            statistics = try await generator.run()
+        } catch {
+            progress?.stop()
+            throw ValidationError(error.description)
+        }
+        progress?.stop()
+        let report = LoadReport(configuration: configuration, statistics: statistics)
+        if self.json {
+            print(try Self.encode(report))
+        } else {
+            print(report.text(latencyDistribution: self.latency))
+        }
+        if statistics.requests == 0 {
+            throw ExitCode(1)
+        }
+    }
+
+    func describeLength(_ configuration: LoadConfiguration) -> String {
+        if let limit = configuration.requestLimit, configuration.duration == .zero { return "\(limit)-request" }
+        return self.duration
+    }
+
+    static func encode(_ report: LoadReport) throws -> String {
+        struct Output: Encodable {
+            var summary: LoadReport.Summary
+            var report: LoadReport
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data = try encoder.encode(Output(summary: report.summary, report: report))
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    func makeConfiguration() throws(HTTPClientError) -> LoadConfiguration {
+        let text = self.url.contains("://") ? self.url : "http://" + self.url
+        var configuration = LoadConfiguration(url: try RequestURL(text))
+        configuration.connections = self.connections
+        configuration.threads = self.threads
+        configuration.pipeline = self.pipeline
+        configuration.rate = self.rate
+        configuration.requestLimit = self.requests
+        guard let duration = LoadDuration.parse(self.duration) else {
+            throw HTTPClientError(.invalidConfiguration, detail: "invalid duration \"\(self.duration)\"")
+        }
+        // -n without -d runs until the count; with both, whichever comes first.
+        configuration.duration = self.requests != nil && !CommandLine.arguments.contains(where: { $0 == "-d" || $0.hasPrefix("--duration") })
+            ? .zero : duration
+        guard let timeout = LoadDuration.parse(self.timeout), timeout > .zero else {
+            throw HTTPClientError(.invalidConfiguration, detail: "invalid timeout \"\(self.timeout)\"")
+        }
+        configuration.timeout = timeout
+        guard let method = HTTPRequest.Method(self.method.uppercased()) else {
+            throw HTTPClientError(.invalidRequest, detail: "invalid method \"\(self.method)\"")
+        }
+        configuration.method = method
+        for header in self.headers {
+            guard let colon = header.firstIndex(of: ":"),
+                  let name = HTTPField.Name(String(header[..<colon].trimmingSpaces)) else {
+                throw HTTPClientError(.invalidRequest, detail: "invalid header \"\(header)\"")
+            }
+            configuration.headerFields.append(HTTPField(name: name, value: String(header[header.index(after: colon)...].trimmingSpaces)))
+        }
+        if let body = self.body {
+            if body.hasPrefix("@") {
+                guard let bytes = Output.readFile(String(body.dropFirst())) else {
+                    throw HTTPClientError(.invalidRequest, detail: "cannot read \(body.dropFirst())")
+                }
+                configuration.body = bytes
+            } else {
+                configuration.body = Array(body.utf8)
+            }
+            if self.method == "GET" && !CommandLine.arguments.contains(where: { $0 == "-X" || $0.hasPrefix("--method") }) {
+                configuration.method = .post
+            }
+        }
+        return configuration
+    }
+}
+
+/// Counts Ctrl-C presses across the signal handler's runs.
+final class InterruptCount: @unchecked Sendable {
+    // @unchecked Sendable: touched only on the serial signal-source queue... which is the
+    // global queue here, so a lock guards it.
+    private let lock = NSLock()
+    private var value = 0
+    func increment() -> Int {
+        self.lock.lock()
+        defer { self.lock.unlock() }
+        self.value += 1
+        return self.value
+    }
+}
+
+/// The live "elapsed, requests/s, errors" line on a terminal.
+final class ProgressLine: @unchecked Sendable {
+    // @unchecked Sendable: `timer` is created in start() and cancelled in stop(), both on
+    // the command's task; the timer's handler only reads the generator's atomics.
+    private let generator: LoadGenerator
+    private var timer: (any DispatchSourceTimer)?
+    private let started = ContinuousClock.now
+
+    init(generator: LoadGenerator) { self.generator = generator }
+
+    func start() {
+        let timer = DispatchSource.makeTimerSource(queue: .global())
+        var last = (requests: 0, at: ContinuousClock.now)
+        let generator = self.generator
+        let started = self.started
+        timer.setEventHandler {
+            let now = ContinuousClock.now
+            let (requests, errors) = generator.progress()
+            let interval = now - last.at
+            let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
+            let rate = seconds > 0 ? Double(requests - last.requests) / seconds : 0
+            last = (requests, now)
+            let elapsed = (now - started).components.seconds
+            let line = "\r  \(elapsed)s  \(requests) requests  \(Int(rate)) req/s  \(errors) errors   "
+            FileHandle.standardOutput.write(Data(line.utf8))
+        }
+        timer.schedule(deadline: .now() + 1, repeating: 1)
+        timer.resume()
+        self.timer = timer
+    }
+
+    func stop() {
+        self.timer?.cancel()
+        self.timer = nil
+        FileHandle.standardOutput.write(Data("\r\u{1B}[K".utf8))
+    }
+}
