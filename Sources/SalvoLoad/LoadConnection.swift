@@ -282,6 +282,8 @@ final class LoadConnection: Selectable, TimerTarget {
     /// unless the run is over.
     func reconnect() {
         self.closeSocket()
+        // Requests that got no response go back to the budget: -n counts responses.
+        self.worker.returnBudget(self.inFlight)
         self.inFlight = 0
         self.ringStart = 0
         self.mustReconnect = false

@@ -117,6 +117,11 @@ final class LoadWorker: TimerTarget {
         return granted
     }
 
+    /// Gives back requests that were taken but never answered (their connection failed).
+    func returnBudget(_ count: Int) {
+        if let remaining = self.budget, count > 0, !self.stopping { self.budget = remaining + count }
+    }
+
     /// Where the first request of a connection falls in the schedule: spread evenly over
     /// one interval, so a constant rate does not start as a burst.
     func initialOffset(_ interval: UInt64) -> UInt64 {

@@ -175,4 +175,32 @@ import Testing
         #expect(run.stdout.isEmpty)
         #expect(try Data(contentsOf: file).count == 100_000)
     }
+
+    @Test func benchJSONAndText() throws {
+        let nginx = try Shared.nginx.get()
+        let json = try Self.run(Self.salvoPath, ["bench", "-c4", "-t2", "-n", "300", "--json", nginx.url("/small")])
+        #expect(json.status == 0)
+        let object = try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any]
+        let summary = object?["summary"] as? [String: Any]
+        #expect(summary?["requests"] as? Int == 300)
+        #expect((summary?["status_counts"] as? [String: Int])?["200"] == 300)
+        #expect((summary?["latency_us"] as? [String: Double])?["p99"] != nil)
+        #expect(object?["report"] != nil, "the mergeable report with its histogram")
+
+        let text = try Self.run(Self.salvoPath, ["bench", "-c", "2", "-t", "1", "-d", "300ms", "--latency", nginx.url("/small")])
+        #expect(text.status == 0)
+        let output = String(decoding: text.stdout, as: UTF8.self)
+        #expect(output.hasPrefix("Running 300ms test @ "))
+        #expect(output.contains("Latency Distribution"))
+        #expect(output.contains("Requests/sec:"))
+        #expect(!output.contains("\r"), "no progress line when stdout is not a terminal")
+
+        let refused = try Self.run(Self.salvoPath, ["bench", "-c1", "-t1", "-d", "200ms", "http://127.0.0.1:\(try freePort())/"])
+        #expect(refused.status == 1)
+        #expect(String(decoding: refused.stdout, as: UTF8.self).contains("Socket errors: connect"))
+
+        let bad = try Self.run(Self.salvoPath, ["bench", "-c1", "-t4", "http://127.0.0.1:1/"])
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("connections"))
+    }
 }

@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+@testable import SalvoCore
+@testable import SalvoLoad
+
+/// Short, bounded runs against the test servers.
+@Suite struct LoadGeneratorTests {
+    func configuration(_ url: String, _ adjust: (inout LoadConfiguration) -> Void) throws -> LoadConfiguration {
+        var configuration = LoadConfiguration(url: try RequestURL(url))
+        configuration.threads = 2
+        configuration.connections = 4
+        configuration.duration = .seconds(1)
+        adjust(&configuration)
+        return configuration
+    }
+
+    @Test func exactRequestCount() async throws {
+        let nginx = try Shared.nginx.get()
+        let configuration = try self.configuration(nginx.url("/small")) {
+            $0.requestLimit = 2001
+            $0.duration = .zero
+            $0.connections = 8
+        }
+        let statistics = try await LoadGenerator(configuration: configuration).run()
+        #expect(statistics.requests == 2001)
+        #expect(statistics.statusCounts == [200: 2001])
+        #expect(statistics.connectionsOpened == 8)
+        #expect(statistics.latency.totalCount == 2001)
+        #expect(statistics.bytesRead > 2001 * 13)
+        #expect(statistics.errors == LoadStatistics.Errors())
+    }
+
+    @Test(arguments: [2, 16])
+    func pipelining(depth: Int) async throws {
+        let nginx = try Shared.nginx.get()
+        let configuration = try self.configuration(nginx.url("/1k")) {
+            $0.requestLimit = 3000
+            $0.duration = .zero
+            $0.pipeline = depth
+        }
+        let statistics = try await LoadGenerator(configuration: configuration).run()
+        #expect(statistics.requests == 3000)
+        #expect(statistics.statusCounts == [200: 3000])
+        #expect(statistics.errors == LoadStatistics.Errors())
+    }
+
+    @Test func headRequests() async throws {
+        let nginx = try Shared.nginx.get()
+        let configuration = try self.configuration(nginx.url("/64k")) {
+            $0.requestLimit = 200
+            $0.duration = .zero
+            $0.method = .head
+        }
+        let statistics = try await LoadGenerator(configuration: configuration).run()
+        #expect(statistics.requests == 200)
+        #expect(statistics.bytesRead < 200 * 1000, "heads only")
+    }
+
+    @Test func constantRate() async throws {
+        let nginx = try Shared.nginx.get()
+        let configuration = try self.configuration(nginx.url("/small")) {
+            $0.rate = 400
+            $0.duration = .seconds(1)
+        }
+        let statistics = try await LoadGenerator(configuration: configuration).run()
+        #expect(statistics.requests >= 300 && statistics.requests <= 440, "\(statistics.requests)")
+    }
+
+    @Test func rateTimesFromTheScheduleNotTheSend() async throws {
+        // The server answers in 50 ms; one connection asked for 100/s can do only 20/s, so
+        // requests fall behind schedule and their latency must include the waiting.
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let configuration = try self.configuration(server.url("/slow-head?ms=50")) {
+            $0.threads = 1
+            $0.connections = 1
+            $0.rate = 100
+            $0.duration = .seconds(1)
+        }
+        let statistics = try await LoadGenerator(configuration: configuration).run()
+        #expect(statistics.requests > 5)
+        #expect(statistics.latency.max > 300_000, "max latency \(statistics.latency.max) µs")
+    }
+
+    @Test func errorsAreCountedByKind() async throws {
+        let server = try Shared.faults.get()
+        let reset = try await LoadGenerator(configuration: try self.configuration(server.url("/reset")) {
+            $0.duration = .milliseconds(300)
+        }).run()
+        #expect(reset.errors.read > 0)
+        #expect(reset.requests == 0)
+
+        let stall = try await LoadGenerator(configuration: try self.configuration(server.url("/stall")) {
+            $0.duration = .milliseconds(700)
+            $0.timeout = .milliseconds(200)
+        }).run()
+        #expect(stall.errors.timeout > 0)
+
+        let garbage = try await LoadGenerator(configuration: try self.configuration(server.url("/garbage")) {
+            $0.duration = .milliseconds(300)
+        }).run()
+        #expect(garbage.errors.protocol > 0)
+
+        let status = try await LoadGenerator(configuration: try self.configuration(server.url("/status?code=503")) {
+            $0.requestLimit = 50
+            $0.duration = .zero
+        }).run()
+        #expect(status.errors.status == 50)
+        #expect(status.statusCounts == [503: 50])
+
+        let refused = try await LoadGenerator(configuration: try self.configuration("http://127.0.0.1:\(try freePort())/") {
+            $0.duration = .milliseconds(300)
+        }).run()
+        #expect(refused.errors.connect > 0)
+        #expect(refused.requests == 0)
+    }
+
+    @Test func connectionCloseResponsesReconnect() async throws {
+        let server = try Shared.faults.get()
+        let statistics = try await LoadGenerator(configuration: try self.configuration(server.url("/close-after?n=1")) {
+            $0.requestLimit = 100
+            $0.duration = .zero
+        }).run()
+        #expect(statistics.requests == 100)
+        #expect(statistics.connectionsOpened >= 100)
+    }
+
+    @Test func stopEndsTheRunEarly() async throws {
+        let nginx = try Shared.nginx.get()
+        let generator = try LoadGenerator(configuration: try self.configuration(nginx.url("/small")) {
+            $0.duration = .seconds(30)
+        })
+        let started = ContinuousClock.now
+        Task {
+            try await Task.sleep(for: .milliseconds(300))
+            generator.stop()
+        }
+        let statistics = try await generator.run()
+        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(statistics.requests > 0)
+    }
+}
