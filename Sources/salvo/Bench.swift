@@ -57,12 +57,22 @@ struct Bench: AsyncParsableCommand {
     @Flag(name: .customLong("json"), help: "Print the report as JSON (histogram included, for merging).")
     var json = false
 
+    @Option(name: .customLong("api"), help: "Drive the load through: native (default), async, async-loop, callbacks.")
+    var api = "native"
+
     mutating func run() async throws {
         var configuration: LoadConfiguration
         do {
             configuration = try self.makeConfiguration()
         } catch {
             throw ValidationError(error.description)
+        }
+        if self.api != "native" {
+            guard let api = ClientAPI(rawValue: self.api) else {
+                throw ValidationError("--api must be native, async, async-loop or callbacks")
+            }
+            try await self.runThroughClient(configuration, api: api)
+            return
         }
         let generator = try LoadGenerator(configuration: configuration)
 
@@ -100,6 +110,22 @@ struct Bench: AsyncParsableCommand {
         if statistics.requests == 0 {
             throw ExitCode(1)
         }
+    }
+
+    /// The same run through HTTPClient's public APIs (no progress line, no Ctrl-C handling).
+    func runThroughClient(_ configuration: LoadConfiguration, api: ClientAPI) async throws {
+        if !self.json {
+            print("Running \(self.describeLength(configuration)) test @ \(configuration.url) through the \(api.rawValue) API")
+        }
+        let statistics: LoadStatistics
+        do {
+            statistics = try await ClientLoad(configuration: configuration, api: api).run()
+        } catch {
+            throw ValidationError(error.description)
+        }
+        let report = LoadReport(configuration: configuration, statistics: statistics)
+        print(self.json ? try Self.encode(report) : report.text(latencyDistribution: self.latency))
+        if statistics.requests == 0 { throw ExitCode(1) }
     }
 
     func describeLength(_ configuration: LoadConfiguration) -> String {

@@ -14,7 +14,7 @@ final class CollectingHandler: ResponseHandler {
 
     func didReceiveHead(_ head: HTTPResponse) throws(HTTPClientError) {
         self.head = head
-        if let lengthText = head.headerFields[.contentLength], let length = Int(lengthText) {
+        if let lengthText = head.headerFields.firstValue(for: .contentLength), let length = Int(lengthText) {
             if length > self.maxBodySize { throw self.tooLarge() }
             // Capped: the head of a HEAD, 204 or 304 answer describes a body that never comes.
             self.body.reserveCapacity(min(length, 4 << 20))

@@ -127,8 +127,8 @@ public final class HTTPClient: Sendable {
             throw HTTPClientError(.unsupportedScheme, host: key.host, phase: .request, detail: "https is not supported yet")
         }
         var request = request
-        if let userAgent = self.configuration.userAgent, request.headerFields[.userAgent] == nil {
-            request.headerFields[.userAgent] = userAgent
+        if let userAgent = self.configuration.userAgent, !request.headerFields.containsField(.userAgent) {
+            request.headerFields.append(HTTPField(name: .userAgent, value: userAgent))
         }
         var head: [UInt8] = []
         head.reserveCapacity(256)
@@ -136,7 +136,7 @@ public final class HTTPClient: Sendable {
         try RequestEncoder.encodeHead(request, body: length, into: &head)
         let limit = timeout ?? self.configuration.requestTimeout
         let deadline = limit.map { Deadline.now() + $0 } ?? .distantFuture
-        let closeAfter = request.headerFields[.connection].map { value in
+        let closeAfter = request.headerFields.firstValue(for: .connection).map { value in
             value.split(separator: ",").contains { $0.lowercased().filter { $0 != " " && $0 != "\t" } == "close" }
         } ?? false
         return Prepared(key: key, head: head, body: body ?? [], method: request.method,

@@ -106,14 +106,88 @@ extension HTTPRequest {
                   path: parsed.target, headerFields: headerFields)
     }
 
-    /// The connection key this request goes to.
+    /// The connection key this request goes to. Runs per request, so the authority is
+    /// split by hand on its bytes rather than through a URL parse.
     func connectionKey() throws(HTTPClientError) -> ConnectionKey {
-        guard let schemeText = self.scheme?.lowercased(), let scheme = ConnectionKey.Scheme(rawValue: schemeText) else {
-            throw HTTPClientError(.unsupportedScheme, phase: .request, detail: "request has scheme \(self.scheme ?? "none")")
+        let scheme: ConnectionKey.Scheme
+        switch self.scheme {
+        case "http"?: scheme = .http
+        case "https"?: scheme = .https
+        case let other?:
+            guard let parsed = ConnectionKey.Scheme(rawValue: other.lowercased()) else {
+                throw HTTPClientError(.unsupportedScheme, phase: .request, detail: "request has scheme \(other)")
+            }
+            scheme = parsed
+        case nil:
+            throw HTTPClientError(.unsupportedScheme, phase: .request, detail: "request has no scheme")
         }
         guard let authority = self.authority, !authority.isEmpty else {
             throw HTTPClientError(.invalidURL, phase: .request, detail: "request has no authority (host)")
         }
+        if let key = ConnectionKey(scheme: scheme, authority: authority) { return key }
+        // Not a plain host[:port]: let the full parser explain what is wrong with it.
         return try RequestURL("\(scheme.rawValue)://\(authority)/").key
+    }
+}
+
+extension ConnectionKey {
+    /// Splits `host[:port]` or `[v6]:port`; nil for anything unusual (userinfo, bad
+    /// characters, bad ports), which the URL parser then reports.
+    init?(scheme: Scheme, authority: String) {
+        var utf8 = Substring(authority).utf8
+        var hostBytes: Substring.UTF8View
+        var portBytes: Substring.UTF8View? = nil
+        if utf8.first == UInt8(ascii: "[") {
+            guard let close = utf8.firstIndex(of: UInt8(ascii: "]")) else { return nil }
+            hostBytes = utf8[utf8.index(after: utf8.startIndex)..<close]
+            utf8 = utf8[utf8.index(after: close)...]
+            if let colon = utf8.first {
+                guard colon == UInt8(ascii: ":") else { return nil }
+                portBytes = utf8.dropFirst()
+            }
+            guard hostBytes.contains(UInt8(ascii: ":")),
+                  hostBytes.allSatisfy({ Self.isHex($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") }) else { return nil }
+        } else {
+            if let colon = utf8.lastIndex(of: UInt8(ascii: ":")) {
+                hostBytes = utf8[..<colon]
+                portBytes = utf8[utf8.index(after: colon)...]
+            } else {
+                hostBytes = utf8
+            }
+            guard hostBytes.allSatisfy({ Self.isHostByte($0) }) else { return nil }
+        }
+        guard !hostBytes.isEmpty else { return nil }
+        var port = scheme == .https ? 443 : 80
+        if let portBytes {
+            guard !portBytes.isEmpty, portBytes.count <= 5 else { return nil }
+            var value = 0
+            for byte in portBytes {
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            guard (1...65535).contains(value) else { return nil }
+            port = value
+        }
+        let hasUpper = hostBytes.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
+        let host = String(Substring(hostBytes))
+        self.init(scheme: scheme, host: hasUpper ? host.lowercased() : host, port: port)
+    }
+
+    @inline(__always)
+    private static func isHex(_ byte: UInt8) -> Bool {
+        (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f"))
+            || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "F"))
+    }
+
+    /// Letters, digits, '-', '.', '_' and '~': what a host name or IPv4 address is made of.
+    @inline(__always)
+    private static func isHostByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
     }
 }

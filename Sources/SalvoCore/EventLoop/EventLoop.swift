@@ -28,8 +28,15 @@ public final class EventLoop: @unchecked Sendable {
 
     // Cross-thread state. `Pending.closed` is set once the loop has run its last work.
     private struct Pending: ~Copyable {
-        var queue = Deque<@Sendable () -> Void>()
+        var queue = Deque<Work>()
         var closed = false
+    }
+
+    /// Something to run on the loop: a closure, or a Swift task's job (the loop is a
+    /// `TaskExecutor`).
+    private enum Work {
+        case closure(@Sendable () -> Void)
+        case job(UnownedJob)
     }
     private let pending = Mutex<Pending>(Pending())
     private let sleeping = Atomic<Bool>(false)
@@ -45,7 +52,9 @@ public final class EventLoop: @unchecked Sendable {
     private var generations: [UInt32] = [0]
     private var freeSlots: [Int] = []
     private var timers = TimerHeap()
-    private var running: Deque<@Sendable () -> Void> = Deque()
+    private var running: Deque<Work> = Deque()
+    /// Jobs enqueued from the loop's own thread: no lock, no wake-up.
+    private var localJobs: Deque<UnownedJob> = Deque()
     private var nowCache = Deadline.now()
     /// Buffer shared by every connection on this loop for reads: data is parsed in place
     /// before the next read, so one per loop is enough.
@@ -133,6 +142,10 @@ public final class EventLoop: @unchecked Sendable {
     /// it) when the loop has stopped. Safe from any thread.
     @discardableResult
     public func tryExecute(_ work: @escaping @Sendable () -> Void) -> Bool {
+        self.enqueueWork(.closure(work))
+    }
+
+    private func enqueueWork(_ work: consuming Work) -> Bool {
         let accepted = self.pending.withLock { pending -> Bool in
             if pending.closed { return false }
             pending.queue.append(work)
@@ -245,7 +258,7 @@ public final class EventLoop: @unchecked Sendable {
             }
             var timeout = self.timeoutUntilNextTimer()
             self.sleeping.store(true, ordering: .sequentiallyConsistent)
-            if self.hasPendingWork() || self.stopRequested.load(ordering: .sequentiallyConsistent) { timeout = 0 }
+            if !self.localJobs.isEmpty || self.hasPendingWork() || self.stopRequested.load(ordering: .sequentiallyConsistent) { timeout = 0 }
             let ready: Int
             do {
                 ready = try self.epoll.wait(timeoutMilliseconds: timeout)
@@ -281,9 +294,15 @@ public final class EventLoop: @unchecked Sendable {
             self.pending.withLock { pending in
                 swap(&pending.queue, &self.running)
             }
+            while let job = self.localJobs.popFirst() {
+                job.runSynchronously(on: self.asUnownedTaskExecutor())
+            }
             if self.running.isEmpty { return }
             while let work = self.running.popFirst() {
-                work()
+                switch work {
+                case .closure(let body): body()
+                case .job(let job): job.runSynchronously(on: self.asUnownedTaskExecutor())
+                }
             }
         }
     }
@@ -316,4 +335,33 @@ private final class ClosureTimer: TimerTarget, Sendable {
     let work: @Sendable () -> Void
     init(_ work: @escaping @Sendable () -> Void) { self.work = work }
     func timerFired(token: UInt64, now: Deadline) { self.work() }
+}
+
+// MARK: - Running Swift tasks on the loop
+
+/// An event loop runs Swift tasks that prefer it (`Task(executorPreference: loop)` or
+/// `withTaskExecutorPreference(loop)`). Such a task calls the client from the loop's own
+/// thread, so its requests start without a hop, and it resumes on the loop when the
+/// response is complete: a closed loop of requests stays on one thread.
+///
+/// ```swift
+/// let loop = group.loops[0]
+/// let task = Task(executorPreference: loop) {
+///     for _ in 0..<1000 { _ = try await client.execute(request) }
+/// }
+/// ```
+extension EventLoop: TaskExecutor {
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        if self.inEventLoop {
+            self.localJobs.append(unowned)
+        } else if !self.enqueueWork(.job(unowned)) {
+            // The loop has stopped; the job must still run somewhere, or its task hangs.
+            globalConcurrentExecutor.enqueue(ExecutorJob(unowned))
+        }
+    }
+
+    public func asUnownedTaskExecutor() -> UnownedTaskExecutor {
+        UnownedTaskExecutor(ordinary: self)
+    }
 }

@@ -45,7 +45,7 @@ public enum RequestEncoder {
         buffer.append(contentsOf: " HTTP/1.1\r\n".utf8)
 
         let hostName = HTTPField.Name("Host")!
-        let explicitHost = request.headerFields[hostName] != nil
+        let explicitHost = request.headerFields.containsField(hostName)
         if let authority = request.authority, !explicitHost {
             appendField(name: "Host", value: authority, into: &buffer)
         }

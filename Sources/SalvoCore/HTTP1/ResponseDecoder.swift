@@ -71,6 +71,8 @@ final class ResponseDecoder {
     /// Whether the current message got as far as its status line (llhttp calls on_status
     /// only after a valid "HTTP/x.y NNN ").
     private var sawStatus = false
+    /// Whether the head has a Transfer-Encoding field (checked once the head is complete).
+    private var sawTransferEncoding = false
     /// Set when an interim response just ended: the bytes counted so far were only 1xx.
     private var interimBytesPending = false
     /// Bytes seen since the current response began (0: nothing of it yet).
@@ -191,6 +193,8 @@ final class ResponseDecoder {
 
     private func messageBegin() -> Int32 {
         self.fields = HTTPFields()
+        // One allocation for a typical head instead of a few as the array grows.
+        self.fields.reserveCapacity(12)
         self.reason.removeAll(keepingCapacity: true)
         self.fieldName.removeAll(keepingCapacity: true)
         self.fieldValue.removeAll(keepingCapacity: true)
@@ -199,6 +203,7 @@ final class ResponseDecoder {
         self.inTrailers = false
         self.trailerFields = nil
         self.sawStatus = false
+        self.sawTransferEncoding = false
         return Self.proceed
     }
 
@@ -245,7 +250,7 @@ final class ResponseDecoder {
             return Self.userError
         }
         // llhttp has checked the name is a token; the name keeps its case as sent.
-        guard let name = HTTPField.Name(String(decoding: self.fieldName, as: UTF8.self)) else {
+        guard let name = KnownFieldNames.lookup(self.fieldName) ?? HTTPField.Name(String(decoding: self.fieldName, as: UTF8.self)) else {
             self.failure = HTTPClientError(.invalidResponse, phase: .readHead, detail: "invalid header field name")
             return Self.userError
         }
@@ -253,6 +258,7 @@ final class ResponseDecoder {
         var end = self.fieldValue.count
         while end > 0, self.fieldValue[end - 1] == 0x20 || self.fieldValue[end - 1] == 0x09 { end -= 1 }
         let field = HTTPField(name: name, lenientValue: self.fieldValue[..<end])
+        if name == .transferEncoding { self.sawTransferEncoding = true }
         if self.inTrailers {
             if self.trailerFields == nil { self.trailerFields = HTTPFields() }
             self.trailerFields!.append(field)
@@ -278,7 +284,7 @@ final class ResponseDecoder {
             self.headerCount = 0
             return Self.proceed
         }
-        if let codings = head.headerFields[.transferEncoding], !Self.isChunkedOnly(codings) {
+        if self.sawTransferEncoding, let codings = Self.transferCodings(in: head.headerFields), !Self.isChunkedOnly(codings) {
             // RFC 9112 §6.1: only chunked is understood here; decoding gzip or deflate
             // transfer codings is left to the caller no more than it is to curl.
             self.failure = HTTPClientError(.unsupportedEncoding, phase: .readHead,
@@ -293,6 +299,12 @@ final class ResponseDecoder {
         // to HEAD, and 204 and 304, which never carry content (RFC 9110 §6.4.1) even when a
         // Content-Length describes the representation.
         return self.expectNoBody || code == 204 || code == 304 ? 1 : Self.proceed
+    }
+
+    /// Every Transfer-Encoding value, joined as a list.
+    static func transferCodings(in fields: HTTPFields) -> String? {
+        let values = fields.lazy.filter { $0.name == .transferEncoding }.map(\.value)
+        return values.isEmpty ? nil : values.joined(separator: ", ")
     }
 
     /// Whether a Transfer-Encoding value is exactly "chunked" (any case, optional spaces);

@@ -1,0 +1,192 @@
+import Dispatch
+import HTTPTypes
+import SalvoCore
+import Synchronization
+
+/// The same closed-loop load as ``LoadGenerator``, driven through `HTTPClient`'s public
+/// APIs instead of the loop-native connections, so the cost of each API can be measured.
+public enum ClientAPI: String, Sendable, CaseIterable {
+    /// N tasks on Swift's default executor, each awaiting `execute` in a loop.
+    case async
+    /// The same tasks preferring the event loops as their executor: no thread hops.
+    case asyncOnLoop = "async-loop"
+    /// N chains of completion handlers, each starting the next request from the last one's handler.
+    case callbacks
+}
+
+public struct ClientLoad: Sendable {
+    public let configuration: LoadConfiguration
+    public let api: ClientAPI
+
+    public init(configuration: LoadConfiguration, api: ClientAPI) throws(HTTPClientError) {
+        try configuration.validate()
+        guard configuration.pipeline == 1, configuration.rate == nil else {
+            throw HTTPClientError(.invalidConfiguration, detail: "the client APIs run closed-loop, without pipelining or a rate")
+        }
+        self.configuration = configuration
+        self.api = api
+    }
+
+    public func run() async throws(HTTPClientError) -> LoadStatistics {
+        let configuration = self.configuration
+        let group: EventLoopGroup
+        do {
+            group = try EventLoopGroup(numberOfThreads: configuration.threads, name: "salvo-client")
+        } catch {
+            throw HTTPClientError(.invalidConfiguration, detail: "\(error)")
+        }
+        defer { group.shutdown() }
+        var clientConfiguration = HTTPClient.Configuration()
+        clientConfiguration.maxConnectionsPerHost = configuration.connections
+        clientConfiguration.connectTimeout = configuration.connectTimeout
+        let client = try HTTPClient(configuration: clientConfiguration, eventLoopGroup: group)
+        defer { client.shutdown() }
+
+        var head = HTTPRequest(method: configuration.method, scheme: configuration.url.scheme.rawValue,
+                               authority: configuration.url.key.authority, path: configuration.url.target,
+                               headerFields: configuration.headerFields)
+        if head.headerFields[.userAgent] == nil { head.headerFields[.userAgent] = "salvo-bench/0.1" }
+        let request = head
+        let body: [UInt8]? = configuration.body.isEmpty ? nil : configuration.body
+        let plan = Plan(configuration: configuration)
+        let started = ContinuousClock.now
+
+        var total = LoadStatistics()
+        switch self.api {
+        case .async, .asyncOnLoop:
+            let onLoop = self.api == .asyncOnLoop
+            total = await withTaskGroup(of: LoadStatistics.self) { tasks in
+                for index in 0..<configuration.connections {
+                    let work: @Sendable () async -> LoadStatistics = {
+                        var statistics = LoadStatistics()
+                        while plan.take() {
+                            let began = ContinuousClock.now
+                            do throws(HTTPClientError) {
+                                let response = try await client.execute(request, body: body, timeout: configuration.timeout)
+                                statistics.record(response, latency: ContinuousClock.now - began)
+                            } catch {
+                                statistics.record(error)
+                            }
+                        }
+                        return statistics
+                    }
+                    if onLoop {
+                        tasks.addTask(executorPreference: group.loops[index % group.loops.count], operation: work)
+                    } else {
+                        tasks.addTask(operation: work)
+                    }
+                }
+                var merged = LoadStatistics()
+                for await part in tasks { merged.add(part) }
+                return merged
+            }
+        case .callbacks:
+            total = await withCheckedContinuation { (done: CheckedContinuation<LoadStatistics, Never>) in
+                let results = Mutex<(LoadStatistics, Int)>((LoadStatistics(), configuration.connections))
+                for _ in 0..<configuration.connections {
+                    let chain = CallbackChain(client: client, request: request, body: body, timeout: configuration.timeout, plan: plan) { statistics in
+                        let finished = results.withLock { state -> LoadStatistics? in
+                            state.0.add(statistics)
+                            state.1 -= 1
+                            return state.1 == 0 ? state.0 : nil
+                        }
+                        if let finished { done.resume(returning: finished) }
+                    }
+                    chain.next()
+                }
+            }
+        }
+        let elapsed = ContinuousClock.now - started
+        total.elapsedNanoseconds = UInt64(elapsed.components.seconds) * 1_000_000_000 + UInt64(elapsed.components.attoseconds / 1_000_000_000)
+        let pool = await client.poolStatistics()
+        total.connectionsOpened = pool.connectionsOpened
+        total.connectionsReused = pool.connectionsReused
+        return total
+    }
+}
+
+/// When to stop: a deadline, a request budget, or both. Shared by all tasks of a run.
+final class Plan: Sendable {
+    private let deadline: ContinuousClock.Instant?
+    private let budget: Atomic<Int>
+    private let limited: Bool
+
+    init(configuration: LoadConfiguration) {
+        self.deadline = configuration.duration > .zero ? ContinuousClock.now + configuration.duration : nil
+        self.limited = configuration.requestLimit != nil
+        self.budget = Atomic(configuration.requestLimit ?? 0)
+    }
+
+    /// Takes one request from the plan; false when the run is over.
+    func take() -> Bool {
+        if let deadline = self.deadline, ContinuousClock.now >= deadline { return false }
+        if self.limited {
+            return self.budget.subtract(1, ordering: .relaxed).newValue >= 0
+        }
+        return true
+    }
+}
+
+/// One closed loop of completion handlers: each response's handler (on the loop thread)
+/// records it and starts the next request.
+final class CallbackChain: @unchecked Sendable {
+    // @unchecked Sendable: after next() is first called, the chain is touched only from
+    // its requests' completion handlers, which run one at a time on one loop thread.
+    private let client: HTTPClient
+    private let request: HTTPRequest
+    private let body: [UInt8]?
+    private let timeout: Duration
+    private let plan: Plan
+    private let done: @Sendable (LoadStatistics) -> Void
+    private var statistics = LoadStatistics()
+    private var began = ContinuousClock.now
+
+    init(client: HTTPClient, request: HTTPRequest, body: [UInt8]?, timeout: Duration, plan: Plan,
+         done: @escaping @Sendable (LoadStatistics) -> Void) {
+        self.client = client
+        self.request = request
+        self.body = body
+        self.timeout = timeout
+        self.plan = plan
+        self.done = done
+    }
+
+    func next() {
+        guard self.plan.take() else {
+            self.done(self.statistics)
+            return
+        }
+        self.began = ContinuousClock.now
+        self.client.execute(self.request, body: self.body, timeout: self.timeout) { result in
+            switch result {
+            case .success(let response):
+                self.statistics.record(response, latency: ContinuousClock.now - self.began)
+            case .failure(let error):
+                self.statistics.record(error)
+            }
+            self.next()
+        }
+    }
+}
+
+extension LoadStatistics {
+    mutating func record(_ response: HTTPClientResponse, latency: Duration) {
+        self.requests += 1
+        self.bytesRead += response.body.count
+        let code = response.status.code
+        self.statusCounts[code, default: 0] += 1  // a handful of codes: the dictionary stays small
+        if code >= 400 { self.errors.status += 1 }
+        let micros = UInt64(max(0, latency.components.seconds)) * 1_000_000 + UInt64(max(0, latency.components.attoseconds) / 1_000_000_000_000)
+        _ = self.latency.record(max(1, micros))
+    }
+
+    mutating func record(_ error: HTTPClientError) {
+        switch error.code {
+        case .dnsFailure, .connectionRefused, .connectFailed, .connectTimeout: self.errors.connect += 1
+        case .writeFailed: self.errors.write += 1
+        case .readTimeout, .totalTimeout, .poolWaitTimeout: self.errors.timeout += 1
+        case .readFailed, .remoteClosed, .emptyResponse, .truncatedBody: self.errors.read += 1
+        default: self.errors.protocol += 1
+        }
+    }
+}
