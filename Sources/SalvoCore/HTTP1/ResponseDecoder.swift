@@ -2,7 +2,7 @@ import CLLHTTP
 import HTTPTypes
 
 /// Receives what a ``ResponseDecoder`` parses. Called synchronously from ``ResponseDecoder/feed(_:)``.
-protocol ResponseDecoderDelegate: AnyObject {
+@_spi(Benchmarks) public protocol ResponseDecoderDelegate: AnyObject {
     /// A 1xx response (100 Continue, 103 Early Hints) that precedes the final one.
     func decoderReceivedInformational(_ head: HTTPResponse)
     /// The final response head. Return false to stop parsing (the delegate recorded why).
@@ -41,8 +41,8 @@ public struct ResponseHeadLimits: Sendable, Hashable {
 /// Framing comes from llhttp: Content-Length, chunked (extensions ignored, trailers kept),
 /// or read-until-close (finished by ``finish()``); no body for HEAD (``expectNoBody``),
 /// 1xx, 204 and 304.
-final class ResponseDecoder {
-    enum FeedResult: Equatable {
+@_spi(Benchmarks) public final class ResponseDecoder {
+    public enum FeedResult: Equatable {
         /// Every byte was consumed; the response is not complete yet.
         case needMore
         /// The final response ended after `consumed` bytes of this feed.
@@ -50,7 +50,7 @@ final class ResponseDecoder {
     }
 
     let limits: ResponseHeadLimits
-    unowned(unsafe) var delegate: (any ResponseDecoderDelegate)?
+    public unowned(unsafe) var delegate: (any ResponseDecoderDelegate)?
     /// Set before the response to a HEAD request: its head announces a body that never comes.
     var expectNoBody = false
 
@@ -80,7 +80,7 @@ final class ResponseDecoder {
     /// True between the final head and the end of its body.
     private(set) var inBody = false
 
-    init(limits: ResponseHeadLimits = ResponseHeadLimits()) {
+    public init(limits: ResponseHeadLimits = ResponseHeadLimits()) {
         self.limits = limits
         self.parser = .allocate(capacity: 1)
         self.settings = .allocate(capacity: 1)
@@ -98,7 +98,7 @@ final class ResponseDecoder {
     }
 
     /// Prepares for the next response on the same connection (after `.complete`).
-    func prepareForNextResponse(expectNoBody: Bool) {
+    public func prepareForNextResponse(expectNoBody: Bool) {
         self.expectNoBody = expectNoBody
         self.bytesOfCurrentResponse = 0
         self.sawFinalHead = false
@@ -110,7 +110,7 @@ final class ResponseDecoder {
     }
 
     /// Parses `bytes`. Throws a typed error on anything that is not a valid HTTP/1.x response.
-    func feed(_ bytes: UnsafeRawBufferPointer) throws(HTTPClientError) -> FeedResult {
+    public func feed(_ bytes: UnsafeRawBufferPointer) throws(HTTPClientError) -> FeedResult {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return .needMore }
         self.bytesOfCurrentResponse &+= bytes.count
         let start = base.assumingMemoryBound(to: CChar.self)
@@ -133,7 +133,7 @@ final class ResponseDecoder {
 
     /// Tells the parser the connection ended. A close-delimited body ends here; anything else
     /// unfinished is an error saying what was cut short.
-    func finish() throws(HTTPClientError) -> Bool {
+    public func finish() throws(HTTPClientError) -> Bool {
         if llhttp_get_errno(self.parser) == HPE_PAUSED { return false }
         let rc = llhttp_finish(self.parser)
         if rc == HPE_OK || rc == HPE_PAUSED {

@@ -13,8 +13,8 @@ import DequeModule
 ///
 /// Connections and waiters are plain integer ids: the driver (``ConnectionPool``) maps them
 /// to objects.
-struct PoolStateMachine {
-    enum Action: Equatable {
+@_spi(Benchmarks) public struct PoolStateMachine {
+    public enum Action: Equatable {
         case none
         /// Run the waiter's request on the connection.
         case lease(connection: Int, waiter: Int)
@@ -35,7 +35,7 @@ struct PoolStateMachine {
     private(set) var waiters = Deque<Int>()
     private(set) var isShutdown = false
 
-    init(maxConnections: Int) {
+    public init(maxConnections: Int) {
         precondition(maxConnections > 0)
         self.maxConnections = maxConnections
     }
@@ -44,7 +44,7 @@ struct PoolStateMachine {
     var isEmpty: Bool { self.total == 0 && self.waiters.isEmpty }
 
     /// A request arrives. `fresh` asks for a new connection (a retry after a stale one).
-    mutating func request(_ waiter: Int, fresh: Bool = false) -> Action {
+    public mutating func request(_ waiter: Int, fresh: Bool = false) -> Action {
         if self.isShutdown { return .fail(waiter: waiter, connectAgain: false) }
         if !fresh, let connection = self.idle.popLast() {
             self.leased += 1
@@ -68,14 +68,14 @@ struct PoolStateMachine {
     }
 
     /// A new connection is ready.
-    mutating func connected(_ connection: Int) -> Action {
+    public mutating func connected(_ connection: Int) -> Action {
         precondition(self.connecting > 0)
         self.connecting -= 1
         return self.offer(connection)
     }
 
     /// A connection attempt failed.
-    mutating func connectFailed() -> Action {
+    public mutating func connectFailed() -> Action {
         precondition(self.connecting > 0)
         self.connecting -= 1
         guard let waiter = self.waiters.popFirst() else { return .none }
@@ -85,7 +85,7 @@ struct PoolStateMachine {
     }
 
     /// A leased connection finished its request.
-    mutating func released(_ connection: Int, reusable: Bool) -> Action {
+    public mutating func released(_ connection: Int, reusable: Bool) -> Action {
         precondition(self.leased > 0)
         self.leased -= 1
         if reusable && !self.isShutdown {
@@ -95,7 +95,7 @@ struct PoolStateMachine {
     }
 
     /// An idle connection closed (the server closed it, or its idle timeout fired).
-    mutating func idleClosed(_ connection: Int) -> Action {
+    public mutating func idleClosed(_ connection: Int) -> Action {
         if let index = self.idle.firstIndex(of: connection) {
             self.idle.remove(at: index)
         }
@@ -103,14 +103,14 @@ struct PoolStateMachine {
     }
 
     /// A waiter gave up (timeout or cancellation). Returns whether it was still queued.
-    mutating func removeWaiter(_ waiter: Int) -> Bool {
+    public mutating func removeWaiter(_ waiter: Int) -> Bool {
         guard let index = self.waiters.firstIndex(of: waiter) else { return false }
         self.waiters.remove(at: index)
         return true
     }
 
     /// Stops the pool: returns the idle connections to close and the waiters to fail.
-    mutating func shutdown() -> (idle: [Int], waiters: [Int]) {
+    public mutating func shutdown() -> (idle: [Int], waiters: [Int]) {
         self.isShutdown = true
         let result = (self.idle, Array(self.waiters))
         self.idle.removeAll()
