@@ -257,7 +257,12 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         // Trailing whitespace is not part of a field value (RFC 9110 §5.5); llhttp strips the leading.
         var end = self.fieldValue.count
         while end > 0, self.fieldValue[end - 1] == 0x20 || self.fieldValue[end - 1] == 0x09 { end -= 1 }
-        let field = HTTPField(name: name, lenientValue: self.fieldValue[..<end])
+        let value = self.fieldValue[..<end]
+        // ASCII values (nearly all) become a String directly; others keep their raw bytes
+        // (obs-text need not be UTF-8), cleaned only of what llhttp would not let through.
+        let field = value.allSatisfy({ $0 < 0x80 })
+            ? HTTPField(name: name, value: String(decoding: value, as: UTF8.self))
+            : HTTPField(name: name, lenientValue: value)
         if name == .transferEncoding { self.sawTransferEncoding = true }
         if self.inTrailers {
             if self.trailerFields == nil { self.trailerFields = HTTPFields() }
