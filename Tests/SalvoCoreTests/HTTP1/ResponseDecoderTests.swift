@@ -1,6 +1,6 @@
 import HTTPTypes
 import Testing
-@testable import SalvoCore
+@_spi(Benchmarks) @testable import SalvoCore
 
 /// What the decoder reported, as comparable values.
 enum DecoderEvent: Equatable, CustomStringConvertible {

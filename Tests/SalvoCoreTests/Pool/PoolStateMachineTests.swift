@@ -1,5 +1,5 @@
 import Testing
-@testable import SalvoCore
+@_spi(Benchmarks) @testable import SalvoCore
 
 @Suite struct PoolStateMachineTests {
     @Test func firstRequestConnectsThenLeases() {
