@@ -51,6 +51,7 @@ let package = Package(
             dependencies: [
                 "SalvoCore",
                 "SalvoLoad",
+                "CSalvo",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CSalvo
 import HTTPTypes
 import SalvoCore
 #if canImport(Glibc)
@@ -24,6 +25,9 @@ struct Demo: AsyncParsableCommand {
 
     @Option(name: [.customShort("t"), .customLong("threads")], help: "Event loop threads (default: one per core).")
     var threads: Int?
+
+    @Flag(name: .customLong("report-memory"), help: "After the burst, print the resident memory with the connections idle in the pool.")
+    var reportMemory = false
 
     func run() async throws {
         guard self.requests > 0, self.concurrency > 0, self.connections > 0 else {
@@ -67,6 +71,24 @@ struct Demo: AsyncParsableCommand {
         let elapsed = ContinuousClock.now - start
         let statistics = await client.poolStatistics()
         print(results.report(elapsed: elapsed, statistics: statistics, url: self.url, concurrency: self.concurrency))
+        if self.reportMemory {
+            // What the burst's finished tasks freed goes back to the system first: the number
+            // is then what the idle connections hold, not the allocator's high-water mark.
+            salvo_malloc_trim()
+            print("memory: \(Self.residentKilobytes()) KiB resident, \(salvo_heap_in_use() / 1024) KiB of heap in use, with \(statistics.openConnections) connections idle in the pool")
+        }
+    }
+}
+
+extension Demo {
+    /// VmRSS from /proc/self/status, in KiB.
+    static func residentKilobytes() -> Int {
+        guard let bytes = Output.readFile("/proc/self/status") else { return -1 }
+        let text = String(decoding: bytes, as: UTF8.self)
+        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? -1
+        }
+        return -1
     }
 }
 

@@ -83,6 +83,12 @@ elif [ "$NOFILE" -ge 128 ]; then
 else
     WORKER_CONNECTIONS=64
 fi
+# More for memory tests that hold many connections (bounded by the open-file limit).
+if [ -n "${SALVO_NGINX_CONNECTIONS:-}" ] && [ "$NOFILE" != unlimited ]; then
+    WORKER_CONNECTIONS=$(( SALVO_NGINX_CONNECTIONS < NOFILE - 64 ? SALVO_NGINX_CONNECTIONS : NOFILE - 64 ))
+elif [ -n "${SALVO_NGINX_CONNECTIONS:-}" ]; then
+    WORKER_CONNECTIONS=$SALVO_NGINX_CONNECTIONS
+fi
 
 PY=""
 for p in /usr/bin/python3 python3; do

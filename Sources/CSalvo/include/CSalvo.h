@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <fcntl.h>
 #include <sys/prctl.h>
+#include <malloc.h>
 
 static const uint32_t salvo_EPOLLIN = EPOLLIN;
 static const uint32_t salvo_EPOLLOUT = EPOLLOUT;
@@ -33,6 +34,15 @@ static inline int salvo_errno(void) { return errno; }
 /// Names the calling thread (visible in top, perf and gdb); at most 15 bytes are kept.
 static inline void salvo_set_thread_name(const char *name) {
     prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+}
+
+/// Returns freed heap memory to the system (for memory measurements).
+static inline void salvo_malloc_trim(void) { malloc_trim(0); }
+
+/// Bytes of heap in use (allocated and not freed), all arenas (for memory measurements).
+static inline size_t salvo_heap_in_use(void) {
+    struct mallinfo2 info = mallinfo2();
+    return info.uordblks + info.hblkhd;
 }
 
 /// epoll_event is packed on x86_64; these accessors keep Swift away from its layout.

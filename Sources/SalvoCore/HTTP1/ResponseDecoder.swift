@@ -55,7 +55,14 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     var expectNoBody = false
 
     private let parser: UnsafeMutablePointer<llhttp_t>
-    private let settings: UnsafeMutablePointer<llhttp_settings_t>
+    /// The callbacks are the same for every decoder, so one settings block serves them all.
+    /// nonisolated(unsafe): written once, by the lazy initializer, and only read after.
+    nonisolated(unsafe) private static let sharedSettings: UnsafeMutablePointer<llhttp_settings_t> = {
+        let settings = UnsafeMutablePointer<llhttp_settings_t>.allocate(capacity: 1)
+        llhttp_settings_init(settings)
+        ResponseDecoder.installCallbacks(settings)
+        return settings
+    }()
 
     // Per-message state.
     private var fieldName: [UInt8] = []
@@ -83,18 +90,12 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     public init(limits: ResponseHeadLimits = ResponseHeadLimits()) {
         self.limits = limits
         self.parser = .allocate(capacity: 1)
-        self.settings = .allocate(capacity: 1)
-        llhttp_settings_init(self.settings)
-        Self.installCallbacks(self.settings)
-        llhttp_init(self.parser, HTTP_RESPONSE, self.settings)
+        llhttp_init(self.parser, HTTP_RESPONSE, Self.sharedSettings)
         self.parser.pointee.data = Unmanaged.passUnretained(self).toOpaque()
-        self.fieldName.reserveCapacity(64)
-        self.fieldValue.reserveCapacity(256)
     }
 
     deinit {
         self.parser.deallocate()
-        self.settings.deallocate()
     }
 
     /// Prepares for the next response on the same connection (after `.complete`).
