@@ -203,4 +203,39 @@ import Testing
         #expect(bad.status != 0)
         #expect(bad.stderr.contains("connections"))
     }
+
+    @Test func benchReportsMergeAndCtrlCPrintsWhatItHas() throws {
+        let nginx = try Shared.nginx.get()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-merge-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var files: [String] = []
+        for (i, count) in [300, 500].enumerated() {
+            let run = try Self.run(Self.salvoPath, ["bench", "-c2", "-t1", "-n", "\(count)", "--json", nginx.url("/small")])
+            let file = directory.appendingPathComponent("\(i).json").path
+            try run.stdout.write(to: URL(fileURLWithPath: file))
+            files.append(file)
+        }
+        let merged = try Self.run(Self.salvoPath, ["merge", "--json"] + files)
+        #expect(merged.status == 0, "\(merged.stderr)")
+        let object = try JSONSerialization.jsonObject(with: merged.stdout) as? [String: Any]
+        #expect((object?["summary"] as? [String: Any])?["requests"] as? Int == 800)
+
+        // Ctrl-C: the run stops at once and still prints its report.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.salvoPath)
+        process.arguments = ["bench", "-c2", "-t1", "-d", "60s", nginx.url("/small")]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        let started = Date()
+        try process.run()
+        Thread.sleep(forTimeInterval: 0.5)
+        process.interrupt()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(Date().timeIntervalSince(started) < 10)
+        #expect(process.terminationStatus == 0)
+        #expect(text.contains("Requests/sec:"))
+    }
 }
