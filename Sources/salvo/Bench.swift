@@ -74,7 +74,12 @@ struct Bench: AsyncParsableCommand {
             try await self.runThroughClient(configuration, api: api)
             return
         }
-        let generator = try LoadGenerator(configuration: configuration)
+        let generator: LoadGenerator
+        do {
+            generator = try LoadGenerator(configuration: configuration)
+        } catch {
+            throw BenchFailure(error)
+        }
 
         // Ctrl-C stops the run and prints what it measured; a second one quits at once.
         signal(SIGINT, SIG_IGN)
@@ -98,7 +103,7 @@ struct Bench: AsyncParsableCommand {
             statistics = try await generator.run()
         } catch {
             progress?.stop()
-            throw ValidationError(error.description)
+            throw BenchFailure(error)
         }
         progress?.stop()
         let report = LoadReport(configuration: configuration, statistics: statistics)
@@ -114,14 +119,20 @@ struct Bench: AsyncParsableCommand {
 
     /// The same run through HTTPClient's public APIs (no progress line, no Ctrl-C handling).
     func runThroughClient(_ configuration: LoadConfiguration, api: ClientAPI) async throws {
+        let load: ClientLoad
+        do {
+            load = try ClientLoad(configuration: configuration, api: api)
+        } catch {
+            throw BenchFailure(error)
+        }
         if !self.json {
             print("Running \(self.describeLength(configuration)) test @ \(configuration.url) through the \(api.rawValue) API")
         }
         let statistics: LoadStatistics
         do {
-            statistics = try await ClientLoad(configuration: configuration, api: api).run()
+            statistics = try await load.run()
         } catch {
-            throw ValidationError(error.description)
+            throw BenchFailure(error)
         }
         let report = LoadReport(configuration: configuration, statistics: statistics)
         print(self.json ? try Self.encode(report) : report.text(latencyDistribution: self.latency))
@@ -188,6 +199,14 @@ struct Bench: AsyncParsableCommand {
         }
         return configuration
     }
+}
+
+/// A run that could not happen (unsupported scheme, unresolvable host): one line, exit 1,
+/// no usage text (that is for mistakes in the flags).
+struct BenchFailure: Error, CustomStringConvertible {
+    let error: HTTPClientError
+    init(_ error: HTTPClientError) { self.error = error }
+    var description: String { self.error.description }
 }
 
 /// Counts Ctrl-C presses across the signal handler's runs.
