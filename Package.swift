@@ -22,6 +22,12 @@ let package = Package(
             pkgConfig: "libllhttp",
             providers: [.apt(["libllhttp-dev"])]
         ),
+        // OpenSSL (libssl-dev), for TLS.
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
         // The only C of the project: Linux and OpenSSL macros that Swift cannot import.
         .target(name: "CSalvo"),
         .target(
@@ -29,6 +35,7 @@ let package = Package(
             dependencies: [
                 "CSalvo",
                 "CLLHTTP",
+                "COpenSSL",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],

@@ -22,6 +22,9 @@ enum CurlExitCode {
         case .writeFailed: 55
         case .bodyTooLarge: 63
         case .cancelled: 42
+        case .tlsHandshakeFailed: 35
+        case .tlsLocalCertificate: 58
+        case .tlsCertificateInvalid: 60
         default: 1
         }
     }

@@ -52,6 +52,27 @@ struct Get: AsyncParsableCommand {
     @Option(name: .customLong("connect-timeout"), help: "Seconds a connection may take.")
     var connectTimeout: Double?
 
+    @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Do not verify the server's TLS certificate.")
+    var insecure = false
+
+    @Option(name: .customLong("cacert"), help: "CA certificates (PEM file) to verify the server with.")
+    var cacert: String?
+
+    @Option(name: .customLong("capath"), help: "Directory of CA certificates to verify the server with.")
+    var capath: String?
+
+    @Option(name: .customLong("cert"), help: "Client certificate (PEM file).")
+    var clientCertificate: String?
+
+    @Option(name: .customLong("key"), help: "Private key for --cert (PEM file).")
+    var clientKey: String?
+
+    @Flag(name: .customLong("tlsv1.2"), help: "Use TLS 1.2 or later.")
+    var tls12 = false
+
+    @Flag(name: .customLong("tlsv1.3"), help: "Use TLS 1.3 or later.")
+    var tls13 = false
+
     func run() async throws {
         let status = await self.perform()
         if status != 0 { throw ExitCode(status) }
@@ -69,6 +90,12 @@ struct Get: AsyncParsableCommand {
         configuration.threads = 1
         configuration.maxConnectionsPerHost = 1
         configuration.userAgent = nil  // set (or removed) by the command line itself
+        if self.insecure { configuration.tls = .insecure }
+        if let cacert { configuration.tls.trustRoots = .file(cacert) }
+        if let capath { configuration.tls.trustRoots = .directory(capath) }
+        configuration.tls.certificateFile = self.clientCertificate
+        configuration.tls.privateKeyFile = self.clientKey
+        if self.tls13 { configuration.tls.minimumVersion = .tls13 }
         if let connectTimeout {
             guard connectTimeout > 0, connectTimeout.isFinite else { return self.report(2, "invalid --connect-timeout") }
             configuration.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))
@@ -95,7 +122,7 @@ struct Get: AsyncParsableCommand {
         do {
             client = try HTTPClient(configuration: configuration)
         } catch {
-            return self.report(2, "\(error)")
+            return self.report(CurlExitCode.forError(error), error.description)
         }
         defer { client.shutdown() }
 

@@ -20,6 +20,8 @@ extension HTTPClient {
         public var maxBodySize: Int = 64 * 1024 * 1024
         /// Limits on the response head.
         public var headLimits = ResponseHeadLimits()
+        /// TLS for https URLs: verification on, system trust store, TLS 1.2 at least.
+        public var tls = TLSConfiguration()
         /// Sent as User-Agent when the request has none; nil sends none.
         public var userAgent: String? = "salvo/0.1"
 

@@ -25,6 +25,7 @@ public final class HTTPClient: Sendable {
     /// Starts a client with its own event loops.
     public convenience init(configuration: Configuration = Configuration()) throws(HTTPClientError) {
         try configuration.validate()
+        let tls = try TLSContext(configuration.tls)
         let group: EventLoopGroup
         do {
             group = try EventLoopGroup(numberOfThreads: configuration.threads)
@@ -33,16 +34,17 @@ public final class HTTPClient: Sendable {
         } catch {
             throw HTTPClientError(.shutdown, detail: "\(error)")
         }
-        self.init(configuration: configuration, group: group, ownsGroup: true)
+        self.init(configuration: configuration, group: group, ownsGroup: true, tls: tls)
     }
 
     /// A client on an existing group of loops (shared with other clients or code).
     public convenience init(configuration: Configuration = Configuration(), eventLoopGroup: EventLoopGroup) throws(HTTPClientError) {
         try configuration.validate()
-        self.init(configuration: configuration, group: eventLoopGroup, ownsGroup: false)
+        let tls = try TLSContext(configuration.tls)
+        self.init(configuration: configuration, group: eventLoopGroup, ownsGroup: false, tls: tls)
     }
 
-    private init(configuration: Configuration, group: EventLoopGroup, ownsGroup: Bool) {
+    private init(configuration: Configuration, group: EventLoopGroup, ownsGroup: Bool, tls: TLSContext) {
         self.configuration = configuration
         self.group = group
         self.ownsGroup = ownsGroup
@@ -52,7 +54,8 @@ public final class HTTPClient: Sendable {
             idleTimeout: configuration.idleTimeout,
             connectTimeout: configuration.connectTimeout,
             limits: configuration.headLimits,
-            waitTimeout: configuration.poolWaitTimeout)
+            waitTimeout: configuration.poolWaitTimeout,
+            tls: tls)
         let max = configuration.maxConnectionsPerHost
         self.pools = group.loops.map { loop in
             // Split the per-host limit over the loops: loop i gets ⌊max/n⌋, plus one for the
@@ -123,9 +126,6 @@ public final class HTTPClient: Sendable {
     func prepare(_ request: HTTPRequest, body: [UInt8]?, timeout: Duration?) throws(HTTPClientError) -> Prepared {
         guard !self.isShutdown.load(ordering: .relaxed) else { throw HTTPClientError(.shutdown) }
         let key = try request.connectionKey()
-        if key.scheme == .https {
-            throw HTTPClientError(.unsupportedScheme, host: key.host, phase: .request, detail: "https is not supported yet")
-        }
         var request = request
         if let userAgent = self.configuration.userAgent, !request.headerFields.containsField(.userAgent) {
             request.headerFields.append(HTTPField(name: .userAgent, value: userAgent))

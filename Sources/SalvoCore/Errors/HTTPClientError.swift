@@ -24,6 +24,7 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
             case invalidResponse, notHTTPResponse, unsupportedEncoding, emptyResponse, truncatedBody, remoteClosed, readFailed, writeFailed
             case headerTooLarge, tooManyHeaders, bodyTooLarge
             case cancelled, shutdown, unsupportedScheme, invalidConfiguration
+            case tlsHandshakeFailed, tlsCertificateInvalid, tlsLocalCertificate
         }
         let base: Base
 
@@ -73,6 +74,14 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let cancelled = Code(base: .cancelled)
         /// The client was shut down.
         public static let shutdown = Code(base: .shutdown)
+        /// The TLS handshake failed: no common version or cipher, an alert from the server, or
+        /// the server closed the connection. The OpenSSL reason is in the detail.
+        public static let tlsHandshakeFailed = Code(base: .tlsHandshakeFailed)
+        /// The server's certificate did not verify; the detail says why ("certificate has
+        /// expired", "hostname mismatch", "self-signed certificate in certificate chain").
+        public static let tlsCertificateInvalid = Code(base: .tlsCertificateInvalid)
+        /// A local TLS file could not be used (CA bundle, client certificate or key).
+        public static let tlsLocalCertificate = Code(base: .tlsLocalCertificate)
         /// A client configuration value is out of range (no threads, no connections…).
         public static let invalidConfiguration = Code(base: .invalidConfiguration)
         /// The URL's scheme is not one this client speaks.
@@ -104,6 +113,9 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
             case .shutdown: "client shut down"
             case .unsupportedScheme: "unsupported URL scheme"
             case .invalidConfiguration: "invalid client configuration"
+            case .tlsHandshakeFailed: "TLS handshake failed"
+            case .tlsCertificateInvalid: "server certificate verification failed"
+            case .tlsLocalCertificate: "problem with a local TLS certificate"
             }
         }
     }

@@ -14,6 +14,8 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     enum Life {
         case resolving
         case connecting(addressIndex: Int)
+        /// TCP is up; the TLS handshake is under way.
+        case handshaking
         case open
         case closed
     }
@@ -41,6 +43,9 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     private var pendingEnd: (trailers: HTTPFields?, keepAlive: Bool)?
     private var lastActivity = Deadline(nanoseconds: 0)
     private let idleTimeout: Duration
+    /// The client's TLS context for an https connection, and this connection's session.
+    private let tlsContext: TLSContext?
+    private var tls: TLSSession?
     /// The deadline of the one timer this connection relies on. Timers are never cancelled:
     /// a new one is armed only when the connection needs waking earlier than `armedTimer`,
     /// and a timer that fires for any other deadline is stale. So a connection keeps one or
@@ -48,12 +53,13 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     private var armedTimer: Deadline?
 
     init(id: Int, key: ConnectionKey, loop: EventLoop, pool: HostPool,
-         connectTimeout: Duration, idleTimeout: Duration, limits: ResponseHeadLimits) {
+         connectTimeout: Duration, idleTimeout: Duration, limits: ResponseHeadLimits, tls: TLSContext? = nil) {
         self.id = id
         self.key = key
         self.loop = loop
         self.pool = pool
         self.idleTimeout = idleTimeout
+        self.tlsContext = tls
         self.connectDeadline = loop.refreshNow() + connectTimeout
         self.decoder = ResponseDecoder(limits: limits)
         self.decoder.delegate = self
@@ -140,9 +146,38 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         }
         var one: Int32 = 1
         setsockopt(self.fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        if let context = self.tlsContext {
+            do {
+                self.tls = try TLSSession(context: context, fd: self.fd, host: self.key.host)
+            } catch {
+                self.connectFailed(error)
+                return
+            }
+            self.life = .handshaking
+            self.continueHandshake()
+            return
+        }
         self.life = .open
         self.setInterest(.read)
         self.pool.connectionEstablished(self)
+    }
+
+    private func continueHandshake() {
+        guard case .handshaking = self.life, let tls = self.tls else { return }
+        do {
+            switch try tls.handshake() {
+            case .done:
+                self.life = .open
+                self.setInterest(.read)
+                self.pool.connectionEstablished(self)
+            case .wantRead:
+                self.setInterest(.read)
+            case .wantWrite:
+                self.setInterest(.write)
+            }
+        } catch {
+            self.connectFailed(error.with(host: self.key.host))
+        }
     }
 
     private func connectFailed(_ error: HTTPClientError) {
@@ -177,7 +212,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     /// When the connection next needs attention, given what it is doing.
     private func nextDeadline() -> Deadline? {
         switch self.life {
-        case .resolving, .connecting:
+        case .resolving, .connecting, .handshaking:
             return self.connectDeadline
         case .open:
             if let task = self.task {
@@ -202,6 +237,10 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
 
     private func writeRequest() {
         guard let task = self.task else { return }
+        if let tls = self.tls {
+            self.writeRequestTLS(task, tls)
+            return
+        }
         let total = task.head.count + task.body.count
         while self.writeOffset < total {
             let sent = self.sendPending(task)
@@ -217,6 +256,30 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
                 return
             }
             self.writeFailed(errno: Int32(err))
+            return
+        }
+        self.setInterest(self.readPaused ? .none : .read)
+        self.act(self.machine.writeFinished())
+    }
+
+    private func writeRequestTLS(_ task: RequestTask, _ tls: TLSSession) {
+        let headCount = task.head.count
+        let total = headCount + task.body.count
+        while self.writeOffset < total {
+            let offset = self.writeOffset
+            let result = offset < headCount
+                ? task.head.withUnsafeBytes { tls.write(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
+                : task.body.withUnsafeBytes { tls.write(UnsafeRawBufferPointer(rebasing: $0[(offset - headCount)...])) }
+            if let error = result.error {
+                self.fail(error)
+                return
+            }
+            if result.written > 0 {
+                self.writeOffset += result.written
+                self.lastActivity = self.loop.now
+                continue
+            }
+            self.setInterest(result.progress == .wantRead ? .read : (self.readPaused ? .write : [.read, .write]))
             return
         }
         self.setInterest(self.readPaused ? .none : .read)
@@ -297,6 +360,10 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
             self.connectReady()
             return
         }
+        if case .handshaking = self.life {
+            self.continueHandshake()
+            return
+        }
         if events & salvo_EPOLLOUT != 0, self.task != nil {
             self.writeRequest()
         }
@@ -315,6 +382,10 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     }
 
     private func readable() {
+        if self.tls != nil {
+            self.readableTLS()
+            return
+        }
         let buffer = self.loop.readBuffer
         while case .open = self.life, !self.readPaused {
             let result: IOResult
@@ -335,6 +406,39 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
                 self.received(UnsafeRawBufferPointer(start: buffer.baseAddress, count: n))
                 // A short read means the socket is drained: save the read that would say EAGAIN.
                 if n < buffer.count { return }
+            }
+        }
+    }
+
+    /// Reads through TLS until OpenSSL wants more from the socket. A record can hold more
+    /// than one read's worth, so a short read says nothing here: only WANT_READ does.
+    private func readableTLS() {
+        let buffer = self.loop.readBuffer
+        while case .open = self.life, !self.readPaused, let tls = self.tls {
+            switch tls.read(into: buffer) {
+            case .bytes(let n):
+                self.lastActivity = self.loop.now
+                self.received(UnsafeRawBufferPointer(start: buffer.baseAddress, count: n))
+            case .wantRead:
+                return
+            case .wantWrite:
+                self.setInterest([.read, .write])
+                return
+            case .closed:
+                self.remoteClosed(errno: 0)
+                return
+            case .uncleanEOF:
+                // No close_notify: a body that runs to the close cannot be known complete.
+                if self.task != nil && self.decoder.bodyEndsAtClose {
+                    self.fail(HTTPClientError(.truncatedBody, phase: .readBody,
+                                              detail: "the server closed the TLS connection without close_notify"))
+                    return
+                }
+                self.remoteClosed(errno: 0)
+                return
+            case .failed(let error):
+                self.fail(error)
+                return
             }
         }
     }
@@ -519,7 +623,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
             return
         }
         switch self.life {
-        case .resolving, .connecting:
+        case .resolving, .connecting, .handshaking:
             self.connectFailed(HTTPClientError(.connectTimeout, host: self.key.host, phase: .connect))
         case .open:
             if let task = self.task {
@@ -546,6 +650,11 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
 
     private func closeSocket() {
         guard self.fd >= 0 else { return }
+        if let tls = self.tls {
+            // close_notify, best effort: the socket is closing either way.
+            if case .open = self.life { tls.shutdown() }
+            self.tls = nil
+        }
         if self.token != 0 {
             self.loop.deregister(self.fd, token: self.token)
             self.token = 0

@@ -132,6 +132,9 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         }
     }
 
+    /// Whether the current response's body ends only when the connection does.
+    var bodyEndsAtClose: Bool { self.inBody && llhttp_message_needs_eof(self.parser) != 0 }
+
     /// Tells the parser the connection ended. A close-delimited body ends here; anything else
     /// unfinished is an error saying what was cut short.
     public func finish() throws(HTTPClientError) -> Bool {

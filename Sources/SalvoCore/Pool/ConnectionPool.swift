@@ -8,6 +8,8 @@ struct PoolConfiguration {
     var limits: ResponseHeadLimits
     /// How long a request may wait for a connection when every one is busy.
     var waitTimeout: Duration
+    /// The client's TLS context, for https keys.
+    var tls: TLSContext?
 }
 
 /// The pools of one event loop: one ``HostPool`` per connection key. Loop-confined.
@@ -189,7 +191,7 @@ final class HostPool: TimerTarget {
         let connection = HTTP1Connection(
             id: id, key: self.key, loop: self.owner.loop, pool: self,
             connectTimeout: configuration.connectTimeout, idleTimeout: configuration.idleTimeout,
-            limits: configuration.limits)
+            limits: configuration.limits, tls: self.key.scheme == .https ? configuration.tls : nil)
         self.connections[id] = connection
         self.owner.connectionsOpened += 1
         connection.connect()

@@ -1,0 +1,108 @@
+import COpenSSL
+
+/// An OpenSSL `SSL_CTX` built from a ``TLSConfiguration``: created once per client, shared
+/// by every connection on every loop (OpenSSL allows creating sessions from one context on
+/// many threads).
+final class TLSContext: @unchecked Sendable {
+    // @unchecked Sendable: the SSL_CTX is configured in init and only read afterwards
+    // (SSL_new), which OpenSSL documents as thread-safe.
+    let context: OpaquePointer
+    let configuration: TLSConfiguration
+
+    init(_ configuration: TLSConfiguration) throws(HTTPClientError) {
+        guard let context = SSL_CTX_new(TLS_client_method()) else {
+            throw TLSError.local("cannot create an OpenSSL context")
+        }
+        self.context = context
+        self.configuration = configuration
+        // On failure deinit frees the context: every stored property is set by now.
+        try self.configure()
+    }
+
+    deinit {
+        SSL_CTX_free(self.context)
+    }
+
+    private func configure() throws(HTTPClientError) {
+        let c = self.configuration
+        let minimum = c.minimumVersion == .tls13 ? salvo_TLS1_3_VERSION : salvo_TLS1_2_VERSION
+        guard salvo_SSL_CTX_set_min_proto_version(self.context, minimum) == 1 else {
+            throw TLSError.local("cannot set the minimum TLS version")
+        }
+        if let maximum = c.maximumVersion {
+            _ = salvo_SSL_CTX_set_max_proto_version(self.context, maximum == .tls13 ? salvo_TLS1_3_VERSION : salvo_TLS1_2_VERSION)
+        }
+        _ = salvo_SSL_CTX_set_mode(self.context, salvo_SSL_MODE_PARTIAL_WRITE)
+        SSL_CTX_set_verify(self.context, c.verifyCertificates ? salvo_SSL_VERIFY_PEER : salvo_SSL_VERIFY_NONE, nil)
+
+        switch c.trustRoots {
+        case .system:
+            SSL_CTX_set_default_verify_paths(self.context)
+        case .file(let path):
+            guard SSL_CTX_load_verify_locations(self.context, path, nil) == 1 else {
+                throw TLSError.local("cannot load CA certificates from \(path): \(TLSError.drainReason())")
+            }
+        case .directory(let path):
+            guard SSL_CTX_load_verify_locations(self.context, nil, path) == 1 else {
+                throw TLSError.local("cannot use CA directory \(path): \(TLSError.drainReason())")
+            }
+        }
+        for pem in c.additionalTrustedCertificates {
+            try self.addTrusted(pem: pem)
+        }
+        if let ciphers = c.cipherList, SSL_CTX_set_cipher_list(self.context, ciphers) != 1 {
+            throw TLSError.local("no usable cipher in \"\(ciphers)\"")
+        }
+        if let certificate = c.certificateFile {
+            guard SSL_CTX_use_certificate_chain_file(self.context, certificate) == 1 else {
+                throw TLSError.local("cannot load client certificate \(certificate): \(TLSError.drainReason())")
+            }
+            let key = c.privateKeyFile ?? certificate
+            guard SSL_CTX_use_PrivateKey_file(self.context, key, SSL_FILETYPE_PEM) == 1 else {
+                throw TLSError.local("cannot load private key \(key): \(TLSError.drainReason())")
+            }
+            guard SSL_CTX_check_private_key(self.context) == 1 else {
+                throw TLSError.local("the private key does not match the client certificate")
+            }
+        }
+        if !c.applicationProtocols.isEmpty {
+            var wire: [UInt8] = []
+            for proto in c.applicationProtocols where !proto.isEmpty && proto.utf8.count < 256 {
+                wire.append(UInt8(proto.utf8.count))
+                wire.append(contentsOf: proto.utf8)
+            }
+            _ = wire.withUnsafeBufferPointer { SSL_CTX_set_alpn_protos(self.context, $0.baseAddress, UInt32($0.count)) }
+        }
+    }
+
+    private func addTrusted(pem: String) throws(HTTPClientError) {
+        let bio = pem.withCString { BIO_new_mem_buf($0, -1) }
+        defer { BIO_free(bio) }
+        var added = 0
+        while let certificate = PEM_read_bio_X509(bio, nil, nil, nil) {
+            X509_STORE_add_cert(SSL_CTX_get_cert_store(self.context), certificate)
+            X509_free(certificate)
+            added += 1
+        }
+        ERR_clear_error()
+        if added == 0 { throw TLSError.local("no certificate in the PEM text given as trusted") }
+    }
+}
+
+/// Turning OpenSSL's error queue into ``HTTPClientError``s that say what to fix.
+enum TLSError {
+    static func local(_ detail: String) -> HTTPClientError {
+        HTTPClientError(.tlsLocalCertificate, phase: .connect, detail: detail)
+    }
+
+    /// The reasons on this thread's OpenSSL error queue, emptied.
+    static func drainReason() -> String {
+        var reasons: [String] = []
+        while true {
+            let code = ERR_get_error()
+            if code == 0 { break }
+            if let text = ERR_reason_error_string(code) { reasons.append(String(cString: text)) }
+        }
+        return reasons.isEmpty ? "unknown OpenSSL error" : reasons.joined(separator: "; ")
+    }
+}

@@ -1,0 +1,123 @@
+import COpenSSL
+import CSalvo
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One connection's TLS state: an `SSL` driven non-blocking straight on the socket, as wrk
+/// does (no memory BIOs, so no extra copy of every byte). Loop-confined.
+final class TLSSession {
+    enum Progress {
+        case done
+        case wantRead
+        case wantWrite
+    }
+
+    /// The outcome of a read: bytes, nothing for now, or the end of the stream.
+    enum ReadResult {
+        case bytes(Int)
+        case wantRead
+        case wantWrite
+        /// The peer sent close_notify.
+        case closed
+        /// The peer closed the TCP connection without close_notify.
+        case uncleanEOF
+        case failed(HTTPClientError)
+    }
+
+    private let ssl: OpaquePointer
+    private let host: String
+
+    init(context: TLSContext, fd: Int32, host: String) throws(HTTPClientError) {
+        guard let ssl = SSL_new(context.context) else {
+            throw TLSError.local("cannot create a TLS session")
+        }
+        self.ssl = ssl
+        self.host = host
+        SSL_set_fd(ssl, fd)
+        let isIPAddress = SocketAddress(numericHost: host, port: 0) != nil
+        if !isIPAddress {
+            // SNI names hosts only, never addresses (RFC 6066 §3).
+            _ = salvo_SSL_set_tlsext_host_name(ssl, host)
+        }
+        if context.configuration.verifyCertificates && context.configuration.verifyHostname {
+            let param = SSL_get0_param(ssl)
+            if isIPAddress {
+                X509_VERIFY_PARAM_set1_ip_asc(param, host)
+            } else {
+                X509_VERIFY_PARAM_set1_host(param, host, 0)
+            }
+        }
+    }
+
+    deinit {
+        SSL_free(self.ssl)
+    }
+
+    /// Drives the handshake one step.
+    func handshake() throws(HTTPClientError) -> Progress {
+        ERR_clear_error()
+        let rc = SSL_connect(self.ssl)
+        if rc == 1 { return .done }
+        let error = SSL_get_error(self.ssl, rc)
+        if error == salvo_SSL_ERROR_WANT_READ { return .wantRead }
+        if error == salvo_SSL_ERROR_WANT_WRITE { return .wantWrite }
+        let verify = SSL_get_verify_result(self.ssl)
+        if verify != Int(salvo_X509_V_OK) {
+            let reason = X509_verify_cert_error_string(verify).map { String(cString: $0) } ?? "verification failed"
+            ERR_clear_error()
+            throw HTTPClientError(.tlsCertificateInvalid, host: self.host, phase: .connect, detail: reason)
+        }
+        let reason = error == salvo_SSL_ERROR_SYSCALL && ERR_peek_error() == 0
+            ? "the server closed the connection during the TLS handshake"
+            : TLSError.drainReason()
+        throw HTTPClientError(.tlsHandshakeFailed, host: self.host, phase: .connect, detail: reason)
+    }
+
+    /// The ALPN protocol the server chose, if any.
+    var negotiatedProtocol: String? {
+        var data: UnsafePointer<UInt8>? = nil
+        var length: UInt32 = 0
+        SSL_get0_alpn_selected(self.ssl, &data, &length)
+        guard let data, length > 0 else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
+        ERR_clear_error()
+        let n = SSL_read(self.ssl, buffer.baseAddress, Int32(clamping: buffer.count))
+        if n > 0 { return .bytes(Int(n)) }
+        let error = SSL_get_error(self.ssl, n)
+        switch error {
+        case salvo_SSL_ERROR_WANT_READ: return .wantRead
+        case salvo_SSL_ERROR_WANT_WRITE: return .wantWrite
+        case salvo_SSL_ERROR_ZERO_RETURN: return .closed
+        default:
+            let code = ERR_peek_error()
+            if (error == salvo_SSL_ERROR_SYSCALL && code == 0) || salvo_ssl_error_is_unexpected_eof(code) != 0 {
+                ERR_clear_error()
+                return .uncleanEOF
+            }
+            return .failed(HTTPClientError(.readFailed, phase: .readBody, errno: salvo_errno(), detail: TLSError.drainReason()))
+        }
+    }
+
+    /// Writes what it can: bytes written, or 0 with `wantRead`/`wantWrite` set, or throws.
+    func write(_ bytes: UnsafeRawBufferPointer) -> (written: Int, progress: Progress, error: HTTPClientError?) {
+        guard bytes.count > 0 else { return (0, .done, nil) }
+        ERR_clear_error()
+        let n = SSL_write(self.ssl, bytes.baseAddress, Int32(clamping: bytes.count))
+        if n > 0 { return (Int(n), .done, nil) }
+        let error = SSL_get_error(self.ssl, n)
+        if error == salvo_SSL_ERROR_WANT_WRITE { return (0, .wantWrite, nil) }
+        if error == salvo_SSL_ERROR_WANT_READ { return (0, .wantRead, nil) }
+        return (0, .done, HTTPClientError(.writeFailed, phase: .write, errno: salvo_errno(), detail: TLSError.drainReason()))
+    }
+
+    /// Sends close_notify if it can, without waiting for the peer's.
+    func shutdown() {
+        ERR_clear_error()
+        _ = SSL_shutdown(self.ssl)
+        ERR_clear_error()
+    }
+}

@@ -1,0 +1,191 @@
+import Foundation
+import HTTPTypes
+import Testing
+@testable import SalvoCore
+
+/// Certificates made by the openssl CLI for this test run: a CA, a leaf it signs for
+/// localhost and 127.0.0.1, a leaf it signs for another name, and a self-signed leaf.
+final class TestCertificates: Sendable {
+    let directory: URL
+
+    static let shared: Result<TestCertificates, any Error> = Result { try TestCertificates() }
+
+    init() throws {
+        self.directory = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
+        let d = self.directory.path
+        try Self.openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(d)/ca.key", "-out", "\(d)/ca.pem",
+                          "-days", "2", "-subj", "/CN=Salvo Test CA"])
+        for (name, san) in [("leaf", "DNS:localhost,IP:127.0.0.1"), ("other", "DNS:other.example")] {
+            try Self.openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(d)/\(name).key", "-out", "\(d)/\(name).csr",
+                              "-subj", "/CN=\(name)"])
+            try "subjectAltName=\(san)\n".write(toFile: "\(d)/\(name).ext", atomically: true, encoding: .utf8)
+            try Self.openssl(["x509", "-req", "-in", "\(d)/\(name).csr", "-CA", "\(d)/ca.pem", "-CAkey", "\(d)/ca.key",
+                              "-CAcreateserial", "-out", "\(d)/\(name).pem", "-days", "2", "-extfile", "\(d)/\(name).ext"])
+        }
+        try Self.openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(d)/self.key", "-out", "\(d)/self.pem",
+                          "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"])
+    }
+
+    func path(_ name: String) -> String { self.directory.appendingPathComponent(name).path }
+
+    static func openssl(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw TestServerError("openssl \(arguments.first ?? "") failed") }
+    }
+}
+
+/// `openssl s_server -www` on a loopback port: answers each GET with an HTML status page.
+final class OpenSSLServer: @unchecked Sendable {
+    // @unchecked Sendable: set in init, only read after.
+    let port: Int
+    private let process: Process
+
+    init(certificate: String, key: String, extra: [String] = []) throws {
+        self.port = try freePort()
+        self.process = Process()
+        self.process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        self.process.arguments = ["s_server", "-accept", "127.0.0.1:\(self.port)", "-cert", certificate, "-key", key,
+                                  "-www", "-quiet", "-naccept", "50"] + extra
+        self.process.standardOutput = FileHandle.nullDevice
+        self.process.standardError = FileHandle.nullDevice
+        self.process.standardInput = FileHandle.nullDevice
+        try self.process.run()
+        // Wait until it accepts.
+        for _ in 0..<100 {
+            if Self.accepts(port: self.port) { return }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        self.stop()
+        throw TestServerError("openssl s_server did not start")
+    }
+
+    static func accepts(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+
+    /// SIGKILL: a child started from a test's pool thread inherits its blocked signals, so
+    /// SIGTERM may never arrive.
+    func stop() {
+        if self.process.isRunning {
+            kill(self.process.processIdentifier, SIGKILL)
+            self.process.waitUntilExit()
+        }
+    }
+
+    deinit { self.stop() }
+
+    func url(host: String = "127.0.0.1") -> String { "https://\(host):\(self.port)/" }
+}
+
+@Suite(.serialized) struct TLSTests {
+    func fetch(_ url: String, _ adjust: (inout TLSConfiguration) -> Void = { _ in }) async throws -> Result<HTTPClientResponse, HTTPClientError> {
+        var configuration = HTTPClient.Configuration()
+        configuration.threads = 1
+        adjust(&configuration.tls)
+        let client = try HTTPClient(configuration: configuration)
+        defer { client.shutdown() }
+        do {
+            return .success(try await client.execute(try HTTPRequest(method: .get, url: url), timeout: .seconds(10)))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    @Test func verifiedAgainstATrustedCA() async throws {
+        let certificates = try TestCertificates.shared.get()
+        let server = try OpenSSLServer(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
+        defer { server.stop() }
+        for host in ["127.0.0.1", "localhost"] {
+            let response = try await self.fetch(server.url(host: host)) { $0.trustRoots = .file(certificates.path("ca.pem")) }.get()
+            #expect(response.status == .ok)
+            #expect(String(decoding: response.body, as: UTF8.self).contains("<HTML>"))
+        }
+        // The same CA given as PEM text instead of a file.
+        let pem = try String(contentsOfFile: certificates.path("ca.pem"), encoding: .utf8)
+        let response = try await self.fetch(server.url()) { $0.additionalTrustedCertificates = [pem] }.get()
+        #expect(response.status == .ok)
+    }
+
+    @Test func untrustedChainsAndWrongNamesAreRefused() async throws {
+        let certificates = try TestCertificates.shared.get()
+        let leaf = try OpenSSLServer(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
+        defer { leaf.stop() }
+        guard case .failure(let unknownCA) = try await self.fetch(leaf.url()) else { Issue.record("accepted"); return }
+        #expect(unknownCA.code == .tlsCertificateInvalid)
+
+        let other = try OpenSSLServer(certificate: certificates.path("other.pem"), key: certificates.path("other.key"))
+        defer { other.stop() }
+        let mismatchResult = try await self.fetch(other.url()) { $0.trustRoots = .file(certificates.path("ca.pem")) }
+        guard case .failure(let mismatch) = mismatchResult else {
+            Issue.record("accepted a certificate for another name"); return
+        }
+        #expect(mismatch.code == .tlsCertificateInvalid)
+        #expect(mismatch.detail?.contains("mismatch") == true, "\(mismatch)")
+
+        let selfSigned = try OpenSSLServer(certificate: certificates.path("self.pem"), key: certificates.path("self.key"))
+        defer { selfSigned.stop() }
+        let selfResult = try await self.fetch(selfSigned.url()) { $0.trustRoots = .file(certificates.path("ca.pem")) }
+        guard case .failure(let selfError) = selfResult else {
+            Issue.record("accepted a self-signed certificate"); return
+        }
+        #expect(selfError.code == .tlsCertificateInvalid)
+        #expect(selfError.detail?.contains("self-signed") == true, "\(selfError)")
+
+        // Turning verification off is explicit, and then it connects.
+        let insecure = try await self.fetch(selfSigned.url()) { $0 = .insecure }.get()
+        #expect(insecure.status == .ok)
+    }
+
+    @Test func versionFloor() async throws {
+        let certificates = try TestCertificates.shared.get()
+        let server = try OpenSSLServer(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"), extra: ["-tls1_2"])
+        defer { server.stop() }
+        let floorResult = try await self.fetch(server.url()) {
+            $0.trustRoots = .file(certificates.path("ca.pem"))
+            $0.minimumVersion = .tls13
+        }
+        guard case .failure(let error) = floorResult else { Issue.record("TLS 1.2 server accepted with a 1.3 floor"); return }
+        #expect(error.code == .tlsHandshakeFailed)
+        let fine = try await self.fetch(server.url()) { $0.trustRoots = .file(certificates.path("ca.pem")) }.get()
+        #expect(fine.status == .ok)
+    }
+
+    @Test func badLocalFilesAreAClearError() throws {
+        var configuration = HTTPClient.Configuration()
+        configuration.tls.trustRoots = .file("/nonexistent/ca.pem")
+        #expect(throws: HTTPClientError.self) { try HTTPClient(configuration: configuration) }
+        do {
+            _ = try HTTPClient(configuration: configuration)
+        } catch {
+            #expect(error.code == .tlsLocalCertificate)
+        }
+    }
+
+    @Test func curlExitCodes() throws {
+        let certificates = try TestCertificates.shared.get()
+        let server = try OpenSSLServer(certificate: certificates.path("self.pem"), key: certificates.path("self.key"))
+        defer { server.stop() }
+        #expect(try CLITests.salvo("-s", "-o", "/dev/null", server.url()).status == 60)
+        #expect(try CLITests.salvo("-s", "-k", "-o", "/dev/null", server.url()).status == 0)
+        #expect(try CLITests.salvo("-s", "--cacert", certificates.path("self.pem"), "-o", "/dev/null", server.url(host: "localhost")).status == 0)
+        #expect(try CLITests.salvo("-s", "--cacert", "/nonexistent.pem", server.url()).status == 58)
+        let old = try OpenSSLServer(certificate: certificates.path("self.pem"), key: certificates.path("self.key"), extra: ["-tls1_2"])
+        defer { old.stop() }
+        #expect(try CLITests.salvo("-s", "-k", "--tlsv1.3", "-o", "/dev/null", old.url()).status == 35)
+    }
+}
