@@ -36,6 +36,23 @@ static const int salvo_SSL_ERROR_SSL = SSL_ERROR_SSL;
 static const int salvo_X509_V_OK = X509_V_OK;
 static const long salvo_SSL_OP_IGNORE_UNEXPECTED_EOF = 0;
 
+/// base64(SHA-256(DER SubjectPublicKeyInfo)) of the peer's certificate into `out` (at least
+/// 45 bytes); returns its length, or 0 when there is no peer certificate.
+static inline int salvo_peer_spki_sha256_base64(SSL *ssl, unsigned char *out) {
+    X509 *cert = SSL_get1_peer_certificate(ssl);
+    if (cert == NULL) return 0;
+    unsigned char *der = NULL;
+    int length = i2d_X509_PUBKEY(X509_get_X509_PUBKEY(cert), &der);
+    X509_free(cert);
+    if (length <= 0) return 0;
+    unsigned char digest[32];
+    unsigned int digest_length = 0;
+    int ok = EVP_Digest(der, (size_t)length, digest, &digest_length, EVP_sha256(), NULL);
+    OPENSSL_free(der);
+    if (!ok) return 0;
+    return EVP_EncodeBlock(out, digest, (int)digest_length);
+}
+
 /// Whether the last error on this thread's queue is OpenSSL 3's "unexpected EOF": the peer
 /// closed without close_notify.
 static inline int salvo_ssl_error_is_unexpected_eof(unsigned long err) {

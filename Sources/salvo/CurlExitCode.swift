@@ -25,6 +25,7 @@ enum CurlExitCode {
         case .tlsHandshakeFailed: 35
         case .tlsLocalCertificate: 58
         case .tlsCertificateInvalid: 60
+        case .tlsPinMismatch: 90
         default: 1
         }
     }

@@ -67,6 +67,9 @@ struct Get: AsyncParsableCommand {
     @Option(name: .customLong("key"), help: "Private key for --cert (PEM file).")
     var clientKey: String?
 
+    @Option(name: .customLong("pinnedpubkey"), help: "Pinned public keys: sha256//BASE64[;sha256//BASE64…].")
+    var pinnedPublicKey: String?
+
     @Flag(name: .customLong("tlsv1.2"), help: "Use TLS 1.2 or later.")
     var tls12 = false
 
@@ -96,6 +99,16 @@ struct Get: AsyncParsableCommand {
         configuration.tls.certificateFile = self.clientCertificate
         configuration.tls.privateKeyFile = self.clientKey
         if self.tls13 { configuration.tls.minimumVersion = .tls13 }
+        if let pins = self.pinnedPublicKey {
+            var keys: [String] = []
+            for pin in pins.split(separator: ";") {
+                guard pin.hasPrefix("sha256//"), pin.count > 8 else {
+                    return self.report(2, "--pinnedpubkey takes sha256//BASE64 values (PEM/DER files are not supported)")
+                }
+                keys.append(String(pin.dropFirst(8)))
+            }
+            configuration.tls.pinnedPublicKeys = keys
+        }
         if let connectTimeout {
             guard connectTimeout > 0, connectTimeout.isFinite else { return self.report(2, "invalid --connect-timeout") }
             configuration.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))

@@ -24,7 +24,7 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
             case invalidResponse, notHTTPResponse, unsupportedEncoding, emptyResponse, truncatedBody, remoteClosed, readFailed, writeFailed
             case headerTooLarge, tooManyHeaders, bodyTooLarge
             case cancelled, shutdown, unsupportedScheme, invalidConfiguration
-            case tlsHandshakeFailed, tlsCertificateInvalid, tlsLocalCertificate
+            case tlsHandshakeFailed, tlsCertificateInvalid, tlsLocalCertificate, tlsPinMismatch
         }
         let base: Base
 
@@ -82,6 +82,8 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let tlsCertificateInvalid = Code(base: .tlsCertificateInvalid)
         /// A local TLS file could not be used (CA bundle, client certificate or key).
         public static let tlsLocalCertificate = Code(base: .tlsLocalCertificate)
+        /// The server's public key matches none of the pinned keys.
+        public static let tlsPinMismatch = Code(base: .tlsPinMismatch)
         /// A client configuration value is out of range (no threads, no connections…).
         public static let invalidConfiguration = Code(base: .invalidConfiguration)
         /// The URL's scheme is not one this client speaks.
@@ -116,6 +118,7 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
             case .tlsHandshakeFailed: "TLS handshake failed"
             case .tlsCertificateInvalid: "server certificate verification failed"
             case .tlsLocalCertificate: "problem with a local TLS certificate"
+            case .tlsPinMismatch: "server public key does not match the pinned key"
             }
         }
     }

@@ -167,6 +167,14 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         do {
             switch try tls.handshake() {
             case .done:
+                if let pins = self.tlsContext?.configuration.pinnedPublicKeys, !pins.isEmpty {
+                    let key = tls.peerPublicKeyPin
+                    guard let key, pins.contains(key) else {
+                        self.connectFailed(HTTPClientError(.tlsPinMismatch, host: self.key.host, phase: .connect,
+                                                           detail: "server key sha256//\(key ?? "none") is not pinned"))
+                        return
+                    }
+                }
                 self.life = .open
                 self.setInterest(.read)
                 self.pool.connectionEstablished(self)

@@ -31,6 +31,10 @@ public struct TLSConfiguration: Sendable, Hashable {
     /// A client certificate and its private key, PEM files.
     public var certificateFile: String? = nil
     public var privateKeyFile: String? = nil
+    /// Public-key pins: base64 SHA-256 digests of the server certificate's
+    /// SubjectPublicKeyInfo (curl's `--pinnedpubkey sha256//…`). When set, the server's key
+    /// must match one of them, on top of the usual verification.
+    public var pinnedPublicKeys: [String] = []
     /// ALPN protocols offered, in order.
     public var applicationProtocols = ["http/1.1"]
 

@@ -74,6 +74,14 @@ final class TLSSession {
         throw HTTPClientError(.tlsHandshakeFailed, host: self.host, phase: .connect, detail: reason)
     }
 
+    /// base64(SHA-256(SPKI)) of the server's certificate, the form of curl's pins.
+    var peerPublicKeyPin: String? {
+        var out = [UInt8](repeating: 0, count: 64)
+        let length = out.withUnsafeMutableBufferPointer { salvo_peer_spki_sha256_base64(self.ssl, $0.baseAddress) }
+        guard length > 0 else { return nil }
+        return String(decoding: out[..<Int(length)], as: UTF8.self)
+    }
+
     /// The ALPN protocol the server chose, if any.
     var negotiatedProtocol: String? {
         var data: UnsafePointer<UInt8>? = nil

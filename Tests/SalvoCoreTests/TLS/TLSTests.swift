@@ -188,4 +188,64 @@ final class OpenSSLServer: @unchecked Sendable {
         defer { old.stop() }
         #expect(try CLITests.salvo("-s", "-k", "--tlsv1.3", "-o", "/dev/null", old.url()).status == 35)
     }
+
+    @Test func publicKeyPinning() async throws {
+        let certificates = try TestCertificates.shared.get()
+        let server = try OpenSSLServer(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
+        defer { server.stop() }
+        let pin = try Self.pin(of: certificates.path("leaf.pem"))
+        let pinned = try await self.fetch(server.url()) {
+            $0.trustRoots = .file(certificates.path("ca.pem"))
+            $0.pinnedPublicKeys = [pin]
+        }.get()
+        #expect(pinned.status == .ok)
+        let otherPin = try Self.pin(of: certificates.path("other.pem"))
+        let wrong = try await self.fetch(server.url()) {
+            $0.trustRoots = .file(certificates.path("ca.pem"))
+            $0.pinnedPublicKeys = [otherPin]
+        }
+        guard case .failure(let error) = wrong else { Issue.record("accepted an unpinned key"); return }
+        #expect(error.code == .tlsPinMismatch)
+        #expect(try CLITests.salvo("-s", "--cacert", certificates.path("ca.pem"), "--pinnedpubkey", "sha256//\(pin)",
+                                   "-o", "/dev/null", server.url()).status == 0)
+        #expect(try CLITests.salvo("-s", "--cacert", certificates.path("ca.pem"), "--pinnedpubkey", "sha256//AAAA\(pin)",
+                                   "-o", "/dev/null", server.url()).status == 90)
+    }
+
+    /// A close-delimited body that ends without close_notify may have been cut by an
+    /// attacker: truncation. A body whose length was announced is complete regardless.
+    @Test func closeWithoutCloseNotify() async throws {
+        let certificates = try TestCertificates.shared.get()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", TestFixtures.directory.appendingPathComponent("tls_drop_server.py").path,
+                             "--cert", certificates.path("leaf.pem"), "--key", certificates.path("leaf.key")]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        defer {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        let line = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
+        let port = try #require(Int(line.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""))
+        let base = "https://127.0.0.1:\(port)"
+        let complete = try await self.fetch(base + "/length") { $0.trustRoots = .file(certificates.path("ca.pem")) }.get()
+        #expect(String(decoding: complete.body, as: UTF8.self) == "hello")
+        let cut = try await self.fetch(base + "/close-delimited") { $0.trustRoots = .file(certificates.path("ca.pem")) }
+        guard case .failure(let error) = cut else { Issue.record("accepted a body cut without close_notify"); return }
+        #expect(error.code == .truncatedBody)
+    }
+
+    static func pin(of certificate: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "openssl x509 -in '\(certificate)' -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | openssl base64 -A"]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
 }
