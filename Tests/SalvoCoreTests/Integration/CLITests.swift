@@ -145,7 +145,7 @@ import Testing
         let started = Date()
         let stalled = try Self.salvo("--max-time", "0.3", server.url("/stall"))
         #expect(stalled.status == 28)
-        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(Date().timeIntervalSince(started) < 20, "bounded by --max-time, not by the server, which never answers")
     }
 
     @Test func postsDataAndFiles() throws {
@@ -234,7 +234,7 @@ import Testing
         process.interrupt()
         let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        #expect(Date().timeIntervalSince(started) < 10)
+        #expect(Date().timeIntervalSince(started) < 30, "a 60 s run stopped by Ctrl-C")
         #expect(process.terminationStatus == 0)
         #expect(text.contains("Requests/sec:"))
     }

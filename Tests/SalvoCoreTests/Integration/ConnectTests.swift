@@ -45,6 +45,6 @@ import Testing
         let start = ContinuousClock.now
         let code = await errorCode { _ = try await client.execute(try get("http://127.0.0.1:\(port)/")) }
         #expect(code == .connectTimeout)
-        #expect(ContinuousClock.now - start < .seconds(3))
+        #expect(ContinuousClock.now - start < .seconds(20), "the kernel alone would retry SYNs for minutes")
     }
 }

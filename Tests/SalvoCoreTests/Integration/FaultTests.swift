@@ -49,7 +49,7 @@ import Testing
         let start = ContinuousClock.now
         try await expectError("/stall", .totalTimeout, timeout: .milliseconds(300))
         try await expectError("/stall-body", .readTimeout) { $0.readTimeout = .milliseconds(300) }
-        #expect(ContinuousClock.now - start < .seconds(5))
+        #expect(ContinuousClock.now - start < .seconds(20), "the server never answers: only the timeouts end these")
     }
 
     @Test func oneByteWritesWithExtensionsAndTrailers() async throws {
@@ -146,7 +146,7 @@ import Testing
         task.cancel()
         let code = await errorCode { _ = try await task.value }
         #expect(code == .cancelled)
-        #expect(ContinuousClock.now - start < .seconds(2))
+        #expect(ContinuousClock.now - start < .seconds(20), "the server never answers: only the cancellation ends it")
     }
 
     @Test func poolWaitTimeout() async throws {
