@@ -250,8 +250,10 @@ def client_command(client, url, conns, duration, paths):
     if client == "wrk":
         return [paths["wrk"], "-t1", f"-c{conns}", f"-d{duration}s", url]
     if client in SALVO_APIS:
+        # The test nginx has a self-signed certificate; wrk and ahc-load do not verify either.
+        insecure = ["-k"] if url.startswith("https") else []
         return [paths["salvo"], "bench", "-t1", f"-c{conns}", f"-d{duration}s", "--json",
-                *SALVO_APIS[client], url]
+                *insecure, *SALVO_APIS[client], url]
     if client == "ahc":
         return [paths["ahc"], "--url", url, "--connections", str(conns),
                 "--duration", str(duration), "--threads", "1"]

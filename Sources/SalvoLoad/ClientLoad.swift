@@ -39,6 +39,7 @@ public struct ClientLoad: Sendable {
         var clientConfiguration = HTTPClient.Configuration()
         clientConfiguration.maxConnectionsPerHost = configuration.connections
         clientConfiguration.connectTimeout = configuration.connectTimeout
+        clientConfiguration.tls = configuration.tls
         let client = try HTTPClient(configuration: clientConfiguration, eventLoopGroup: group)
         defer { client.shutdown() }
 

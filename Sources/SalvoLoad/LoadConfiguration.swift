@@ -27,6 +27,8 @@ public struct LoadConfiguration: Sendable {
     /// With a rate, latency counts from when each request was due, not when it was sent,
     /// so a stalled server shows in the numbers (no coordinated omission).
     public var rate: Double? = nil
+    /// TLS for https URLs (verified by default, as everywhere in Salvo).
+    public var tls = TLSConfiguration()
     /// How long to wait for the first connection attempts.
     public var connectTimeout: Duration = .seconds(5)
 
@@ -49,9 +51,6 @@ public struct LoadConfiguration: Sendable {
             guard self.pipeline == 1 else { throw invalid("a constant rate cannot be combined with pipelining") }
         }
         guard self.timeout > .zero else { throw invalid("timeout must be positive") }
-        if self.url.scheme == .https {
-            throw HTTPClientError(.unsupportedScheme, detail: "https is not supported yet")
-        }
     }
 
     /// The serialized request, built once for the whole run.

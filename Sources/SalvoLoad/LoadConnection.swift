@@ -17,7 +17,7 @@ import Glibc
 /// The request buffer holds `depth + 1` copies of the request back to back, so any run of
 /// up to `depth` requests starting at any offset within a copy is one contiguous write.
 final class LoadConnection: Selectable, TimerTarget {
-    enum State { case closed, connecting, open }
+    enum State { case closed, connecting, handshaking, open }
 
     unowned let worker: LoadWorker
     private(set) var state: State = .closed
@@ -44,6 +44,8 @@ final class LoadConnection: Selectable, TimerTarget {
     private var nextDue: UInt64 = 0
     private var waitingForDue = false
     private var connectStarted: UInt64 = 0
+    /// The TLS session of an https connection.
+    private var session: TLSSession?
 
     init(worker: LoadWorker, settings: UnsafeMutablePointer<llhttp_settings_t>) {
         self.worker = worker
@@ -98,6 +100,36 @@ final class LoadConnection: Selectable, TimerTarget {
         }
         var one: Int32 = 1
         setsockopt(self.fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        if let context = self.worker.tls {
+            do {
+                self.session = try TLSSession(context: context, fd: self.fd, host: self.worker.host)
+            } catch {
+                self.closeSocket()
+                self.worker.connectFailed(self)
+                return
+            }
+            self.state = .handshaking
+            self.handshake()
+            return
+        }
+        self.opened()
+    }
+
+    private func handshake() {
+        guard let session = self.session else { return }
+        do {
+            switch try session.handshake() {
+            case .done: self.opened()
+            case .wantRead: self.setInterest(.read)
+            case .wantWrite: self.setInterest(.write)
+            }
+        } catch {
+            self.closeSocket()
+            self.worker.connectFailed(self)
+        }
+    }
+
+    private func opened() {
         self.state = .open
         self.carriedRequest = false
         self.inFlight = 0
@@ -115,7 +147,7 @@ final class LoadConnection: Selectable, TimerTarget {
     /// has been connecting for longer than the connect timeout.
     func isOverdue(now: UInt64) -> Bool {
         switch self.state {
-        case .connecting:
+        case .connecting, .handshaking:
             return now &- self.connectStarted > self.worker.connectTimeoutNanoseconds
         case .open:
             return self.inFlight > 0 && now &- self.sendTimes[self.ringStart] > self.worker.timeoutNanoseconds
@@ -175,6 +207,10 @@ final class LoadConnection: Selectable, TimerTarget {
     }
 
     private func flush() {
+        if self.session != nil {
+            self.flushTLS()
+            return
+        }
         let buffer = self.worker.requestBuffer
         while self.writeOffset < self.writeEnd {
             let n = salvo_send(self.fd, buffer + self.writeOffset, self.writeEnd - self.writeOffset)
@@ -203,6 +239,8 @@ final class LoadConnection: Selectable, TimerTarget {
         switch self.state {
         case .connecting:
             self.connected()
+        case .handshaking:
+            self.handshake()
         case .open:
             if events & salvo_EPOLLOUT != 0 { self.flush() }
             if self.state == .open, events & (salvo_EPOLLIN | salvo_EPOLLRDHUP | salvo_EPOLLHUP | salvo_EPOLLERR) != 0 {
@@ -213,7 +251,74 @@ final class LoadConnection: Selectable, TimerTarget {
         }
     }
 
+    private func flushTLS() {
+        guard let session = self.session else { return }
+        let buffer = self.worker.requestBuffer
+        while self.writeOffset < self.writeEnd {
+            let result = session.write(UnsafeRawBufferPointer(start: buffer + self.writeOffset, count: self.writeEnd - self.writeOffset))
+            if result.error != nil {
+                self.worker.statistics.errors.write += 1
+                self.reconnect()
+                return
+            }
+            if result.written > 0 {
+                self.writeOffset += result.written
+                continue
+            }
+            self.setInterest(result.progress == .wantRead ? .read : [.read, .write])
+            return
+        }
+        self.writeOffset = 0
+        self.writeEnd = 0
+        if self.interest != .read { self.setInterest(.read) }
+    }
+
+    /// Reads through TLS until OpenSSL wants the socket again.
+    private func readableTLS() {
+        guard let session = self.session else { return }
+        let buffer = self.worker.loop.readBuffer
+        while self.state == .open {
+            switch session.read(into: buffer) {
+            case .bytes(let n):
+                self.worker.statistics.bytesRead += n
+                self.readTime = LoadClock.now()
+                let before = self.inFlight
+                let rc = llhttp_execute(self.parser, buffer.baseAddress!.assumingMemoryBound(to: CChar.self), n)
+                if rc != HPE_OK {
+                    self.worker.statistics.errors.protocol += 1
+                    self.reconnect()
+                    return
+                }
+                if self.mustReconnect {
+                    self.reconnect()
+                    return
+                }
+                if self.inFlight < before { self.fill(now: self.readTime) }
+                if n < buffer.count && !session.hasBufferedBytes { return }
+            case .wantRead:
+                return
+            case .wantWrite:
+                self.setInterest([.read, .write])
+                return
+            case .closed, .uncleanEOF:
+                self.readTime = LoadClock.now()
+                _ = llhttp_finish(self.parser)
+                if self.inFlight > 0 { self.worker.statistics.errors.read += 1 }
+                self.reconnect()
+                return
+            case .failed:
+                self.worker.statistics.errors.read += 1
+                self.reconnect()
+                return
+            }
+        }
+    }
+
     private func readable() {
+        if self.session != nil {
+            self.readableTLS()
+            return
+        }
         let buffer = self.worker.loop.readBuffer
         while true {
             let n = Glibc.read(self.fd, buffer.baseAddress, buffer.count)
@@ -303,6 +408,10 @@ final class LoadConnection: Selectable, TimerTarget {
 
     private func closeSocket() {
         guard self.fd >= 0 else { return }
+        if let session = self.session {
+            if self.state == .open { session.shutdown() }
+            self.session = nil
+        }
         if self.token != 0 {
             self.worker.loop.deregister(self.fd, token: self.token)
             self.token = 0

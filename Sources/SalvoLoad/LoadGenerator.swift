@@ -46,6 +46,7 @@ public final class LoadGenerator: Sendable {
         let configuration = self.configuration
         let request = try configuration.requestBytes()
         let addresses = try Resolver.lookup(host: configuration.url.host, port: configuration.url.port).get()
+        let tls = configuration.url.scheme == .https ? try TLSContext(configuration.tls) : nil
         let group: EventLoopGroup
         do {
             group = try EventLoopGroup(numberOfThreads: configuration.threads, name: "salvo-bench")
@@ -70,7 +71,7 @@ public final class LoadGenerator: Sendable {
                 loop.execute {
                     let worker = LoadWorker(
                         loop: loop, address: addresses[0], request: request, configuration: configuration,
-                        connections: connections, budget: budget, live: live
+                        connections: connections, budget: budget, live: live, tls: tls
                     ) { statistics in
                         results.withLock { $0.append(statistics) }
                         if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 {

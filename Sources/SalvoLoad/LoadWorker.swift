@@ -12,6 +12,8 @@ final class LoadWorker: TimerTarget {
 
     let loop: EventLoop
     let address: SocketAddress
+    /// The URL's host, for TLS (SNI and name verification).
+    let host: String
     let depth: Int
     let requestLength: Int
     /// `depth + 1` copies of the request, back to back (see `LoadConnection`).
@@ -23,6 +25,8 @@ final class LoadWorker: TimerTarget {
     let rateInterval: UInt64?
     let isHead: Bool
     let live: LiveCounters
+    /// The run's TLS context, for https.
+    let tls: TLSContext?
 
     var statistics = LoadStatistics()
     private var statusCounts = [Int](repeating: 0, count: 1000)
@@ -36,9 +40,12 @@ final class LoadWorker: TimerTarget {
     private let completion: @Sendable (LoadStatistics) -> Void
 
     init(loop: EventLoop, address: SocketAddress, request: [UInt8], configuration: LoadConfiguration,
-         connections: Int, budget: Int?, live: LiveCounters, completion: @escaping @Sendable (LoadStatistics) -> Void) {
+         connections: Int, budget: Int?, live: LiveCounters, tls: TLSContext? = nil,
+         completion: @escaping @Sendable (LoadStatistics) -> Void) {
+        self.tls = tls
         self.loop = loop
         self.address = address
+        self.host = configuration.url.host
         self.depth = configuration.pipeline
         self.requestLength = request.count
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: request.count * (configuration.pipeline + 1), alignment: 16)

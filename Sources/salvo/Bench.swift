@@ -57,6 +57,12 @@ struct Bench: AsyncParsableCommand {
     @Flag(name: .customLong("json"), help: "Print the report as JSON (histogram included, for merging).")
     var json = false
 
+    @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Do not verify the server's TLS certificate.")
+    var insecure = false
+
+    @Option(name: .customLong("cacert"), help: "CA certificates (PEM file) to verify the server with.")
+    var cacert: String?
+
     @Option(name: .customLong("api"), help: "Drive the load through: native (default), async, async-loop, callbacks.")
     var api = "native"
 
@@ -163,6 +169,8 @@ struct Bench: AsyncParsableCommand {
         configuration.pipeline = self.pipeline
         configuration.rate = self.rate
         configuration.requestLimit = self.requests
+        if self.insecure { configuration.tls = .insecure }
+        if let cacert = self.cacert { configuration.tls.trustRoots = .file(cacert) }
         guard let duration = LoadDuration.parse(self.duration) else {
             throw HTTPClientError(.invalidConfiguration, detail: "invalid duration \"\(self.duration)\"")
         }

@@ -427,6 +427,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
             case .bytes(let n):
                 self.lastActivity = self.loop.now
                 self.received(UnsafeRawBufferPointer(start: buffer.baseAddress, count: n))
+                if n < buffer.count && !tls.hasBufferedBytes { return }
             case .wantRead:
                 return
             case .wantWrite:

@@ -3,13 +3,13 @@ import COpenSSL
 /// An OpenSSL `SSL_CTX` built from a ``TLSConfiguration``: created once per client, shared
 /// by every connection on every loop (OpenSSL allows creating sessions from one context on
 /// many threads).
-final class TLSContext: @unchecked Sendable {
+package final class TLSContext: @unchecked Sendable {
     // @unchecked Sendable: the SSL_CTX is configured in init and only read afterwards
     // (SSL_new), which OpenSSL documents as thread-safe.
     let context: OpaquePointer
-    let configuration: TLSConfiguration
+    package let configuration: TLSConfiguration
 
-    init(_ configuration: TLSConfiguration) throws(HTTPClientError) {
+    package init(_ configuration: TLSConfiguration) throws(HTTPClientError) {
         guard let context = SSL_CTX_new(TLS_client_method()) else {
             throw TLSError.local("cannot create an OpenSSL context")
         }

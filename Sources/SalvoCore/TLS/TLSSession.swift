@@ -6,15 +6,15 @@ import Glibc
 
 /// One connection's TLS state: an `SSL` driven non-blocking straight on the socket, as wrk
 /// does (no memory BIOs, so no extra copy of every byte). Loop-confined.
-final class TLSSession {
-    enum Progress {
+package final class TLSSession {
+    package enum Progress {
         case done
         case wantRead
         case wantWrite
     }
 
     /// The outcome of a read: bytes, nothing for now, or the end of the stream.
-    enum ReadResult {
+    package enum ReadResult {
         case bytes(Int)
         case wantRead
         case wantWrite
@@ -28,7 +28,7 @@ final class TLSSession {
     private let ssl: OpaquePointer
     private let host: String
 
-    init(context: TLSContext, fd: Int32, host: String) throws(HTTPClientError) {
+    package init(context: TLSContext, fd: Int32, host: String) throws(HTTPClientError) {
         guard let ssl = SSL_new(context.context) else {
             throw TLSError.local("cannot create a TLS session")
         }
@@ -55,7 +55,7 @@ final class TLSSession {
     }
 
     /// Drives the handshake one step.
-    func handshake() throws(HTTPClientError) -> Progress {
+    package func handshake() throws(HTTPClientError) -> Progress {
         ERR_clear_error()
         let rc = SSL_connect(self.ssl)
         if rc == 1 { return .done }
@@ -91,7 +91,11 @@ final class TLSSession {
         return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
     }
 
-    func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
+    /// Whether decrypted bytes wait inside OpenSSL. When not, and the last read was short,
+    /// the socket is drained: one more SSL_read would only cost a read(2) for EAGAIN.
+    package var hasBufferedBytes: Bool { SSL_pending(self.ssl) > 0 }
+
+    package func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
         ERR_clear_error()
         let n = SSL_read(self.ssl, buffer.baseAddress, Int32(clamping: buffer.count))
         if n > 0 { return .bytes(Int(n)) }
@@ -111,7 +115,7 @@ final class TLSSession {
     }
 
     /// Writes what it can: bytes written, or 0 with `wantRead`/`wantWrite` set, or throws.
-    func write(_ bytes: UnsafeRawBufferPointer) -> (written: Int, progress: Progress, error: HTTPClientError?) {
+    package func write(_ bytes: UnsafeRawBufferPointer) -> (written: Int, progress: Progress, error: HTTPClientError?) {
         guard bytes.count > 0 else { return (0, .done, nil) }
         ERR_clear_error()
         let n = SSL_write(self.ssl, bytes.baseAddress, Int32(clamping: bytes.count))
@@ -123,7 +127,7 @@ final class TLSSession {
     }
 
     /// Sends close_notify if it can, without waiting for the peer's.
-    func shutdown() {
+    package func shutdown() {
         ERR_clear_error()
         _ = SSL_shutdown(self.ssl)
         ERR_clear_error()

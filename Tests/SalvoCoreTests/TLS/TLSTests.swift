@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Testing
 @testable import SalvoCore
+@testable import SalvoLoad
 
 /// Certificates made by the openssl CLI for this test run: a CA, a leaf it signs for
 /// localhost and 127.0.0.1, a leaf it signs for another name, and a self-signed leaf.
@@ -247,5 +248,28 @@ final class OpenSSLServer: @unchecked Sendable {
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test func loadGeneratorOverTLS() async throws {
+        let certificates = try TestCertificates.shared.get()
+        let server = try OpenSSLServer(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
+        defer { server.stop() }
+        var configuration = LoadConfiguration(url: try RequestURL(server.url()))
+        configuration.threads = 1
+        configuration.connections = 2
+        configuration.duration = .zero
+        configuration.requestLimit = 40
+        configuration.tls.trustRoots = .file(certificates.path("ca.pem"))
+        let statistics = try await LoadGenerator(configuration: configuration).run()
+        #expect(statistics.requests == 40)
+        #expect(statistics.statusCounts == [200: 40])
+
+        // Unverifiable: every attempt fails to connect, and the run says so instead of hanging.
+        configuration.tls = TLSConfiguration()
+        configuration.duration = .milliseconds(300)
+        configuration.requestLimit = nil
+        let refused = try await LoadGenerator(configuration: configuration).run()
+        #expect(refused.requests == 0)
+        #expect(refused.errors.connect > 0)
     }
 }
