@@ -194,13 +194,14 @@ public final class HTTPClient: Sendable {
                     let pool = bound.value
                     continuation.resume(returning: PoolStatistics(
                         connectionsOpened: pool.connectionsOpened, connectionsReused: pool.connectionsReused,
-                        openConnections: pool.openConnectionCount))
+                        openConnections: pool.openConnectionCount, tlsResumed: pool.tlsResumed))
                 }
                 if !accepted { continuation.resume(returning: PoolStatistics()) }
             }
             total.connectionsOpened += part.connectionsOpened
             total.connectionsReused += part.connectionsReused
             total.openConnections += part.openConnections
+            total.tlsResumed += part.tlsResumed
         }
         return total
     }
@@ -214,6 +215,8 @@ public struct PoolStatistics: Sendable, Hashable {
     public var connectionsReused = 0
     /// Connections open (idle, busy or connecting) right now.
     public var openConnections = 0
+    /// TLS handshakes that resumed an earlier session instead of a full handshake.
+    public var tlsResumed = 0
 }
 
 /// Links a caller's cancellation to a request that lives on a loop.

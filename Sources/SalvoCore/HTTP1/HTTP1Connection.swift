@@ -148,7 +148,9 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         setsockopt(self.fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         if let context = self.tlsContext {
             do {
-                self.tls = try TLSSession(context: context, fd: self.fd, host: self.key.host)
+                let session = try TLSSession(context: context, fd: self.fd, host: self.key.host)
+                if let resumption = self.pool.tlsResumption { session.offer(resumption) }
+                self.tls = session
             } catch {
                 self.connectFailed(error)
                 return
@@ -175,6 +177,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
                         return
                     }
                 }
+                if tls.resumed { self.pool.owner.tlsResumed += 1 }
                 self.life = .open
                 self.setInterest(.read)
                 self.pool.connectionEstablished(self)
@@ -566,6 +569,11 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
             if !task.isFinished {
                 task.phase = .finished
                 task.handler.didFinish(trailers: trailers)
+            }
+            if let tls = self.tls, self.machine.requestsServed == 1, let resumption = tls.resumption() {
+                // After the first response a TLS 1.3 server has sent its ticket: keep it for
+                // the next connection to this host.
+                self.pool.tlsResumption = resumption
             }
             if reuse && !self.mustClose {
                 self.pool.connectionReleased(self)

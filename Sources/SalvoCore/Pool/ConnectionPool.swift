@@ -27,6 +27,10 @@ final class ConnectionPool {
     /// Counters for reports: connections opened, requests that reused a connection.
     var connectionsOpened = 0
     var connectionsReused = 0
+    /// TLS handshakes that resumed an earlier session.
+    var tlsResumed = 0
+    /// Resumable TLS sessions by host, for new connections (see HostPool.tlsResumption).
+    var tlsResumptions: [ConnectionKey: TLSResumption] = [:]
 
     init(loop: EventLoop, configuration: PoolConfiguration, maxConnectionsOnThisLoop: Int) {
         self.loop = loop
@@ -64,6 +68,7 @@ final class ConnectionPool {
     func shutdown() {
         self.isShutdown = true
         for pool in self.hosts.values { pool.shutdown() }
+        self.tlsResumptions.removeAll()
     }
 
     func dropIfEmpty(_ pool: HostPool) {
@@ -83,6 +88,18 @@ final class HostPool: TimerTarget {
     private var machine: PoolStateMachine
     private(set) var connections: [Int: HTTP1Connection] = [:]
     private var waiters: [Int: RequestTask] = [:]
+    /// The last resumable TLS session of this host, offered to its new connections. Kept by
+    /// the loop's pool, so it outlives this host pool when that empties and goes.
+    var tlsResumption: TLSResumption? {
+        get { self.owner.tlsResumptions[self.key] }
+        set {
+            if self.owner.tlsResumptions.count >= 256, self.owner.tlsResumptions[self.key] == nil {
+                // A bound on hosts remembered; forgetting one only costs a full handshake.
+                self.owner.tlsResumptions.removeAll(keepingCapacity: true)
+            }
+            self.owner.tlsResumptions[self.key] = newValue
+        }
+    }
 
     init(key: ConnectionKey, owner: ConnectionPool) {
         self.key = key

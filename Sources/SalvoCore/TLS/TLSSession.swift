@@ -91,6 +91,26 @@ package final class TLSSession {
         return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
     }
 
+    /// Offers a session from an earlier connection to the same server, to skip the full
+    /// handshake (an abbreviated one, or a TLS 1.3 ticket).
+    package func offer(_ resumption: TLSResumption) {
+        SSL_set_session(self.ssl, resumption.session)
+    }
+
+    /// Whether the handshake resumed an earlier session.
+    package var resumed: Bool { SSL_session_reused(self.ssl) != 0 }
+
+    /// The session to offer next time, if the server issued a resumable one. Taken after the
+    /// first response, by when a TLS 1.3 server has sent its ticket.
+    package func resumption() -> TLSResumption? {
+        guard let session = SSL_get1_session(self.ssl) else { return nil }
+        guard SSL_SESSION_is_resumable(session) != 0 else {
+            SSL_SESSION_free(session)
+            return nil
+        }
+        return TLSResumption(session)
+    }
+
     /// Whether decrypted bytes wait inside OpenSSL. When not, and the last read was short,
     /// the socket is drained: one more SSL_read would only cost a read(2) for EAGAIN.
     package var hasBufferedBytes: Bool { SSL_pending(self.ssl) > 0 }
@@ -132,4 +152,13 @@ package final class TLSSession {
         _ = SSL_shutdown(self.ssl)
         ERR_clear_error()
     }
+}
+
+/// A saved TLS session (OpenSSL's reference-counted SSL_SESSION), kept per host and loop.
+package final class TLSResumption {
+    let session: OpaquePointer
+
+    init(_ session: OpaquePointer) { self.session = session }
+
+    deinit { SSL_SESSION_free(self.session) }
 }

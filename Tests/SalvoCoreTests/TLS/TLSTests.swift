@@ -272,4 +272,27 @@ final class OpenSSLServer: @unchecked Sendable {
         #expect(refused.requests == 0)
         #expect(refused.errors.connect > 0)
     }
+
+    @Test(arguments: [TLSConfiguration.Version.tls12, .tls13])
+    func sessionResumption(version: TLSConfiguration.Version) async throws {
+        let certificates = try TestCertificates.shared.get()
+        let server = try OpenSSLServer(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
+        defer { server.stop() }
+        var configuration = HTTPClient.Configuration()
+        configuration.threads = 1
+        configuration.maxConnectionsPerHost = 1
+        configuration.tls.trustRoots = .file(certificates.path("ca.pem"))
+        configuration.tls.minimumVersion = version
+        configuration.tls.maximumVersion = version
+        let client = try HTTPClient(configuration: configuration)
+        defer { client.shutdown() }
+        // s_server -www answers HTTP/1.0 and closes: every request needs a new connection.
+        for _ in 0..<3 {
+            let response = try await client.execute(try HTTPRequest(method: .get, url: server.url()))
+            #expect(response.status == .ok)
+        }
+        let statistics = await client.poolStatistics()
+        #expect(statistics.connectionsOpened == 3)
+        #expect(statistics.tlsResumed == 2, "the 2nd and 3rd handshakes resume the 1st session")
+    }
 }
