@@ -17,7 +17,7 @@ final class TestCertificates: Sendable {
         let d = self.directory.path
         try Self.openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(d)/ca.key", "-out", "\(d)/ca.pem",
                           "-days", "2", "-subj", "/CN=Salvo Test CA"])
-        for (name, san) in [("leaf", "DNS:localhost,IP:127.0.0.1"), ("other", "DNS:other.example")] {
+        for (name, san) in [("leaf", "DNS:localhost,IP:127.0.0.1"), ("other", "DNS:other.example"), ("client", "DNS:salvo-client")] {
             try Self.openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(d)/\(name).key", "-out", "\(d)/\(name).csr",
                               "-subj", "/CN=\(name)"])
             try "subjectAltName=\(san)\n".write(toFile: "\(d)/\(name).ext", atomically: true, encoding: .utf8)
@@ -294,5 +294,35 @@ final class OpenSSLServer: @unchecked Sendable {
         let statistics = await client.poolStatistics()
         #expect(statistics.connectionsOpened == 3)
         #expect(statistics.tlsResumed == 2, "the 2nd and 3rd handshakes resume the 1st session")
+    }
+
+    @Test func clientCertificateRequiredByTheServer() async throws {
+        let certificates = try TestCertificates.shared.get()
+        let server = try OpenSSLServer(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"),
+                                       extra: ["-Verify", "1", "-CAfile", certificates.path("ca.pem")])
+        defer { server.stop() }
+        let without = try await self.fetch(server.url()) { $0.trustRoots = .file(certificates.path("ca.pem")) }
+        guard case .failure(let error) = without else { Issue.record("served without a client certificate"); return }
+        #expect(error.code == .tlsHandshakeFailed || error.code == .readFailed || error.code == .emptyResponse, "\(error)")
+        let with = try await self.fetch(server.url()) {
+            $0.trustRoots = .file(certificates.path("ca.pem"))
+            $0.certificateFile = certificates.path("client.pem")
+            $0.privateKeyFile = certificates.path("client.key")
+        }.get()
+        #expect(with.status == .ok)
+        #expect(try CLITests.salvo("-s", "--cacert", certificates.path("ca.pem"), "--cert", certificates.path("client.pem"),
+                                   "--key", certificates.path("client.key"), "-o", "/dev/null", server.url()).status == 0)
+    }
+
+    @Test func oldProtocolsAreRefused() async throws {
+        let certificates = try TestCertificates.shared.get()
+        // A server that speaks TLS 1.0 only (if this OpenSSL still can): below the 1.2 floor.
+        let server = try OpenSSLServer(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"),
+                                       extra: ["-tls1", "-cipher", "DEFAULT:@SECLEVEL=0"])
+        defer { server.stop() }
+        let result = try await self.fetch(server.url()) { $0.trustRoots = .file(certificates.path("ca.pem")) }
+        guard case .failure(let error) = result else { Issue.record("spoke TLS 1.0"); return }
+        #expect(error.code == .tlsHandshakeFailed, "\(error)")
+        #expect(try CLITests.salvo("-s", "--cacert", certificates.path("ca.pem"), "-o", "/dev/null", server.url()).status == 35)
     }
 }
