@@ -68,6 +68,7 @@ let package = Package(
             dependencies: [
                 "SalvoCore",
                 "SalvoLoad",
+                "CSalvo",
                 "CLLHTTP",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]

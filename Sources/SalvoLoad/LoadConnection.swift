@@ -377,6 +377,10 @@ final class LoadConnection: Selectable, TimerTarget {
 
     // MARK: Timers and closing
 
+    func timerIsCurrent(token: UInt64) -> Bool {
+        self.waitingForDue && token == self.nextDue
+    }
+
     func timerFired(token: UInt64, now: Deadline) {
         guard self.waitingForDue, token == self.nextDue else { return }
         self.waitingForDue = false

@@ -52,6 +52,7 @@ public final class EventLoop: @unchecked Sendable {
     private var generations: [UInt32] = [0]
     private var freeSlots: [Int] = []
     private var timers = TimerHeap()
+    private var compactTimersAt = 32
     private var running: Deque<Work> = Deque()
     /// Jobs enqueued from the loop's own thread: no lock, no wake-up.
     private var localJobs: Deque<UnownedJob> = Deque()
@@ -226,6 +227,11 @@ public final class EventLoop: @unchecked Sendable {
         self.assertInLoop()
         guard deadline != .distantFuture else { return }
         self.timers.insert(deadline: deadline, target: target, token: token)
+        if self.timers.count >= self.compactTimersAt {
+            // Amortized: the heap is rebuilt only each time it doubles past its live size.
+            self.timers.removeStale()
+            self.compactTimersAt = max(32, self.timers.count * 2)
+        }
     }
 
     /// Runs `work` on the loop after `delay`.

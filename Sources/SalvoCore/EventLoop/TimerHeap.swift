@@ -2,6 +2,13 @@
 /// from a stale one (a request that already finished), so timers never need cancelling.
 package protocol TimerTarget: AnyObject {
     func timerFired(token: UInt64, now: Deadline)
+    /// Whether a timer with this token still matters. Stale entries are dropped when the heap
+    /// is compacted, so a closed connection does not stay in memory until its old deadline.
+    func timerIsCurrent(token: UInt64) -> Bool
+}
+
+extension TimerTarget {
+    package func timerIsCurrent(token: UInt64) -> Bool { true }
 }
 
 /// A binary min-heap of timers, ordered by deadline then by insertion. Loop-confined.
@@ -59,4 +66,23 @@ struct TimerHeap {
     }
 
     mutating func removeAll() { self.storage.removeAll() }
+
+    /// Drops the entries whose targets no longer care, and rebuilds the heap (O(n)).
+    mutating func removeStale() {
+        self.storage.removeAll { !$0.target.timerIsCurrent(token: $0.token) }
+        guard self.storage.count > 1 else { return }
+        for start in stride(from: self.storage.count / 2 - 1, through: 0, by: -1) {
+            var parent = start
+            let count = self.storage.count
+            while true {
+                let left = 2 * parent + 1
+                guard left < count else { break }
+                var smallest = left
+                if left + 1 < count && self.storage[left + 1].precedes(self.storage[left]) { smallest = left + 1 }
+                guard self.storage[smallest].precedes(self.storage[parent]) else { break }
+                self.storage.swapAt(smallest, parent)
+                parent = smallest
+            }
+        }
+    }
 }

@@ -194,6 +194,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     private func connectFailed(_ error: HTTPClientError) {
         self.closeSocket()
         self.life = .closed
+        self.armedTimer = nil
         self.pool.connectionFailed(self, error: error)
     }
 
@@ -631,6 +632,10 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     }
 
     // MARK: Timers
+
+    func timerIsCurrent(token: UInt64) -> Bool {
+        self.armedTimer?.nanoseconds == token
+    }
 
     func timerFired(token: UInt64, now: Deadline) {
         guard let armed = self.armedTimer, armed.nanoseconds == token else { return }

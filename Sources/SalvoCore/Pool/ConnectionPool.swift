@@ -151,6 +151,10 @@ final class HostPool: TimerTarget {
         self.owner.loop.scheduleTimer(at: deadline, target: self, token: deadline.nanoseconds)
     }
 
+    func timerIsCurrent(token: UInt64) -> Bool {
+        !self.detached && self.armedTimer?.nanoseconds == token
+    }
+
     /// A waiter's deadline passed: the pool wait timeout, or the request's own if sooner.
     func timerFired(token: UInt64, now: Deadline) {
         // A pool that was shut down or dropped may outlive its owner in the timer heap.

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import CSalvo
 import Testing
 @testable import SalvoCore
 
@@ -37,6 +38,34 @@ struct FDAccountingTests {
         try await Task.sleep(for: .milliseconds(100))
         client.shutdown()
         _ = try? await stalled.value
+    }
+
+    /// 1,000 handshakes that fail verification leave no descriptor and no memory behind.
+    @Test func failedHandshakesLeaveNothingBehind() async throws {
+        let certificates = try TestCertificates.shared.get()
+        let server = try OpenSSLServer(certificate: certificates.path("self.pem"), key: certificates.path("self.key"), accepts: 5000)
+        defer { server.stop() }
+        let client = try makeClient { $0.threads = 1 }
+        let request = try get(server.url())
+        func fail(_ count: Int) async {
+            for _ in 0..<count {
+                let code = await errorCode { _ = try await client.execute(request) }
+                precondition(code == .tlsCertificateInvalid, "\(String(describing: code))")
+            }
+        }
+        // The first rounds fill what OpenSSL and the allocator cache once (per-thread state,
+        // tcache bins); after that, 2,000 more failures must not move the heap: a leak of
+        // 50 bytes per handshake would show as 100 KB.
+        await fail(300)
+        let fdsBefore = try Self.openDescriptors()
+        await fail(1000)
+        let heapWarm = salvo_heap_in_use()
+        await fail(2000)
+        let heapAfter = salvo_heap_in_use()
+        let fdsAfter = try Self.openDescriptors()
+        client.shutdown()
+        #expect(fdsAfter == fdsBefore)
+        #expect(heapAfter < heapWarm + 100 * 1024, "heap went from \(heapWarm) to \(heapAfter) bytes over 2,000 failed handshakes")
     }
 
     @Test func shutdownReleasesEveryDescriptor() async throws {

@@ -24,6 +24,27 @@ final class TestCertificates: Sendable {
             try Self.openssl(["x509", "-req", "-in", "\(d)/\(name).csr", "-CA", "\(d)/ca.pem", "-CAkey", "\(d)/ca.key",
                               "-CAcreateserial", "-out", "\(d)/\(name).pem", "-days", "2", "-extfile", "\(d)/\(name).ext"])
         }
+        // An expired leaf: `openssl ca` is the only way to backdate one with OpenSSL 3.0.
+        try Self.openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(d)/expired.key", "-out", "\(d)/expired.csr",
+                          "-subj", "/CN=localhost"])
+        try "subjectAltName=DNS:localhost,IP:127.0.0.1\n".write(toFile: "\(d)/expired.ext", atomically: true, encoding: .utf8)
+        try "".write(toFile: "\(d)/index.txt", atomically: true, encoding: .utf8)
+        try "01\n".write(toFile: "\(d)/serial", atomically: true, encoding: .utf8)
+        try """
+            [ca]
+            default_ca = test
+            [test]
+            database = \(d)/index.txt
+            new_certs_dir = \(d)
+            serial = \(d)/serial
+            default_md = sha256
+            policy = any
+            [any]
+            commonName = supplied
+            """.write(toFile: "\(d)/ca.cnf", atomically: true, encoding: .utf8)
+        try Self.openssl(["ca", "-batch", "-config", "\(d)/ca.cnf", "-cert", "\(d)/ca.pem", "-keyfile", "\(d)/ca.key",
+                          "-in", "\(d)/expired.csr", "-out", "\(d)/expired.pem", "-extfile", "\(d)/expired.ext",
+                          "-startdate", "20200101000000Z", "-enddate", "20200102000000Z"])
         try Self.openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(d)/self.key", "-out", "\(d)/self.pem",
                           "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"])
     }
@@ -48,12 +69,12 @@ final class OpenSSLServer: @unchecked Sendable {
     let port: Int
     private let process: Process
 
-    init(certificate: String, key: String, extra: [String] = []) throws {
+    init(certificate: String, key: String, extra: [String] = [], accepts: Int = 50) throws {
         self.port = try freePort()
         self.process = Process()
         self.process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         self.process.arguments = ["s_server", "-accept", "127.0.0.1:\(self.port)", "-cert", certificate, "-key", key,
-                                  "-www", "-quiet", "-naccept", "50"] + extra
+                                  "-www", "-quiet", "-naccept", String(accepts)] + extra
         self.process.standardOutput = FileHandle.nullDevice
         self.process.standardError = FileHandle.nullDevice
         self.process.standardInput = FileHandle.nullDevice
@@ -324,5 +345,16 @@ final class OpenSSLServer: @unchecked Sendable {
         guard case .failure(let error) = result else { Issue.record("spoke TLS 1.0"); return }
         #expect(error.code == .tlsHandshakeFailed, "\(error)")
         #expect(try CLITests.salvo("-s", "--cacert", certificates.path("ca.pem"), "-o", "/dev/null", server.url()).status == 35)
+    }
+
+    @Test func expiredCertificate() async throws {
+        let certificates = try TestCertificates.shared.get()
+        let server = try OpenSSLServer(certificate: certificates.path("expired.pem"), key: certificates.path("expired.key"))
+        defer { server.stop() }
+        let result = try await self.fetch(server.url()) { $0.trustRoots = .file(certificates.path("ca.pem")) }
+        guard case .failure(let error) = result else { Issue.record("accepted an expired certificate"); return }
+        #expect(error.code == .tlsCertificateInvalid)
+        #expect(error.detail?.contains("expired") == true, "\(error)")
+        #expect(try CLITests.salvo("-s", "--cacert", certificates.path("ca.pem"), "-o", "/dev/null", server.url()).status == 60)
     }
 }
