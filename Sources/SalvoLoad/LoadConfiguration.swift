@@ -29,6 +29,8 @@ public struct LoadConfiguration: Sendable {
     public var rate: Double? = nil
     /// TLS for https URLs (verified by default, as everywhere in Salvo).
     public var tls = TLSConfiguration()
+    /// Offer the last TLS session again on new connections (abbreviated handshakes).
+    public var tlsResumption = true
     /// How long to wait for the first connection attempts.
     public var connectTimeout: Duration = .seconds(5)
 

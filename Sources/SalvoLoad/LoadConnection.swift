@@ -35,6 +35,8 @@ final class LoadConnection: Selectable, TimerTarget {
     private var writeEnd = 0
     /// Whether a request already went over this connection (for the reuse count).
     private var carriedRequest = false
+    /// Whether a response came over this connection (to take its TLS session once).
+    private var carriedResponse = false
     /// Set by the parser callbacks during one read.
     var status = 0
     var mustReconnect = false
@@ -102,7 +104,9 @@ final class LoadConnection: Selectable, TimerTarget {
         setsockopt(self.fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         if let context = self.worker.tls {
             do {
-                self.session = try TLSSession(context: context, fd: self.fd, host: self.worker.host)
+                let session = try TLSSession(context: context, fd: self.fd, host: self.worker.host)
+                if self.worker.resumeSessions, let resumption = self.worker.resumption { session.offer(resumption) }
+                self.session = session
             } catch {
                 self.closeSocket()
                 self.worker.connectFailed(self)
@@ -119,7 +123,9 @@ final class LoadConnection: Selectable, TimerTarget {
         guard let session = self.session else { return }
         do {
             switch try session.handshake() {
-            case .done: self.opened()
+            case .done:
+                if session.resumed { self.worker.statistics.tlsResumed += 1 }
+                self.opened()
             case .wantRead: self.setInterest(.read)
             case .wantWrite: self.setInterest(.write)
             }
@@ -132,6 +138,7 @@ final class LoadConnection: Selectable, TimerTarget {
     private func opened() {
         self.state = .open
         self.carriedRequest = false
+        self.carriedResponse = false
         self.inFlight = 0
         self.ringStart = 0
         self.writeOffset = 0
@@ -367,6 +374,13 @@ final class LoadConnection: Selectable, TimerTarget {
             self.worker.statistics.errors.protocol += 1
             self.mustReconnect = true
             return
+        }
+        if !self.carriedResponse {
+            self.carriedResponse = true
+            // After the first response a TLS 1.3 server has sent its ticket: keep it.
+            if self.worker.resumeSessions, let session = self.session, let resumption = session.resumption() {
+                self.worker.resumption = resumption
+            }
         }
         let sent = self.sendTimes[self.ringStart]
         self.ringStart = (self.ringStart + 1) % self.worker.depth

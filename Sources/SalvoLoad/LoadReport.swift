@@ -130,7 +130,9 @@ public struct LoadReport: Sendable, Codable {
         if e.status > 0 {
             lines.append("  Non-2xx or 3xx responses: \(e.status)")
         }
-        lines.append("  Connections: \(s.connectionsOpened) opened, \(s.connectionsReused) requests on reused connections")
+        lines.append("  Connections: \(s.connectionsOpened) opened (\(Self.fixed2(s.elapsedSeconds > 0 ? Double(s.connectionsOpened) / s.elapsedSeconds : 0))/s)"
+            + (s.tlsResumed > 0 ? ", \(s.tlsResumed) TLS sessions resumed" : "")
+            + ", \(s.connectionsReused) requests on reused connections")
         lines.append("Requests/sec: " + Self.pad(Self.fixed2(s.requestsPerSecond), 10))
         lines.append("Transfer/sec: " + Self.pad(Self.bytes(s.bytesPerSecond), 10))
         return lines.joined(separator: "\n")

@@ -25,8 +25,10 @@ final class LoadWorker: TimerTarget {
     let rateInterval: UInt64?
     let isHead: Bool
     let live: LiveCounters
-    /// The run's TLS context, for https.
+    /// The run's TLS context, for https, and the session new connections offer again.
     let tls: TLSContext?
+    let resumeSessions: Bool
+    var resumption: TLSResumption?
 
     var statistics = LoadStatistics()
     private var statusCounts = [Int](repeating: 0, count: 1000)
@@ -43,6 +45,7 @@ final class LoadWorker: TimerTarget {
          connections: Int, budget: Int?, live: LiveCounters, tls: TLSContext? = nil,
          completion: @escaping @Sendable (LoadStatistics) -> Void) {
         self.tls = tls
+        self.resumeSessions = configuration.tlsResumption
         self.loop = loop
         self.address = address
         self.host = configuration.url.host

@@ -63,6 +63,9 @@ struct Bench: AsyncParsableCommand {
     @Option(name: .customLong("cacert"), help: "CA certificates (PEM file) to verify the server with.")
     var cacert: String?
 
+    @Flag(name: .customLong("no-tls-resume"), help: "Do a full TLS handshake on every new connection.")
+    var noTLSResume = false
+
     @Option(name: .customLong("api"), help: "Drive the load through: native (default), async, async-loop, callbacks.")
     var api = "native"
 
@@ -171,6 +174,7 @@ struct Bench: AsyncParsableCommand {
         configuration.requestLimit = self.requests
         if self.insecure { configuration.tls = .insecure }
         if let cacert = self.cacert { configuration.tls.trustRoots = .file(cacert) }
+        configuration.tlsResumption = !self.noTLSResume
         guard let duration = LoadDuration.parse(self.duration) else {
             throw HTTPClientError(.invalidConfiguration, detail: "invalid duration \"\(self.duration)\"")
         }
