@@ -280,6 +280,27 @@ final class LoadConnection: Selectable, TimerTarget {
         if self.interest != .read { self.setInterest(.read) }
     }
 
+    /// Parses `n` bytes just read and sends what the answered requests make room for.
+    /// Returns false when the connection was replaced (a parse error, or no keep-alive).
+    @inline(__always)
+    private func consume(_ buffer: UnsafeMutableRawBufferPointer, _ n: Int) -> Bool {
+        self.worker.statistics.bytesRead += n
+        self.readTime = LoadClock.now()
+        let before = self.inFlight
+        let rc = llhttp_execute(self.parser, buffer.baseAddress!.assumingMemoryBound(to: CChar.self), n)
+        if rc != HPE_OK {
+            self.worker.statistics.errors.protocol += 1
+            self.reconnect()
+            return false
+        }
+        if self.mustReconnect {
+            self.reconnect()
+            return false
+        }
+        if self.inFlight < before { self.fill(now: self.readTime) }
+        return true
+    }
+
     /// Reads through TLS until OpenSSL wants the socket again.
     private func readableTLS() {
         guard let session = self.session else { return }
@@ -287,20 +308,7 @@ final class LoadConnection: Selectable, TimerTarget {
         while self.state == .open {
             switch session.read(into: buffer) {
             case .bytes(let n):
-                self.worker.statistics.bytesRead += n
-                self.readTime = LoadClock.now()
-                let before = self.inFlight
-                let rc = llhttp_execute(self.parser, buffer.baseAddress!.assumingMemoryBound(to: CChar.self), n)
-                if rc != HPE_OK {
-                    self.worker.statistics.errors.protocol += 1
-                    self.reconnect()
-                    return
-                }
-                if self.mustReconnect {
-                    self.reconnect()
-                    return
-                }
-                if self.inFlight < before { self.fill(now: self.readTime) }
+                guard self.consume(buffer, n) else { return }
                 if n < buffer.count && !session.hasBufferedBytes { return }
             case .wantRead:
                 return
@@ -330,22 +338,7 @@ final class LoadConnection: Selectable, TimerTarget {
         while true {
             let n = Glibc.read(self.fd, buffer.baseAddress, buffer.count)
             if n > 0 {
-                self.worker.statistics.bytesRead += n
-                self.readTime = LoadClock.now()
-                let before = self.inFlight
-                let rc = llhttp_execute(self.parser, buffer.baseAddress!.assumingMemoryBound(to: CChar.self), n)
-                if rc != HPE_OK {
-                    self.worker.statistics.errors.protocol += 1
-                    self.reconnect()
-                    return
-                }
-                if self.mustReconnect {
-                    self.reconnect()
-                    return
-                }
-                if self.inFlight < before {
-                    self.fill(now: self.readTime)
-                }
+                guard self.consume(buffer, n) else { return }
                 if n < buffer.count { return }
                 continue
             }
