@@ -113,6 +113,7 @@ render() { # port
     conf=${conf//@PORT@/"$1"}
     conf=${conf//@USER_LINE@/"$USER_LINE"}
     conf=${conf//@WORKER_CONNECTIONS@/"$WORKER_CONNECTIONS"}
+    conf=${conf//@TLS_LISTEN@/"$TLS_LISTEN"}
     printf '%s\n' "$conf" > "$DIR/nginx.conf"
 }
 
@@ -148,6 +149,15 @@ os.execv(sys.argv[1], sys.argv[1:])' "$@"
 can_connect() { # port
     (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
+
+# HTTPS too when SALVO_NGINX_TLS_CERT and SALVO_NGINX_TLS_KEY name a PEM certificate and
+# key: a second listener on TLSPORT (announced as "TLSPORT <n>").
+TLS_LISTEN=""
+TLSPORT=""
+if [ -n "${SALVO_NGINX_TLS_CERT:-}" ] && [ -n "${SALVO_NGINX_TLS_KEY:-}" ]; then
+    TLSPORT=$(pick_port) || die "cannot pick a TLS port"
+    TLS_LISTEN="listen 127.0.0.1:$TLSPORT ssl; ssl_certificate $SALVO_NGINX_TLS_CERT; ssl_certificate_key $SALVO_NGINX_TLS_KEY; ssl_protocols TLSv1.2 TLSv1.3;"
+fi
 
 NGINX_PID=""
 PORT=""
@@ -226,6 +236,7 @@ WATCHDOG_PID=$!
 trap 'kill -TERM "$NGINX_PID" 2>/dev/null' TERM INT HUP
 
 echo "PORT $PORT"
+[ -n "$TLSPORT" ] && echo "TLSPORT $TLSPORT"
 echo "PID $NGINX_PID"
 
 status=0

@@ -73,11 +73,14 @@ final class ChildProcess: @unchecked Sendable {
     private var stopped = false
     private var exited = false
 
-    init(name: String, executable: URL, arguments: [String]) throws {
+    init(name: String, executable: URL, arguments: [String], environment: [String: String] = [:]) throws {
         self.name = name
         process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         stdout = Pipe()
         process.standardOutput = stdout
         process.standardInput = FileHandle.nullDevice
@@ -471,11 +474,15 @@ final class NginxServer: Sendable {
     let directory: URL
     private let child: ChildProcess
 
-    private init(port: Int, pid: pid_t, directory: URL, child: ChildProcess) {
+    /// The HTTPS port, when started with a certificate (0 otherwise).
+    let tlsPort: Int
+
+    private init(port: Int, pid: pid_t, directory: URL, child: ChildProcess, tlsPort: Int = 0) {
         self.port = port
         self.pid = pid
         self.directory = directory
         self.child = child
+        self.tlsPort = tlsPort
     }
 
     deinit {
@@ -483,7 +490,8 @@ final class NginxServer: Sendable {
     }
 
     /// Launches a new instance and waits (up to 10 s) for its port and pid.
-    static func start(lifetime: Int = 600) throws -> NginxServer {
+    /// With `tls` (certificate and key PEM paths) nginx also serves HTTPS on `tlsPort`.
+    static func start(lifetime: Int = 600, tls: (certificate: String, key: String)? = nil) throws -> NginxServer {
         let script = try TestFixtures.file("start-nginx.sh")
         _ = try TestFixtures.file("nginx.conf.template")
         let bash = try TestFixtures.executable("bash", candidates: ["/bin/bash", "/usr/bin/bash"])
@@ -496,20 +504,22 @@ final class NginxServer: Sendable {
             child = try ChildProcess(
                 name: "start-nginx.sh",
                 executable: bash,
-                arguments: [script.path, directory.path, "--lifetime", String(lifetime)]
+                arguments: [script.path, directory.path, "--lifetime", String(lifetime)],
+                environment: tls.map { ["SALVO_NGINX_TLS_CERT": $0.certificate, "SALVO_NGINX_TLS_KEY": $0.key] } ?? [:]
             )
         } catch {
             try? FileManager.default.removeItem(at: directory)
             throw error
         }
         do {
-            let announced = try child.readAnnouncements(["PORT", "PID"], timeout: 10)
+            let announced = try child.readAnnouncements(tls == nil ? ["PORT", "PID"] : ["PORT", "TLSPORT", "PID"], timeout: 10)
             guard let portText = announced["PORT"], let port = Int(portText), port > 0,
                   let pidText = announced["PID"], let pid = pid_t(pidText), pid > 0
             else {
                 throw TestServerError("start-nginx.sh announced bad values: \(announced)")
             }
-            return NginxServer(port: port, pid: pid, directory: directory, child: child)
+            return NginxServer(port: port, pid: pid, directory: directory, child: child,
+                               tlsPort: announced["TLSPORT"].flatMap { Int($0) } ?? 0)
         } catch {
             child.stop(grace: 2)
             try? FileManager.default.removeItem(at: directory)

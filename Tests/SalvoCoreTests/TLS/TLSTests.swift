@@ -357,4 +357,39 @@ final class OpenSSLServer: @unchecked Sendable {
         #expect(error.detail?.contains("expired") == true, "\(error)")
         #expect(try CLITests.salvo("-s", "--cacert", certificates.path("ca.pem"), "-o", "/dev/null", server.url()).status == 60)
     }
+
+    /// Keep-alive over TLS against nginx: one connection for many requests, large bodies
+    /// spanning many TLS records, HEAD, and streaming.
+    @Test func nginxOverTLS() async throws {
+        let certificates = try TestCertificates.shared.get()
+        let nginx = try NginxServer.start(tls: (certificates.path("leaf.pem"), certificates.path("leaf.key")))
+        defer { nginx.stop() }
+        var configuration = HTTPClient.Configuration()
+        configuration.threads = 1
+        configuration.maxConnectionsPerHost = 1
+        configuration.tls.trustRoots = .file(certificates.path("ca.pem"))
+        let client = try HTTPClient(configuration: configuration)
+        defer { client.shutdown() }
+        let base = "https://localhost:\(nginx.tlsPort)"
+        for _ in 0..<50 {
+            let response = try await client.execute(try HTTPRequest(method: .get, url: base + "/small"))
+            #expect(String(decoding: response.body, as: UTF8.self) == "hello, world\n")
+        }
+        let big = try await client.execute(try HTTPRequest(method: .get, url: base + "/1m"))
+        #expect(big.body == (try nginx.contents(of: "1m")))
+        let head = try await client.execute(try HTTPRequest(method: .head, url: base + "/64k"))
+        #expect(head.body.isEmpty)
+        let streamed = try await client.stream(try HTTPRequest(method: .get, url: base + "/1m"))
+        var received: [UInt8] = []
+        for try await chunk in streamed.body {
+            received += chunk
+            if received.count % 4 == 0 { try await Task.sleep(for: .milliseconds(1)) }
+        }
+        #expect(received == (try nginx.contents(of: "1m")))
+        var post = try HTTPRequest(method: .post, url: base + "/sink")
+        post.headerFields[.contentType] = "application/octet-stream"
+        #expect(try await client.execute(post, body: [UInt8](repeating: 1, count: 300_000)).status == .ok)
+        let statistics = await client.poolStatistics()
+        #expect(statistics.connectionsOpened == 1, "every request on one TLS connection")
+    }
 }
