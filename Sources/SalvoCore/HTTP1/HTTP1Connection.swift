@@ -31,7 +31,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     private var interest: IOInterest = .none
     private var addresses: [SocketAddress] = []
     private var lastConnectErrno: Int32 = 0
-    private let connectDeadline: Deadline
+    private var connectDeadline: Deadline
 
     private var machine = HTTP1ConnectionStateMachine()
     private let decoder: ResponseDecoder
@@ -156,6 +156,10 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
                 return
             }
             self.life = .handshaking
+            if let limit = context.configuration.handshakeTimeout {
+                self.connectDeadline = min(self.connectDeadline, self.loop.refreshNow() + limit)
+                self.updateTimer()
+            }
             self.continueHandshake()
             return
         }
@@ -645,8 +649,11 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
             return
         }
         switch self.life {
-        case .resolving, .connecting, .handshaking:
+        case .resolving, .connecting:
             self.connectFailed(HTTPClientError(.connectTimeout, host: self.key.host, phase: .connect))
+        case .handshaking:
+            self.connectFailed(HTTPClientError(.connectTimeout, host: self.key.host, phase: .connect,
+                                               detail: "the TLS handshake did not finish in time"))
         case .open:
             if let task = self.task {
                 if now >= task.deadline {

@@ -35,6 +35,9 @@ public struct TLSConfiguration: Sendable, Hashable {
     /// SubjectPublicKeyInfo (curl's `--pinnedpubkey sha256//…`). When set, the server's key
     /// must match one of them, on top of the usual verification.
     public var pinnedPublicKeys: [String] = []
+    /// Longest a TLS handshake may take once TCP is up (nil: only the connect timeout,
+    /// which covers both).
+    public var handshakeTimeout: Duration? = nil
     /// ALPN protocols offered, in order.
     public var applicationProtocols = ["http/1.1"]
 

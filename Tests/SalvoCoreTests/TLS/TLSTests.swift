@@ -392,4 +392,16 @@ final class OpenSSLServer: @unchecked Sendable {
         let statistics = await client.poolStatistics()
         #expect(statistics.connectionsOpened == 1, "every request on one TLS connection")
     }
+
+    @Test func handshakeTimeout() async throws {
+        // The fault server waits for an HTTP head; a ClientHello never gives it one, so the
+        // handshake never gets an answer.
+        let server = try Shared.faults.get()
+        let started = ContinuousClock.now
+        let result = try await self.fetch("https://127.0.0.1:\(server.port)/") { $0.handshakeTimeout = .milliseconds(300) }
+        guard case .failure(let error) = result else { Issue.record("a silent server completed a handshake"); return }
+        #expect(error.code == .connectTimeout)
+        #expect(error.detail?.contains("handshake") == true, "\(error)")
+        #expect(ContinuousClock.now - started < .seconds(20), "bounded by the handshake timeout, not the 10 s connect timeout")
+    }
 }
