@@ -98,7 +98,7 @@ public struct ClientLoad: Sendable {
             }
         }
         let elapsed = ContinuousClock.now - started
-        total.elapsedNanoseconds = UInt64(elapsed.components.seconds) * 1_000_000_000 + UInt64(elapsed.components.attoseconds / 1_000_000_000)
+        total.elapsedNanoseconds = elapsed.nanosecondsClamped
         let pool = await client.poolStatistics()
         total.connectionsOpened = pool.connectionsOpened
         total.connectionsReused = pool.connectionsReused
@@ -177,7 +177,7 @@ extension LoadStatistics {
         let code = response.status.code
         self.statusCounts[code, default: 0] += 1  // a handful of codes: the dictionary stays small
         if code >= 400 { self.errors.status += 1 }
-        let micros = UInt64(max(0, latency.components.seconds)) * 1_000_000 + UInt64(max(0, latency.components.attoseconds) / 1_000_000_000_000)
+        let micros = latency.nanosecondsClamped / 1000
         _ = self.latency.record(max(1, micros))
     }
 

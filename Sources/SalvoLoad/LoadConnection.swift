@@ -440,9 +440,5 @@ final class LoadConnection: Selectable, TimerTarget {
 /// needs the moment the bytes arrived.
 enum LoadClock {
     @inline(__always)
-    static func now() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
-    }
+    static func now() -> UInt64 { Deadline.now().nanoseconds }
 }

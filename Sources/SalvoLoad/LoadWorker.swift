@@ -75,8 +75,8 @@ final class LoadWorker: TimerTarget {
             }
             return 0
         }
-        self.timeoutNanoseconds = configuration.timeout.nanosecondsForLoad
-        self.connectTimeoutNanoseconds = configuration.connectTimeout.nanosecondsForLoad
+        self.timeoutNanoseconds = configuration.timeout.nanosecondsClamped
+        self.connectTimeoutNanoseconds = configuration.connectTimeout.nanosecondsClamped
         if let rate = configuration.rate {
             // Each connection carries an equal share of the rate.
             let perConnection = rate / Double(configuration.connections)
@@ -240,12 +240,4 @@ final class LoadWorker: TimerTarget {
 struct LoopBoundWorker: @unchecked Sendable {
     let value: LoadWorker
     init(_ value: LoadWorker) { self.value = value }
-}
-
-extension Duration {
-    var nanosecondsForLoad: UInt64 {
-        let (seconds, attoseconds) = self.components
-        guard seconds >= 0 else { return 0 }
-        return UInt64(seconds) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
-    }
 }

@@ -36,7 +36,7 @@ public struct Deadline: Comparable, Hashable, Sendable {
 
 extension Duration {
     /// This duration in whole nanoseconds, clamped to 0...UInt64.max.
-    var nanosecondsClamped: UInt64 {
+    package var nanosecondsClamped: UInt64 {
         let (seconds, attoseconds) = self.components
         if seconds < 0 || (seconds == 0 && attoseconds < 0) { return 0 }
         let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
