@@ -28,6 +28,12 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
+        // zlib (zlib1g-dev), for gzip and deflate content coding.
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         // The only C of the project: Linux and OpenSSL macros that Swift cannot import.
         .target(name: "CSalvo"),
         .target(
@@ -36,6 +42,7 @@ let package = Package(
                 "CSalvo",
                 "CLLHTTP",
                 "COpenSSL",
+                "CZlib",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],

@@ -20,7 +20,13 @@ enum CurlExitCode {
         case .emptyResponse: 52
         case .remoteClosed, .readFailed: 56
         case .writeFailed: 55
-        case .bodyTooLarge: 63
+        case .bodyTooLarge, .decodedBodyTooLarge, .compressionRatioExceeded: 63
+        case .contentDecodingFailed: 61
+        case .tooManyRedirects, .redirectLoop: 47
+        // curl refuses a redirect to a scheme it was not allowed to follow as unsupported.
+        case .redirectRefused: 1
+        // curl's "read function returned funny value" / could not open file.
+        case .requestBodyFailed: 26
         case .cancelled: 42
         case .tlsHandshakeFailed: 35
         case .tlsLocalCertificate: 58

@@ -25,6 +25,8 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
             case headerTooLarge, tooManyHeaders, bodyTooLarge
             case cancelled, shutdown, unsupportedScheme, invalidConfiguration
             case tlsHandshakeFailed, tlsCertificateInvalid, tlsLocalCertificate, tlsPinMismatch
+            case contentDecodingFailed, decodedBodyTooLarge, compressionRatioExceeded
+            case tooManyRedirects, redirectLoop, redirectRefused, requestBodyFailed
         }
         let base: Base
 
@@ -84,6 +86,24 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let tlsLocalCertificate = Code(base: .tlsLocalCertificate)
         /// The server's public key matches none of the pinned keys.
         public static let tlsPinMismatch = Code(base: .tlsPinMismatch)
+        /// A compressed body (gzip, deflate) is corrupt or ends before its compressed stream
+        /// does; or it uses a content coding this client cannot decode, or too many of them.
+        public static let contentDecodingFailed = Code(base: .contentDecodingFailed)
+        /// The decoded body grew past the configured limit on decoded bytes.
+        public static let decodedBodyTooLarge = Code(base: .decodedBodyTooLarge)
+        /// The body decoded to more times its compressed size than allowed: a likely
+        /// decompression bomb.
+        public static let compressionRatioExceeded = Code(base: .compressionRatioExceeded)
+        /// More redirects than the policy's limit.
+        public static let tooManyRedirects = Code(base: .tooManyRedirects)
+        /// A redirect led back to a URL already visited in this chain.
+        public static let redirectLoop = Code(base: .redirectLoop)
+        /// A redirect pointed somewhere the policy does not go: another scheme than http or
+        /// https, a Location that is not a URL, or from https down to http.
+        public static let redirectRefused = Code(base: .redirectRefused)
+        /// The request body's source failed (a file that cannot be read, a stream that threw,
+        /// or one that delivered a different number of bytes than it announced).
+        public static let requestBodyFailed = Code(base: .requestBodyFailed)
         /// A client configuration value is out of range (no threads, no connections…).
         public static let invalidConfiguration = Code(base: .invalidConfiguration)
         /// The URL's scheme is not one this client speaks.
@@ -119,6 +139,13 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
             case .tlsCertificateInvalid: "server certificate verification failed"
             case .tlsLocalCertificate: "problem with a local TLS certificate"
             case .tlsPinMismatch: "server public key does not match the pinned key"
+            case .contentDecodingFailed: "bad content encoding"
+            case .decodedBodyTooLarge: "decoded response body too large"
+            case .compressionRatioExceeded: "compression ratio over the limit"
+            case .tooManyRedirects: "too many redirects"
+            case .redirectLoop: "redirect loop"
+            case .redirectRefused: "redirect not followed"
+            case .requestBodyFailed: "request body source failed"
             }
         }
     }
