@@ -48,7 +48,8 @@ public struct ClientLoad: Sendable {
                                headerFields: configuration.headerFields)
         if head.headerFields[.userAgent] == nil { head.headerFields[.userAgent] = "salvo-bench/0.1" }
         let request = head
-        let body: [UInt8]? = configuration.body.isEmpty ? nil : configuration.body
+        let body: HTTPClientRequestBody? = configuration.body.isEmpty ? nil : .bytes(configuration.body)
+        let options = HTTPClient.RequestOptions(timeout: configuration.timeout)
         let plan = Plan(configuration: configuration)
         let started = ContinuousClock.now
 
@@ -63,7 +64,7 @@ public struct ClientLoad: Sendable {
                         while plan.take() {
                             let began = ContinuousClock.now
                             do throws(HTTPClientError) {
-                                let response = try await client.execute(request, body: body, timeout: configuration.timeout)
+                                let response = try await client.execute(request, body: body, options: options)
                                 statistics.record(response, latency: ContinuousClock.now - began)
                             } catch {
                                 statistics.record(error)
@@ -85,7 +86,7 @@ public struct ClientLoad: Sendable {
             total = await withCheckedContinuation { (done: CheckedContinuation<LoadStatistics, Never>) in
                 let results = Mutex<(LoadStatistics, Int)>((LoadStatistics(), configuration.connections))
                 for _ in 0..<configuration.connections {
-                    let chain = CallbackChain(client: client, request: request, body: body, timeout: configuration.timeout, plan: plan) { statistics in
+                    let chain = CallbackChain(client: client, request: request, body: body, options: options, plan: plan) { statistics in
                         let finished = results.withLock { state -> LoadStatistics? in
                             state.0.add(statistics)
                             state.1 -= 1
@@ -135,19 +136,19 @@ final class CallbackChain: @unchecked Sendable {
     // its requests' completion handlers, which run one at a time on one loop thread.
     private let client: HTTPClient
     private let request: HTTPRequest
-    private let body: [UInt8]?
-    private let timeout: Duration
+    private let body: HTTPClientRequestBody?
+    private let options: HTTPClient.RequestOptions
     private let plan: Plan
     private let done: @Sendable (LoadStatistics) -> Void
     private var statistics = LoadStatistics()
     private var began = ContinuousClock.now
 
-    init(client: HTTPClient, request: HTTPRequest, body: [UInt8]?, timeout: Duration, plan: Plan,
+    init(client: HTTPClient, request: HTTPRequest, body: HTTPClientRequestBody?, options: HTTPClient.RequestOptions, plan: Plan,
          done: @escaping @Sendable (LoadStatistics) -> Void) {
         self.client = client
         self.request = request
         self.body = body
-        self.timeout = timeout
+        self.options = options
         self.plan = plan
         self.done = done
     }
@@ -158,7 +159,7 @@ final class CallbackChain: @unchecked Sendable {
             return
         }
         self.began = ContinuousClock.now
-        self.client.execute(self.request, body: self.body, timeout: self.timeout) { result in
+        self.client.execute(self.request, body: self.body, options: self.options) { result in
             switch result {
             case .success(let response):
                 self.statistics.record(response, latency: ContinuousClock.now - self.began)

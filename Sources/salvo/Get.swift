@@ -150,7 +150,7 @@ struct Get: AsyncParsableCommand {
         defer { sink.close() }
 
         do {
-            let response = try await client.stream(request, body: body, timeout: timeout)
+            let response = try await client.stream(request, body: body.map { .bytes($0) }, options: HTTPClient.RequestOptions(timeout: timeout))
             if self.verbose { Output.stderr(Self.describe(response.head, prefix: "< ")) }
             if self.fail && response.status.code >= 400 {
                 return self.report(22, "The requested URL returned error: \(response.status.code)")

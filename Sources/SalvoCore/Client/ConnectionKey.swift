@@ -8,6 +8,9 @@ public struct ConnectionKey: Hashable, Sendable, CustomStringConvertible {
     /// The host as written in the URL, without IPv6 brackets.
     public var host: String
     public var port: Int
+    /// Which of the client's TLS configurations the connection uses (0: the client's own);
+    /// always 0 for http.
+    package var tlsConfigurationID = 0
 
     public init(scheme: Scheme, host: String, port: Int) {
         self.scheme = scheme

@@ -4,19 +4,19 @@ extension HTTPClient {
     /// Sends `request` and collects the response.
     ///
     /// - Parameters:
-    ///   - body: request content, framed with Content-Length; nil sends none.
-    ///   - timeout: deadline for the whole exchange; default the configuration's.
-    ///   - maxBodySize: larger bodies fail with `.bodyTooLarge`; default the configuration's.
+    ///   - body: what to send after the head; nil sends none.
+    ///   - options: this request's overrides of the client's configuration (timeout, body
+    ///     size limit, TLS…).
     /// - Throws: ``HTTPClientError``; `.cancelled` when the calling task is cancelled (the
     ///   connection is closed, never reused mid-response).
     public func execute(
-        _ request: HTTPRequest, body: [UInt8]? = nil, timeout: Duration? = nil, maxBodySize: Int? = nil
+        _ request: HTTPRequest, body: HTTPClientRequestBody? = nil, options: RequestOptions = RequestOptions()
     ) async throws(HTTPClientError) -> HTTPClientResponse {
-        let prepared = try self.prepare(request, body: body, timeout: timeout)
+        let prepared = try self.prepare(request, body: body, options: options)
         if Task.isCancelled { throw HTTPClientError(.cancelled, phase: .request) }
         let loop = self.loop(for: prepared.key)
         let cancellation = CancellationState(loop: loop, client: self)
-        let limit = maxBodySize ?? self.configuration.maxBodySize
+        let limit = options.maxBodySize ?? self.configuration.maxBodySize
         let result = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>) in
                 self.start(prepared, on: loop, cancellation: cancellation) {
@@ -37,9 +37,9 @@ extension HTTPClient {
     ///
     /// Cancelling the calling task, or dropping the body before its end, cancels the request.
     public func stream(
-        _ request: HTTPRequest, body: [UInt8]? = nil, timeout: Duration? = nil
+        _ request: HTTPRequest, body: HTTPClientRequestBody? = nil, options: RequestOptions = RequestOptions()
     ) async throws(HTTPClientError) -> HTTPClientStreamingResponse {
-        let prepared = try self.prepare(request, body: body, timeout: timeout)
+        let prepared = try self.prepare(request, body: body, options: options)
         if Task.isCancelled { throw HTTPClientError(.cancelled, phase: .request) }
         let loop = self.loop(for: prepared.key)
         let cancellation = CancellationState(loop: loop, client: self)
@@ -72,12 +72,12 @@ extension HTTPClient {
     /// - Returns: a handle that cancels the request.
     @discardableResult
     public func execute(
-        _ request: HTTPRequest, body: [UInt8]? = nil, timeout: Duration? = nil, maxBodySize: Int? = nil,
+        _ request: HTTPRequest, body: HTTPClientRequestBody? = nil, options: RequestOptions = RequestOptions(),
         completion: @escaping @Sendable (Result<HTTPClientResponse, HTTPClientError>) -> Void
     ) -> RequestHandle {
         let prepared: Prepared
         do {
-            prepared = try self.prepare(request, body: body, timeout: timeout)
+            prepared = try self.prepare(request, body: body, options: options)
         } catch {
             // Reported on a loop thread like every other outcome, or here if none runs.
             if !self.group.next().tryExecute({ completion(.failure(error)) }) {
@@ -87,7 +87,7 @@ extension HTTPClient {
         }
         let loop = self.loop(for: prepared.key)
         let cancellation = CancellationState(loop: loop, client: self)
-        let limit = maxBodySize ?? self.configuration.maxBodySize
+        let limit = options.maxBodySize ?? self.configuration.maxBodySize
         self.start(prepared, on: loop, cancellation: cancellation) {
             CollectingHandler(maxBodySize: limit) { result in
                 cancellation.finished()

@@ -20,6 +20,7 @@ public final class HTTPClient: Sendable {
     let group: EventLoopGroup
     private let ownsGroup: Bool
     private let pools: [LoopBound<ConnectionPool>]
+    let tlsContexts: TLSContexts
     private let isShutdown = Atomic<Bool>(false)
 
     /// Starts a client with its own event loops.
@@ -48,14 +49,14 @@ public final class HTTPClient: Sendable {
         self.configuration = configuration
         self.group = group
         self.ownsGroup = ownsGroup
+        self.tlsContexts = TLSContexts(primary: tls)
         let loops = group.loops.count
         let poolConfiguration = PoolConfiguration(
             maxConnectionsPerHost: configuration.maxConnectionsPerHost,
             idleTimeout: configuration.idleTimeout,
             connectTimeout: configuration.connectTimeout,
             limits: configuration.headLimits,
-            waitTimeout: configuration.poolWaitTimeout,
-            tls: tls)
+            waitTimeout: configuration.poolWaitTimeout)
         let max = configuration.maxConnectionsPerHost
         self.pools = group.loops.map { loop in
             // Split the per-host limit over the loops: loop i gets ⌊max/n⌋, plus one for the
@@ -115,6 +116,8 @@ public final class HTTPClient: Sendable {
 
     struct Prepared: Sendable {
         var key: ConnectionKey
+        /// The TLS context for an https key.
+        var tls: TLSContext?
         var head: [UInt8]
         var body: [UInt8]
         var method: HTTPRequest.Method
@@ -123,9 +126,17 @@ public final class HTTPClient: Sendable {
         var closeAfter: Bool
     }
 
-    func prepare(_ request: HTTPRequest, body: [UInt8]?, timeout: Duration?) throws(HTTPClientError) -> Prepared {
+    func prepare(_ request: HTTPRequest, body: HTTPClientRequestBody?, options: RequestOptions) throws(HTTPClientError) -> Prepared {
         guard !self.isShutdown.load(ordering: .relaxed) else { throw HTTPClientError(.shutdown) }
-        let key = try request.connectionKey()
+        var key = try request.connectionKey()
+        var tls: TLSContext? = nil
+        if key.scheme == .https {
+            (key.tlsConfigurationID, tls) = try self.tlsContexts.context(for: options.tls)
+        }
+        let body: [UInt8]? = switch body?.storage {
+        case .bytes(let bytes): bytes
+        case nil: nil
+        }
         var request = request
         if let userAgent = self.configuration.userAgent, !request.headerFields.containsField(.userAgent) {
             request.headerFields.append(HTTPField(name: .userAgent, value: userAgent))
@@ -134,12 +145,12 @@ public final class HTTPClient: Sendable {
         head.reserveCapacity(256)
         let length: RequestBodyLength = body.map { .known($0.count) } ?? .none
         try RequestEncoder.encodeHead(request, body: length, into: &head)
-        let limit = timeout ?? self.configuration.requestTimeout
+        let limit = options.timeout ?? self.configuration.requestTimeout
         let deadline = limit.map { Deadline.now() + $0 } ?? .distantFuture
         let closeAfter = request.headerFields.firstValue(for: .connection).map { value in
             value.split(separator: ",").contains { $0.lowercased().filter { $0 != " " && $0 != "\t" } == "close" }
         } ?? false
-        return Prepared(key: key, head: head, body: body ?? [], method: request.method,
+        return Prepared(key: key, tls: tls, head: head, body: body ?? [], method: request.method,
                         deadline: deadline, readTimeout: self.configuration.readTimeout, closeAfter: closeAfter)
     }
 
@@ -149,7 +160,7 @@ public final class HTTPClient: Sendable {
                makeHandler: @escaping @Sendable () -> any ResponseHandler) {
         let work: @Sendable () -> Void = {
             let handler = makeHandler()
-            let task = RequestTask(key: prepared.key, head: prepared.head, body: prepared.body,
+            let task = RequestTask(key: prepared.key, tls: prepared.tls, head: prepared.head, body: prepared.body,
                                    method: prepared.method, deadline: prepared.deadline,
                                    readTimeout: prepared.readTimeout, handler: handler)
             task.closeAfter = prepared.closeAfter

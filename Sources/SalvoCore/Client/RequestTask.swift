@@ -10,6 +10,8 @@ final class RequestTask {
     }
 
     let key: ConnectionKey
+    /// The TLS context for an https key (the one its key's TLS id stands for).
+    let tls: TLSContext?
     /// The serialized head, encoded once.
     let head: [UInt8]
     let body: [UInt8]
@@ -29,10 +31,11 @@ final class RequestTask {
     var closeAfter = false
 
     init(
-        key: ConnectionKey, head: [UInt8], body: [UInt8], method: HTTPRequest.Method,
+        key: ConnectionKey, tls: TLSContext?, head: [UInt8], body: [UInt8], method: HTTPRequest.Method,
         deadline: Deadline, readTimeout: Duration?, handler: any ResponseHandler
     ) {
         self.key = key
+        self.tls = tls
         self.head = head
         self.body = body
         self.isHead = method == .head

@@ -8,8 +8,6 @@ struct PoolConfiguration {
     var limits: ResponseHeadLimits
     /// How long a request may wait for a connection when every one is busy.
     var waitTimeout: Duration
-    /// The client's TLS context, for https keys.
-    var tls: TLSContext?
 }
 
 /// The pools of one event loop: one ``HostPool`` per connection key. Loop-confined.
@@ -47,7 +45,7 @@ final class ConnectionPool {
         if let existing = self.hosts[task.key] {
             pool = existing
         } else {
-            pool = HostPool(key: task.key, owner: self)
+            pool = HostPool(key: task.key, tls: task.tls, owner: self)
             self.hosts[task.key] = pool
         }
         pool.submit(task, fresh: false)
@@ -84,6 +82,8 @@ final class ConnectionPool {
 /// The pool for one key on one loop: ``PoolStateMachine`` plus the objects its ids stand for.
 final class HostPool: TimerTarget {
     let key: ConnectionKey
+    /// The TLS context of an https key: every task with this key carries the same one.
+    let tls: TLSContext?
     unowned let owner: ConnectionPool
     private var machine: PoolStateMachine
     private(set) var connections: [Int: HTTP1Connection] = [:]
@@ -101,8 +101,9 @@ final class HostPool: TimerTarget {
         }
     }
 
-    init(key: ConnectionKey, owner: ConnectionPool) {
+    init(key: ConnectionKey, tls: TLSContext?, owner: ConnectionPool) {
         self.key = key
+        self.tls = tls
         self.owner = owner
         self.machine = PoolStateMachine(maxConnections: owner.loopShare)
     }
@@ -212,7 +213,7 @@ final class HostPool: TimerTarget {
         let connection = HTTP1Connection(
             id: id, key: self.key, loop: self.owner.loop, pool: self,
             connectTimeout: configuration.connectTimeout, idleTimeout: configuration.idleTimeout,
-            limits: configuration.limits, tls: self.key.scheme == .https ? configuration.tls : nil)
+            limits: configuration.limits, tls: self.key.scheme == .https ? self.tls : nil)
         self.connections[id] = connection
         self.owner.connectionsOpened += 1
         connection.connect()

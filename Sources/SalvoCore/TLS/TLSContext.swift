@@ -1,4 +1,5 @@
 import COpenSSL
+import Synchronization
 
 /// An OpenSSL `SSL_CTX` built from a ``TLSConfiguration``: created once per client, shared
 /// by every connection on every loop (OpenSSL allows creating sessions from one context on
@@ -104,5 +105,37 @@ enum TLSError {
             if let text = ERR_reason_error_string(code) { reasons.append(String(cString: text)) }
         }
         return reasons.isEmpty ? "unknown OpenSSL error" : reasons.joined(separator: "; ")
+    }
+}
+
+/// The TLS contexts of one client: the one built from its configuration, and one for each
+/// other configuration its requests brought (``HTTPClient/RequestOptions/tls``). Each has
+/// an id that goes into the connection key, so pools never mix them.
+final class TLSContexts: Sendable {
+    let primary: TLSContext
+    /// Contexts for per-request configurations, by configuration. Bounded: past the bound
+    /// the table starts over, which only costs rebuilding a context (connections pooled
+    /// under a forgotten id idle out).
+    private let others = Mutex<(byConfiguration: [TLSConfiguration: (id: Int, context: TLSContext)], nextID: Int)>(([:], 1))
+    private static let maxRemembered = 64
+
+    init(primary: TLSContext) {
+        self.primary = primary
+    }
+
+    /// The context and its key id for a request's configuration (nil: the client's own).
+    func context(for configuration: TLSConfiguration?) throws(HTTPClientError) -> (id: Int, context: TLSContext) {
+        guard let configuration, configuration != self.primary.configuration else { return (0, self.primary) }
+        if let known = self.others.withLock({ $0.byConfiguration[configuration] }) { return known }
+        // Built outside the lock: loading trust stores takes milliseconds.
+        let context = try TLSContext(configuration)
+        return self.others.withLock { state in
+            if let known = state.byConfiguration[configuration] { return known }
+            if state.byConfiguration.count >= Self.maxRemembered { state.byConfiguration.removeAll() }
+            let entry = (id: state.nextID, context: context)
+            state.nextID += 1
+            state.byConfiguration[configuration] = entry
+            return entry
+        }
     }
 }

@@ -12,7 +12,7 @@ import Testing
         let client = try makeClient(configure)
         defer { client.shutdown() }
         do {
-            return .success(try await client.execute(try HTTPRequest(method: method, url: server.url(path)), timeout: timeout))
+            return .success(try await client.execute(try HTTPRequest(method: method, url: server.url(path)), options: .init(timeout: timeout)))
         } catch {
             return .failure(error)
         }
@@ -109,8 +109,8 @@ import Testing
         let post = try HTTPRequest(method: .post, url: server.url("/drop-next"))
         let fresh = try makeClient { $0.threads = 1; $0.maxConnectionsPerHost = 1 }
         defer { fresh.shutdown() }
-        _ = try await fresh.execute(post, body: [1])
-        let code = await errorCode { _ = try await fresh.execute(post, body: [1]) }
+        _ = try await fresh.execute(post, body: .bytes([1]))
+        let code = await errorCode { _ = try await fresh.execute(post, body: .bytes([1])) }
         #expect(code == .emptyResponse)
         #expect(try server.log().requests.count == 2)
     }
@@ -153,7 +153,7 @@ import Testing
         let server = try Shared.faults.get()
         let client = try makeClient { $0.threads = 1; $0.maxConnectionsPerHost = 1; $0.poolWaitTimeout = .milliseconds(200) }
         defer { client.shutdown() }
-        let stalled = Task { try await client.execute(try get(server.url("/stall")), timeout: .seconds(3)) }
+        let stalled = Task { try await client.execute(try get(server.url("/stall")), options: .init(timeout: .seconds(3))) }
         try await Task.sleep(for: .milliseconds(100))
         let code = await errorCode { _ = try await client.execute(try get(server.url("/ok"))) }
         #expect(code == .poolWaitTimeout)
@@ -195,7 +195,7 @@ import Testing
             _ = try await iterator.next()
         }
         // The pool's only connection must be free again for the next request.
-        let response = try await client.execute(try get(server.url("/ok")), timeout: .seconds(5))
+        let response = try await client.execute(try get(server.url("/ok")), options: .init(timeout: .seconds(5)))
         #expect(response.text == "hello")
     }
 }

@@ -19,7 +19,7 @@ import Testing
             var total = 0
             for try await chunk in response.body { total += chunk.count }
             #expect(total == size)
-            let next = try await client.execute(try get(server.url("/ok")), timeout: .seconds(3))
+            let next = try await client.execute(try get(server.url("/ok")), options: .init(timeout: .seconds(3)))
             #expect(next.text == "hello")
         }
         #expect(await client.poolStatistics().connectionsOpened == 1)

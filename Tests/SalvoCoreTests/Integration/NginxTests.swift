@@ -109,7 +109,7 @@ import Testing
         defer { client.shutdown() }
         var request = try HTTPRequest(method: .post, url: nginx.url("/sink"))
         request.headerFields[.contentType] = "application/octet-stream"
-        let response = try await client.execute(request, body: [UInt8](repeating: 7, count: 100_000))
+        let response = try await client.execute(request, body: .bytes([UInt8](repeating: 7, count: 100_000)))
         #expect(response.status == .ok)
     }
 

@@ -122,7 +122,7 @@ final class OpenSSLServer: @unchecked Sendable {
         let client = try HTTPClient(configuration: configuration)
         defer { client.shutdown() }
         do {
-            return .success(try await client.execute(try HTTPRequest(method: .get, url: url), timeout: .seconds(10)))
+            return .success(try await client.execute(try HTTPRequest(method: .get, url: url), options: .init(timeout: .seconds(10))))
         } catch {
             return .failure(error)
         }
@@ -388,9 +388,50 @@ final class OpenSSLServer: @unchecked Sendable {
         #expect(received == (try nginx.contents(of: "1m")))
         var post = try HTTPRequest(method: .post, url: base + "/sink")
         post.headerFields[.contentType] = "application/octet-stream"
-        #expect(try await client.execute(post, body: [UInt8](repeating: 1, count: 300_000)).status == .ok)
+        #expect(try await client.execute(post, body: .bytes([UInt8](repeating: 1, count: 300_000))).status == .ok)
         let statistics = await client.poolStatistics()
         #expect(statistics.connectionsOpened == 1, "every request on one TLS connection")
+    }
+
+    /// A request's own TLS configuration gets its own connections: one made under the
+    /// client's configuration is never handed to a request that asked for another.
+    @Test func perRequestTLSConfigurationsArePooledApart() async throws {
+        let certificates = try TestCertificates.shared.get()
+        let nginx = try NginxServer.start(tls: (certificates.path("leaf.pem"), certificates.path("leaf.key")))
+        defer { nginx.stop() }
+        var configuration = HTTPClient.Configuration()
+        configuration.threads = 1
+        configuration.maxConnectionsPerHost = 4
+        configuration.tls.trustRoots = .file(certificates.path("ca.pem"))
+        let client = try HTTPClient(configuration: configuration)
+        defer { client.shutdown() }
+        let request = try HTTPRequest(method: .get, url: "https://localhost:\(nginx.tlsPort)/small")
+        #expect(try await client.execute(request).status == .ok)
+
+        // Pinned to another key: must fail on a connection of its own, not ride the pooled one.
+        var wrongPin = configuration.tls
+        wrongPin.pinnedPublicKeys = [try Self.pin(of: certificates.path("other.pem"))]
+        do {
+            _ = try await client.execute(request, options: .init(tls: wrongPin))
+            Issue.record("a pooled connection was reused under another TLS configuration")
+        } catch {
+            #expect(error.code == .tlsPinMismatch)
+        }
+        // Trusting nothing the server has: refused, again on a fresh connection.
+        var otherRoots = TLSConfiguration()
+        otherRoots.additionalTrustedCertificates = [try String(contentsOfFile: certificates.path("self.pem"), encoding: .utf8)]
+        otherRoots.trustRoots = .file(certificates.path("self.pem"))
+        await #expect(throws: HTTPClientError.self) { try await client.execute(request, options: .init(tls: otherRoots)) }
+
+        // The right pin works, and its connection is reused by the next request that uses it.
+        var rightPin = configuration.tls
+        rightPin.pinnedPublicKeys = [try Self.pin(of: certificates.path("leaf.pem"))]
+        for _ in 0..<3 { #expect(try await client.execute(request, options: .init(tls: rightPin)).status == .ok) }
+        // A per-request configuration equal to the client's shares the client's connections.
+        #expect(try await client.execute(request, options: .init(tls: configuration.tls)).status == .ok)
+        let statistics = await client.poolStatistics()
+        #expect(statistics.connectionsOpened == 4, "default, wrong pin, other roots, right pin")
+        #expect(statistics.connectionsReused == 3)
     }
 
     @Test func handshakeTimeout() async throws {
