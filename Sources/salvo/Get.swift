@@ -76,6 +76,12 @@ struct Get: AsyncParsableCommand {
     @Flag(name: .customLong("tlsv1.3"), help: "Use TLS 1.3 or later.")
     var tls13 = false
 
+    @Flag(name: [.customShort("L"), .customLong("location")], help: "Follow redirects.")
+    var followRedirects = false
+
+    @Option(name: .customLong("max-redirs"), help: "Redirects followed at most with -L (default 50, -1: no limit).")
+    var maxRedirects: Int = 50
+
     func run() async throws {
         let status = await self.perform()
         if status != 0 { throw ExitCode(status) }
@@ -109,6 +115,10 @@ struct Get: AsyncParsableCommand {
             }
             configuration.tls.pinnedPublicKeys = keys
         }
+        guard self.maxRedirects >= -1 else { return self.report(2, "invalid --max-redirs") }
+        configuration.redirects = self.followRedirects
+            ? RedirectPolicy(maxRedirects: self.maxRedirects == -1 ? Int.max : self.maxRedirects)
+            : .disabled
         if let connectTimeout {
             guard connectTimeout > 0, connectTimeout.isFinite else { return self.report(2, "invalid --connect-timeout") }
             configuration.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))

@@ -14,8 +14,11 @@ thread per connection.
 Every request head is read up to CRLFCRLF, then the body (Content-Length, or a
 chunked request body, which is decoded).  A request with
 ``Expect: 100-continue`` gets an interim ``100 Continue`` before its body is
-read, unless the query has ``expect=none`` (send nothing, just read the body)
-or ``expect=417`` (answer 417 without reading the body and close).
+read, unless the query has ``expect=none`` (send nothing, just read the body),
+``expect=417`` (answer 417 without reading the body and close) or
+``expect=final`` (answer ``code`` (default 401) at once, without reading the
+body, then count every byte the client still sends on that connection until
+it closes, as "after_bytes" in the request's log entry).
 
 The scenario is the first path segment; the query string holds parameters.
 Unless a scenario says otherwise, responses are keep-alive: the connection is
@@ -97,6 +100,13 @@ have been sent.
   /echo-body             200 whose body is the request body, verbatim.
   /big?n=BYTES           200 with Content-Length n and n bytes of 'x' (default
                          1048576), written in 64 KiB pieces; keep-alive.
+  /redirect?code=N&to=L  status N (default 302) with "Location: L" (no Location
+                         when `to` is absent) and body "redirecting\n";
+                         keep-alive.  L is sent exactly as given (percent-decoded
+                         once from the query), so relative and odd values work.
+  /chain?n=K             302 to /chain?n=K-1 (relative Location); /chain?n=0
+                         answers 200 "end of chain".
+  /ping, /pong           302 to each other (a redirect loop).
   /__log                 JSON {"connections": N, "requests": [entry, ...]};
                          entry = {"method", "path" (the request target as
                          received, query included), "version", "headers"
@@ -220,13 +230,16 @@ class State:
                 self.connections -= 1
 
     def record(self, req):
+        self.record_entry(req.describe())
+
+    def record_entry(self, entry):
         with self.lock:
-            self.requests.append(req.describe())
+            self.requests.append(entry)
 
     def snapshot(self):
         with self.lock:
             return {"connections": self.connections,
-                    "requests": list(self.requests)}
+                    "requests": [dict(r) for r in self.requests]}
 
     def reset(self):
         with self.lock:
@@ -489,6 +502,25 @@ class Connection:
                     self.send("HTTP/1.1 417 Expectation Failed\r\n"
                               "Content-Length: 0\r\nConnection: close\r\n\r\n")
                     self.graceful_close()
+                    return
+                if mode == "final":
+                    entry = req.describe()
+                    entry["after_bytes"] = 0
+                    if not control:
+                        self.state.record_entry(entry)
+                    code = req.param("code", 401)
+                    self.send(f"HTTP/1.1 {code} {reason_phrase(code)}\r\n"
+                              "Content-Length: 0\r\n\r\n")
+                    while True:
+                        try:
+                            data = self.sock.recv(CHUNK)
+                        except OSError:
+                            data = b""
+                        if not data:
+                            break
+                        with self.state.lock:
+                            entry["after_bytes"] += len(data)
+                    self.plain_close()
                     return
                 if mode != "none":
                     self.send("HTTP/1.1 100 Continue\r\n\r\n")
@@ -771,6 +803,27 @@ def scenario_big(c, req):
     return not close
 
 
+def scenario_redirect(c, req):
+    code = req.param("code", 302)
+    headers = [("Content-Type", "text/plain")]
+    to = req.param_str("to")
+    if to is not None:
+        headers.append(("Location", to))
+    return c.respond(req, code, "redirecting\n", headers)
+
+
+def scenario_chain(c, req):
+    n = req.param("n", 0)
+    if n <= 0:
+        return c.respond(req, 200, "end of chain", [("Content-Type", "text/plain")])
+    return c.respond(req, 302, "", [("Location", f"chain?n={n - 1}")])
+
+
+def scenario_ping(c, req):
+    other = "/pong" if req.path == "/ping" else "/ping"
+    return c.respond(req, 302, "", [("Location", other)])
+
+
 def scenario_log(c, req):
     body = json.dumps(c.state.snapshot()).encode("utf-8")
     return c.respond(req, 200, body, [("Content-Type", "application/json")])
@@ -814,6 +867,10 @@ SCENARIOS = {
     "/echo": scenario_echo,
     "/echo-body": scenario_echo_body,
     "/big": scenario_big,
+    "/redirect": scenario_redirect,
+    "/chain": scenario_chain,
+    "/ping": scenario_ping,
+    "/pong": scenario_ping,
     "/__log": scenario_log,
     "/__reset": scenario_reset_log,
 }

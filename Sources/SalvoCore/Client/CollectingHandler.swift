@@ -5,11 +5,16 @@ final class CollectingHandler: ResponseHandler {
     private var head: HTTPResponse?
     private var body: [UInt8] = []
     private let maxBodySize: Int
+    private var redirects: (chain: [String], unfollowed: String?)?
     private let completion: (Result<HTTPClientResponse, HTTPClientError>) -> Void
 
     init(maxBodySize: Int, completion: @escaping (Result<HTTPClientResponse, HTTPClientError>) -> Void) {
         self.maxBodySize = maxBodySize
         self.completion = completion
+    }
+
+    func noteRedirects(chain: [String], unfollowed: String?) {
+        self.redirects = (chain, unfollowed)
     }
 
     func didReceiveHead(_ head: HTTPResponse) throws(HTTPClientError) {
@@ -32,7 +37,12 @@ final class CollectingHandler: ResponseHandler {
             self.completion(.failure(HTTPClientError(.invalidResponse, detail: "response ended without a head")))
             return
         }
-        self.completion(.success(HTTPClientResponse(head: head, body: self.body, trailers: trailers)))
+        var response = HTTPClientResponse(head: head, body: self.body, trailers: trailers)
+        if let redirects = self.redirects {
+            response.redirectChain = redirects.chain
+            response.unfollowedRedirect = redirects.unfollowed
+        }
+        self.completion(.success(response))
     }
 
     func didFail(_ error: HTTPClientError) {

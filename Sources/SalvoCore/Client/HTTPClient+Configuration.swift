@@ -22,6 +22,8 @@ extension HTTPClient {
         public var headLimits = ResponseHeadLimits()
         /// TLS for https URLs: verification on, system trust store, TLS 1.2 at least.
         public var tls = TLSConfiguration()
+        /// Redirects: followed, up to 10, by default.
+        public var redirects = RedirectPolicy.follow
         /// Sent as User-Agent when the request has none; nil sends none.
         public var userAgent: String? = "salvo/0.1"
 
@@ -36,6 +38,7 @@ extension HTTPClient {
             guard self.maxConnectionsPerHost > 0 else {
                 throw invalid("maxConnectionsPerHost must be at least 1, not \(self.maxConnectionsPerHost)")
             }
+            guard self.redirects.maxRedirects >= 0 else { throw invalid("maxRedirects must not be negative") }
             guard self.maxBodySize >= 0 else { throw invalid("maxBodySize must not be negative") }
             guard self.headLimits.maxHeaderBytes > 0, self.headLimits.maxHeaderCount > 0 else {
                 throw invalid("head limits must be positive")

@@ -124,6 +124,12 @@ public final class HTTPClient: Sendable {
         var deadline: Deadline
         var readTimeout: Duration?
         var closeAfter: Bool
+        /// For following redirects: the request as sent, its body and options, and the
+        /// policy (nil when redirects are off).
+        var request: HTTPRequest
+        var requestBody: HTTPClientRequestBody?
+        var options: RequestOptions
+        var redirects: RedirectPolicy?
     }
 
     func prepare(_ request: HTTPRequest, body: HTTPClientRequestBody?, options: RequestOptions) throws(HTTPClientError) -> Prepared {
@@ -133,6 +139,7 @@ public final class HTTPClient: Sendable {
         if key.scheme == .https {
             (key.tlsConfigurationID, tls) = try self.tlsContexts.context(for: options.tls)
         }
+        let requestBody = body
         let body: [UInt8]? = switch body?.storage {
         case .bytes(let bytes): bytes
         case nil: nil
@@ -150,8 +157,11 @@ public final class HTTPClient: Sendable {
         let closeAfter = request.headerFields.firstValue(for: .connection).map { value in
             value.split(separator: ",").contains { $0.lowercased().filter { $0 != " " && $0 != "\t" } == "close" }
         } ?? false
+        let redirects = options.redirects ?? self.configuration.redirects
         return Prepared(key: key, tls: tls, head: head, body: body ?? [], method: request.method,
-                        deadline: deadline, readTimeout: self.configuration.readTimeout, closeAfter: closeAfter)
+                        deadline: deadline, readTimeout: self.configuration.readTimeout, closeAfter: closeAfter,
+                        request: request, requestBody: requestBody, options: options,
+                        redirects: redirects.follow ? redirects : nil)
     }
 
     /// Starts `prepared` on `loop` with the handler `makeHandler` builds there. Runs inline
@@ -159,16 +169,11 @@ public final class HTTPClient: Sendable {
     func start(_ prepared: Prepared, on loop: EventLoop, cancellation: CancellationState,
                makeHandler: @escaping @Sendable () -> any ResponseHandler) {
         let work: @Sendable () -> Void = {
-            let handler = makeHandler()
-            let task = RequestTask(key: prepared.key, tls: prepared.tls, head: prepared.head, body: prepared.body,
-                                   method: prepared.method, deadline: prepared.deadline,
-                                   readTimeout: prepared.readTimeout, handler: handler)
-            task.closeAfter = prepared.closeAfter
-            if cancellation.markStarted(task) {
-                task.fail(HTTPClientError(.cancelled, phase: .request))
-                return
+            let followUp = prepared.redirects.map {
+                RequestTask.FollowUp(client: self, cancellation: cancellation, request: prepared.request,
+                                     body: prepared.requestBody, options: prepared.options, state: RedirectState(policy: $0))
             }
-            self.pool(on: loop).submit(task)
+            self.launch(prepared, handler: makeHandler(), followUp: followUp, on: loop, cancellation: cancellation)
         }
         if loop.inEventLoop {
             work()
@@ -176,6 +181,40 @@ public final class HTTPClient: Sendable {
             // The loop has stopped (the client or its group shut down meanwhile): fail here.
             makeHandler().didFail(HTTPClientError(.shutdown, phase: .request))
         }
+    }
+
+    /// Makes the request's task and hands it to the loop's pool (on `loop`).
+    private func launch(_ prepared: Prepared, handler: any ResponseHandler, followUp: RequestTask.FollowUp?,
+                        on loop: EventLoop, cancellation: CancellationState) {
+        let task = RequestTask(key: prepared.key, tls: prepared.tls, head: prepared.head, body: prepared.body,
+                               method: prepared.method, deadline: prepared.deadline,
+                               readTimeout: prepared.readTimeout, handler: handler)
+        task.closeAfter = prepared.closeAfter
+        task.followUp = followUp
+        if cancellation.markStarted(task) {
+            task.fail(HTTPClientError(.cancelled, phase: .request))
+            return
+        }
+        self.pool(on: loop).submit(task)
+    }
+
+    /// Sends the next request of a redirect chain, on the loop of the one that led to it
+    /// (every loop of the client can reach every host), under the first request's deadline.
+    func follow(_ request: HTTPRequest, keepBody: Bool, after previous: RequestTask, followUp: RequestTask.FollowUp) {
+        var followUp = followUp
+        followUp.request = request
+        if !keepBody { followUp.body = nil }
+        var prepared: Prepared
+        do {
+            prepared = try self.prepare(request, body: followUp.body, options: followUp.options)
+        } catch {
+            previous.handler.didFail(error)
+            return
+        }
+        prepared.deadline = previous.deadline
+        followUp.request = prepared.request
+        self.launch(prepared, handler: previous.handler, followUp: followUp,
+                    on: followUp.cancellation.loop, cancellation: followUp.cancellation)
     }
 
     // MARK: Shutting down

@@ -6,6 +6,13 @@ public struct HTTPClientRequestBody: Sendable {
 
     let storage: Storage
 
+    /// Whether the body can be sent again (after a redirect, or on a fresh connection).
+    var isReplayable: Bool {
+        switch self.storage {
+        case .bytes: true
+        }
+    }
+
     /// Bytes held in memory, sent with a Content-Length.
     public static func bytes(_ bytes: [UInt8]) -> HTTPClientRequestBody {
         HTTPClientRequestBody(storage: .bytes(bytes))

@@ -5,6 +5,12 @@ public struct HTTPClientResponse: Sendable {
     public var head: HTTPResponse
     public var body: [UInt8]
     public var trailers: HTTPFields?
+    /// The URLs requested on the way to this response when redirects were followed, the
+    /// first request's included and this response's last; empty when none was.
+    public var redirectChain: [String] = []
+    /// Why this 3xx response was returned instead of followed, when redirects were on but
+    /// this one could not be (a 307 or 308 asking for a streamed body to be sent again).
+    public var unfollowedRedirect: String?
 
     public init(head: HTTPResponse, body: [UInt8], trailers: HTTPFields? = nil) {
         self.head = head
@@ -14,6 +20,8 @@ public struct HTTPClientResponse: Sendable {
 
     /// Shorthand for `head.status`.
     public var status: HTTPResponse.Status { self.head.status }
+    /// Shorthand for `head.headerFields`.
+    public var headerFields: HTTPFields { self.head.headerFields }
 }
 
 /// A response whose body is still arriving.
@@ -21,6 +29,11 @@ public struct HTTPClientStreamingResponse: Sendable {
     public var head: HTTPResponse
     /// The body, chunk by chunk. Reading it is what lets the connection read more.
     public var body: ResponseBody
+    /// As ``HTTPClientResponse/redirectChain``.
+    public var redirectChain: [String] = []
+    /// As ``HTTPClientResponse/unfollowedRedirect``.
+    public var unfollowedRedirect: String?
 
     public var status: HTTPResponse.Status { self.head.status }
+    public var headerFields: HTTPFields { self.head.headerFields }
 }

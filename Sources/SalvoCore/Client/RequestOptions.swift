@@ -15,11 +15,15 @@ extension HTTPClient {
         /// TLS for this request. Connections made under one TLS configuration are never
         /// reused for a request under another.
         public var tls: TLSConfiguration?
+        /// Whether and how far this request follows redirects.
+        public var redirects: RedirectPolicy?
 
-        public init(timeout: Duration? = nil, maxBodySize: Int? = nil, tls: TLSConfiguration? = nil) {
+        public init(timeout: Duration? = nil, maxBodySize: Int? = nil, tls: TLSConfiguration? = nil,
+                    redirects: RedirectPolicy? = nil) {
             self.timeout = timeout
             self.maxBodySize = maxBodySize
             self.tls = tls
+            self.redirects = redirects
         }
     }
 }

@@ -29,6 +29,24 @@ final class RequestTask {
     var waitDeadline = Deadline.distantFuture
     /// The caller sent `Connection: close`: the connection is not reused after this request.
     var closeAfter = false
+    /// What it takes to follow a redirect; nil when redirects are off.
+    var followUp: FollowUp?
+    /// A redirect this response announced: sent once the response (whose body is skipped) ends.
+    private var redirect: (request: HTTPRequest, keepBody: Bool)?
+    /// A redirect that must not be followed: reported once the response ends, so the
+    /// connection stays usable.
+    private var redirectError: HTTPClientError?
+
+    /// Everything needed to send the next request of a redirect chain.
+    struct FollowUp {
+        let client: HTTPClient
+        let cancellation: CancellationState
+        /// The request as sent (the one a Location is resolved against).
+        var request: HTTPRequest
+        var body: HTTPClientRequestBody?
+        var options: HTTPClient.RequestOptions
+        var state: RedirectState
+    }
 
     init(
         key: ConnectionKey, tls: TLSContext?, head: [UInt8], body: [UInt8], method: HTTPRequest.Method,
@@ -57,6 +75,64 @@ final class RequestTask {
         guard !self.isFinished else { return }
         self.phase = .finished
         self.handler.didFail(error.with(host: self.key.host))
+    }
+
+    // MARK: The response, from the connection (loop thread)
+
+    func receiveInformational(_ head: HTTPResponse) {
+        self.handler.didReceiveInformational(head)
+    }
+
+    func receiveHead(_ head: HTTPResponse) throws(HTTPClientError) {
+        if var followUp = self.followUp {
+            if RedirectState.isRedirect(head.status.code) {
+                do {
+                    switch try followUp.state.decide(
+                        request: followUp.request, status: head.status.code, location: head.headerFields[.location],
+                        hasBody: followUp.body != nil, replayableBody: followUp.body?.isReplayable ?? true) {
+                    case .deliver:
+                        break
+                    case .deliverUnfollowed(let reason):
+                        self.handler.noteRedirects(chain: followUp.state.chain, unfollowed: reason)
+                    case .follow(let next, let keepBody):
+                        self.followUp = followUp
+                        self.redirect = (next, keepBody)
+                        return
+                    }
+                } catch {
+                    self.redirectError = error
+                    return
+                }
+                self.followUp = followUp
+            }
+            if followUp.state.chain.count > 1 {
+                self.handler.noteRedirects(chain: followUp.state.chain, unfollowed: nil)
+            }
+        }
+        try self.handler.didReceiveHead(head)
+    }
+
+    /// Body bytes; false pauses reading.
+    func receiveBody(_ bytes: UnsafeRawBufferPointer) throws(HTTPClientError) -> Bool {
+        // The body of a redirect being followed (or refused) is read and dropped.
+        if self.redirect != nil || self.redirectError != nil { return true }
+        return try self.handler.didReceiveBody(bytes)
+    }
+
+    /// The response ended; the connection has already gone back to the pool (or closed),
+    /// so a redirect to the same host can take it.
+    func finish(trailers: HTTPFields?) {
+        guard !self.isFinished else { return }
+        if let error = self.redirectError {
+            self.fail(error)
+            return
+        }
+        self.phase = .finished
+        if let redirect = self.redirect, let followUp = self.followUp {
+            followUp.client.follow(redirect.request, keepBody: redirect.keepBody, after: self, followUp: followUp)
+            return
+        }
+        self.handler.didFinish(trailers: trailers)
     }
 
     /// Asks the connection to read again after a handler paused it.

@@ -13,8 +13,12 @@ protocol ResponseHandler: AnyObject {
     func didReceiveBody(_ bytes: UnsafeRawBufferPointer) throws(HTTPClientError) -> Bool
     func didFinish(trailers: HTTPFields?)
     func didFail(_ error: HTTPClientError)
+    /// Before the final head: the URLs followed to it (the first one included), and why a
+    /// last redirect was not followed, if it was not.
+    func noteRedirects(chain: [String], unfollowed: String?)
 }
 
 extension ResponseHandler {
     func didReceiveInformational(_ head: HTTPResponse) {}
+    func noteRedirects(chain: [String], unfollowed: String?) {}
 }

@@ -7,6 +7,7 @@ final class StreamingHandler: ResponseHandler {
     private let onEnd: () -> Void
     private let makeStream: () -> BodyStream
     private var stream: BodyStream?
+    private var redirects: (chain: [String], unfollowed: String?)?
 
     /// `onEnd` runs once the request is over either way: it lets the caller's cancellation
     /// state drop the request, which would otherwise keep it (and the stream) alive in a cycle.
@@ -18,10 +19,19 @@ final class StreamingHandler: ResponseHandler {
         self.onEnd = onEnd
     }
 
+    func noteRedirects(chain: [String], unfollowed: String?) {
+        self.redirects = (chain, unfollowed)
+    }
+
     func didReceiveHead(_ head: HTTPResponse) throws(HTTPClientError) {
         let stream = self.makeStream()
         self.stream = stream
-        self.onHead(.success(HTTPClientStreamingResponse(head: head, body: ResponseBody(stream: stream))))
+        var response = HTTPClientStreamingResponse(head: head, body: ResponseBody(stream: stream))
+        if let redirects = self.redirects {
+            response.redirectChain = redirects.chain
+            response.unfollowedRedirect = redirects.unfollowed
+        }
+        self.onHead(.success(response))
     }
 
     func didReceiveBody(_ bytes: UnsafeRawBufferPointer) throws(HTTPClientError) -> Bool {

@@ -571,21 +571,20 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
             }
             let trailers = self.pendingTrailers
             self.pendingTrailers = nil
-            if !task.isFinished {
-                task.phase = .finished
-                task.handler.didFinish(trailers: trailers)
-            }
             if let tls = self.tls, self.machine.requestsServed == 1, let resumption = tls.resumption() {
                 // After the first response a TLS 1.3 server has sent its ticket: keep it for
                 // the next connection to this host.
                 self.pool.tlsResumption = resumption
             }
+            // Back to the pool before the request hears it ended: a next request started from
+            // its completion (or a redirect to the same host) finds the connection free.
             if reuse && !self.mustClose {
                 self.pool.connectionReleased(self)
             } else {
                 self.closeSocket()
                 self.pool.connectionClosed(self, retry: nil)
             }
+            task.finish(trailers: trailers)
         case .failRequest:
             self.finishFailure(self.handlerError ?? HTTPClientError(.readFailed))
         case .close:
@@ -601,14 +600,14 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     // MARK: Decoder callbacks (inside llhttp_execute: record, act after it returns)
 
     func decoderReceivedInformational(_ head: HTTPResponse) {
-        self.task?.handler.didReceiveInformational(head)
+        self.task?.receiveInformational(head)
     }
 
     func decoderReceivedHead(_ head: HTTPResponse) -> Bool {
         guard let task = self.task else { return false }
         _ = self.machine.headReceived()
         do {
-            try task.handler.didReceiveHead(head)
+            try task.receiveHead(head)
             return true
         } catch {
             self.handlerError = error
@@ -619,7 +618,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     func decoderReceivedBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let task = self.task else { return false }
         do {
-            if try !task.handler.didReceiveBody(bytes) {
+            if try !task.receiveBody(bytes) {
                 self.readPaused = true
                 self.setInterest(self.interest.subtracting(.read))
             }

@@ -92,6 +92,28 @@ import Testing
         }
     }
 
+    /// Runs curl and salvo with the same arguments: same exit status, same bytes out.
+    static func sideBySide(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        guard let curl = Self.curlPath else {
+            Issue.record("curl is not installed (scripts/setup installs it)", sourceLocation: sourceLocation)
+            return
+        }
+        let theirs = try Self.run(curl, arguments)
+        let ours = try Self.run(salvoPath, ["get"] + arguments)
+        #expect(ours.status == theirs.status, "\(arguments): salvo \(ours.status), curl \(theirs.status)", sourceLocation: sourceLocation)
+        #expect(ours.stdout == theirs.stdout, "\(arguments): output differs", sourceLocation: sourceLocation)
+    }
+
+    @Test func redirectsLikeCurl() throws {
+        let server = try Shared.faults.get()
+        try Self.sideBySide(["-s", "-L", server.url("/chain?n=3")])
+        try Self.sideBySide(["-s", server.url("/chain?n=3")])
+        try Self.sideBySide(["-s", "-L", "--max-redirs", "2", server.url("/chain?n=3")])
+        try Self.sideBySide(["-s", "-L", "--max-redirs", "3", server.url("/chain?n=3")])
+        try Self.sideBySide(["-s", "-L", "-o", "/dev/null", server.url("/ping")])
+        try Self.sideBySide(["-s", "-L", "-d", "x=1", server.url("/redirect?code=303&to=%2Fok")])
+    }
+
     /// Where Salvo is stricter than curl 7.88 on purpose: ambiguous framing is how responses
     /// are smuggled, so it is refused (RFC 9112 §6.3, llhttp without lenient flags).
     @Test func stricterThanCurlOnAmbiguousFraming() throws {

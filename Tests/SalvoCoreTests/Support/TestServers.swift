@@ -220,7 +220,7 @@ enum LoopbackHTTP {
 
     /// One `GET path` on a fresh connection to 127.0.0.1:port with
     /// `Connection: close`; reads the response (Content-Length or until EOF).
-    static func get(port: Int, path: String, timeout: TimeInterval = 10) throws -> Response {
+    static func get(port: Int, path: String, host: String = "127.0.0.1", timeout: TimeInterval = 10) throws -> Response {
         let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else {
             throw TestServerError("socket() failed (errno \(errno))")
@@ -234,7 +234,7 @@ enum LoopbackHTTP {
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = in_port_t(UInt16(port)).bigEndian
-        addr.sin_addr = in_addr(s_addr: in_addr_t(0x7f00_0001).bigEndian)
+        addr.sin_addr = in_addr(s_addr: inet_addr(host))
         var rc: Int32
         repeat {
             rc = withUnsafePointer(to: addr) {
@@ -342,9 +342,12 @@ struct FaultServerLog: Decodable, Sendable {
         let connection: Int
         /// 1-based index of this request on its connection.
         let sequence: Int
+        /// With `expect=final`: bytes the client sent after the early answer.
+        let afterBytes: Int?
 
         enum CodingKeys: String, CodingKey {
             case method, path, version, headers
+            case afterBytes = "after_bytes"
             case bodyLength = "body_len"
             case connection = "conn"
             case sequence = "seq"
@@ -433,7 +436,7 @@ final class FaultServer: Sendable {
     /// A blocking GET on a fresh connection (for fixtures and sanity checks,
     /// not for the code under test).
     func get(_ path: String, timeout: TimeInterval = 10) throws -> LoopbackHTTP.Response {
-        try LoopbackHTTP.get(port: port, path: path, timeout: timeout)
+        try LoopbackHTTP.get(port: port, path: path, host: self.host.contains(":") ? "127.0.0.1" : self.host, timeout: timeout)
     }
 
     /// The requests received so far and the connection count.

@@ -1,0 +1,228 @@
+import HTTPTypes
+
+/// Whether and how a client follows redirects (301, 302, 303, 307 and 308 with a Location).
+///
+/// Following a redirect changes the method as browsers and curl do: 303 becomes GET (HEAD
+/// stays HEAD) and 301/302 turn a POST into a GET, dropping the body; 307 and 308 keep the
+/// method and send the body again when it can be replayed. Leaving the origin (another
+/// scheme, host or port) drops `Authorization`, `Cookie`, `Proxy-Authorization` and the
+/// ``sensitiveHeaders``.
+public struct RedirectPolicy: Sendable, Hashable {
+    /// Follow redirects at all; when false a 3xx response is returned as it is.
+    public var follow: Bool
+    /// Redirects followed at most for one request; one more fails with `.tooManyRedirects`.
+    public var maxRedirects: Int
+    /// Follow a redirect from https down to plain http (default: refuse, `.redirectRefused`).
+    public var allowHTTPSToHTTP: Bool
+    /// More header fields to drop when a redirect leaves the origin.
+    public var sensitiveHeaders: [HTTPField.Name]
+
+    public init(follow: Bool = true, maxRedirects: Int = 10, allowHTTPSToHTTP: Bool = false,
+                sensitiveHeaders: [HTTPField.Name] = []) {
+        self.follow = follow
+        self.maxRedirects = maxRedirects
+        self.allowHTTPSToHTTP = allowHTTPSToHTTP
+        self.sensitiveHeaders = sensitiveHeaders
+    }
+
+    /// Follow up to 10 redirects.
+    public static let follow = RedirectPolicy()
+    /// Return 3xx responses to the caller.
+    public static let disabled = RedirectPolicy(follow: false)
+}
+
+/// The redirects one request has followed so far, and the rules for the next. No I/O.
+struct RedirectState: Sendable {
+    enum Outcome: Equatable {
+        /// Not a redirect to follow: the response goes to the caller.
+        case deliver
+        /// A redirect that cannot be followed (a 307 or 308 with a body that cannot be sent
+        /// again): the response goes to the caller with this explanation.
+        case deliverUnfollowed(String)
+        /// Send `request` next; `keepBody` says whether the body goes with it.
+        case follow(HTTPRequest, keepBody: Bool)
+    }
+
+    let policy: RedirectPolicy
+    /// Every URL requested so far, the first one included.
+    private(set) var chain: [String] = []
+    /// Method and URL of each request, to notice a loop.
+    private var visited: Set<String> = []
+
+    init(policy: RedirectPolicy) {
+        self.policy = policy
+    }
+
+    static func isRedirect(_ status: Int) -> Bool {
+        status == 301 || status == 302 || status == 303 || status == 307 || status == 308
+    }
+
+    /// Decides what follows a response with `status` and `location` to `request`.
+    /// `replayableBody` is false when the request has a body that cannot be sent twice.
+    mutating func decide(
+        request: HTTPRequest, status: Int, location: String?, hasBody: Bool, replayableBody: Bool
+    ) throws(HTTPClientError) -> Outcome {
+        guard self.policy.follow, Self.isRedirect(status), let location, !location.isEmpty else { return .deliver }
+        let base = request.urlString
+        if self.chain.isEmpty {
+            self.chain.append(base)
+            self.visited.insert("\(request.method.rawValue) \(base)")
+        }
+        guard self.chain.count <= self.policy.maxRedirects else {
+            throw HTTPClientError(.tooManyRedirects, phase: .readHead,
+                                  detail: "more than \(self.policy.maxRedirects) redirects, the last to \(location)")
+        }
+        let target: RequestURL
+        do {
+            target = try RequestURL(URLReference.resolve(location, against: base))
+        } catch {
+            throw HTTPClientError(.redirectRefused, phase: .readHead,
+                                  detail: "Location \"\(RequestEncoder.printable(location))\": \(error.detail ?? error.code.description)")
+        }
+        let current = try request.connectionKey()
+        if current.scheme == .https && target.scheme == .http && !self.policy.allowHTTPSToHTTP {
+            throw HTTPClientError(.redirectRefused, phase: .readHead, detail: "from https down to \(target)")
+        }
+
+        var method = request.method
+        var keepBody = hasBody
+        if (status == 303 && method != .head) || ((status == 301 || status == 302) && method == .post) {
+            method = .get
+            keepBody = false
+        }
+        if keepBody && !replayableBody {
+            return .deliverUnfollowed("the \(status) asks to send the body again to \(target), but a streamed body cannot be replayed")
+        }
+        let url = target.description
+        guard self.visited.insert("\(method.rawValue) \(url)").inserted else {
+            throw HTTPClientError(.redirectLoop, phase: .readHead, detail: "\(url) was already requested")
+        }
+        self.chain.append(url)
+
+        var next = HTTPRequest(method: method, scheme: target.scheme.rawValue, authority: target.key.authority,
+                               path: target.target, headerFields: request.headerFields)
+        if !keepBody {
+            for name in [HTTPField.Name.contentLength, .contentType, .contentEncoding, .transferEncoding, .expect] {
+                next.headerFields[name] = nil
+            }
+        }
+        if target.key != current {
+            for name in [HTTPField.Name.authorization, .cookie, .proxyAuthorization] + self.policy.sensitiveHeaders {
+                next.headerFields[name] = nil
+            }
+        }
+        return .follow(next, keepBody: keepBody)
+    }
+}
+
+extension HTTPRequest {
+    /// scheme://authority/path?query, as the request was built.
+    var urlString: String {
+        "\(self.scheme ?? "http")://\(self.authority ?? "")\(self.path ?? "/")"
+    }
+}
+
+/// Resolving a URI reference (a Location value) against a base URL, RFC 3986 §5.2.
+enum URLReference {
+    struct Parts: Equatable {
+        var scheme: Substring?
+        var authority: Substring?
+        var path: Substring
+        var query: Substring?
+    }
+
+    /// The target of `reference` seen from `base`, fragment dropped (it never goes on the
+    /// wire). Bytes a URL may not hold (spaces, controls, non-ASCII) are percent-encoded, as
+    /// browsers and curl do with sloppy Location values.
+    static func resolve(_ reference: String, against base: String) -> String {
+        let r = self.split(Substring(self.encodeUnsafeBytes(reference)))
+        let b = self.split(Substring(base))
+        var result = Parts(path: "")
+        if let scheme = r.scheme {
+            result = Parts(scheme: scheme, authority: r.authority, path: Substring(self.removeDotSegments(r.path)), query: r.query)
+        } else if let authority = r.authority {
+            result = Parts(scheme: b.scheme, authority: authority, path: Substring(self.removeDotSegments(r.path)), query: r.query)
+        } else if r.path.isEmpty {
+            result = Parts(scheme: b.scheme, authority: b.authority, path: b.path, query: r.query ?? b.query)
+        } else if r.path.hasPrefix("/") {
+            result = Parts(scheme: b.scheme, authority: b.authority, path: Substring(self.removeDotSegments(r.path)), query: r.query)
+        } else {
+            result = Parts(scheme: b.scheme, authority: b.authority,
+                           path: Substring(self.removeDotSegments(Substring(self.merge(base: b, path: r.path)))), query: r.query)
+        }
+        var text = ""
+        if let scheme = result.scheme { text += scheme.lowercased() + ":" }
+        if let authority = result.authority { text += "//" + authority }
+        text += result.path
+        if let query = result.query { text += "?" + query }
+        return text
+    }
+
+    static func split(_ text: Substring) -> Parts {
+        var rest = text
+        if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
+        var parts = Parts(path: "")
+        // scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":"
+        if let colon = rest.firstIndex(of: ":"), let first = rest.first, first.isASCII, first.isLetter,
+           rest[..<colon].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == ".") }) {
+            parts.scheme = rest[..<colon]
+            rest = rest[rest.index(after: colon)...]
+        }
+        if rest.hasPrefix("//") {
+            rest = rest.dropFirst(2)
+            let end = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
+            parts.authority = rest[..<end]
+            rest = rest[end...]
+        }
+        if let question = rest.firstIndex(of: "?") {
+            parts.query = rest[rest.index(after: question)...]
+            rest = rest[..<question]
+        }
+        parts.path = rest
+        return parts
+    }
+
+    /// §5.2.3.
+    static func merge(base: Parts, path: Substring) -> String {
+        if base.authority != nil && base.path.isEmpty { return "/" + path }
+        guard let slash = base.path.lastIndex(of: "/") else { return String(path) }
+        return String(base.path[...slash] + path)
+    }
+
+    /// §5.2.4, over whole segments.
+    static func removeDotSegments(_ path: Substring) -> String {
+        guard path.contains(".") else { return String(path) }
+        let absolute = path.hasPrefix("/")
+        var segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        if absolute { segments.removeFirst() }
+        var output: [Substring] = []
+        for (index, segment) in segments.enumerated() {
+            let last = index == segments.count - 1
+            switch segment {
+            case ".":
+                if last { output.append("") }
+            case "..":
+                if !output.isEmpty { output.removeLast() }
+                if last { output.append("") }
+            default:
+                output.append(segment)
+            }
+        }
+        let joined = output.joined(separator: "/")
+        return absolute ? "/" + joined : joined
+    }
+
+    static func encodeUnsafeBytes(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7F }) else { return text }
+        let hex = Array("0123456789ABCDEF".utf8)
+        var bytes: [UInt8] = []
+        for byte in text.utf8 {
+            if byte <= 0x20 || byte >= 0x7F {
+                bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,133 @@
+import HTTPTypes
+import Testing
+@testable import SalvoCore
+
+@Suite struct RedirectTests {
+    /// RFC 3986 §5.4: every normal and abnormal example, fragments dropped.
+    @Test(arguments: [
+        ("g:h", "g:h"), ("g", "http://a/b/c/g"), ("./g", "http://a/b/c/g"), ("g/", "http://a/b/c/g/"),
+        ("/g", "http://a/g"), ("//g", "http://g"), ("?y", "http://a/b/c/d;p?y"), ("g?y", "http://a/b/c/g?y"),
+        ("#s", "http://a/b/c/d;p?q"), ("g#s", "http://a/b/c/g"), ("g?y#s", "http://a/b/c/g?y"), (";x", "http://a/b/c/;x"),
+        ("g;x", "http://a/b/c/g;x"), ("g;x?y#s", "http://a/b/c/g;x?y"), ("", "http://a/b/c/d;p?q"), (".", "http://a/b/c/"),
+        ("./", "http://a/b/c/"), ("..", "http://a/b/"), ("../", "http://a/b/"), ("../g", "http://a/b/g"), ("../..", "http://a/"),
+        ("../../", "http://a/"), ("../../g", "http://a/g"),
+        ("../../../g", "http://a/g"), ("../../../../g", "http://a/g"), ("/./g", "http://a/g"), ("/../g", "http://a/g"),
+        ("g.", "http://a/b/c/g."), (".g", "http://a/b/c/.g"), ("g..", "http://a/b/c/g.."), ("..g", "http://a/b/c/..g"),
+        ("./../g", "http://a/b/g"), ("./g/.", "http://a/b/c/g/"), ("g/./h", "http://a/b/c/g/h"), ("g/../h", "http://a/b/c/h"),
+        ("g;x=1/./y", "http://a/b/c/g;x=1/y"), ("g;x=1/../y", "http://a/b/c/y"), ("g?y/./x", "http://a/b/c/g?y/./x"),
+        ("g?y/../x", "http://a/b/c/g?y/../x"), ("g#s/./x", "http://a/b/c/g"), ("HTTPS://Other:8443/x", "https://Other:8443/x"),
+    ])
+    func resolvesReferences(reference: String, expected: String) {
+        #expect(URLReference.resolve(reference, against: "http://a/b/c/d;p?q") == expected)
+    }
+
+    @Test func sloppyLocationsArePercentEncoded() {
+        #expect(URLReference.resolve("/a b/ü", against: "http://h/") == "http://h/a%20b/%C3%BC")
+    }
+
+    func decide(_ state: inout RedirectState, _ method: HTTPRequest.Method = .get, url: String = "http://a.test/x",
+                status: Int, location: String?, body: Bool = false, replayable: Bool = true,
+                headers: HTTPFields = [:]) throws(HTTPClientError) -> RedirectState.Outcome {
+        let request = try HTTPRequest(method: method, url: url, headerFields: headers)
+        return try state.decide(request: request, status: status, location: location, hasBody: body, replayableBody: replayable)
+    }
+
+    @Test func methodRewrites() throws {
+        func next(_ method: HTTPRequest.Method, _ status: Int, body: Bool = true) throws -> (HTTPRequest.Method, Bool) {
+            var state = RedirectState(policy: .follow)
+            guard case .follow(let request, let keep) = try decide(&state, method, status: status, location: "/y", body: body) else {
+                Issue.record("not followed")
+                return (method, false)
+            }
+            return (request.method, keep)
+        }
+        #expect(try next(.post, 301) == (.get, false))
+        #expect(try next(.post, 302) == (.get, false))
+        #expect(try next(.put, 302) == (.put, true))
+        #expect(try next(.post, 303) == (.get, false))
+        #expect(try next(.put, 303) == (.get, false))
+        #expect(try next(.head, 303, body: false) == (.head, false))
+        #expect(try next(.post, 307) == (.post, true))
+        #expect(try next(.post, 308) == (.post, true))
+        #expect(try next(.delete, 308, body: false) == (.delete, false))
+    }
+
+    @Test func notFollowed() throws {
+        var state = RedirectState(policy: .follow)
+        #expect(try decide(&state, status: 200, location: "/y") == .deliver)
+        #expect(try decide(&state, status: 304, location: "/y") == .deliver)
+        #expect(try decide(&state, status: 300, location: "/y") == .deliver)
+        #expect(try decide(&state, status: 302, location: nil) == .deliver)
+        var off = RedirectState(policy: .disabled)
+        #expect(try decide(&off, status: 302, location: "/y") == .deliver)
+        var streamed = RedirectState(policy: .follow)
+        guard case .deliverUnfollowed(let why) = try decide(&streamed, .post, status: 307, location: "/y", body: true, replayable: false) else {
+            Issue.record("a streamed body was to be replayed")
+            return
+        }
+        #expect(why.contains("cannot be replayed"))
+        // A 303 drops the body, so a streamed one is no obstacle.
+        guard case .follow = try decide(&streamed, .post, status: 303, location: "/z", body: true, replayable: false) else {
+            Issue.record("303 not followed")
+            return
+        }
+    }
+
+    @Test func limitsLoopsAndRefusals() throws {
+        var state = RedirectState(policy: RedirectPolicy(maxRedirects: 2))
+        _ = try decide(&state, url: "http://a.test/1", status: 302, location: "/2")
+        _ = try decide(&state, url: "http://a.test/2", status: 302, location: "/3")
+        #expect(throws: HTTPClientError(.tooManyRedirects, phase: .readHead, detail: "more than 2 redirects, the last to /4")) {
+            try decide(&state, url: "http://a.test/3", status: 302, location: "/4")
+        }
+        var loop = RedirectState(policy: .follow)
+        _ = try decide(&loop, url: "http://a.test/1", status: 302, location: "/2")
+        #expect(performing: { try decide(&loop, url: "http://a.test/2", status: 302, location: "/1") },
+                throws: { ($0 as? HTTPClientError)?.code == .redirectLoop })
+        // The same URL with another method is no loop (POST /login → 303 → GET /login).
+        var login = RedirectState(policy: .follow)
+        guard case .follow = try decide(&login, .post, url: "http://a.test/login", status: 303, location: "/login") else {
+            Issue.record("303 to the same URL not followed")
+            return
+        }
+        for location in ["ftp://a.test/file", "javascript:alert(1)", "http://[::1/", "http://a.test:99999/"] {
+            var refused = RedirectState(policy: .follow)
+            #expect("\(location)", performing: { try decide(&refused, status: 302, location: location) },
+                    throws: { ($0 as? HTTPClientError)?.code == .redirectRefused })
+        }
+        var down = RedirectState(policy: .follow)
+        #expect(performing: { try decide(&down, url: "https://a.test/", status: 302, location: "http://a.test/") },
+                throws: { ($0 as? HTTPClientError)?.code == .redirectRefused })
+        var allowed = RedirectState(policy: RedirectPolicy(allowHTTPSToHTTP: true))
+        guard case .follow = try decide(&allowed, url: "https://a.test/", status: 302, location: "http://a.test/") else {
+            Issue.record("allowed downgrade not followed")
+            return
+        }
+    }
+
+    @Test func credentialsStayWithTheOrigin() throws {
+        let secret = HTTPField.Name("X-Secret")!
+        var headers = HTTPFields()
+        headers[.authorization] = "Bearer t"
+        headers[.cookie] = "a=b"
+        headers[.proxyAuthorization] = "Basic x"
+        headers[secret] = "s"
+        headers[.accept] = "text/plain"
+        let policy = RedirectPolicy(sensitiveHeaders: [secret])
+        var same = RedirectState(policy: policy)
+        guard case .follow(let sameOrigin, _) = try decide(&same, url: "http://a.test:8080/x", status: 302,
+                                                           location: "/y", headers: headers) else { return }
+        #expect(sameOrigin.headerFields[.authorization] == "Bearer t")
+        #expect(sameOrigin.headerFields[secret] == "s")
+        for location in ["http://b.test:8080/y", "http://a.test:8081/y", "https://a.test:8080/y"] {
+            var other = RedirectState(policy: policy)
+            guard case .follow(let crossOrigin, _) = try decide(&other, url: "http://a.test:8080/x", status: 302,
+                                                               location: location, headers: headers) else { continue }
+            #expect(crossOrigin.headerFields[.authorization] == nil, "\(location)")
+            #expect(crossOrigin.headerFields[.cookie] == nil)
+            #expect(crossOrigin.headerFields[.proxyAuthorization] == nil)
+            #expect(crossOrigin.headerFields[secret] == nil)
+            #expect(crossOrigin.headerFields[.accept] == "text/plain")
+        }
+    }
+}

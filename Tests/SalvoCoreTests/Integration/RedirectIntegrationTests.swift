@@ -1,0 +1,126 @@
+import Foundation
+import HTTPTypes
+import Testing
+@testable import SalvoCore
+
+/// Redirects over real connections: chains, limits, loops, method changes, what crosses
+/// to another origin (a second server on 127.0.0.2), and the CLI's -L.
+@Suite(.serialized) struct RedirectIntegrationTests {
+    static func encoded(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text
+    }
+
+    @Test func chainsAreFollowedOnTheSameConnection() async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let client = try makeClient { $0.maxConnectionsPerHost = 1 }
+        defer { client.shutdown() }
+        let response = try await client.execute(try get(server.url("/chain?n=5")))
+        #expect(response.status == .ok)
+        #expect(response.text == "end of chain")
+        #expect(response.redirectChain.count == 6)
+        #expect(response.redirectChain.last == server.url("/chain?n=0"))
+        let log = try server.log()
+        #expect(log.requests.map(\.path) == (0...5).reversed().map { "/chain?n=\($0)" })
+        #expect(log.connections == 1, "each redirect reused the released connection")
+
+        // Streaming and completion handlers follow too.
+        let streamed = try await client.stream(try get(server.url("/chain?n=2")))
+        var text: [UInt8] = []
+        for try await chunk in streamed.body { text += chunk }
+        #expect(String(decoding: text, as: UTF8.self) == "end of chain")
+        #expect(streamed.redirectChain.count == 3)
+        let viaCallback = await withCheckedContinuation { continuation in
+            client.execute(try! get(server.url("/chain?n=3"))) { continuation.resume(returning: $0) }
+        }
+        #expect(try viaCallback.get().redirectChain.count == 4)
+    }
+
+    @Test func limitsLoopsAndOffSwitch() async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let client = try makeClient()
+        defer { client.shutdown() }
+        let tooMany = await errorCode { _ = try await client.execute(try get(server.url("/chain?n=11"))) }
+        #expect(tooMany == .tooManyRedirects)
+        #expect(try await client.execute(try get(server.url("/chain?n=10"))).status == .ok)
+        let few = await errorCode {
+            _ = try await client.execute(try get(server.url("/chain?n=3")), options: .init(redirects: RedirectPolicy(maxRedirects: 2)))
+        }
+        #expect(few == .tooManyRedirects)
+        let loop = await errorCode { _ = try await client.execute(try get(server.url("/ping"))) }
+        #expect(loop == .redirectLoop)
+        let off = try await client.execute(try get(server.url("/chain?n=1")), options: .init(redirects: .disabled))
+        #expect(off.status == .found)
+        #expect(off.headerFields[.location] == "chain?n=0")
+        #expect(off.redirectChain.isEmpty)
+        let noLocation = try await client.execute(try get(server.url("/redirect?code=301")))
+        #expect(noLocation.status == .movedPermanently)
+        let refused = await errorCode { _ = try await client.execute(try get(server.url("/redirect?to=ftp%3A%2F%2F127.0.0.1%2Ff"))) }
+        #expect(refused == .redirectRefused)
+    }
+
+    @Test func methodsAndBodiesAcrossRedirects() async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let client = try makeClient()
+        defer { client.shutdown() }
+        func post(_ code: Int) async throws -> FaultServerLog.Request? {
+            try server.resetLog()
+            var request = try HTTPRequest(method: .post, url: server.url("/redirect?code=\(code)&to=%2Fecho"))
+            request.headerFields[.contentType] = "text/plain"
+            let response = try await client.execute(request, body: .string("payload"))
+            #expect(response.status == .ok)
+            return try server.log().requests.last
+        }
+        for code in [301, 302, 303] {
+            let final = try await post(code)
+            #expect(final?.method == "GET", "\(code)")
+            #expect(final?.bodyLength == 0)
+            #expect(final?.header("content-type") == nil)
+            #expect(final?.header("content-length") == nil)
+        }
+        for code in [307, 308] {
+            let final = try await post(code)
+            #expect(final?.method == "POST", "\(code)")
+            #expect(final?.bodyLength == 7)
+            #expect(final?.header("content-type") == "text/plain")
+        }
+    }
+
+    /// Leaving the origin drops credentials: asserted on what the second server received.
+    @Test func credentialsDoNotCrossOrigins() async throws {
+        let first = try FaultServer.start()
+        defer { first.stop() }
+        let second = try FaultServer.start(host: "127.0.0.2")
+        defer { second.stop() }
+        let client = try makeClient()
+        defer { client.shutdown() }
+        let secret = HTTPField.Name("X-Api-Key")!
+        var request = try get(first.url("/redirect?to=") + Self.encoded(second.url("/echo")))
+        request.headerFields[.authorization] = "Bearer token"
+        request.headerFields[.cookie] = "session=1"
+        request.headerFields[.proxyAuthorization] = "Basic eA=="
+        request.headerFields[secret] = "k"
+        request.headerFields[.accept] = "application/json"
+        let response = try await client.execute(request, options: .init(redirects: RedirectPolicy(sensitiveHeaders: [secret])))
+        #expect(response.status == .ok)
+        #expect(response.redirectChain == [request.urlString, second.url("/echo")])
+        let received = try #require(try second.log().requests.last)
+        #expect(received.header("authorization") == nil)
+        #expect(received.header("cookie") == nil)
+        #expect(received.header("proxy-authorization") == nil)
+        #expect(received.header("x-api-key") == nil)
+        #expect(received.header("accept") == "application/json")
+        #expect(received.header("host") == "127.0.0.2:\(second.port)")
+
+        // Same origin: everything stays.
+        var same = try get(first.url("/redirect?to=%2Fecho"))
+        same.headerFields[.authorization] = "Bearer token"
+        same.headerFields[.cookie] = "session=1"
+        _ = try await client.execute(same)
+        let kept = try #require(try first.log().requests.last)
+        #expect(kept.header("authorization") == "Bearer token")
+        #expect(kept.header("cookie") == "session=1")
+    }
+}
