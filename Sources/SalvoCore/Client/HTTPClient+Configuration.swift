@@ -22,6 +22,9 @@ extension HTTPClient {
         public var headLimits = ResponseHeadLimits()
         /// TLS for https URLs: verification on, system trust store, TLS 1.2 at least.
         public var tls = TLSConfiguration()
+        /// How long a request with `Expect: 100-continue` waits for the interim answer before
+        /// it sends its body anyway (default 1 s).
+        public var expectContinueTimeout: Duration = .seconds(1)
         /// Redirects: followed, up to 10, by default.
         public var redirects = RedirectPolicy.follow
         /// Sent as User-Agent when the request has none; nil sends none.

@@ -120,6 +120,8 @@ public final class HTTPClient: Sendable {
         var tls: TLSContext?
         var head: [UInt8]
         var body: [UInt8]
+        var stream: RequestTask.StreamSource?
+        var expectsContinue: Bool
         var method: HTTPRequest.Method
         var deadline: Deadline
         var readTimeout: Duration?
@@ -140,9 +142,13 @@ public final class HTTPClient: Sendable {
             (key.tlsConfigurationID, tls) = try self.tlsContexts.context(for: options.tls)
         }
         let requestBody = body
-        let body: [UInt8]? = switch body?.storage {
-        case .bytes(let bytes): bytes
-        case nil: nil
+        var bytes: [UInt8] = []
+        var stream: RequestTask.StreamSource? = nil
+        switch body?.storage {
+        case .bytes(let content): bytes = content
+        case .stream(let length, let replayable, let produce):
+            stream = RequestTask.StreamSource(length: length, replayable: replayable, produce: produce)
+        case nil: break
         }
         var request = request
         if let userAgent = self.configuration.userAgent, !request.headerFields.containsField(.userAgent) {
@@ -150,15 +156,19 @@ public final class HTTPClient: Sendable {
         }
         var head: [UInt8] = []
         head.reserveCapacity(256)
-        let length: RequestBodyLength = body.map { .known($0.count) } ?? .none
-        try RequestEncoder.encodeHead(request, body: length, into: &head)
+        try RequestEncoder.encodeHead(request, body: requestBody?.framing ?? .none, into: &head)
         let limit = options.timeout ?? self.configuration.requestTimeout
         let deadline = limit.map { Deadline.now() + $0 } ?? .distantFuture
         let closeAfter = request.headerFields.firstValue(for: .connection).map { value in
             value.split(separator: ",").contains { $0.lowercased().filter { $0 != " " && $0 != "\t" } == "close" }
         } ?? false
         let redirects = options.redirects ?? self.configuration.redirects
-        return Prepared(key: key, tls: tls, head: head, body: body ?? [], method: request.method,
+        let hasBody = stream.map { $0.length != 0 } ?? !bytes.isEmpty
+        let expectsContinue = hasBody && request.headerFields[values: .expect].contains {
+            $0.lowercased().contains("100-continue")
+        }
+        return Prepared(key: key, tls: tls, head: head, body: bytes, stream: stream, expectsContinue: expectsContinue,
+                        method: request.method,
                         deadline: deadline, readTimeout: self.configuration.readTimeout, closeAfter: closeAfter,
                         request: request, requestBody: requestBody, options: options,
                         redirects: redirects.follow ? redirects : nil)
@@ -190,6 +200,9 @@ public final class HTTPClient: Sendable {
                                method: prepared.method, deadline: prepared.deadline,
                                readTimeout: prepared.readTimeout, handler: handler)
         task.closeAfter = prepared.closeAfter
+        task.stream = prepared.stream
+        task.expectsContinue = prepared.expectsContinue
+        task.continueTimeout = self.configuration.expectContinueTimeout
         task.followUp = followUp
         if cancellation.markStarted(task) {
             task.fail(HTTPClientError(.cancelled, phase: .request))

@@ -1,17 +1,25 @@
-/// What a request sends after its head.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a request sends after its head: bytes in memory, a stream of chunks, or a file.
+///
+/// ```swift
+/// try await client.execute(post, body: .string(#"{"name":"salvo"}"#))
+/// try await client.execute(put, body: try .file(path: "/var/backups/db.tar"))   // streamed from disk
+/// try await client.execute(post, body: .stream(chunks))   // chunked: length unknown
+/// ```
+///
+/// Streams and files are sent as the socket takes them: a slow server slows the producer
+/// down (at most 256 KiB wait in memory), it never fills memory.
 public struct HTTPClientRequestBody: Sendable {
     enum Storage: Sendable {
         case bytes([UInt8])
+        /// A producer that writes its chunks; `replayable` when it can run more than once.
+        case stream(length: Int?, replayable: Bool, produce: @Sendable (RequestBodyWriter) async throws -> Void)
     }
 
     let storage: Storage
-
-    /// Whether the body can be sent again (after a redirect, or on a fresh connection).
-    var isReplayable: Bool {
-        switch self.storage {
-        case .bytes: true
-        }
-    }
 
     /// Bytes held in memory, sent with a Content-Length.
     public static func bytes(_ bytes: [UInt8]) -> HTTPClientRequestBody {
@@ -21,5 +29,115 @@ public struct HTTPClientRequestBody: Sendable {
     /// UTF-8 text, sent with a Content-Length.
     public static func string(_ text: String) -> HTTPClientRequestBody {
         HTTPClientRequestBody(storage: .bytes(Array(text.utf8)))
+    }
+
+    /// The chunks of an async sequence, read as the connection can send them. With a
+    /// `length` the body goes with a Content-Length, and a sequence that yields another
+    /// number of bytes fails the request (`.requestBodyFailed`); without one it is sent
+    /// chunked. The sequence is iterated once: the request is not retried and a 307/308
+    /// redirect is not followed with it.
+    public static func stream<Chunks: AsyncSequence & Sendable>(
+        _ chunks: Chunks, length: Int? = nil
+    ) -> HTTPClientRequestBody where Chunks.Element == [UInt8] {
+        HTTPClientRequestBody(storage: .stream(length: length, replayable: false) { writer in
+            for try await chunk in chunks {
+                try await writer.write(chunk)
+            }
+        })
+    }
+
+    /// A body written by `produce` through a ``RequestBodyWriter``, which suspends while the
+    /// connection is behind. `replayable`: `produce` can run again from the start (for a
+    /// retry on a fresh connection or a 307/308 redirect).
+    public static func producer(
+        length: Int? = nil, replayable: Bool = false,
+        _ produce: @escaping @Sendable (RequestBodyWriter) async throws -> Void
+    ) -> HTTPClientRequestBody {
+        HTTPClientRequestBody(storage: .stream(length: length, replayable: replayable, produce: produce))
+    }
+
+    /// A file read from disk as it is sent, never whole into memory, with a Content-Length
+    /// of its size now. Replayable: each attempt reads it again.
+    ///
+    /// - Throws: `.requestBodyFailed` when the file cannot be opened or is not a regular file.
+    public static func file(path: String) throws(HTTPClientError) -> HTTPClientRequestBody {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw HTTPClientError(.requestBodyFailed, phase: .request, errno: errno, detail: "cannot read \(path)")
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw HTTPClientError(.requestBodyFailed, phase: .request, detail: "\(path) is not a regular file")
+        }
+        let size = Int(info.st_size)
+        return HTTPClientRequestBody(storage: .stream(length: size, replayable: true) { writer in
+            try await FileBodyReader.send(path: path, size: size, to: writer)
+        })
+    }
+
+    /// Whether the body can be sent again (after a redirect, or on a fresh connection).
+    var isReplayable: Bool {
+        switch self.storage {
+        case .bytes: true
+        case .stream(_, let replayable, _): replayable
+        }
+    }
+
+    /// How the head frames it.
+    var framing: RequestBodyLength {
+        switch self.storage {
+        case .bytes(let bytes): .known(bytes.count)
+        case .stream(let length?, _, _): .known(length)
+        case .stream(nil, _, _): .unknown
+        }
+    }
+}
+
+/// Reads a file in 64 KiB pieces into a request body.
+enum FileBodyReader {
+    static func send(path: String, size: Int, to writer: RequestBodyWriter) async throws {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw HTTPClientError(.requestBodyFailed, phase: .write, errno: errno, detail: "cannot open \(path)")
+        }
+        defer { close(fd) }
+        var remaining = size
+        while remaining > 0 {
+            let piece = min(remaining, 64 * 1024)
+            var chunk = [UInt8](repeating: 0, count: piece)
+            let n = chunk.withUnsafeMutableBytes { buffer -> Int in
+                while true {
+                    let n = read(fd, buffer.baseAddress, piece)
+                    if n >= 0 || errno != EINTR { return n }
+                }
+            }
+            guard n > 0 else {
+                throw HTTPClientError(.requestBodyFailed, phase: .write, errno: n < 0 ? errno : nil,
+                                      detail: n < 0 ? "cannot read \(path)" : "\(path) shrank while it was sent")
+            }
+            if n < piece { chunk.removeLast(piece - n) }
+            remaining -= n
+            try await writer.write(chunk)
+        }
+    }
+}
+
+/// Hands a streamed request body's chunks to the connection that sends it.
+public struct RequestBodyWriter: Sendable {
+    let body: StreamedBody
+
+    /// Queues `chunk` for sending. Returns at once while little is queued, and suspends
+    /// while 256 KiB or more wait for the socket.
+    ///
+    /// - Throws: ``HTTPClientError`` when the request is over (it failed, was cancelled or
+    ///   the server answered early): stop producing then.
+    public func write(_ chunk: [UInt8]) async throws(HTTPClientError) {
+        guard !chunk.isEmpty else { return }
+        let body = self.body
+        let result = await withUnsafeContinuation { (continuation: UnsafeContinuation<HTTPClientError?, Never>) in
+            if !body.loop.tryExecute({ body.append(chunk, continuation) }) {
+                continuation.resume(returning: HTTPClientError(.shutdown, phase: .write))
+            }
+        }
+        if let result { throw result }
     }
 }

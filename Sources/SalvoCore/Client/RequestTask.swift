@@ -29,6 +29,12 @@ final class RequestTask {
     var waitDeadline = Deadline.distantFuture
     /// The caller sent `Connection: close`: the connection is not reused after this request.
     var closeAfter = false
+    /// A body that is produced while it is sent (a stream or a file), instead of `body`.
+    var stream: StreamSource?
+    /// The request asked for `Expect: 100-continue`: its body waits for the interim answer.
+    var expectsContinue = false
+    /// How long the body waits for 100 Continue before it goes anyway.
+    var continueTimeout: Duration = .seconds(1)
     /// What it takes to follow a redirect; nil when redirects are off.
     var followUp: FollowUp?
     /// A redirect this response announced: sent once the response (whose body is skipped) ends.
@@ -36,6 +42,16 @@ final class RequestTask {
     /// A redirect that must not be followed: reported once the response ends, so the
     /// connection stays usable.
     private var redirectError: HTTPClientError?
+
+    /// A streamed body: its producer, and its length when announced (else it goes chunked).
+    struct StreamSource: Sendable {
+        var length: Int?
+        var replayable: Bool
+        var produce: @Sendable (RequestBodyWriter) async throws -> Void
+    }
+
+    /// Whether the request may be sent again on a fresh connection.
+    var isReplayable: Bool { self.stream?.replayable ?? true }
 
     /// Everything needed to send the next request of a redirect chain.
     struct FollowUp {

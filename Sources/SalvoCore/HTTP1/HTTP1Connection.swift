@@ -41,6 +41,16 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     private var mustClose = false
     private var handlerError: HTTPClientError?
     private var pendingEnd: (trailers: HTTPFields?, keepAlive: Bool)?
+    /// A streamed request body being sent, and whether the write side waits for its producer.
+    private var streamedBody: StreamedBody?
+    private var waitingForBody = false
+    /// `Expect: 100-continue`: the head is sent and the body waits, until `continueDeadline`.
+    private var awaitingContinue = false
+    private var continueDeadline = Deadline.distantFuture
+    /// 100 Continue arrived during a parse: the body goes once the parser returns.
+    private var continueArrived = false
+    /// A final answer came before the body was sent: it never is, and the connection closes.
+    private var bodyWithheld = false
     private var lastActivity = Deadline(nanoseconds: 0)
     private let idleTimeout: Duration
     /// The client's TLS context for an https connection, and this connection's session.
@@ -214,6 +224,12 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         self.mustClose = task.closeAfter
         self.handlerError = nil
         self.pendingEnd = nil
+        self.streamedBody = nil
+        self.waitingForBody = false
+        self.awaitingContinue = task.expectsContinue
+        self.continueArrived = false
+        self.bodyWithheld = false
+        if task.expectsContinue { self.continueDeadline = self.loop.now + task.continueTimeout }
         self.decoder.prepareForNextResponse(expectNoBody: task.isHead)
         self.lastActivity = self.loop.now
         self.updateTimer()
@@ -233,9 +249,11 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         case .open:
             if let task = self.task {
                 var deadline = task.deadline
-                if let readTimeout = task.readTimeout, !self.readPaused {
+                // The read timeout waits for the server, not for our own body producer.
+                if let readTimeout = task.readTimeout, !self.readPaused, !self.waitingForBody {
                     deadline = min(deadline, self.lastActivity + readTimeout)
                 }
+                if self.awaitingContinue { deadline = min(deadline, self.continueDeadline) }
                 return deadline
             }
             return self.machine.isIdle ? self.lastActivity + self.idleTimeout : nil
@@ -251,15 +269,40 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         self.loop.scheduleTimer(at: deadline, target: self, token: deadline.nanoseconds)
     }
 
+    /// Writes what the request has ready: the head, then the body (held in memory, or
+    /// streamed as its producer delivers), holding the body back while a 100 Continue is due.
     private func writeRequest() {
-        guard let task = self.task else { return }
-        if let tls = self.tls {
-            self.writeRequestTLS(task, tls)
+        guard let task = self.task, !self.bodyWithheld else { return }
+        let limit = task.head.count + (self.awaitingContinue ? 0 : task.body.count)
+        if self.writeOffset < limit {
+            let done = self.tls.map { self.writeFixedTLS(task, upTo: limit, $0) } ?? self.writeFixed(task, upTo: limit)
+            guard done else { return }
+        }
+        if self.awaitingContinue {
+            // The head is out; the body waits for 100 Continue, a final answer or the timer.
+            self.setInterest(self.readPaused ? .none : .read)
+            self.updateTimer()
             return
         }
-        let total = task.head.count + task.body.count
-        while self.writeOffset < total {
-            let sent = self.sendPending(task)
+        if let source = task.stream {
+            let body: StreamedBody
+            if let started = self.streamedBody {
+                body = started
+            } else {
+                body = StreamedBody(loop: self.loop, length: source.length, connection: self)
+                self.streamedBody = body
+                body.start(source.produce)
+            }
+            guard self.writeStreamed(body) else { return }
+        }
+        self.setInterest(self.readPaused ? .none : .read)
+        self.act(self.machine.writeFinished())
+    }
+
+    /// Writes head (and in-memory body) bytes up to `limit`; true once all are written.
+    private func writeFixed(_ task: RequestTask, upTo limit: Int) -> Bool {
+        while self.writeOffset < limit {
+            let sent = self.sendPending(task, upTo: limit)
             if sent > 0 {
                 self.writeOffset += sent
                 // A slow upload that makes progress is not a silent server.
@@ -269,26 +312,24 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
             let err = -sent
             if err == EAGAIN || err == EWOULDBLOCK {
                 self.setInterest(self.readPaused ? .write : [.read, .write])
-                return
+                return false
             }
             self.writeFailed(errno: Int32(err))
-            return
+            return false
         }
-        self.setInterest(self.readPaused ? .none : .read)
-        self.act(self.machine.writeFinished())
+        return true
     }
 
-    private func writeRequestTLS(_ task: RequestTask, _ tls: TLSSession) {
+    private func writeFixedTLS(_ task: RequestTask, upTo limit: Int, _ tls: TLSSession) -> Bool {
         let headCount = task.head.count
-        let total = headCount + task.body.count
-        while self.writeOffset < total {
+        while self.writeOffset < limit {
             let offset = self.writeOffset
             let result = offset < headCount
                 ? task.head.withUnsafeBytes { tls.write(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
-                : task.body.withUnsafeBytes { tls.write(UnsafeRawBufferPointer(rebasing: $0[(offset - headCount)...])) }
+                : task.body.withUnsafeBytes { tls.write(UnsafeRawBufferPointer(rebasing: $0[(offset - headCount)..<(limit - headCount)])) }
             if let error = result.error {
                 self.fail(error)
-                return
+                return false
             }
             if result.written > 0 {
                 self.writeOffset += result.written
@@ -296,16 +337,85 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
                 continue
             }
             self.setInterest(result.progress == .wantRead ? .read : (self.readPaused ? .write : [.read, .write]))
+            return false
+        }
+        return true
+    }
+
+    /// Writes queued chunks of a streamed body; true once the whole body is written.
+    private func writeStreamed(_ body: StreamedBody) -> Bool {
+        while true {
+            if let failure = body.failure {
+                self.fail(failure)
+                return false
+            }
+            guard let chunk = body.front else {
+                if body.isComplete { return true }
+                // Everything queued is out: wait for the producer (it wakes us).
+                self.waitingForBody = true
+                self.setInterest(self.readPaused ? .none : .read)
+                return false
+            }
+            let offset = body.frontOffset
+            if let tls = self.tls {
+                let result = chunk.withUnsafeBytes { tls.write(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
+                if let error = result.error {
+                    self.fail(error)
+                    return false
+                }
+                if result.written == 0 {
+                    self.setInterest(result.progress == .wantRead ? .read : (self.readPaused ? .write : [.read, .write]))
+                    return false
+                }
+                body.consumed(result.written)
+            } else {
+                let result = chunk.withUnsafeBytes { bytes -> Result<IOResult, SystemError> in
+                    do throws(SystemError) {
+                        return .success(try SystemCall.send(self.fd, bytes.baseAddress! + offset, bytes.count - offset))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+                if case .failure(let error) = result {
+                    self.writeFailed(errno: error.errno)
+                    return false
+                }
+                guard case .success(.processed(let n)) = result else {
+                    self.setInterest(self.readPaused ? .write : [.read, .write])
+                    return false
+                }
+                body.consumed(n)
+            }
+            self.lastActivity = self.loop.now
+        }
+    }
+
+    /// The streamed body's producer queued data, finished or failed.
+    func streamedBodyChanged() {
+        guard self.task != nil, let body = self.streamedBody else { return }
+        if let failure = body.failure {
+            self.fail(failure)
             return
         }
-        self.setInterest(self.readPaused ? .none : .read)
-        self.act(self.machine.writeFinished())
+        guard self.waitingForBody else { return }
+        self.waitingForBody = false
+        self.lastActivity = self.loop.now
+        self.writeRequest()
+    }
+
+    /// The request is over for this connection: stop a body producer that may still run.
+    private func endStreamedBody() {
+        self.streamedBody?.cancel()
+        self.streamedBody = nil
+        self.waitingForBody = false
+        self.awaitingContinue = false
     }
 
     /// One sendmsg of what is left of head and body: bytes sent, or minus errno.
-    private func sendPending(_ task: RequestTask) -> Int {
+    private func sendPending(_ task: RequestTask, upTo limit: Int) -> Int {
         let headCount = task.head.count
         let offset = self.writeOffset
+        let bodyEnd = limit - headCount
         return task.head.withUnsafeBytes { head in
             task.body.withUnsafeBytes { body in
                 var vectors = (iovec(), iovec())
@@ -318,9 +428,9 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
                         count = 1
                     }
                     let bodyOffset = max(0, offset - headCount)
-                    if body.count > bodyOffset {
+                    if bodyEnd > bodyOffset {
                         iov[Int(count)] = iovec(iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress! + bodyOffset),
-                                                iov_len: body.count - bodyOffset)
+                                                iov_len: bodyEnd - bodyOffset)
                         count += 1
                     }
                     while true {
@@ -359,7 +469,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         self.readPaused = false
         self.lastActivity = self.loop.now
         self.updateTimer()
-        let writing = self.task != nil && self.writeOffset < (self.task!.head.count + self.task!.body.count)
+        let writing = self.interest.contains(.write)
         if self.token == 0 && self.fd >= 0 {
             // Out of epoll after a hang-up while paused: the data left, then the end, is
             // still in the socket; read it now.
@@ -477,6 +587,10 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
             // Bytes after the response: not pipelined, so the connection is out of step.
             self.mustClose = true
         }
+        if self.continueArrived {
+            self.continueArrived = false
+            if !self.bodyWithheld { self.writeRequest() }
+        }
         self.deliverEnd()
     }
 
@@ -526,8 +640,10 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
 
     private func failOnClose(_ error: HTTPClientError) {
         let action = self.machine.remoteClosed(responseStarted: self.decoder.bytesOfCurrentResponse > 0)
-        if case .failRequest(let retryable) = action, retryable, let task = self.task, task.isIdempotent, !task.retried {
+        if case .failRequest(let retryable) = action, retryable, let task = self.task, task.isIdempotent,
+           task.isReplayable, !task.retried {
             self.task = nil
+            self.endStreamedBody()
             self.closeSocket()
             self.pool.connectionClosed(self, retry: task)
             return
@@ -550,6 +666,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     private func finishFailure(_ error: HTTPClientError) {
         let task = self.task
         self.task = nil
+        self.endStreamedBody()
         self.closeSocket()
         task?.fail(error)
         self.pool.connectionClosed(self, retry: nil)
@@ -562,6 +679,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         case .succeedRequest(let reuse):
             let task = self.task!
             self.task = nil
+            self.endStreamedBody()
             if self.readPaused {
                 // The consumer paused reading, but the response ended within the bytes
                 // already read: the next request must find the connection reading.
@@ -600,11 +718,21 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     // MARK: Decoder callbacks (inside llhttp_execute: record, act after it returns)
 
     func decoderReceivedInformational(_ head: HTTPResponse) {
+        if head.status.code == 100 && self.awaitingContinue {
+            self.awaitingContinue = false
+            self.continueArrived = true
+        }
         self.task?.receiveInformational(head)
     }
 
     func decoderReceivedHead(_ head: HTTPResponse) -> Bool {
         guard let task = self.task else { return false }
+        if self.awaitingContinue {
+            // A final answer before 100 Continue: the body is not sent (RFC 9110 §10.1.1),
+            // so the connection cannot carry another request.
+            self.awaitingContinue = false
+            self.bodyWithheld = true
+        }
         _ = self.machine.headReceived()
         do {
             try task.receiveHead(head)
@@ -655,6 +783,13 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
                                                detail: "the TLS handshake did not finish in time"))
         case .open:
             if let task = self.task {
+                if self.awaitingContinue && now >= self.continueDeadline && now < task.deadline {
+                    // No 100 Continue in time: send the body anyway (RFC 9110 §10.1.1).
+                    self.awaitingContinue = false
+                    self.writeRequest()
+                    self.updateTimer()
+                    return
+                }
                 if now >= task.deadline {
                     self.fail(HTTPClientError(.totalTimeout, phase: self.decoder.inBody ? .readBody : .readHead))
                 } else {

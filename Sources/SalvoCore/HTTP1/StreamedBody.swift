@@ -1,0 +1,157 @@
+import DequeModule
+
+/// Where a streamed request body's producer (a task anywhere) and the connection sending it
+/// (on its loop) meet: a queue of chunks, bounded, so a slow socket slows the producer down.
+///
+/// @unchecked Sendable: every method runs on `loop`'s thread; the producer reaches it only
+/// through `loop.execute` (see ``RequestBodyWriter``).
+final class StreamedBody: @unchecked Sendable {
+    enum State {
+        case producing
+        /// The producer is done and every byte (and the last chunk) is queued.
+        case finished
+        case failed(HTTPClientError)
+        /// The request ended first; nothing more is taken.
+        case cancelled
+    }
+
+    /// The producer waits while this much is queued, and goes on below half of it.
+    static let highWater = 256 * 1024
+
+    let loop: EventLoop
+    /// nil: chunked framing, added here as chunks arrive.
+    private let length: Int?
+    private var chunks = Deque<[UInt8]>()
+    /// Bytes of the first chunk already written.
+    private(set) var frontOffset = 0
+    private var queued = 0
+    private var produced = 0
+    private var waitingProducer: UnsafeContinuation<HTTPClientError?, Never>?
+    private(set) var state = State.producing
+    private var producer: Task<Void, Never>?
+    /// The connection to wake when data arrives; cleared when the request ends.
+    weak var connection: HTTP1Connection?
+
+    init(loop: EventLoop, length: Int?, connection: HTTP1Connection) {
+        self.loop = loop
+        self.length = length
+        self.connection = connection
+    }
+
+    /// Runs `produce` in a task of its own.
+    func start(_ produce: @escaping @Sendable (RequestBodyWriter) async throws -> Void) {
+        let writer = RequestBodyWriter(body: self)
+        let loop = self.loop
+        self.producer = Task {
+            let failure: HTTPClientError?
+            do {
+                try await produce(writer)
+                failure = nil
+            } catch let error as HTTPClientError {
+                failure = error.code == .requestBodyFailed ? error
+                    : HTTPClientError(.requestBodyFailed, phase: .write, detail: error.description)
+            } catch {
+                failure = HTTPClientError(.requestBodyFailed, phase: .write, detail: "the body stream threw \(error)")
+            }
+            _ = loop.tryExecute { self.producerEnded(failure) }
+        }
+    }
+
+    // MARK: Producer side (on the loop)
+
+    func append(_ chunk: [UInt8], _ continuation: UnsafeContinuation<HTTPClientError?, Never>) {
+        guard case .producing = self.state else {
+            continuation.resume(returning: self.endedError)
+            return
+        }
+        self.produced += chunk.count
+        if let length = self.length, self.produced > length {
+            self.state = .failed(HTTPClientError(.requestBodyFailed, phase: .write,
+                                                 detail: "the body stream gave more than its announced \(length) bytes"))
+            continuation.resume(returning: self.endedError)
+            self.connection?.streamedBodyChanged()
+            return
+        }
+        let framed: [UInt8]
+        if self.length == nil {
+            // chunk-size CRLF chunk-data CRLF
+            var bytes = Array(String(chunk.count, radix: 16).utf8)
+            bytes.reserveCapacity(bytes.count + chunk.count + 4)
+            bytes += [0x0D, 0x0A]
+            bytes += chunk
+            bytes += [0x0D, 0x0A]
+            framed = bytes
+        } else {
+            framed = chunk
+        }
+        self.chunks.append(framed)
+        self.queued += framed.count
+        if self.queued < Self.highWater {
+            continuation.resume(returning: nil)
+        } else {
+            self.waitingProducer = continuation
+        }
+        self.connection?.streamedBodyChanged()
+    }
+
+    private func producerEnded(_ failure: HTTPClientError?) {
+        guard case .producing = self.state else { return }
+        if let failure {
+            self.state = .failed(failure)
+        } else if let length = self.length, self.produced != length {
+            self.state = .failed(HTTPClientError(.requestBodyFailed, phase: .write,
+                                                 detail: "the body stream ended after \(self.produced) of its announced \(length) bytes"))
+        } else {
+            if self.length == nil { self.chunks.append(Array("0\r\n\r\n".utf8)) }
+            self.state = .finished
+        }
+        self.connection?.streamedBodyChanged()
+    }
+
+    private var endedError: HTTPClientError {
+        if case .failed(let error) = self.state { return error }
+        return HTTPClientError(.cancelled, phase: .write, detail: "the request ended before its body was sent")
+    }
+
+    // MARK: Socket side (on the loop)
+
+    /// The next bytes to write, valid until `consumed` or the next append.
+    var front: [UInt8]? { self.chunks.first }
+
+    var failure: HTTPClientError? {
+        if case .failed(let error) = self.state { return error }
+        return nil
+    }
+
+    /// Every byte is written.
+    var isComplete: Bool {
+        if case .finished = self.state { return self.chunks.isEmpty }
+        return false
+    }
+
+    func consumed(_ count: Int) {
+        self.frontOffset += count
+        self.queued -= count
+        if let first = self.chunks.first, self.frontOffset >= first.count {
+            self.chunks.removeFirst()
+            self.frontOffset = 0
+        }
+        if self.queued < Self.highWater / 2, let waiting = self.waitingProducer {
+            self.waitingProducer = nil
+            waiting.resume(returning: nil)
+        }
+    }
+
+    /// The request ended (sent, answered early, failed or cancelled): stop the producer.
+    func cancel() {
+        self.connection = nil
+        if case .producing = self.state { self.state = .cancelled }
+        self.chunks.removeAll()
+        self.queued = 0
+        if let waiting = self.waitingProducer {
+            self.waitingProducer = nil
+            waiting.resume(returning: self.endedError)
+        }
+        self.producer?.cancel()
+    }
+}

@@ -1,0 +1,205 @@
+import Foundation
+import HTTPTypes
+import Synchronization
+import Testing
+@testable import SalvoCore
+
+/// Streamed and file request bodies, their framing and backpressure, and Expect: 100-continue.
+@Suite(.serialized) struct RequestBodyTests {
+    static func pattern(_ count: Int, seed: UInt8 = 1) -> [UInt8] {
+        (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) }
+    }
+
+    /// Splits `bytes` into chunks of uneven sizes.
+    static func chunks(of bytes: [UInt8]) -> AsyncStream<[UInt8]> {
+        AsyncStream { continuation in
+            var offset = 0
+            var size = 1
+            while offset < bytes.count {
+                let end = min(bytes.count, offset + size)
+                continuation.yield(Array(bytes[offset..<end]))
+                offset = end
+                size = size * 3 % 70_001 + 1
+            }
+            continuation.finish()
+        }
+    }
+
+    func post(_ url: String) throws -> HTTPRequest {
+        var request = try HTTPRequest(method: .post, url: url)
+        request.headerFields[.contentType] = "application/octet-stream"
+        return request
+    }
+
+    @Test func streamsWithAndWithoutLength() async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let client = try makeClient { $0.maxConnectionsPerHost = 1 }
+        defer { client.shutdown() }
+        let payload = Self.pattern(2 << 20)
+        let known = try await client.execute(try post(server.url("/echo-body")), body: .stream(Self.chunks(of: payload), length: payload.count))
+        #expect(known.body == payload)
+        let chunked = try await client.execute(try post(server.url("/echo-body")), body: .stream(Self.chunks(of: payload)))
+        #expect(chunked.body == payload)
+        let empty = try await client.execute(try post(server.url("/echo-body")), body: .stream(AsyncStream<[UInt8]> { $0.finish() }))
+        #expect(empty.body.isEmpty)
+        let log = try server.log()
+        #expect(log.requests[0].header("content-length") == String(payload.count))
+        #expect(log.requests[1].header("transfer-encoding") == "chunked")
+        #expect(log.requests[1].header("content-length") == nil)
+        #expect(log.connections == 1, "streamed bodies leave the connection reusable")
+    }
+
+    @Test func filesAreStreamedFromDisk() async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let client = try makeClient()
+        defer { client.shutdown() }
+        let payload = Self.pattern(3 << 20 + 17, seed: 7)
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-upload-\(UUID().uuidString)").path
+        try Data(payload).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let response = try await client.execute(try post(server.url("/echo-body")), body: try .file(path: path))
+        #expect(response.body == payload)
+        #expect(try server.log().requests.last?.header("content-length") == String(payload.count))
+        // A file body is replayable: a 307 sends it again.
+        let redirected = try await client.execute(try post(server.url("/redirect?code=307&to=%2Fecho-body")), body: try .file(path: path))
+        #expect(redirected.body == payload)
+        #expect(throws: HTTPClientError.self) { try HTTPClientRequestBody.file(path: path + ".missing") }
+        #expect(throws: HTTPClientError.self) { try HTTPClientRequestBody.file(path: "/tmp") }
+    }
+
+    @Test func badStreamsFailTheRequest() async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let client = try makeClient()
+        defer { client.shutdown() }
+        let short = await errorCode {
+            _ = try await client.execute(try post(server.url("/echo-body")), body: .stream(Self.chunks(of: Self.pattern(1000)), length: 2000))
+        }
+        #expect(short == .requestBodyFailed)
+        let long = await errorCode {
+            _ = try await client.execute(try post(server.url("/echo-body")), body: .stream(Self.chunks(of: Self.pattern(3000)), length: 2000))
+        }
+        #expect(long == .requestBodyFailed)
+        struct Broken: Error {}
+        let throwing = await errorCode {
+            _ = try await client.execute(try post(server.url("/echo-body")), body: .producer { writer in
+                try await writer.write([1, 2, 3])
+                throw Broken()
+            })
+        }
+        #expect(throwing == .requestBodyFailed)
+        // The client is fine afterwards.
+        #expect(try await client.execute(try get(server.url("/ok"))).text == "hello")
+        // A streamed body is not replayed for a 307: the redirect comes back, explained.
+        let unfollowed = try await client.execute(try post(server.url("/redirect?code=307&to=%2Fecho-body")),
+                                                  body: .stream(Self.chunks(of: Self.pattern(10))))
+        #expect(unfollowed.status.code == 307)
+        #expect(unfollowed.unfollowedRedirect?.contains("cannot be replayed") == true)
+    }
+
+    /// A server that never reads: the producer is held back once the socket buffers and the
+    /// body queue are full, instead of the client buffering everything it is given.
+    @Test func slowServersHoldTheProducerBack() async throws {
+        let listener = try SilentListener()
+        defer { listener.close() }
+        let client = try makeClient()
+        defer { client.shutdown() }
+        let produced = Atomic<Int>(0)
+        let body = HTTPClientRequestBody.producer { writer in
+            let chunk = [UInt8](repeating: 0x61, count: 1 << 20)
+            for _ in 0..<512 {
+                try await writer.write(chunk)
+                produced.add(chunk.count, ordering: .relaxed)
+            }
+        }
+        let code = await errorCode {
+            _ = try await client.execute(try post("http://127.0.0.1:\(listener.port)/"), body: body,
+                                         options: .init(timeout: .seconds(1)))
+        }
+        #expect(code == .totalTimeout)
+        // Loopback socket buffers take a few MiB; 512 MiB would mean no backpressure at all.
+        #expect(produced.load(ordering: .relaxed) < 64 << 20, "produced \(produced.load(ordering: .relaxed)) bytes")
+    }
+
+    @Test func expectContinue() async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let client = try makeClient { $0.expectContinueTimeout = .milliseconds(300); $0.maxConnectionsPerHost = 1 }
+        defer { client.shutdown() }
+        let payload = Self.pattern(100_000)
+        func send(_ query: String, body: HTTPClientRequestBody) async throws -> HTTPClientResponse {
+            var request = try post(server.url("/echo-body" + query))
+            request.headerFields[.expect] = "100-continue"
+            return try await client.execute(request, body: body)
+        }
+        // The server says 100: the body goes at once.
+        let began = ContinuousClock.now
+        #expect(try await send("", body: .bytes(payload)).body == payload)
+        #expect(try await send("", body: .stream(Self.chunks(of: payload))).body == payload)
+        #expect(ContinuousClock.now - began < .milliseconds(550), "did not wait for the timeout")
+        // The server says nothing: the body goes after the timeout.
+        #expect(try await send("?expect=none", body: .bytes(payload)).body == payload)
+        #expect(try await send("?expect=none", body: .stream(Self.chunks(of: payload), length: payload.count)).body == payload)
+
+        // A final answer first: the body is never sent, and the connection is not reused.
+        try server.resetLog()
+        let early = try await send("?expect=final&code=401", body: .bytes(payload))
+        #expect(early.status == .unauthorized)
+        let earlyStream = try await send("?expect=final&code=403", body: .stream(Self.chunks(of: payload)))
+        #expect(earlyStream.status == .forbidden)
+        #expect(try await client.execute(try get(server.url("/ok"))).text == "hello")
+        try await Task.sleep(for: .milliseconds(100))
+        let log = try server.log()
+        #expect(log.requests.prefix(2).map(\.afterBytes) == [0, 0], "no body byte after the early answer")
+        let connections = log.requests.prefix(3).map(\.connection)
+        #expect(Set(connections).count == 3, "each early answer closed its connection: \(connections)")
+        let refused = try await send("?expect=417", body: .bytes(payload))
+        #expect(refused.status.code == 417)
+    }
+}
+
+/// A loopback listener that accepts connections and never reads from them.
+final class SilentListener: @unchecked Sendable {
+    // @unchecked Sendable: fds are set in init; close() is called once by the test.
+    let port: Int
+    private let fd: Int32
+    private final class Accepted: Sendable {
+        let fds = Mutex<[Int32]>([])
+    }
+    private let accepted = Accepted()
+    private let thread: Thread
+
+    init() throws {
+        let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listening, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(listening, 16) == 0 else { throw TestServerError("cannot listen") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listening, $0, &length) }
+        }
+        self.fd = listening
+        self.port = Int(UInt16(bigEndian: address.sin_port))
+        let accepted = self.accepted
+        self.thread = Thread {
+            while true {
+                let client = accept(listening, nil, nil)
+                if client < 0 { return }
+                accepted.fds.withLock { $0.append(client) }
+            }
+        }
+        self.thread.start()
+    }
+
+    func close() {
+        shutdown(self.fd, Int32(SHUT_RDWR))
+        Glibc.close(self.fd)
+        for client in self.accepted.fds.withLock({ $0 }) { Glibc.close(client) }
+    }
+}
