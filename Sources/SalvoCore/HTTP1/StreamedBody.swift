@@ -86,6 +86,11 @@ final class StreamedBody: @unchecked Sendable {
         }
         self.chunks.append(framed)
         self.queued += framed.count
+        if let length = self.length, self.produced == length {
+            // Complete as announced: the server may answer as soon as these bytes reach it,
+            // before the producer's own end is seen here.
+            self.state = .finished
+        }
         if self.queued < Self.highWater {
             continuation.resume(returning: nil)
         } else {
