@@ -25,6 +25,9 @@ struct Get: AsyncParsableCommand {
     @Option(name: .customLong("data-binary"), help: "POST data sent as is; @file reads a file.")
     var dataBinary: [String] = []
 
+    @Option(name: [.customShort("T"), .customLong("upload-file")], help: "Upload this file (PUT unless -X says otherwise), streamed from disk.")
+    var uploadFile: String?
+
     @Option(name: [.customShort("o"), .customLong("output")], help: "Write the body to this file instead of stdout.")
     var output: String?
 
@@ -130,7 +133,7 @@ struct Get: AsyncParsableCommand {
         }
 
         let request: HTTPRequest
-        let body: [UInt8]?
+        let body: HTTPClientRequestBody?
         do {
             (request, body) = try self.buildRequest()
         } catch let error as HTTPClientError {
@@ -149,7 +152,7 @@ struct Get: AsyncParsableCommand {
         }
         defer { client.shutdown() }
 
-        if self.verbose { Output.stderr(Self.describe(request, body: body)) }
+        if self.verbose { Output.stderr(Self.describe(request, body: body?.announcedLength)) }
 
         var sink: Output.Sink
         do {
@@ -160,7 +163,7 @@ struct Get: AsyncParsableCommand {
         defer { sink.close() }
 
         do {
-            let response = try await client.stream(request, body: body.map { .bytes($0) }, options: HTTPClient.RequestOptions(timeout: timeout))
+            let response = try await client.stream(request, body: body, options: HTTPClient.RequestOptions(timeout: timeout))
             if self.verbose { Output.stderr(Self.describe(response.head, prefix: "< ")) }
             if self.fail && response.status.code >= 400 {
                 return self.report(22, "The requested URL returned error: \(response.status.code)")
@@ -184,7 +187,7 @@ struct Get: AsyncParsableCommand {
         var message: String
     }
 
-    func buildRequest() throws -> (HTTPRequest, [UInt8]?) {
+    func buildRequest() throws -> (HTTPRequest, HTTPClientRequestBody?) {
         var fields = HTTPFields()
         var removed: Set<String> = []
         for header in self.headers {
@@ -208,8 +211,25 @@ struct Get: AsyncParsableCommand {
             fields.append(HTTPField(name: name, value: String(value)))
         }
 
-        var body: [UInt8]? = nil
-        if !self.data.isEmpty || !self.dataBinary.isEmpty {
+        var body: HTTPClientRequestBody? = nil
+        var url = self.url.contains("://") ? self.url : "http://" + self.url
+        if let path = self.uploadFile {
+            guard self.data.isEmpty && self.dataBinary.isEmpty else {
+                throw UsageError(code: 2, message: "-T cannot be combined with -d or --data-binary")
+            }
+            body = path == "-" ? .bytes(Output.readFile(nil) ?? []) : try .file(path: path)
+            // As curl: a URL ending in a slash gets the file's name.
+            if url.hasSuffix("/"), path != "-", let name = path.split(separator: "/").last {
+                url += name
+            }
+        } else if self.data.isEmpty, self.dataBinary.count == 1, let only = self.dataBinary.first,
+                  only.hasPrefix("@"), only != "@-" {
+            // One file as is: streamed from disk rather than read into memory.
+            body = try .file(path: String(only.dropFirst()))
+            if fields[.contentType] == nil {
+                fields[.contentType] = "application/x-www-form-urlencoded"
+            }
+        } else if !self.data.isEmpty || !self.dataBinary.isEmpty {
             var all: [UInt8] = []
             var first = true
             for item in self.data {
@@ -224,7 +244,7 @@ struct Get: AsyncParsableCommand {
                 first = false
                 all += try Self.load(item)
             }
-            body = all
+            body = .bytes(all)
             if fields[.contentType] == nil {
                 fields[.contentType] = "application/x-www-form-urlencoded"
             }
@@ -232,12 +252,10 @@ struct Get: AsyncParsableCommand {
         if fields[.accept] == nil && !removed.contains("accept") { fields[.accept] = "*/*" }
         if fields[.userAgent] == nil && !removed.contains("user-agent") { fields[.userAgent] = "salvo/0.1" }
 
-        let methodText = self.method ?? (self.headOnly ? "HEAD" : (body != nil ? "POST" : "GET"))
+        let methodText = self.method ?? (self.headOnly ? "HEAD" : (self.uploadFile != nil ? "PUT" : (body != nil ? "POST" : "GET")))
         guard let method = HTTPRequest.Method(methodText) else {
             throw HTTPClientError(.invalidRequest, detail: "invalid method \"\(methodText)\"")
         }
-        // Like curl, a URL without a scheme is taken as http.
-        let url = self.url.contains("://") ? self.url : "http://" + self.url
         let request = try HTTPRequest(method: method, url: url, headerFields: fields)
         return (request, body)
     }
@@ -251,11 +269,15 @@ struct Get: AsyncParsableCommand {
         return bytes
     }
 
-    static func describe(_ request: HTTPRequest, body: [UInt8]?) -> String {
+    static func describe(_ request: HTTPRequest, body: RequestBodyLength?) -> String {
         var text = "> \(request.method.rawValue) \(request.path ?? "/") HTTP/1.1\r\n"
         if let authority = request.authority { text += "> Host: \(authority)\r\n" }
         for field in request.headerFields { text += "> \(field.name.rawName): \(field.value)\r\n" }
-        if let body { text += "> Content-Length: \(body.count)\r\n" }
+        switch body {
+        case .known(let count)?: text += "> Content-Length: \(count)\r\n"
+        case .unknown?: text += "> Transfer-Encoding: chunked\r\n"
+        default: break
+        }
         return text + ">\r\n"
     }
 

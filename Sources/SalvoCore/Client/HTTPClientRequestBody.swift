@@ -82,7 +82,9 @@ public struct HTTPClientRequestBody: Sendable {
         }
     }
 
-    /// How the head frames it.
+    /// How the head frames it: with a Content-Length, or chunked.
+    public var announcedLength: RequestBodyLength { self.framing }
+
     var framing: RequestBodyLength {
         switch self.storage {
         case .bytes(let bytes): .known(bytes.count)

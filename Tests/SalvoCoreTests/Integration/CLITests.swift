@@ -114,6 +114,25 @@ import Testing
         try Self.sideBySide(["-s", "-L", "-d", "x=1", server.url("/redirect?code=303&to=%2Fok")])
     }
 
+    @Test func uploadsLikeCurl() throws {
+        let server = try Shared.faults.get()
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-cli-\(UUID().uuidString).bin").path
+        try Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Self.sideBySide(["-s", "-T", path, server.url("/echo-body")])
+        try Self.sideBySide(["-s", "--data-binary", "@" + path, server.url("/echo-body")])
+        try Self.sideBySide(["-s", "-T", path, "-H", "Expect: 100-continue", server.url("/echo-body")])
+        try Self.sideBySide(["-s", "-T", path, "-H", "Expect: 100-continue", server.url("/echo-body?expect=417")])
+        try Self.sideBySide(["-s", "-T", path + ".missing", server.url("/echo-body")])
+        try Self.sideBySide(["-s", "-L", "-T", path, server.url("/redirect?code=307&to=%2Fecho-body")])
+        // The method and framing the server saw.
+        _ = try Self.salvo("-s", "-o", "/dev/null", "-T", path, server.url("/echo"))
+        let echoed = try Self.salvo("-s", "-T", path, server.url("/echo"))
+        let text = String(decoding: echoed.stdout, as: UTF8.self)
+        #expect(text.contains("\"method\": \"PUT\""))
+        #expect(text.contains("\"body_len\": 300000"))
+    }
+
     /// Where Salvo is stricter than curl 7.88 on purpose: ambiguous framing is how responses
     /// are smuggled, so it is refused (RFC 9112 §6.3, llhttp without lenient flags).
     @Test func stricterThanCurlOnAmbiguousFraming() throws {
