@@ -77,6 +77,7 @@ let package = Package(
                 "SalvoLoad",
                 "CSalvo",
                 "CLLHTTP",
+                "CZlib",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),

@@ -107,6 +107,18 @@ have been sent.
   /chain?n=K             302 to /chain?n=K-1 (relative Location); /chain?n=0
                          answers 200 "end of chain".
   /ping, /pong           302 to each other (a redirect loop).
+  /coded?n=N&coding=C    200 whose body is N bytes of text (default 100000;
+                         the same text as /plain?n=N) compressed with C: gzip
+                         (default), gzip2 (two concatenated gzip members),
+                         deflate (zlib-wrapped), raw (raw deflate, labelled
+                         deflate), chain (deflate, then gzip: "deflate, gzip").
+                         &ce=V overrides the Content-Encoding value; &corrupt=1
+                         flips a byte in the middle of the compressed data;
+                         &truncate=K drops its last K bytes (the HTTP framing
+                         stays correct); &chunked=1 sends it chunked.
+  /plain?n=N             the uncompressed text of /coded?n=N.
+  /bomb?mib=M            gzip of M MiB of zeros (default 1024), about 1/1000 of
+                         that on the wire, Content-Length framed; keep-alive.
   /__log                 JSON {"connections": N, "requests": [entry, ...]};
                          entry = {"method", "path" (the request target as
                          received, query included), "version", "headers"
@@ -824,6 +836,80 @@ def scenario_ping(c, req):
     return c.respond(req, 302, "", [("Location", other)])
 
 
+def coded_text(n):
+    line = b"".join(b"%06d the quick brown fox jumps over the lazy dog %d\n" % (i, i * i % 977)
+                    for i in range(2048))
+    return (line * (n // len(line) + 1))[:n]
+
+
+def compress(data, coding):
+    import zlib
+    if coding in ("gzip", "gzip2"):
+        parts = [data] if coding == "gzip" else [data[:len(data) // 2], data[len(data) // 2:]]
+        out = b""
+        for part in parts:
+            c = zlib.compressobj(6, zlib.DEFLATED, 16 + 15)
+            out += c.compress(part) + c.flush()
+        return out, "gzip"
+    if coding == "deflate":
+        return zlib.compress(data, 6), "deflate"
+    if coding == "raw":
+        c = zlib.compressobj(6, zlib.DEFLATED, -15)
+        return c.compress(data) + c.flush(), "deflate"
+    if coding == "chain":
+        inner, _ = compress(data, "deflate")
+        outer, _ = compress(inner, "gzip")
+        return outer, "deflate, gzip"
+    raise ValueError(coding)
+
+
+def scenario_coded(c, req):
+    n = max(0, req.param("n", 100000))
+    body, ce = compress(coded_text(n), req.param_str("coding", "gzip"))
+    ce = req.param_str("ce", ce)
+    if req.param("corrupt", 0):
+        middle = len(body) // 2
+        body = body[:middle] + bytes([body[middle] ^ 0x55]) + body[middle + 1:]
+    truncate = req.param("truncate", 0)
+    if truncate:
+        body = body[:max(0, len(body) - truncate)]
+    headers = [("Content-Type", "text/plain"), ("Content-Encoding", ce)]
+    if req.param("chunked", 0):
+        head = "HTTP/1.1 200 OK\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers)
+        c.send((head + "Transfer-Encoding: chunked\r\n\r\n").encode("latin-1"))
+        for i in range(0, len(body), 1000):
+            piece = body[i:i + 1000]
+            c.send(b"%x\r\n" % len(piece) + piece + b"\r\n")
+        c.send(b"0\r\n\r\n")
+        return True
+    return c.respond(req, 200, body, headers)
+
+
+def scenario_plain(c, req):
+    return c.respond(req, 200, coded_text(max(0, req.param("n", 100000))), [("Content-Type", "text/plain")])
+
+
+BOMBS = {}
+BOMB_LOCK = threading.Lock()
+
+
+def bomb(mib):
+    import zlib
+    with BOMB_LOCK:
+        if mib not in BOMBS:
+            c = zlib.compressobj(9, zlib.DEFLATED, 16 + 15)
+            zeros = bytes(1 << 20)
+            parts = [c.compress(zeros) for _ in range(mib)]
+            parts.append(c.flush())
+            BOMBS[mib] = b"".join(parts)
+        return BOMBS[mib]
+
+
+def scenario_bomb(c, req):
+    data = bomb(max(1, min(4096, req.param("mib", 1024))))
+    return c.respond(req, 200, data, [("Content-Type", "application/octet-stream"), ("Content-Encoding", "gzip")])
+
+
 def scenario_log(c, req):
     body = json.dumps(c.state.snapshot()).encode("utf-8")
     return c.respond(req, 200, body, [("Content-Type", "application/json")])
@@ -870,6 +956,9 @@ SCENARIOS = {
     "/redirect": scenario_redirect,
     "/chain": scenario_chain,
     "/ping": scenario_ping,
+    "/coded": scenario_coded,
+    "/plain": scenario_plain,
+    "/bomb": scenario_bomb,
     "/pong": scenario_ping,
     "/__log": scenario_log,
     "/__reset": scenario_reset_log,

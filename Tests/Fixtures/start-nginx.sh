@@ -65,6 +65,14 @@ make_file 1k 1024
 make_file 64k 65536
 make_file 1m 1048576
 make_file head 4096
+# Compressible text: served gzipped on the fly (/text.txt) and from a .gz made ahead
+# (/static.txt, gzip_static); /dav/ takes uploads with PUT.
+if [ ! -f "$DIR/www/text.txt" ]; then
+    seq 1 40000 | sed 's/$/ salvo says hello to nginx/' > "$DIR/www/text.txt" || die "cannot write text.txt"
+fi
+cp -f "$DIR/www/text.txt" "$DIR/www/static.txt" && gzip -9 -n -c "$DIR/www/static.txt" > "$DIR/www/static.txt.gz" \
+    || die "cannot write static.txt.gz"
+mkdir -p "$DIR/www/dav" || die "cannot create $DIR/www/dav"
 
 if [ "$(id -u)" = 0 ]; then
     USER_LINE="user $(id -un) $(id -gn);"

@@ -25,6 +25,8 @@ extension HTTPClient {
         /// How long a request with `Expect: 100-continue` waits for the interim answer before
         /// it sends its body anyway (default 1 s).
         public var expectContinueTimeout: Duration = .seconds(1)
+        /// gzip and deflate responses decoded (the default), with bounds against bombs.
+        public var decompression = Decompression.enabled
         /// Redirects: followed, up to 10, by default.
         public var redirects = RedirectPolicy.follow
         /// Sent as User-Agent when the request has none; nil sends none.
@@ -42,6 +44,9 @@ extension HTTPClient {
                 throw invalid("maxConnectionsPerHost must be at least 1, not \(self.maxConnectionsPerHost)")
             }
             guard self.redirects.maxRedirects >= 0 else { throw invalid("maxRedirects must not be negative") }
+            guard self.decompression.maxRatio > 0, (self.decompression.maxDecodedSize ?? 0) >= 0 else {
+                throw invalid("decompression limits must be positive")
+            }
             guard self.maxBodySize >= 0 else { throw invalid("maxBodySize must not be negative") }
             guard self.headLimits.maxHeaderBytes > 0, self.headLimits.maxHeaderCount > 0 else {
                 throw invalid("head limits must be positive")

@@ -132,6 +132,8 @@ public final class HTTPClient: Sendable {
         var requestBody: HTTPClientRequestBody?
         var options: RequestOptions
         var redirects: RedirectPolicy?
+        /// Limits for decoding a gzip or deflate response; nil: the body as sent.
+        var decoding: ContentDecoder.Limits?
     }
 
     func prepare(_ request: HTTPRequest, body: HTTPClientRequestBody?, options: RequestOptions) throws(HTTPClientError) -> Prepared {
@@ -150,9 +152,21 @@ public final class HTTPClient: Sendable {
             stream = RequestTask.StreamSource(length: length, replayable: replayable, produce: produce)
         case nil: break
         }
+        let original = request
         var request = request
         if let userAgent = self.configuration.userAgent, !request.headerFields.containsField(.userAgent) {
             request.headerFields.append(HTTPField(name: .userAgent, value: userAgent))
+        }
+        if body?.gzip == true, !request.headerFields.containsField(.contentEncoding) {
+            request.headerFields.append(HTTPField(name: .contentEncoding, value: "gzip"))
+        }
+        // Decoding is ours only when the Accept-Encoding is: a caller who set their own
+        // gets the body as the server sent it.
+        let decompression = options.decompression ?? self.configuration.decompression
+        var decoding: ContentDecoder.Limits? = nil
+        if decompression.isEnabled, !request.headerFields.containsField(.acceptEncoding), request.method != .head {
+            request.headerFields.append(HTTPField(name: .acceptEncoding, value: "gzip, deflate"))
+            decoding = decompression.limits
         }
         var head: [UInt8] = []
         head.reserveCapacity(256)
@@ -170,8 +184,8 @@ public final class HTTPClient: Sendable {
         return Prepared(key: key, tls: tls, head: head, body: bytes, stream: stream, expectsContinue: expectsContinue,
                         method: request.method,
                         deadline: deadline, readTimeout: self.configuration.readTimeout, closeAfter: closeAfter,
-                        request: request, requestBody: requestBody, options: options,
-                        redirects: redirects.follow ? redirects : nil)
+                        request: original, requestBody: requestBody, options: options,
+                        redirects: redirects.follow ? redirects : nil, decoding: decoding)
     }
 
     /// Starts `prepared` on `loop` with the handler `makeHandler` builds there. Runs inline
@@ -204,6 +218,7 @@ public final class HTTPClient: Sendable {
         task.expectsContinue = prepared.expectsContinue
         task.continueTimeout = self.configuration.expectContinueTimeout
         task.followUp = followUp
+        task.decoding = prepared.decoding
         if cancellation.markStarted(task) {
             task.fail(HTTPClientError(.cancelled, phase: .request))
             return
@@ -225,7 +240,6 @@ public final class HTTPClient: Sendable {
             return
         }
         prepared.deadline = previous.deadline
-        followUp.request = prepared.request
         self.launch(prepared, handler: previous.handler, followUp: followUp,
                     on: followUp.cancellation.loop, cancellation: followUp.cancellation)
     }

@@ -20,6 +20,8 @@ public struct HTTPClientRequestBody: Sendable {
     }
 
     let storage: Storage
+    /// Compressed by ``gzipped(level:)``: the request says so in Content-Encoding.
+    var gzip = false
 
     /// Bytes held in memory, sent with a Content-Length.
     public static func bytes(_ bytes: [UInt8]) -> HTTPClientRequestBody {
@@ -74,6 +76,24 @@ public struct HTTPClientRequestBody: Sendable {
         })
     }
 
+    /// This body compressed with gzip, sent with `Content-Encoding: gzip` (added to the
+    /// request unless it names an encoding itself). Bytes are compressed at once and keep a
+    /// Content-Length; streams and files are compressed as they are read and go chunked.
+    public func gzipped(level: Int32 = 6) -> HTTPClientRequestBody {
+        switch self.storage {
+        case .bytes(let bytes):
+            return HTTPClientRequestBody(storage: .bytes(GzipEncoder.gzip(bytes, level: level)), gzip: true)
+        case .stream(_, let replayable, let produce):
+            return HTTPClientRequestBody(storage: .stream(length: nil, replayable: replayable) { writer in
+                let encoder = try GzipEncoder(level: level)
+                try await produce(RequestBodyWriter(compressingInto: writer, with: encoder))
+                var tail: [UInt8] = []
+                encoder.finish { tail.append(contentsOf: $0) }
+                try await writer.write(tail)
+            }, gzip: true)
+        }
+    }
+
     /// Whether the body can be sent again (after a redirect, or on a fresh connection).
     var isReplayable: Bool {
         switch self.storage {
@@ -125,7 +145,19 @@ enum FileBodyReader {
 
 /// Hands a streamed request body's chunks to the connection that sends it.
 public struct RequestBodyWriter: Sendable {
-    let body: StreamedBody
+    let body: StreamedBody?
+    /// For a gzipped stream: the writer below, and the compressor between.
+    private let compressing: (writer: @Sendable ([UInt8]) async throws(HTTPClientError) -> Void, encoder: GzipEncoderBox)?
+
+    init(body: StreamedBody) {
+        self.body = body
+        self.compressing = nil
+    }
+
+    init(compressingInto writer: RequestBodyWriter, with encoder: GzipEncoder) {
+        self.body = nil
+        self.compressing = ({ (chunk) throws(HTTPClientError) in try await writer.write(chunk) }, GzipEncoderBox(encoder))
+    }
 
     /// Queues `chunk` for sending. Returns at once while little is queued, and suspends
     /// while 256 KiB or more wait for the socket.
@@ -134,7 +166,13 @@ public struct RequestBodyWriter: Sendable {
     ///   the server answered early): stop producing then.
     public func write(_ chunk: [UInt8]) async throws(HTTPClientError) {
         guard !chunk.isEmpty else { return }
-        let body = self.body
+        if let compressing = self.compressing {
+            var compressed: [UInt8] = []
+            chunk.withUnsafeBytes { compressing.encoder.encoder.compress($0) { compressed.append(contentsOf: $0) } }
+            try await compressing.writer(compressed)
+            return
+        }
+        guard let body = self.body else { return }
         let result = await withUnsafeContinuation { (continuation: UnsafeContinuation<HTTPClientError?, Never>) in
             if !body.loop.tryExecute({ body.append(chunk, continuation) }) {
                 continuation.resume(returning: HTTPClientError(.shutdown, phase: .write))
@@ -142,4 +180,11 @@ public struct RequestBodyWriter: Sendable {
         }
         if let result { throw result }
     }
+}
+
+/// A gzip encoder handed to one producer task.
+/// @unchecked Sendable: only the producer that owns the writer uses it, one write at a time.
+final class GzipEncoderBox: @unchecked Sendable {
+    let encoder: GzipEncoder
+    init(_ encoder: GzipEncoder) { self.encoder = encoder }
 }

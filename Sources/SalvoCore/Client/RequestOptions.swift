@@ -17,13 +17,16 @@ extension HTTPClient {
         public var tls: TLSConfiguration?
         /// Whether and how far this request follows redirects.
         public var redirects: RedirectPolicy?
+        /// Whether this response is decoded from gzip or deflate, and within what bounds.
+        public var decompression: Decompression?
 
         public init(timeout: Duration? = nil, maxBodySize: Int? = nil, tls: TLSConfiguration? = nil,
-                    redirects: RedirectPolicy? = nil) {
+                    redirects: RedirectPolicy? = nil, decompression: Decompression? = nil) {
             self.timeout = timeout
             self.maxBodySize = maxBodySize
             self.tls = tls
             self.redirects = redirects
+            self.decompression = decompression
         }
     }
 }

@@ -37,6 +37,15 @@ final class RequestTask {
     var continueTimeout: Duration = .seconds(1)
     /// What it takes to follow a redirect; nil when redirects are off.
     var followUp: FollowUp?
+    /// Limits for decoding a gzip or deflate body; nil when the body goes as sent.
+    var decoding: ContentDecoder.Limits?
+    /// The decoder of this response's body, when it has a content coding.
+    private var decoder: ContentDecoder?
+    /// The handler asked to pause during the last decoded piece.
+    private var handlerPaused = false
+    /// The response ended while decoded data still waited for a paused handler: its end
+    /// (with these trailers) is delivered once that data is.
+    private var deferredEnd: HTTPFields??
     /// A redirect this response announced: sent once the response (whose body is skipped) ends.
     private var redirect: (request: HTTPRequest, keepBody: Bool)?
     /// A redirect that must not be followed: reported once the response ends, so the
@@ -125,14 +134,27 @@ final class RequestTask {
                 self.handler.noteRedirects(chain: followUp.state.chain, unfollowed: nil)
             }
         }
+        if let limits = self.decoding, let coding = head.headerFields[.contentEncoding], !self.isHead,
+           head.status.code != 204, head.status.code != 304 {
+            self.decoder = try ContentDecoder.make(contentEncoding: coding, limits: limits)
+        }
         try self.handler.didReceiveHead(head)
+    }
+
+    private func deliverDecoded(_ piece: UnsafeRawBufferPointer) throws(HTTPClientError) -> Bool {
+        let more = try self.handler.didReceiveBody(piece)
+        if !more { self.handlerPaused = true }
+        return more
     }
 
     /// Body bytes; false pauses reading.
     func receiveBody(_ bytes: UnsafeRawBufferPointer) throws(HTTPClientError) -> Bool {
         // The body of a redirect being followed (or refused) is read and dropped.
         if self.redirect != nil || self.redirectError != nil { return true }
-        return try self.handler.didReceiveBody(bytes)
+        guard let decoder = self.decoder else { return try self.handler.didReceiveBody(bytes) }
+        self.handlerPaused = false
+        let consumedAll = try decoder.decode(bytes) { (piece) throws(HTTPClientError) -> Bool in try self.deliverDecoded(piece) }
+        return consumedAll && !self.handlerPaused
     }
 
     /// The response ended; the connection has already gone back to the pool (or closed),
@@ -148,11 +170,50 @@ final class RequestTask {
             followUp.client.follow(redirect.request, keepBody: redirect.keepBody, after: self, followUp: followUp)
             return
         }
+        self.completeBody(trailers: trailers)
+    }
+
+    /// Hands over the end of the body (once a decoder has delivered all it holds).
+    private func completeBody(trailers: HTTPFields?) {
+        if let decoder = self.decoder {
+            if decoder.hasPendingInput {
+                // The handler paused with decoded data still to come: end after it.
+                self.deferredEnd = .some(trailers)
+                return
+            }
+            do {
+                try decoder.finish { (piece) throws(HTTPClientError) -> Bool in try self.deliverDecoded(piece) }
+            } catch {
+                self.handler.didFail(error.with(host: self.key.host))
+                return
+            }
+        }
         self.handler.didFinish(trailers: trailers)
     }
 
     /// Asks the connection to read again after a handler paused it.
     func resumeReading() {
+        if let decoder = self.decoder, decoder.hasPendingInput {
+            self.handlerPaused = false
+            do {
+                let drained = try decoder.resume { (piece) throws(HTTPClientError) -> Bool in try self.deliverDecoded(piece) }
+                guard drained, !self.handlerPaused else { return }
+            } catch {
+                if case .running(let connection) = self.phase {
+                    connection.fail(error)
+                } else {
+                    // The response had ended; only its decoding was left.
+                    self.deferredEnd = nil
+                    self.handler.didFail(error.with(host: self.key.host))
+                }
+                return
+            }
+            if let trailers = self.deferredEnd {
+                self.deferredEnd = nil
+                self.completeBody(trailers: trailers)
+                return
+            }
+        }
         if case .running(let connection) = self.phase {
             connection.resumeReading()
         }
