@@ -79,6 +79,12 @@ struct Get: AsyncParsableCommand {
     @Flag(name: .customLong("tlsv1.3"), help: "Use TLS 1.3 or later.")
     var tls13 = false
 
+    @Flag(name: .customLong("compressed"), help: "Ask for gzip or deflate and decode the response.")
+    var compressed = false
+
+    @Option(name: .customLong("max-filesize"), help: "Fail (exit 63) rather than receive a body larger than this many bytes (decoded size included).")
+    var maxFilesize: Int?
+
     @Flag(name: [.customShort("L"), .customLong("location")], help: "Follow redirects.")
     var followRedirects = false
 
@@ -118,6 +124,10 @@ struct Get: AsyncParsableCommand {
             }
             configuration.tls.pinnedPublicKeys = keys
         }
+        if let maxFilesize, maxFilesize < 0 { return self.report(2, "invalid --max-filesize") }
+        configuration.decompression = self.compressed
+            ? Decompression(maxDecodedSize: self.maxFilesize)
+            : .disabled
         guard self.maxRedirects >= -1 else { return self.report(2, "invalid --max-redirs") }
         configuration.redirects = self.followRedirects
             ? RedirectPolicy(maxRedirects: self.maxRedirects == -1 ? Int.max : self.maxRedirects)
@@ -168,12 +178,18 @@ struct Get: AsyncParsableCommand {
             if self.fail && response.status.code >= 400 {
                 return self.report(22, "The requested URL returned error: \(response.status.code)")
             }
+            if let limit = self.maxFilesize, let length = response.headerFields[.contentLength].flatMap(Int.init), length > limit {
+                return self.report(63, "Maximum file size exceeded")
+            }
             if self.include || self.headOnly {
                 guard sink.write(Array(Self.describe(response.head, prefix: "").utf8)) else {
                     return self.report(23, "failure writing output")
                 }
             }
+            var received = 0
             for try await chunk in response.body {
+                received += chunk.count
+                if let limit = self.maxFilesize, received > limit { return self.report(63, "Maximum file size exceeded") }
                 guard sink.write(chunk) else { return self.report(23, "failure writing output") }
             }
             return 0

@@ -133,6 +133,25 @@ import Testing
         #expect(text.contains("\"body_len\": 300000"))
     }
 
+    @Test func compressionAndSizeLimitsLikeCurl() throws {
+        let server = try Shared.faults.get()
+        for coding in ["gzip", "deflate", "raw", "chain"] {
+            try Self.sideBySide(["-s", "--compressed", server.url("/coded?n=200000&coding=\(coding)")])
+        }
+        // curl 7.88 stops after the first of concatenated gzip members (exit 23); all are decoded here.
+        let members = try Self.salvo("-s", "--compressed", server.url("/coded?n=200000&coding=gzip2"))
+        #expect(members.status == 0)
+        #expect(members.stdout == (try Self.salvo("-s", server.url("/plain?n=200000")).stdout))
+        try Self.sideBySide(["-s", server.url("/coded?n=2000")])  // no --compressed: bytes as sent
+        try Self.sideBySide(["-s", "--compressed", "-o", "/dev/null", server.url("/coded?n=200000&corrupt=1")])
+        try Self.sideBySide(["-s", "--compressed", "-o", "/dev/null", server.url("/coded?n=2000&ce=br")])
+        try Self.sideBySide(["-s", "--max-filesize", "1000", "-o", "/dev/null", server.url("/big?n=5000")])
+        try Self.sideBySide(["-s", "--max-filesize", "5000", server.url("/big?n=5000")])
+        // Past curl 7.88 (which only checks a Content-Length): the decoded size is bounded too.
+        let bomb = try Self.salvo("-s", "--compressed", "--max-filesize", "1000000", "-o", "/dev/null", server.url("/bomb?mib=64"))
+        #expect(bomb.status == 63)
+    }
+
     /// Where Salvo is stricter than curl 7.88 on purpose: ambiguous framing is how responses
     /// are smuggled, so it is refused (RFC 9112 §6.3, llhttp without lenient flags).
     @Test func stricterThanCurlOnAmbiguousFraming() throws {
