@@ -191,10 +191,10 @@ struct Bench: AsyncParsableCommand {
         configuration.method = method
         for header in self.headers {
             guard let colon = header.firstIndex(of: ":"),
-                  let name = HTTPField.Name(String(header[..<colon].trimmingSpaces)) else {
+                  let name = HTTPField.Name(String(header[..<colon].trimmingOWS)) else {
                 throw HTTPClientError(.invalidRequest, detail: "invalid header \"\(header)\"")
             }
-            configuration.headerFields.append(HTTPField(name: name, value: String(header[header.index(after: colon)...].trimmingSpaces)))
+            configuration.headerFields.append(HTTPField(name: name, value: String(header[header.index(after: colon)...].trimmingOWS)))
         }
         if let body = self.body {
             if body.hasPrefix("@") {

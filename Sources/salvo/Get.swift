@@ -210,11 +210,11 @@ struct Get: AsyncParsableCommand {
             guard let colon = header.firstIndex(of: ":") else {
                 throw UsageError(code: 2, message: "header \"\(header)\" has no colon")
             }
-            let nameText = header[..<colon].trimmingSpaces
+            let nameText = header[..<colon].trimmingOWS
             guard let name = HTTPField.Name(String(nameText)) else {
                 throw UsageError(code: 2, message: "invalid header name \"\(nameText)\"")
             }
-            let value = header[header.index(after: colon)...].trimmingSpaces
+            let value = header[header.index(after: colon)...].trimmingOWS
             // curl: "Name:" with nothing after removes the header, defaults included.
             if value.isEmpty {
                 removed.insert(name.canonicalName)
@@ -302,14 +302,5 @@ struct Get: AsyncParsableCommand {
         var text = "\(prefix)HTTP/1.1 \(head.status.code)\(reason.isEmpty ? "" : " " + reason)\r\n"
         for field in head.headerFields { text += "\(prefix)\(field.name.rawName): \(field.value)\r\n" }
         return text + (prefix.isEmpty ? "\r\n" : "\(prefix)\r\n")
-    }
-}
-
-extension Substring {
-    var trimmingSpaces: Substring {
-        var s = self
-        while let first = s.first, first == " " || first == "\t" { s = s.dropFirst() }
-        while let last = s.last, last == " " || last == "\t" { s = s.dropLast() }
-        return s
     }
 }

@@ -338,7 +338,7 @@ final class Inflater {
 
 extension Substring {
     /// Without the optional whitespace (spaces and tabs) around it.
-    var trimmingOWS: Substring {
+    package var trimmingOWS: Substring {
         var s = self
         while let first = s.first, first == " " || first == "\t" { s = s.dropFirst() }
         while let last = s.last, last == " " || last == "\t" { s = s.dropLast() }
