@@ -104,6 +104,7 @@ have been sent.
                          when `to` is absent) and body "redirecting\n";
                          keep-alive.  L is sent exactly as given (percent-decoded
                          once from the query), so relative and odd values work.
+                         &pad=N: the body is N bytes of 'x' instead.
   /chain?n=K             302 to /chain?n=K-1 (relative Location); /chain?n=0
                          answers 200 "end of chain".
   /ping, /pong           302 to each other (a redirect loop).
@@ -821,6 +822,17 @@ def scenario_redirect(c, req):
     to = req.param_str("to")
     if to is not None:
         headers.append(("Location", to))
+    pad = req.param("pad", 0)
+    if pad > 0:
+        close = req.wants_close()
+        c.send((f"HTTP/1.1 {code} {reason_phrase(code)}\r\n"
+                + "".join(f"{n}: {v}\r\n" for n, v in headers)
+                + f"Content-Length: {pad}\r\n" + ("Connection: close\r\n" if close else "") + "\r\n").encode("latin-1"))
+        try:
+            send_x(c, pad)
+        except ClientGone:
+            return False
+        return not close
     return c.respond(req, code, "redirecting\n", headers)
 
 

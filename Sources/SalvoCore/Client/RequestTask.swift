@@ -51,6 +51,11 @@ final class RequestTask {
     /// A redirect that must not be followed: reported once the response ends, so the
     /// connection stays usable.
     private var redirectError: HTTPClientError?
+    /// Bytes of a redirect's body read and dropped so far.
+    private var skippedBytes = 0
+    private var abandonedRedirectBody = false
+    /// More than this of a redirect's body is not read: its connection closes instead.
+    static let maxSkippedRedirectBody = 1 << 20
 
     /// A streamed body: its producer, and its length when announced (else it goes chunked).
     struct StreamSource: Sendable {
@@ -99,6 +104,18 @@ final class RequestTask {
     func fail(_ error: HTTPClientError) {
         guard !self.isFinished else { return }
         self.phase = .finished
+        if self.abandonedRedirectBody {
+            // The connection closed because a redirect's body was too long to skip: the
+            // redirect (or its refusal) stands.
+            if let redirect = self.redirect, let followUp = self.followUp {
+                followUp.client.follow(redirect.request, keepBody: redirect.keepBody, after: self, followUp: followUp)
+                return
+            }
+            if let refusal = self.redirectError {
+                self.handler.didFail(refusal.with(host: self.key.host))
+                return
+            }
+        }
         self.handler.didFail(error.with(host: self.key.host))
     }
 
@@ -149,8 +166,16 @@ final class RequestTask {
 
     /// Body bytes; false pauses reading.
     func receiveBody(_ bytes: UnsafeRawBufferPointer) throws(HTTPClientError) -> Bool {
-        // The body of a redirect being followed (or refused) is read and dropped.
-        if self.redirect != nil || self.redirectError != nil { return true }
+        // The body of a redirect being followed (or refused) is read and dropped, up to a
+        // bound; past it the connection is closed instead of reading on.
+        if self.redirect != nil || self.redirectError != nil {
+            self.skippedBytes += bytes.count
+            if self.skippedBytes > Self.maxSkippedRedirectBody {
+                self.abandonedRedirectBody = true
+                throw HTTPClientError(.cancelled, phase: .readBody, detail: "redirect body too long to skip")
+            }
+            return true
+        }
         guard let decoder = self.decoder else { return try self.handler.didReceiveBody(bytes) }
         self.handlerPaused = false
         let consumedAll = try decoder.decode(bytes) { (piece) throws(HTTPClientError) -> Bool in try self.deliverDecoded(piece) }

@@ -126,13 +126,20 @@ import Testing
         }
         #expect(try await put("/dav/\(name)-stream", .stream(chunks)).status.code == 201)
         #expect(try nginx.contents(of: "dav/\(name)-stream") == payload)
+        func inflate(_ stored: [UInt8]) throws -> [UInt8] {
+            let decoder = try #require(try ContentDecoder.make(contentEncoding: "gzip", limits: .init()))
+            var inflated: [UInt8] = []
+            _ = try stored.withBytes { (bytes) throws(HTTPClientError) -> Bool in try decoder.decode(bytes) { inflated += $0; return true } }
+            try decoder.finish { inflated += $0; return true }
+            return inflated
+        }
         #expect(try await put("/dav/\(name)-gz", .bytes(payload).gzipped()).status.code == 201)
         let stored = try nginx.contents(of: "dav/\(name)-gz")
         #expect(stored.starts(with: [0x1F, 0x8B]))
-        let decoder = try #require(try ContentDecoder.make(contentEncoding: "gzip", limits: .init()))
-        var inflated: [UInt8] = []
-        _ = try stored.withBytes { (bytes) throws(HTTPClientError) -> Bool in try decoder.decode(bytes) { inflated += $0; return true } }
-        #expect(inflated == payload)
+        #expect(try inflate(stored) == payload)
+        // Streams and files are compressed as they are read.
+        #expect(try await put("/dav/\(name)-file-gz", try HTTPClientRequestBody.file(path: path).gzipped()).status.code == 201)
+        #expect(try inflate(try nginx.contents(of: "dav/\(name)-file-gz")) == payload)
         let replayed = try await put("/post-here", try .file(path: path))
         #expect(replayed.status.code == 201 || replayed.status.code == 204)
         #expect(try nginx.contents(of: "dav/posted.bin") == payload)

@@ -60,6 +60,25 @@ import Testing
         #expect(refused == .redirectRefused)
     }
 
+    /// A redirect's body is skipped, but not read forever: past 1 MiB the connection is
+    /// dropped and the redirect followed all the same.
+    @Test func longRedirectBodiesAreNotRead() async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let client = try makeClient { $0.maxConnectionsPerHost = 1 }
+        defer { client.shutdown() }
+        let small = try await client.execute(try get(server.url("/redirect?pad=100000&to=%2Fok")))
+        #expect(small.text == "hello")
+        #expect(try server.log().connections == 1, "a short redirect body is read and the connection reused")
+        let long = try await client.execute(try get(server.url("/redirect?pad=50000000&to=%2Fok")))
+        #expect(long.text == "hello")
+        #expect(try server.log().connections == 2, "the long one's connection was closed")
+        let refused = await errorCode {
+            _ = try await client.execute(try get(server.url("/redirect?pad=50000000&to=ftp%3A%2F%2Fx%2F")))
+        }
+        #expect(refused == .redirectRefused)
+    }
+
     @Test func methodsAndBodiesAcrossRedirects() async throws {
         let server = try FaultServer.start()
         defer { server.stop() }
