@@ -43,6 +43,10 @@ extension HTTPClient {
             guard self.maxConnectionsPerHost > 0 else {
                 throw invalid("maxConnectionsPerHost must be at least 1, not \(self.maxConnectionsPerHost)")
             }
+            if let userAgent = self.userAgent,
+               userAgent.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
+                throw invalid("userAgent contains CR, LF or NUL")
+            }
             guard self.redirects.maxRedirects >= 0 else { throw invalid("maxRedirects must not be negative") }
             guard self.decompression.maxRatio > 0, (self.decompression.maxDecodedSize ?? 0) >= 0 else {
                 throw invalid("decompression limits must be positive")

@@ -152,25 +152,26 @@ public final class HTTPClient: Sendable {
             stream = RequestTask.StreamSource(length: length, replayable: replayable, produce: produce)
         case nil: break
         }
-        let original = request
-        var request = request
+        // Fields the client adds are written by the encoder, not added to the request's
+        // HTTPFields (which would copy them for every request).
+        var added = RequestEncoder.AddedFields()
         if let userAgent = self.configuration.userAgent, !request.headerFields.containsField(.userAgent) {
-            request.headerFields.append(HTTPField(name: .userAgent, value: userAgent))
+            added.userAgent = userAgent
         }
         if body?.gzip == true, !request.headerFields.containsField(.contentEncoding) {
-            request.headerFields.append(HTTPField(name: .contentEncoding, value: "gzip"))
+            added.contentEncoding = "gzip"
         }
         // Decoding is ours only when the Accept-Encoding is: a caller who set their own
         // gets the body as the server sent it.
         let decompression = options.decompression ?? self.configuration.decompression
         var decoding: ContentDecoder.Limits? = nil
-        if decompression.isEnabled, !request.headerFields.containsField(.acceptEncoding), request.method != .head {
-            request.headerFields.append(HTTPField(name: .acceptEncoding, value: "gzip, deflate"))
+        if decompression.isEnabled, request.method != .head, !request.headerFields.containsField(.acceptEncoding) {
+            added.acceptEncoding = "gzip, deflate"
             decoding = decompression.limits
         }
         var head: [UInt8] = []
         head.reserveCapacity(256)
-        try RequestEncoder.encodeHead(request, body: requestBody?.framing ?? .none, into: &head)
+        try RequestEncoder.encodeHead(request, body: requestBody?.framing ?? .none, adding: added, into: &head)
         let limit = options.timeout ?? self.configuration.requestTimeout
         let deadline = limit.map { Deadline.now() + $0 } ?? .distantFuture
         let closeAfter = request.headerFields.firstValue(for: .connection).map { value in
@@ -184,7 +185,7 @@ public final class HTTPClient: Sendable {
         return Prepared(key: key, tls: tls, head: head, body: bytes, stream: stream, expectsContinue: expectsContinue,
                         method: request.method,
                         deadline: deadline, readTimeout: self.configuration.readTimeout, closeAfter: closeAfter,
-                        request: original, requestBody: requestBody, options: options,
+                        request: request, requestBody: requestBody, options: options,
                         redirects: redirects.follow ? redirects : nil, decoding: decoding)
     }
 

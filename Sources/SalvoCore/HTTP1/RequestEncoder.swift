@@ -19,10 +19,28 @@ public enum RequestBodyLength: Sendable, Hashable {
 /// or field name that is not a token, or a target with spaces or control characters, is
 /// refused before a byte is written: that is how header injection and request smuggling begin.
 public enum RequestEncoder {
+    /// Fields a client adds to requests that lack them, written after the request's own
+    /// without copying its `HTTPFields`. Values are checked when the client is configured.
+    struct AddedFields {
+        var userAgent: String?
+        var acceptEncoding: StaticString?
+        var contentEncoding: StaticString?
+        static let none = AddedFields()
+    }
+
     /// Appends the request head (request line, fields, blank line) to `buffer`.
     public static func encodeHead(
         _ request: HTTPRequest,
         body: RequestBodyLength,
+        into buffer: inout [UInt8]
+    ) throws(HTTPClientError) {
+        try self.encodeHead(request, body: body, adding: .none, into: &buffer)
+    }
+
+    static func encodeHead(
+        _ request: HTTPRequest,
+        body: RequestBodyLength,
+        adding added: AddedFields,
         into buffer: inout [UInt8]
     ) throws(HTTPClientError) {
         let method = request.method.rawValue
@@ -77,6 +95,9 @@ public enum RequestEncoder {
             buffer.append(0x0D)
             buffer.append(0x0A)
         }
+        if let userAgent = added.userAgent { appendField(name: "User-Agent", value: userAgent, into: &buffer) }
+        if let value = added.acceptEncoding { appendField(name: "Accept-Encoding", value: value, into: &buffer) }
+        if let value = added.contentEncoding { appendField(name: "Content-Encoding", value: value, into: &buffer) }
         switch body {
         case .known(let length):
             appendContentLength(length, into: &buffer)
@@ -92,6 +113,16 @@ public enum RequestEncoder {
     /// POST, PUT and PATCH define meaning for content; RFC 9110 §8.6 asks for a length there.
     static func methodExpectsContent(_ method: HTTPRequest.Method) -> Bool {
         method == .post || method == .put || method == .patch
+    }
+
+    @inline(__always)
+    private static func appendField(name: StaticString, value: StaticString, into buffer: inout [UInt8]) {
+        buffer.append(contentsOf: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        buffer.append(0x3A)
+        buffer.append(0x20)
+        buffer.append(contentsOf: UnsafeRawBufferPointer(start: value.utf8Start, count: value.utf8CodeUnitCount))
+        buffer.append(0x0D)
+        buffer.append(0x0A)
     }
 
     @inline(__always)
