@@ -60,8 +60,7 @@ import CZlib
     private let limits: Limits
     /// The stages, outermost coding first (the last applied is the first undone).
     private let stages: [Inflater]
-    private var pending: [UInt8] = []
-    private var pendingOffset = 0
+    private var pending = LeftoverBytes()
     public private(set) var decodedCount = 0
     public private(set) var encodedCount = 0
 
@@ -81,7 +80,7 @@ import CZlib
         self.stages = stages
     }
 
-    public var hasPendingInput: Bool { self.pendingOffset < self.pending.count }
+    public var hasPendingInput: Bool { !self.pending.isEmpty }
 
     /// Decodes `input` into `sink`. Returns true when all of it was consumed, false when
     /// the sink paused (the rest is kept for ``resume(into:)``).
@@ -89,25 +88,12 @@ import CZlib
         precondition(!self.hasPendingInput, "decode while paused: resume first")
         self.encodedCount += input.count
         let used = try self.run(input, into: sink)
-        if used < input.count {
-            self.pending = Array(input[used...])
-            self.pendingOffset = 0
-            return false
-        }
-        return true
+        return self.pending.keepUnused(of: input, used: used)
     }
 
     /// Goes on with input kept by a pause. Returns true once none is left.
     public func resume(into sink: Sink) throws(HTTPClientError) -> Bool {
-        guard self.hasPendingInput else { return true }
-        let used = try self.pending.withBytes { (bytes) throws(HTTPClientError) -> Int in
-            try self.run(UnsafeRawBufferPointer(rebasing: bytes[self.pendingOffset...]), into: sink)
-        }
-        self.pendingOffset += used
-        if self.hasPendingInput { return false }
-        self.pending = []
-        self.pendingOffset = 0
-        return true
+        try self.pending.offer { (bytes) throws(HTTPClientError) -> Int in try self.run(bytes, into: sink) }
     }
 
     /// The encoded body ended: hands over what is still held, then checks that every stage
@@ -195,8 +181,7 @@ final class Inflater {
     /// Compressed bytes zlib has taken, over every member.
     private(set) var consumedTotal = 0
     /// Input of this stage that a paused sink left unread (second stage of a chain only).
-    private var held: [UInt8] = []
-    private var heldOffset = 0
+    private var held = LeftoverBytes()
 
     static let outputSize = 64 * 1024
 
@@ -218,7 +203,7 @@ final class Inflater {
         self.initialized = true
     }
 
-    var hasHeldInput: Bool { self.heldOffset < self.held.count }
+    var hasHeldInput: Bool { !self.held.isEmpty }
 
     /// Inflates all of `input` into `sink` unless the sink pauses; returns bytes consumed.
     func inflate(_ input: UnsafeRawBufferPointer, into sink: ContentDecoder.Sink) throws(HTTPClientError) -> Int {
@@ -315,23 +300,41 @@ final class Inflater {
     /// returns false when paused (the first stage then stops).
     func inflateHolding(_ input: UnsafeRawBufferPointer, into sink: ContentDecoder.Sink) throws(HTTPClientError) -> Bool {
         let used = try self.inflate(input, into: sink)
-        if used < input.count {
-            self.held = Array(input[used...])
-            self.heldOffset = 0
-            return false
-        }
-        return true
+        return self.held.keepUnused(of: input, used: used)
     }
 
     /// Inflates input held by a pause; true once none is left.
     func drainHeld(_ sink: ContentDecoder.Sink) throws(HTTPClientError) -> Bool {
-        let used = try self.held.withBytes { (bytes) throws(HTTPClientError) -> Int in
-            try self.inflate(UnsafeRawBufferPointer(rebasing: bytes[self.heldOffset...]), into: sink)
+        try self.held.offer { (bytes) throws(HTTPClientError) -> Int in try self.inflate(bytes, into: sink) }
+    }
+}
+
+/// Input a paused sink left unread, copied out of the read buffer it came in.
+struct LeftoverBytes {
+    private var bytes: [UInt8] = []
+    private var offset = 0
+
+    var isEmpty: Bool { self.offset >= self.bytes.count }
+
+    /// Keeps what `used` left of `input`; true when nothing was left.
+    mutating func keepUnused(of input: UnsafeRawBufferPointer, used: Int) -> Bool {
+        guard used < input.count else { return true }
+        self.bytes = Array(input[used...])
+        self.offset = 0
+        return false
+    }
+
+    /// Offers the kept bytes to `consume`, which says how many it took; true once none is left.
+    mutating func offer(_ consume: (UnsafeRawBufferPointer) throws(HTTPClientError) -> Int) throws(HTTPClientError) -> Bool {
+        guard !self.isEmpty else { return true }
+        let start = self.offset
+        let used = try self.bytes.withBytes { (bytes) throws(HTTPClientError) -> Int in
+            try consume(UnsafeRawBufferPointer(rebasing: bytes[start...]))
         }
-        self.heldOffset += used
-        if self.hasHeldInput { return false }
-        self.held = []
-        self.heldOffset = 0
+        self.offset += used
+        guard self.isEmpty else { return false }
+        self.bytes = []
+        self.offset = 0
         return true
     }
 }
