@@ -179,8 +179,8 @@ public final class HTTPClient: Sendable {
         } ?? false
         let redirects = options.redirects ?? self.configuration.redirects
         let hasBody = stream.map { $0.length != 0 } ?? !bytes.isEmpty
-        let expectsContinue = hasBody && request.headerFields[values: .expect].contains {
-            $0.lowercased().contains("100-continue")
+        let expectsContinue = hasBody && request.headerFields.contains {
+            $0.name == .expect && $0.value.lowercased().contains("100-continue")
         }
         return Prepared(key: key, tls: tls, head: head, body: bytes, stream: stream, expectsContinue: expectsContinue,
                         method: request.method,

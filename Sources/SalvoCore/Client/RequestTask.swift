@@ -130,7 +130,7 @@ final class RequestTask {
             if RedirectState.isRedirect(head.status.code) {
                 do {
                     switch try followUp.state.decide(
-                        request: followUp.request, status: head.status.code, location: head.headerFields[.location],
+                        request: followUp.request, status: head.status.code, location: head.headerFields.firstValue(for: .location),
                         hasBody: followUp.body != nil, replayableBody: followUp.body?.isReplayable ?? true) {
                     case .deliver:
                         break
@@ -151,7 +151,7 @@ final class RequestTask {
                 self.handler.noteRedirects(chain: followUp.state.chain, unfollowed: nil)
             }
         }
-        if let limits = self.decoding, let coding = head.headerFields[.contentEncoding], !self.isHead,
+        if let limits = self.decoding, let coding = head.headerFields.joinedValues(for: .contentEncoding), !self.isHead,
            head.status.code != 204, head.status.code != 304 {
             self.decoder = try ContentDecoder.make(contentEncoding: coding, limits: limits)
         }

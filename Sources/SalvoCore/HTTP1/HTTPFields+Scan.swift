@@ -19,4 +19,19 @@ extension HTTPFields {
     package func containsField(_ name: HTTPField.Name) -> Bool {
         self.contains { $0.name == name }
     }
+
+    /// Every value of `name` joined with ", " (a list-valued field sent over several lines),
+    /// by a linear scan; nil when there is none. Allocates only when the field repeats.
+    @inlinable
+    package func joinedValues(for name: HTTPField.Name) -> String? {
+        var joined: String? = nil
+        for field in self where field.name == name {
+            if let previous = joined {
+                joined = previous + ", " + field.value
+            } else {
+                joined = field.value
+            }
+        }
+        return joined
+    }
 }
