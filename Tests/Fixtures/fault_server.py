@@ -116,7 +116,8 @@ have been sent.
                          &ce=V overrides the Content-Encoding value; &corrupt=1
                          flips a byte in the middle of the compressed data;
                          &truncate=K drops its last K bytes (the HTTP framing
-                         stays correct); &chunked=1 sends it chunked.
+                         stays correct); &chunked=1 sends it chunked, in
+                         chunks of &chunk=BYTES (default 1000).
   /plain?n=N             the uncompressed text of /coded?n=N.
   /bomb?mib=M            gzip of M MiB of zeros (default 1024), about 1/1000 of
                          that on the wire, Content-Length framed; keep-alive.
@@ -889,8 +890,9 @@ def scenario_coded(c, req):
     if req.param("chunked", 0):
         head = "HTTP/1.1 200 OK\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers)
         c.send((head + "Transfer-Encoding: chunked\r\n\r\n").encode("latin-1"))
-        for i in range(0, len(body), 1000):
-            piece = body[i:i + 1000]
+        size = max(1, req.param("chunk", 1000))
+        for i in range(0, len(body), size):
+            piece = body[i:i + size]
             c.send(b"%x\r\n" % len(piece) + piece + b"\r\n")
         c.send(b"0\r\n\r\n")
         return True

@@ -83,10 +83,16 @@ import CZlib
     public var hasPendingInput: Bool { !self.pending.isEmpty }
 
     /// Decodes `input` into `sink`. Returns true when all of it was consumed, false when
-    /// the sink paused (the rest is kept for ``resume(into:)``).
+    /// the sink paused (the rest is kept for ``resume(into:)``). Input given while paused
+    /// is kept behind the rest, untouched.
     public func decode(_ input: UnsafeRawBufferPointer, into sink: Sink) throws(HTTPClientError) -> Bool {
-        precondition(!self.hasPendingInput, "decode while paused: resume first")
         self.encodedCount += input.count
+        if self.hasPendingInput {
+            // Still paused (more of the same read arrived, say the next chunk): queue it
+            // behind what waits; `resume` takes both in order.
+            self.pending.append(input)
+            return false
+        }
         let used = try self.run(input, into: sink)
         return self.pending.keepUnused(of: input, used: used)
     }
@@ -322,6 +328,15 @@ struct LeftoverBytes {
         self.bytes = Array(input[used...])
         self.offset = 0
         return false
+    }
+
+    /// Keeps `more` behind what is already kept.
+    mutating func append(_ more: UnsafeRawBufferPointer) {
+        if self.offset > 0 {
+            self.bytes.removeFirst(self.offset)
+            self.offset = 0
+        }
+        self.bytes.append(contentsOf: more)
     }
 
     /// Offers the kept bytes to `consume`, which says how many it took; true once none is left.

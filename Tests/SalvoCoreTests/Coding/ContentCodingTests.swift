@@ -121,6 +121,30 @@ import Testing
         #expect(try Self.decode("deflate", raw, pieces: sizes, pauseEvery: 2) == text)
     }
 
+    /// A connection keeps delivering the rest of a read (the next chunk of a chunked body)
+    /// after the sink paused: it queues behind the paused input, in order.
+    @Test func inputWhilePausedQueues() throws {
+        // Repetitive enough that each 1000-byte piece inflates to several output buffers.
+        let text = (0..<3_000_000).map { UInt8(65 + $0 % 7) }
+        let gzip = GzipEncoder.gzip(text)
+        let decoder = try #require(try ContentDecoder.make(contentEncoding: "gzip", limits: .init(maxRatio: 1 << 20)))
+        var out: [UInt8] = []
+        var paused = true
+        var offset = 0
+        while offset < gzip.count {
+            let end = min(gzip.count, offset + 1000)
+            _ = try Array(gzip[offset..<end]).withBytes { (bytes) throws(HTTPClientError) -> Bool in
+                try decoder.decode(bytes) { out += $0; return !paused }
+            }
+            offset = end
+        }
+        #expect(decoder.hasPendingInput)
+        paused = false
+        while try !decoder.resume(into: { out += $0; return true }) {}
+        try decoder.finish { out += $0; return true }
+        #expect(out == text)
+    }
+
     @Test func concatenatedMembersAndChains() throws {
         let first = Self.text(100_000)
         let second = Array("and a second member".utf8)

@@ -40,6 +40,28 @@ import Testing
         #expect(off.body.starts(with: [0x1F, 0x8B]))
     }
 
+    /// A stream consumer that falls behind pauses decoding mid-read, while more chunks of
+    /// the same read are still to come.
+    @Test func slowStreamConsumersPauseDecoding() async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let client = try makeClient()
+        defer { client.shutdown() }
+        let plain = try await client.execute(try get(server.url("/plain?n=3000000"))).body
+        // Chunks of 30,000 bytes: two in one read, each inflating to several buffers, so the
+        // consumer's pause lands with input left and the next chunk still to come.
+        for query in ["chunked=1&chunk=30000", "chunked=1", "chunked=0"] {
+            let response = try await client.stream(try get(server.url("/coded?n=3000000&coding=gzip&" + query)))
+            try await Task.sleep(for: .milliseconds(200))  // let the connection fill the stream and pause
+            var received: [UInt8] = []
+            for try await chunk in response.body {
+                received += chunk
+                if received.count < 1_000_000 { try await Task.sleep(for: .milliseconds(2)) }
+            }
+            #expect(received == plain, "\(query)")
+        }
+    }
+
     @Test func brokenBodiesAreClearErrors() async throws {
         let server = try FaultServer.start()
         defer { server.stop() }
