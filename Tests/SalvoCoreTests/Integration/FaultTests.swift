@@ -62,6 +62,15 @@ import Testing
         let response = try await run("/chunked").get()
         #expect(response.text == "hello world")
         #expect(response.trailers?[HTTPField.Name("X-Trailer")!] == "yes")
+        // Streamed: the trailers are there once the body has ended.
+        let server = try Shared.faults.get()
+        let client = try makeClient()
+        defer { client.shutdown() }
+        let streamed = try await client.stream(try get(server.url("/chunked")))
+        var text: [UInt8] = []
+        for try await chunk in streamed.body { text += chunk }
+        #expect(String(decoding: text, as: UTF8.self) == "hello world")
+        #expect(streamed.body.trailers?[HTTPField.Name("X-Trailer")!] == "yes")
     }
 
     @Test func closeDelimitedAndHTTP10() async throws {
