@@ -389,6 +389,20 @@ final class OpenSSLServer: @unchecked Sendable {
         var post = try HTTPRequest(method: .post, url: base + "/sink")
         post.headerFields[.contentType] = "application/octet-stream"
         #expect(try await client.execute(post, body: .bytes([UInt8](repeating: 1, count: 300_000))).status == .ok)
+        // A streamed, chunked upload over TLS (and one that waits for 100 Continue), stored by nginx.
+        let payload = (0..<700_000).map { UInt8(truncatingIfNeeded: $0 &* 11) }
+        let chunks = AsyncStream<[UInt8]> { continuation in
+            for start in stride(from: 0, to: payload.count, by: 50_000) {
+                continuation.yield(Array(payload[start..<min(payload.count, start + 50_000)]))
+            }
+            continuation.finish()
+        }
+        var put = try HTTPRequest(method: .put, url: base + "/dav/tls-upload.bin")
+        #expect(try await client.execute(put, body: .stream(chunks)).status.code == 201)
+        #expect(try nginx.contents(of: "dav/tls-upload.bin") == payload)
+        put.headerFields[.expect] = "100-continue"
+        #expect(try await client.execute(put, body: .bytes(payload)).status.code == 204)
+        #expect(try nginx.contents(of: "dav/tls-upload.bin") == payload)
         let statistics = await client.poolStatistics()
         #expect(statistics.connectionsOpened == 1, "every request on one TLS connection")
     }
