@@ -34,8 +34,9 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
-        // The only C of the project: Linux and OpenSSL macros that Swift cannot import.
-        .target(name: "CSalvo"),
+        // The only C of the project: Linux and OpenSSL macros that Swift cannot import, and
+        // OpenSSL's socket BIO redone to write with MSG_NOSIGNAL.
+        .target(name: "CSalvo", dependencies: ["COpenSSL"]),
         .target(
             name: "SalvoCore",
             dependencies: [

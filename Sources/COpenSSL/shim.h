@@ -34,6 +34,7 @@ static const int salvo_SSL_ERROR_ZERO_RETURN = SSL_ERROR_ZERO_RETURN;
 static const int salvo_SSL_ERROR_SYSCALL = SSL_ERROR_SYSCALL;
 static const int salvo_SSL_ERROR_SSL = SSL_ERROR_SSL;
 static const int salvo_X509_V_OK = X509_V_OK;
+static const unsigned int salvo_X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS = X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS;
 static const long salvo_SSL_OP_IGNORE_UNEXPECTED_EOF = 0;
 
 /// base64(SHA-256(DER SubjectPublicKeyInfo)) of the peer's certificate into `out` (at least

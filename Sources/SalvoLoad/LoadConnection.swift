@@ -17,13 +17,13 @@ import Glibc
 /// The request buffer holds `depth + 1` copies of the request back to back, so any run of
 /// up to `depth` requests starting at any offset within a copy is one contiguous write.
 final class LoadConnection: Selectable, TimerTarget {
-    enum State { case closed, connecting, handshaking, open }
+    enum State { case closed, connecting, open }
 
     unowned let worker: LoadWorker
     private(set) var state: State = .closed
-    private var fd: Int32 = -1
-    private var token: UInt64 = 0
-    private var interest: IOInterest = .none
+    /// The engine's socket seam: plain or TLS, the same calls (see ``Socket``).
+    private var socket = Socket.none
+    private var connector: SocketConnector?
 
     let parser: UnsafeMutablePointer<llhttp_t>
     /// Send times (ns) of the requests in flight, oldest first.
@@ -46,8 +46,6 @@ final class LoadConnection: Selectable, TimerTarget {
     private var nextDue: UInt64 = 0
     private var waitingForDue = false
     private var connectStarted: UInt64 = 0
-    /// The TLS session of an https connection.
-    private var session: TLSSession?
 
     init(worker: LoadWorker, settings: UnsafeMutablePointer<llhttp_settings_t>) {
         self.worker = worker
@@ -65,72 +63,28 @@ final class LoadConnection: Selectable, TimerTarget {
     // MARK: Connecting
 
     func connect(now: UInt64) {
-        var address = self.worker.address
-        let fd = socket(address.family, salvo_SOCK_STREAM_NONBLOCK_CLOEXEC, 0)
-        guard fd >= 0 else {
-            self.worker.connectFailed(self)
-            return
-        }
-        self.fd = fd
         self.connectStarted = now
-        let rc = withUnsafePointer(to: &address.storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, address.length) }
-        }
-        if rc != 0 && salvo_errno() != EINPROGRESS {
-            self.closeSocket()
-            self.worker.connectFailed(self)
-            return
-        }
-        do {
-            self.token = try self.worker.loop.register(fd, self, interest: .write)
-            self.interest = .write
-            self.state = .connecting
-        } catch {
-            self.closeSocket()
-            self.worker.connectFailed(self)
-        }
+        self.state = .connecting
+        var connector = SocketConnector(
+            host: self.worker.host, port: self.worker.port, tls: self.worker.tls,
+            resumption: self.worker.resumeSessions ? self.worker.resumption : nil, deadline: .distantFuture)
+        let step = connector.connect(to: [self.worker.address], loop: self.worker.loop, target: self)
+        self.connector = connector
+        self.connectorStepped(step)
     }
 
-    private func connected() {
-        var error: Int32 = 0
-        var length = socklen_t(MemoryLayout<Int32>.size)
-        getsockopt(self.fd, SOL_SOCKET, SO_ERROR, &error, &length)
-        guard error == 0 else {
-            self.closeSocket()
-            self.worker.connectFailed(self)
-            return
-        }
-        var one: Int32 = 1
-        setsockopt(self.fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        if let context = self.worker.tls {
-            do {
-                let session = try TLSSession(context: context, fd: self.fd, host: self.worker.host)
-                if self.worker.resumeSessions, let resumption = self.worker.resumption { session.offer(resumption) }
-                self.session = session
-            } catch {
-                self.closeSocket()
-                self.worker.connectFailed(self)
-                return
-            }
-            self.state = .handshaking
-            self.handshake()
-            return
-        }
-        self.opened()
-    }
-
-    private func handshake() {
-        guard let session = self.session else { return }
-        do {
-            switch try session.handshake() {
-            case .done:
-                if session.resumed { self.worker.statistics.tlsResumed += 1 }
-                self.opened()
-            case .wantRead: self.setInterest(.read)
-            case .wantWrite: self.setInterest(.write)
-            }
-        } catch {
-            self.closeSocket()
+    private func connectorStepped(_ step: SocketConnector.Step) {
+        switch step {
+        case .pending:
+            break
+        case .opened(let socket):
+            self.connector = nil
+            self.socket = socket
+            if socket.tls?.resumed == true { self.worker.statistics.tlsResumed += 1 }
+            self.opened()
+        case .failed:
+            self.connector = nil
+            self.state = .closed
             self.worker.connectFailed(self)
         }
     }
@@ -146,7 +100,7 @@ final class LoadConnection: Selectable, TimerTarget {
         llhttp_init(self.parser, HTTP_RESPONSE, self.worker.settings)
         self.parser.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         self.worker.statistics.connectionsOpened += 1
-        self.setInterest(.read)
+        self.socket.setInterest(.read, on: self.worker.loop)
         self.fill(now: LoadClock.now())
     }
 
@@ -154,7 +108,7 @@ final class LoadConnection: Selectable, TimerTarget {
     /// has been connecting for longer than the connect timeout.
     func isOverdue(now: UInt64) -> Bool {
         switch self.state {
-        case .connecting, .handshaking:
+        case .connecting:
             return now &- self.connectStarted > self.worker.connectTimeoutNanoseconds
         case .open:
             return self.inFlight > 0 && now &- self.sendTimes[self.ringStart] > self.worker.timeoutNanoseconds
@@ -214,30 +168,23 @@ final class LoadConnection: Selectable, TimerTarget {
     }
 
     private func flush() {
-        if self.session != nil {
-            self.flushTLS()
-            return
-        }
         let buffer = self.worker.requestBuffer
         while self.writeOffset < self.writeEnd {
-            let n = salvo_send(self.fd, buffer + self.writeOffset, self.writeEnd - self.writeOffset)
-            if n > 0 {
-                self.writeOffset += n
-                continue
-            }
-            let err = salvo_errno()
-            if n < 0 && err == EINTR { continue }
-            if n < 0 && (err == EAGAIN || err == EWOULDBLOCK) {
-                self.setInterest([.read, .write])
+            switch self.socket.write(UnsafeRawBufferPointer(start: buffer + self.writeOffset, count: self.writeEnd - self.writeOffset)) {
+            case .wrote(let count):
+                self.writeOffset += count
+            case .wouldBlock(let wantsRead):
+                self.socket.setInterest(wantsRead ? .read : [.read, .write], on: self.worker.loop)
+                return
+            case .failed:
+                self.worker.statistics.errors.write += 1
+                self.reconnect()
                 return
             }
-            self.worker.statistics.errors.write += 1
-            self.reconnect()
-            return
         }
         self.writeOffset = 0
         self.writeEnd = 0
-        if self.interest != .read { self.setInterest(.read) }
+        if self.socket.interest != .read { self.socket.setInterest(.read, on: self.worker.loop) }
     }
 
     // MARK: Receiving
@@ -245,9 +192,10 @@ final class LoadConnection: Selectable, TimerTarget {
     func ready(events: UInt32) {
         switch self.state {
         case .connecting:
-            self.connected()
-        case .handshaking:
-            self.handshake()
+            guard var connector = self.connector else { return }
+            let step = connector.ready(loop: self.worker.loop, target: self)
+            self.connector = connector
+            self.connectorStepped(step)
         case .open:
             if events & salvo_EPOLLOUT != 0 { self.flush() }
             if self.state == .open, events & (salvo_EPOLLIN | salvo_EPOLLRDHUP | salvo_EPOLLHUP | salvo_EPOLLERR) != 0 {
@@ -256,28 +204,6 @@ final class LoadConnection: Selectable, TimerTarget {
         case .closed:
             break
         }
-    }
-
-    private func flushTLS() {
-        guard let session = self.session else { return }
-        let buffer = self.worker.requestBuffer
-        while self.writeOffset < self.writeEnd {
-            let result = session.write(UnsafeRawBufferPointer(start: buffer + self.writeOffset, count: self.writeEnd - self.writeOffset))
-            if result.error != nil {
-                self.worker.statistics.errors.write += 1
-                self.reconnect()
-                return
-            }
-            if result.written > 0 {
-                self.writeOffset += result.written
-                continue
-            }
-            self.setInterest(result.progress == .wantRead ? .read : [.read, .write])
-            return
-        }
-        self.writeOffset = 0
-        self.writeEnd = 0
-        if self.interest != .read { self.setInterest(.read) }
     }
 
     /// Parses `n` bytes just read and sends what the answered requests make room for.
@@ -301,21 +227,20 @@ final class LoadConnection: Selectable, TimerTarget {
         return true
     }
 
-    /// Reads through TLS until OpenSSL wants the socket again.
-    private func readableTLS() {
-        guard let session = self.session else { return }
+    /// Reads until the socket has nothing more (a short read drains a plain socket; TLS may
+    /// hold decrypted bytes, so there only `wouldBlock` ends the loop).
+    private func readable() {
         let buffer = self.worker.loop.readBuffer
         while self.state == .open {
-            switch session.read(into: buffer) {
-            case .bytes(let n):
-                guard self.consume(buffer, n) else { return }
-                if n < buffer.count && !session.hasBufferedBytes { return }
-            case .wantRead:
+            switch self.socket.read(into: buffer) {
+            case .bytes(let count):
+                guard self.consume(buffer, count) else { return }
+                if count < buffer.count && self.socket.drainedByShortRead { return }
+            case .wouldBlock(let wantsWrite):
+                if wantsWrite { self.socket.setInterest([.read, .write], on: self.worker.loop) }
                 return
-            case .wantWrite:
-                self.setInterest([.read, .write])
-                return
-            case .closed, .uncleanEOF:
+            case .closed:
+                // The server closed: a close-delimited response may end here.
                 self.readTime = LoadClock.now()
                 _ = llhttp_finish(self.parser)
                 if self.inFlight > 0 { self.worker.statistics.errors.read += 1 }
@@ -326,36 +251,6 @@ final class LoadConnection: Selectable, TimerTarget {
                 self.reconnect()
                 return
             }
-        }
-    }
-
-    private func readable() {
-        if self.session != nil {
-            self.readableTLS()
-            return
-        }
-        let buffer = self.worker.loop.readBuffer
-        while true {
-            let n = Glibc.read(self.fd, buffer.baseAddress, buffer.count)
-            if n > 0 {
-                guard self.consume(buffer, n) else { return }
-                if n < buffer.count { return }
-                continue
-            }
-            if n == 0 {
-                // The server closed: a close-delimited response may end here.
-                self.readTime = LoadClock.now()
-                _ = llhttp_finish(self.parser)
-                if self.inFlight > 0 { self.worker.statistics.errors.read += 1 }
-                self.reconnect()
-                return
-            }
-            let err = salvo_errno()
-            if err == EINTR { continue }
-            if err == EAGAIN || err == EWOULDBLOCK { return }
-            self.worker.statistics.errors.read += 1
-            self.reconnect()
-            return
         }
     }
 
@@ -371,7 +266,7 @@ final class LoadConnection: Selectable, TimerTarget {
         if !self.carriedResponse {
             self.carriedResponse = true
             // After the first response a TLS 1.3 server has sent its ticket: keep it.
-            if self.worker.resumeSessions, let session = self.session, let resumption = session.resumption() {
+            if self.worker.resumeSessions, let session = self.socket.tls, let resumption = session.resumption() {
                 self.worker.resumption = resumption
             }
         }
@@ -411,25 +306,12 @@ final class LoadConnection: Selectable, TimerTarget {
         self.closeSocket()
     }
 
-    private func setInterest(_ interest: IOInterest) {
-        guard interest != self.interest, self.fd >= 0 else { return }
-        self.interest = interest
-        try? self.worker.loop.reregister(self.fd, token: self.token, interest: interest)
-    }
-
     private func closeSocket() {
-        guard self.fd >= 0 else { return }
-        if let session = self.session {
-            if self.state == .open { session.shutdown() }
-            self.session = nil
+        if var connector = self.connector {
+            connector.abandon(loop: self.worker.loop)
+            self.connector = nil
         }
-        if self.token != 0 {
-            self.worker.loop.deregister(self.fd, token: self.token)
-            self.token = 0
-        }
-        Glibc.close(self.fd)
-        self.fd = -1
-        self.interest = .none
+        self.socket.close(on: self.worker.loop)
         self.state = .closed
         self.writeOffset = 0
         self.writeEnd = 0

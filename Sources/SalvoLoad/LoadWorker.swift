@@ -12,8 +12,9 @@ final class LoadWorker: TimerTarget {
 
     let loop: EventLoop
     let address: SocketAddress
-    /// The URL's host, for TLS (SNI and name verification).
+    /// The URL's host, for TLS (SNI and name verification), and its port.
     let host: String
+    let port: Int
     let depth: Int
     let requestLength: Int
     /// `depth + 1` copies of the request, back to back (see `LoadConnection`).
@@ -49,6 +50,7 @@ final class LoadWorker: TimerTarget {
         self.loop = loop
         self.address = address
         self.host = configuration.url.host
+        self.port = configuration.url.port
         self.depth = configuration.pipeline
         self.requestLength = request.count
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: request.count * (configuration.pipeline + 1), alignment: 16)

@@ -18,6 +18,13 @@
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <malloc.h>
+#include <string.h>
+
+struct bio_st;
+
+/// A socket BIO for OpenSSL over `fd` that writes with MSG_NOSIGNAL (tls_bio.c), so that a
+/// peer's reset never raises SIGPIPE. The descriptor stays the caller's. NULL on failure.
+struct bio_st *salvo_bio_new_socket(int fd);
 
 static const uint32_t salvo_EPOLLIN = EPOLLIN;
 static const uint32_t salvo_EPOLLOUT = EPOLLOUT;

@@ -2,23 +2,33 @@
 ///
 /// Theory of operation: a connection carries one request at a time (pipelining comes
 /// later). Writing the request and reading the response are separate sub-states because a
-/// server may answer (say, 413) before the request body is fully written. The connection
-/// is reusable only when both sides of the exchange finished and the response allowed
-/// keep-alive. Transitions:
+/// server may answer (say, 413) before the request body is fully written. The write side is
+/// `sent` when every byte the head announced is on the wire but a streamed body's producer
+/// has not yet said it ended well: the exchange is complete on the wire, and only that
+/// verdict can still fail it. The connection is reusable only when both sides of the
+/// exchange finished and the response allowed keep-alive. Transitions:
 ///
 /// | state    | event                    | next                         | action                  |
 /// |----------|--------------------------|------------------------------|-------------------------|
 /// | idle     | start                    | active(writing, awaitHead)   | write                   |
 /// | idle     | remote closed / error    | closed                       | close                   |
+/// | active   | body sent                | active(sent, …)              | none                    |
 /// | active   | write done               | active(done, …)              | none, or finish if read done |
 /// | active   | head                     | active(…, body)              | forward head            |
 /// | active   | end (keep-alive)         | idle, when write done        | succeed + release       |
+/// | active   | end, write sent          | active(sent, ended)          | none: wait for the verdict |
+/// | active   | end, still writing       | closed                       | succeed + close (early answer) |
 /// | active   | end (close)              | closed                       | succeed + close         |
 /// | active   | remote closed            | closed                       | fail (retry if nothing read and reused) |
 /// | active   | error, timeout, cancel   | closed                       | fail + close            |
 /// | closed   | anything                 | closed                       | none                    |
 struct HTTP1ConnectionStateMachine: Equatable {
-    enum WriteState: Equatable { case writing, done }
+    enum WriteState: Equatable {
+        case writing
+        /// Every announced byte is written; the body's producer has not ended yet.
+        case sent
+        case done
+    }
     enum ReadState: Equatable { case awaitingHead, body, ended(keepAlive: Bool) }
 
     enum State: Equatable {
@@ -48,6 +58,14 @@ struct HTTP1ConnectionStateMachine: Equatable {
     var isIdle: Bool { self.state == .idle }
     var isClosed: Bool { self.state == .closed }
 
+    /// Whether a response (or the rest of one) is still due from the server.
+    var isAwaitingResponse: Bool {
+        switch self.state {
+        case .active(_, .awaitingHead), .active(_, .body): true
+        default: false
+        }
+    }
+
     mutating func startRequest() -> Action {
         guard case .idle = self.state else {
             preconditionFailure("request started on a busy or closed connection: \(self.state)")
@@ -56,8 +74,15 @@ struct HTTP1ConnectionStateMachine: Equatable {
         return .write
     }
 
-    mutating func writeFinished() -> Action {
+    /// Every byte of the body is on the wire, but its producer has yet to end.
+    mutating func bodySent() -> Action {
         guard case .active(.writing, let read) = self.state else { return .none }
+        self.state = .active(write: .sent, read: read)
+        return .none
+    }
+
+    mutating func writeFinished() -> Action {
+        guard case .active(let write, let read) = self.state, write != .done else { return .none }
         if case .ended(let keepAlive) = read {
             return self.finish(keepAlive: keepAlive)
         }
@@ -73,8 +98,15 @@ struct HTTP1ConnectionStateMachine: Equatable {
 
     mutating func responseEnded(keepAlive: Bool) -> Action {
         guard case .active(let write, .body) = self.state else { return .none }
-        if write == .done {
+        switch write {
+        case .done:
             return self.finish(keepAlive: keepAlive)
+        case .sent:
+            // Complete on the wire; the request ends when the producer does.
+            self.state = .active(write: .sent, read: .ended(keepAlive: keepAlive))
+            return .none
+        case .writing:
+            break
         }
         // The server answered before the request body was written (an early 413, say).
         // RFC 9112 §9.3: the rest of the body cannot be skipped, so the connection closes;

@@ -100,6 +100,7 @@ public enum RequestEncoder {
         if let value = added.contentEncoding { appendField(name: "Content-Encoding", value: value, into: &buffer) }
         switch body {
         case .known(let length):
+            guard length >= 0 else { throw invalid("body length \(length) is negative") }
             appendContentLength(length, into: &buffer)
         case .unknown:
             appendField(name: "Transfer-Encoding", value: "chunked", into: &buffer)

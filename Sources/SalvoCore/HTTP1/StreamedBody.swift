@@ -8,7 +8,10 @@ import DequeModule
 final class StreamedBody: @unchecked Sendable {
     enum State {
         case producing
-        /// The producer is done and every byte (and the last chunk) is queued.
+        /// Every announced byte is queued, and the producer has not ended yet: its end (or a
+        /// byte more, or a throw) still decides whether the body was what it promised.
+        case complete
+        /// The producer ended well and every byte (and the last chunk) is queued.
         case finished
         case failed(HTTPClientError)
         /// The request ended first; nothing more is taken.
@@ -60,16 +63,17 @@ final class StreamedBody: @unchecked Sendable {
     // MARK: Producer side (on the loop)
 
     func append(_ chunk: [UInt8], _ continuation: UnsafeContinuation<HTTPClientError?, Never>) {
+        if case .complete = self.state, let length = self.length {
+            self.overrun(length, continuation)
+            return
+        }
         guard case .producing = self.state else {
             continuation.resume(returning: self.endedError)
             return
         }
         self.produced += chunk.count
         if let length = self.length, self.produced > length {
-            self.state = .failed(HTTPClientError(.requestBodyFailed, phase: .write,
-                                                 detail: "the body stream gave more than its announced \(length) bytes"))
-            continuation.resume(returning: self.endedError)
-            self.connection?.streamedBodyChanged()
+            self.overrun(length, continuation)
             return
         }
         let framed: [UInt8]
@@ -87,9 +91,9 @@ final class StreamedBody: @unchecked Sendable {
         self.chunks.append(framed)
         self.queued += framed.count
         if let length = self.length, self.produced == length {
-            // Complete as announced: the server may answer as soon as these bytes reach it,
-            // before the producer's own end is seen here.
-            self.state = .finished
+            // Complete as announced: these bytes may go out (and the server answer) before the
+            // producer's own end is seen here, which still decides how the request ends.
+            self.state = .complete
         }
         if self.queued < Self.highWater {
             continuation.resume(returning: nil)
@@ -99,7 +103,22 @@ final class StreamedBody: @unchecked Sendable {
         self.connection?.streamedBodyChanged()
     }
 
+    /// The producer gave more than it announced: the request fails, whatever went out.
+    private func overrun(_ length: Int, _ continuation: UnsafeContinuation<HTTPClientError?, Never>) {
+        self.state = .failed(HTTPClientError(.requestBodyFailed, phase: .write,
+                                             detail: "the body stream gave more than its announced \(length) bytes"))
+        self.chunks.removeAll()
+        self.queued = 0
+        continuation.resume(returning: self.endedError)
+        self.connection?.streamedBodyChanged()
+    }
+
     private func producerEnded(_ failure: HTTPClientError?) {
+        if case .complete = self.state {
+            self.state = failure.map { .failed($0) } ?? .finished
+            self.connection?.streamedBodyChanged()
+            return
+        }
         guard case .producing = self.state else { return }
         if let failure {
             self.state = .failed(failure)
@@ -128,9 +147,15 @@ final class StreamedBody: @unchecked Sendable {
         return nil
     }
 
-    /// Every byte is written.
+    /// Every byte is written and the producer ended well.
     var isComplete: Bool {
         if case .finished = self.state { return self.chunks.isEmpty }
+        return false
+    }
+
+    /// Every announced byte is written, and the producer has yet to end.
+    var isSent: Bool {
+        if case .complete = self.state { return self.chunks.isEmpty }
         return false
     }
 
@@ -150,7 +175,10 @@ final class StreamedBody: @unchecked Sendable {
     /// The request ended (sent, answered early, failed or cancelled): stop the producer.
     func cancel() {
         self.connection = nil
-        if case .producing = self.state { self.state = .cancelled }
+        switch self.state {
+        case .producing, .complete: self.state = .cancelled
+        case .finished, .failed, .cancelled: break
+        }
         self.chunks.removeAll()
         self.queued = 0
         if let waiting = self.waitingProducer {

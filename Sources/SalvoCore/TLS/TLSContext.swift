@@ -98,13 +98,19 @@ enum TLSError {
 
     /// The reasons on this thread's OpenSSL error queue, emptied.
     static func drainReason() -> String {
+        self.pendingReason() ?? "unknown OpenSSL error"
+    }
+
+    /// The reasons on this thread's OpenSSL error queue, emptied; nil when it holds none (a
+    /// failed system call, whose errno says it all).
+    static func pendingReason() -> String? {
         var reasons: [String] = []
         while true {
             let code = ERR_get_error()
             if code == 0 { break }
             if let text = ERR_reason_error_string(code) { reasons.append(String(cString: text)) }
         }
-        return reasons.isEmpty ? "unknown OpenSSL error" : reasons.joined(separator: "; ")
+        return reasons.isEmpty ? nil : reasons.joined(separator: "; ")
     }
 }
 

@@ -5,7 +5,8 @@ import Glibc
 #endif
 
 /// One connection's TLS state: an `SSL` driven non-blocking straight on the socket, as wrk
-/// does (no memory BIOs, so no extra copy of every byte). Loop-confined.
+/// does (no memory BIOs, so no extra copy of every byte), through a BIO that sends with
+/// `MSG_NOSIGNAL` (see `tls_bio.c`). The bytes' half of ``Socket``. Loop-confined.
 package final class TLSSession {
     package enum Progress {
         case done
@@ -13,20 +14,13 @@ package final class TLSSession {
         case wantWrite
     }
 
-    /// The outcome of a read: bytes, nothing for now, or the end of the stream.
-    package enum ReadResult {
-        case bytes(Int)
-        case wantRead
-        case wantWrite
-        /// The peer sent close_notify.
-        case closed
-        /// The peer closed the TCP connection without close_notify.
-        case uncleanEOF
-        case failed(HTTPClientError)
-    }
-
     private let ssl: OpaquePointer
     private let host: String
+    /// The handshake finished: a close_notify means something now.
+    private var established = false
+    /// A fatal error happened (SSL_ERROR_SYSCALL or SSL_ERROR_SSL): OpenSSL forbids
+    /// SSL_shutdown after one, and the peer is likely gone anyway.
+    private var broken = false
 
     package init(context: TLSContext, fd: Int32, host: String) throws(HTTPClientError) {
         guard let ssl = SSL_new(context.context) else {
@@ -34,7 +28,11 @@ package final class TLSSession {
         }
         self.ssl = ssl
         self.host = host
-        SSL_set_fd(ssl, fd)
+        guard let bio = salvo_bio_new_socket(fd) else {
+            throw TLSError.local("cannot create a socket BIO")
+        }
+        // One reference for both directions (SSL_set_bio consumes one when they are equal).
+        SSL_set_bio(ssl, bio, bio)
         let isIPAddress = SocketAddress(numericHost: host, port: 0) != nil
         if !isIPAddress {
             // SNI names hosts only, never addresses (RFC 6066 §3).
@@ -45,6 +43,9 @@ package final class TLSSession {
             if isIPAddress {
                 X509_VERIFY_PARAM_set1_ip_asc(param, host)
             } else {
+                // A wildcard covers a whole label or nothing ("*.example.com", never
+                // "a*.example.com"), as curl and browsers require (RFC 6125 §6.4.3 allows less).
+                X509_VERIFY_PARAM_set_hostflags(param, UInt32(salvo_X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
                 X509_VERIFY_PARAM_set1_host(param, host, 0)
             }
         }
@@ -58,10 +59,14 @@ package final class TLSSession {
     package func handshake() throws(HTTPClientError) -> Progress {
         ERR_clear_error()
         let rc = SSL_connect(self.ssl)
-        if rc == 1 { return .done }
+        if rc == 1 {
+            self.established = true
+            return .done
+        }
         let error = SSL_get_error(self.ssl, rc)
         if error == salvo_SSL_ERROR_WANT_READ { return .wantRead }
         if error == salvo_SSL_ERROR_WANT_WRITE { return .wantWrite }
+        self.broken = true
         let verify = SSL_get_verify_result(self.ssl)
         if verify != Int(salvo_X509_V_OK) {
             let reason = X509_verify_cert_error_string(verify).map { String(cString: $0) } ?? "verification failed"
@@ -113,41 +118,51 @@ package final class TLSSession {
 
     /// Whether decrypted bytes wait inside OpenSSL. When not, and the last read was short,
     /// the socket is drained: one more SSL_read would only cost a read(2) for EAGAIN.
+    @usableFromInline
     package var hasBufferedBytes: Bool { SSL_pending(self.ssl) > 0 }
 
-    package func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
+    @usableFromInline
+    package func read(into buffer: UnsafeMutableRawBufferPointer) -> Socket.ReadResult {
         ERR_clear_error()
         let n = SSL_read(self.ssl, buffer.baseAddress, Int32(clamping: buffer.count))
         if n > 0 { return .bytes(Int(n)) }
         let error = SSL_get_error(self.ssl, n)
         switch error {
-        case salvo_SSL_ERROR_WANT_READ: return .wantRead
-        case salvo_SSL_ERROR_WANT_WRITE: return .wantWrite
-        case salvo_SSL_ERROR_ZERO_RETURN: return .closed
+        case salvo_SSL_ERROR_WANT_READ: return .wouldBlock(wantsWrite: false)
+        case salvo_SSL_ERROR_WANT_WRITE: return .wouldBlock(wantsWrite: true)
+        case salvo_SSL_ERROR_ZERO_RETURN: return .closed(clean: true)
         default:
+            let errno = salvo_errno()
+            self.broken = true
             let code = ERR_peek_error()
-            if (error == salvo_SSL_ERROR_SYSCALL && code == 0) || salvo_ssl_error_is_unexpected_eof(code) != 0 {
+            if (error == salvo_SSL_ERROR_SYSCALL && code == 0 && (n == 0 || errno == 0))
+                || salvo_ssl_error_is_unexpected_eof(code) != 0 {
                 ERR_clear_error()
-                return .uncleanEOF
+                return .closed(clean: false)
             }
-            return .failed(HTTPClientError(.readFailed, phase: .readBody, errno: salvo_errno(), detail: TLSError.drainReason()))
+            return .failed(errno: error == salvo_SSL_ERROR_SYSCALL ? errno : 0, detail: TLSError.pendingReason())
         }
     }
 
-    /// Writes what it can: bytes written, or 0 with `wantRead`/`wantWrite` set, or throws.
-    package func write(_ bytes: UnsafeRawBufferPointer) -> (written: Int, progress: Progress, error: HTTPClientError?) {
-        guard bytes.count > 0 else { return (0, .done, nil) }
+    /// Writes what it can of `bytes`.
+    @usableFromInline
+    package func write(_ bytes: UnsafeRawBufferPointer) -> Socket.WriteResult {
+        guard bytes.count > 0 else { return .wrote(0) }
         ERR_clear_error()
         let n = SSL_write(self.ssl, bytes.baseAddress, Int32(clamping: bytes.count))
-        if n > 0 { return (Int(n), .done, nil) }
+        if n > 0 { return .wrote(Int(n)) }
         let error = SSL_get_error(self.ssl, n)
-        if error == salvo_SSL_ERROR_WANT_WRITE { return (0, .wantWrite, nil) }
-        if error == salvo_SSL_ERROR_WANT_READ { return (0, .wantRead, nil) }
-        return (0, .done, HTTPClientError(.writeFailed, phase: .write, errno: salvo_errno(), detail: TLSError.drainReason()))
+        if error == salvo_SSL_ERROR_WANT_WRITE { return .wouldBlock(wantsRead: false) }
+        if error == salvo_SSL_ERROR_WANT_READ { return .wouldBlock(wantsRead: true) }
+        let errno = salvo_errno()
+        self.broken = true
+        return .failed(errno: error == salvo_SSL_ERROR_SYSCALL ? errno : 0, detail: TLSError.pendingReason())
     }
 
-    /// Sends close_notify if it can, without waiting for the peer's.
+    /// Sends close_notify if it can, without waiting for the peer's. Never after a fatal
+    /// error: OpenSSL forbids it, and the write would go to a peer that reset the connection.
     package func shutdown() {
+        guard self.established, !self.broken else { return }
         ERR_clear_error()
         _ = SSL_shutdown(self.ssl)
         ERR_clear_error()

@@ -101,4 +101,41 @@ import Testing
         let r21 = machine.headReceived()
         #expect(r21 == .none, "a second head is ignored")
     }
+
+    /// A streamed body with a length: every byte is out, the response comes, and the request
+    /// waits for the producer's end before it succeeds.
+    @Test func responseBeforeTheProducerEndsWaitsForIt() {
+        var machine = HTTP1ConnectionStateMachine()
+        _ = machine.startRequest()
+        #expect(machine.bodySent() == .none)
+        #expect(machine.headReceived() == .forwardHead)
+        #expect(machine.responseEnded(keepAlive: true) == .none, "complete on the wire, but the producer has not ended")
+        #expect(!machine.isAwaitingResponse)
+        #expect(!machine.isIdle && !machine.isClosed)
+        #expect(machine.writeFinished() == .succeedRequest(reuse: true))
+        #expect(machine.isIdle)
+        #expect(machine.requestsServed == 1)
+    }
+
+    @Test func producerFailingAfterTheResponseFailsTheRequest() {
+        var machine = HTTP1ConnectionStateMachine()
+        _ = machine.startRequest()
+        _ = machine.bodySent()
+        _ = machine.headReceived()
+        _ = machine.responseEnded(keepAlive: true)
+        #expect(machine.failed() == .failRequest(retryable: false))
+        #expect(machine.isClosed)
+    }
+
+    @Test func producerEndingBeforeTheResponse() {
+        var machine = HTTP1ConnectionStateMachine()
+        _ = machine.startRequest()
+        _ = machine.bodySent()
+        #expect(machine.isAwaitingResponse)
+        #expect(machine.writeFinished() == .none)
+        #expect(machine.bodySent() == .none, "a body sent after the write finished is ignored")
+        _ = machine.headReceived()
+        #expect(machine.responseEnded(keepAlive: false) == .succeedRequest(reuse: false))
+        #expect(machine.isClosed)
+    }
 }

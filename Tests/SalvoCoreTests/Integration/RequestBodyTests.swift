@@ -99,6 +99,75 @@ import Testing
         #expect(unfollowed.unfollowedRedirect?.contains("cannot be replayed") == true)
     }
 
+    /// A body that reaches its announced length and then goes on, or throws after its last
+    /// byte, fails the request: the server got a body its producer disowned.
+    @Test func bodiesThatBreakTheirLengthFail() async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let client = try makeClient()
+        defer { client.shutdown() }
+        let twoChunks = AsyncStream<[UInt8]> { continuation in
+            continuation.yield(Array("abc".utf8))
+            continuation.yield(Array("de".utf8))
+            continuation.finish()
+        }
+        let extra = await errorCode {
+            _ = try await client.execute(try post(server.url("/echo-body")), body: .stream(twoChunks, length: 3))
+        }
+        #expect(extra == .requestBodyFailed)
+        struct Broken: Error {}
+        let thrownAfterLast = await errorCode {
+            _ = try await client.execute(try post(server.url("/echo-body")), body: .producer(length: 3) { writer in
+                try await writer.write(Array("abc".utf8))
+                try await Task.sleep(for: .milliseconds(50))
+                throw Broken()
+            })
+        }
+        #expect(thrownAfterLast == .requestBodyFailed)
+        // Exactly the announced bytes, ending well: fine, and the connection is reused.
+        let exact = try await client.execute(try post(server.url("/echo-body")), body: .producer(length: 3) { writer in
+            try await writer.write(Array("abc".utf8))
+        })
+        #expect(exact.text == "abc")
+    }
+
+    /// A negative length is the caller's mistake: a typed error, never a trap.
+    @Test func negativeLengthsAreInvalidRequests() async throws {
+        let client = try makeClient()
+        defer { client.shutdown() }
+        let request = try post("http://127.0.0.1:9/")
+        let stream = await errorCode {
+            _ = try await client.execute(request, body: .stream(AsyncStream<[UInt8]> { $0.finish() }, length: -1))
+        }
+        #expect(stream == .invalidRequest)
+        let producer = await errorCode {
+            _ = try await client.execute(request, body: .producer(length: -5) { _ in })
+        }
+        #expect(producer == .invalidRequest)
+        let streamed = await errorCode { _ = try await client.stream(request, body: .producer(length: Int.min) { _ in }) }
+        #expect(streamed == .invalidRequest)
+    }
+
+    /// The read timeout stays on guard after a producer that paused: a server that then
+    /// stays silent is a read timeout, not a hang. The pause itself is not the server's fault.
+    @Test func readTimeoutAfterASlowProducer() async throws {
+        let server = try Shared.faults.get()
+        let client = try makeClient { $0.readTimeout = .milliseconds(300) }
+        defer { client.shutdown() }
+        let started = ContinuousClock.now
+        let code = try await withWatchdog {
+            await errorCode {
+                _ = try await client.execute(try self.post(server.url("/stall")), body: .producer { writer in
+                    try await writer.write(Array("first".utf8))
+                    try await Task.sleep(for: .milliseconds(700))
+                    try await writer.write(Array("second".utf8))
+                })
+            }
+        }
+        #expect(code == .readTimeout)
+        #expect(ContinuousClock.now - started >= .milliseconds(700), "no read timeout while the producer paused")
+    }
+
     /// A server that never reads: the producer is held back once the socket buffers and the
     /// body queue are full, instead of the client buffering everything it is given.
     @Test func slowServersHoldTheProducerBack() async throws {

@@ -238,23 +238,11 @@ final class OpenSSLServer: @unchecked Sendable {
     /// attacker: truncation. A body whose length was announced is complete regardless.
     @Test func closeWithoutCloseNotify() async throws {
         let certificates = try TestCertificates.shared.get()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", TestFixtures.directory.appendingPathComponent("tls_drop_server.py").path,
-                             "--cert", certificates.path("leaf.pem"), "--key", certificates.path("leaf.key")]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        defer {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-        let line = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
-        let port = try #require(Int(line.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""))
-        let base = "https://127.0.0.1:\(port)"
-        let complete = try await self.fetch(base + "/length") { $0.trustRoots = .file(certificates.path("ca.pem")) }.get()
+        let server = try TLSFaultServer.start(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
+        defer { server.stop() }
+        let complete = try await self.fetch(server.url("/length")) { $0.trustRoots = .file(certificates.path("ca.pem")) }.get()
         #expect(String(decoding: complete.body, as: UTF8.self) == "hello")
-        let cut = try await self.fetch(base + "/close-delimited") { $0.trustRoots = .file(certificates.path("ca.pem")) }
+        let cut = try await self.fetch(server.url("/close-delimited")) { $0.trustRoots = .file(certificates.path("ca.pem")) }
         guard case .failure(let error) = cut else { Issue.record("accepted a body cut without close_notify"); return }
         #expect(error.code == .truncatedBody)
     }

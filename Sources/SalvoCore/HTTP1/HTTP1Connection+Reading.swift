@@ -1,0 +1,191 @@
+import CSalvo
+import HTTPTypes
+
+/// Reading: bytes from the socket into the loop's shared buffer, parsed there in place, and
+/// the ways a response ends (its last byte, the peer's close, an error).
+extension HTTP1Connection {
+    /// Reads until the socket has nothing more, the consumer pauses or the connection ends.
+    /// A short read means a plain socket is drained (the read that would say EAGAIN is saved);
+    /// TLS may still hold decrypted bytes, so there only `wouldBlock` ends the loop.
+    func readable() {
+        let buffer = self.loop.readBuffer
+        while case .open = self.life, !self.readPaused {
+            switch self.socket.read(into: buffer) {
+            case .bytes(let count):
+                self.lastActivity = self.loop.now
+                self.received(UnsafeRawBufferPointer(start: buffer.baseAddress, count: count))
+                if count < buffer.count && self.socket.drainedByShortRead { return }
+            case .wouldBlock(let wantsWrite):
+                if wantsWrite { self.socket.setInterest([.read, .write], on: self.loop) }
+                return
+            case .closed(let clean):
+                if !clean && self.task != nil && self.decoder.bodyEndsAtClose {
+                    // TLS without close_notify: a body that runs to the close cannot be known
+                    // complete (someone may have cut the connection).
+                    self.fail(HTTPClientError(.truncatedBody, phase: .readBody,
+                                              detail: "the server closed the TLS connection without close_notify"))
+                    return
+                }
+                self.remoteClosed(errno: 0)
+                return
+            case .failed(let errno, let detail):
+                self.readFailed(errno: errno, detail: detail)
+                return
+            }
+        }
+    }
+
+    private func received(_ bytes: UnsafeRawBufferPointer) {
+        guard self.task != nil else {
+            // Bytes on an idle connection: nothing asked for them, so it cannot be trusted.
+            self.act(self.machine.failed())
+            return
+        }
+        let result: ResponseDecoder.FeedResult
+        do {
+            result = try self.decoder.feed(bytes)
+        } catch {
+            self.fail(self.handlerError ?? error)
+            return
+        }
+        if case .complete(let consumed) = result, consumed < bytes.count {
+            // Bytes after the response: not pipelined, so the connection is out of step.
+            self.mustClose = true
+        }
+        if self.continueArrived {
+            self.continueArrived = false
+            self.writeRequest()
+        }
+        self.deliverEnd()
+    }
+
+    private func deliverEnd() {
+        guard let end = self.pendingEnd else { return }
+        self.pendingEnd = nil
+        self.act(self.machine.responseEnded(keepAlive: end.keepAlive && !self.mustClose))
+        if self.task != nil, !self.machine.isAwaitingResponse, !self.machine.isClosed {
+            // The response is all here and the request waits for its body's producer to end:
+            // nothing more is read until then (not even the server closing, which it may).
+            self.readPaused = true
+            self.socket.setInterest(self.socket.interest.subtracting(.read), on: self.loop)
+        }
+    }
+
+    private func readFailed(errno: Int32, detail: String?) {
+        if errno == ECONNRESET && self.decoder.bytesOfCurrentResponse == 0 {
+            self.remoteClosed(errno: errno)
+            return
+        }
+        self.fail(HTTPClientError(.readFailed, phase: self.decoder.inBody ? .readBody : .readHead,
+                                  errno: errno == 0 ? nil : errno, detail: detail))
+    }
+
+    func remoteClosed(errno readErrno: Int32, duringWrite: Bool = false) {
+        // A write that failed first says how the peer went (a reset), even when the read
+        // that followed found only the end of the stream.
+        let duringWrite = duringWrite || self.sendFailure != 0
+        let errno = readErrno != 0 ? readErrno : self.sendFailure
+        guard self.task != nil else {
+            self.act(self.machine.remoteClosed(responseStarted: false))
+            return
+        }
+        if readErrno == 0 {
+            // The stream ended without a reset on the read side: a body that runs to the
+            // close ends here.
+            do {
+                if try self.decoder.finish() {
+                    self.mustClose = true
+                    self.deliverEnd()
+                    return
+                }
+            } catch {
+                self.failOnClose(error)
+                return
+            }
+        }
+        var error = self.decoder.endOfStreamError()
+        if errno != 0 && error.code == .emptyResponse {
+            // Reset before any response: a send failure if the request was still going out
+            // (curl's 55), a receive failure otherwise (56).
+            error = duringWrite
+                ? HTTPClientError(.writeFailed, phase: .write, errno: errno)
+                : HTTPClientError(.readFailed, phase: .readHead, errno: errno)
+        } else if errno != 0 {
+            error.errno = errno
+        }
+        self.failOnClose(error)
+    }
+
+    private func failOnClose(_ error: HTTPClientError) {
+        let action = self.machine.remoteClosed(responseStarted: self.decoder.bytesOfCurrentResponse > 0)
+        if case .failRequest(let retryable) = action, retryable, let task = self.task, task.isIdempotent,
+           task.isReplayable, !task.retried {
+            self.task = nil
+            self.writer.end()
+            self.closeSocket()
+            self.pool.connectionClosed(self, retry: task)
+            return
+        }
+        self.finishFailure(error)
+    }
+
+    /// Lets a paused response stream read again.
+    func resumeReading() {
+        guard self.readPaused, self.machine.isAwaitingResponse else { return }
+        defer { self.rearm() }
+        self.readPaused = false
+        self.lastActivity = self.loop.now
+        if !self.socket.isRegistered && self.socket.isOpen {
+            // Out of epoll after a hang-up while paused: the data left, then the end, is
+            // still in the socket; read it now.
+            self.readable()
+            return
+        }
+        let writing = self.socket.interest.contains(.write)
+        self.socket.setInterest(writing ? [.read, .write] : .read, on: self.loop)
+    }
+
+    // MARK: Decoder callbacks (inside llhttp_execute: record, act after it returns)
+
+    func decoderReceivedInformational(_ head: HTTPResponse) {
+        if head.status.code == 100 && self.writer.awaitingContinue {
+            self.writer.releaseBody()
+            self.continueArrived = true
+        }
+        self.task?.receiveInformational(head)
+    }
+
+    func decoderReceivedHead(_ head: HTTPResponse) -> Bool {
+        guard let task = self.task else { return false }
+        // A final answer before 100 Continue: the body is not sent (RFC 9110 §10.1.1), so
+        // the connection cannot carry another request.
+        self.writer.withholdBody()
+        _ = self.machine.headReceived()
+        do {
+            try task.receiveHead(head)
+            return true
+        } catch {
+            self.handlerError = error
+            return false
+        }
+    }
+
+    func decoderReceivedBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let task = self.task else { return false }
+        do {
+            if try !task.receiveBody(bytes) {
+                self.readPaused = true
+                self.socket.setInterest(self.socket.interest.subtracting(.read), on: self.loop)
+            }
+            return true
+        } catch {
+            self.handlerError = error
+            return false
+        }
+    }
+
+    func decoderReceivedEnd(trailers: HTTPFields?, keepAlive: Bool) {
+        self.pendingEnd = (trailers, keepAlive)
+        self.pendingTrailers = trailers
+    }
+}

@@ -1,0 +1,49 @@
+import CSalvo
+
+/// Writing: the request goes out through the ``RequestWriter``, and what it reports decides
+/// what the connection waits for next.
+extension HTTP1Connection {
+    /// Writes what the request has ready, and acts on how far it got.
+    func writeRequest() {
+        guard let task = self.task else { return }
+        let reading: IOInterest = self.readPaused ? .none : .read
+        switch self.writer.write(task, to: self.socket, for: self) {
+        case .finished:
+            self.socket.setInterest(reading, on: self.loop)
+            self.act(self.machine.writeFinished())
+        case .sent:
+            self.socket.setInterest(reading, on: self.loop)
+            self.act(self.machine.bodySent())
+        case .blocked(let wantsRead):
+            self.socket.setInterest(wantsRead ? .read : reading.union(.write), on: self.loop)
+        case .awaitingContinue, .awaitingProducer, .withheld:
+            self.socket.setInterest(reading, on: self.loop)
+        case .socketFailed(let errno, let detail):
+            self.writeFailed(errno: errno, detail: detail)
+        case .bodyFailed(let error):
+            self.fail(error)
+        }
+    }
+
+    /// The streamed body's producer queued data, finished or failed.
+    func streamedBodyChanged() {
+        guard self.task != nil, self.writer.streamedBody != nil else { return }
+        defer { self.rearm() }
+        self.writeRequest()
+    }
+
+    /// The socket refused the request's bytes. The server may have answered and gone away (an
+    /// early 413, then a reset): what already arrived is read first, over TLS as over TCP, and
+    /// only a connection with no answer fails the request.
+    private func writeFailed(errno: Int32, detail: String?) {
+        self.sendFailure = errno
+        self.socket.setInterest(.read, on: self.loop)
+        if !self.readPaused { self.readable() }
+        guard self.task != nil, !self.machine.isClosed else { return }
+        if errno == EPIPE || errno == ECONNRESET {
+            self.remoteClosed(errno: errno, duringWrite: true)
+        } else {
+            self.fail(HTTPClientError(.writeFailed, phase: .write, errno: errno == 0 ? nil : errno, detail: detail))
+        }
+    }
+}

@@ -1,0 +1,161 @@
+import CSalvo
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Opens a connection's ``Socket``: a TCP connect to each resolved address in turn, then, for
+/// https, the TLS handshake and the public-key pin check.
+///
+/// Owned by the connection that needs the socket (the client's or the load generator's). The
+/// descriptor is registered with the loop for that connection, which forwards its readiness
+/// events to ``ready(loop:target:)`` until the connector answers ``Step/opened(_:)`` — then the
+/// socket is the connection's — or ``Step/failed(_:)``. The connection also owns the clock:
+/// it checks ``deadline`` and asks for ``timeoutError`` when it passes. Loop-confined.
+package struct SocketConnector {
+    package enum Step {
+        /// Waiting for the socket; the next event goes to ``ready(loop:target:)``.
+        case pending
+        /// Connected (and, for https, the handshake and pins are done).
+        case opened(Socket)
+        case failed(HTTPClientError)
+    }
+
+    let host: String
+    let port: Int
+    private let tls: TLSContext?
+    private let resumption: TLSResumption?
+    /// When connecting must be done by: the connect timeout, or the handshake timeout once the
+    /// handshake starts, whichever is sooner.
+    package private(set) var deadline: Deadline
+    private var addresses: [SocketAddress] = []
+    private var next = 0
+    private var lastErrno: Int32 = 0
+    private var socket = Socket.none
+    /// TCP is up and the TLS handshake is under way.
+    package private(set) var isHandshaking = false
+
+    package init(host: String, port: Int, tls: TLSContext?, resumption: TLSResumption?, deadline: Deadline) {
+        self.host = host
+        self.port = port
+        self.tls = tls
+        self.resumption = resumption
+        self.deadline = deadline
+    }
+
+    /// Starts connecting to `addresses`, in order.
+    package mutating func connect(to addresses: [SocketAddress], loop: EventLoop, target: any Selectable) -> Step {
+        self.addresses = addresses
+        self.next = 0
+        return self.tryNextAddress(loop: loop, target: target)
+    }
+
+    /// The registered descriptor is ready.
+    package mutating func ready(loop: EventLoop, target: any Selectable) -> Step {
+        guard self.socket.isOpen else { return .pending }
+        if self.isHandshaking { return self.continueHandshake(loop: loop) }
+        var error: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        getsockopt(self.socket.fd, SOL_SOCKET, SO_ERROR, &error, &length)
+        if error != 0 {
+            self.lastErrno = error
+            self.socket.close(on: loop)
+            return self.tryNextAddress(loop: loop, target: target)
+        }
+        var one: Int32 = 1
+        setsockopt(self.socket.fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        guard let context = self.tls else { return self.opened() }
+        do {
+            let session = try TLSSession(context: context, fd: self.socket.fd, host: self.host)
+            if let resumption = self.resumption { session.offer(resumption) }
+            self.socket.attach(session)
+        } catch {
+            self.socket.close(on: loop)
+            return .failed(error)
+        }
+        self.isHandshaking = true
+        if let limit = context.configuration.handshakeTimeout {
+            self.deadline = min(self.deadline, loop.refreshNow() + limit)
+        }
+        return self.continueHandshake(loop: loop)
+    }
+
+    /// The error for a connect that outlived ``deadline``.
+    package var timeoutError: HTTPClientError {
+        self.isHandshaking
+            ? HTTPClientError(.connectTimeout, host: self.host, phase: .connect, detail: "the TLS handshake did not finish in time")
+            : HTTPClientError(.connectTimeout, host: self.host, phase: .connect)
+    }
+
+    /// Gives up: closes a socket still being connected.
+    package mutating func abandon(loop: EventLoop) {
+        self.socket.close(on: loop)
+    }
+
+    // MARK: Steps
+
+    private mutating func tryNextAddress(loop: EventLoop, target: any Selectable) -> Step {
+        while self.next < self.addresses.count {
+            var address = self.addresses[self.next]
+            self.next += 1
+            let fd = Glibc.socket(address.family, salvo_SOCK_STREAM_NONBLOCK_CLOEXEC, 0)
+            guard fd >= 0 else {
+                self.lastErrno = salvo_errno()
+                continue
+            }
+            self.socket = Socket(fd: fd)
+            let rc = withUnsafePointer(to: &address.storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, address.length) }
+            }
+            let err = rc == 0 ? 0 : salvo_errno()
+            guard rc == 0 || err == EINPROGRESS else {
+                self.lastErrno = err
+                self.socket.close(on: loop)
+                continue
+            }
+            do {
+                // Connected or not, writability says when connect(2) has an answer.
+                try self.socket.register(on: loop, target: target, interest: .write)
+                return .pending
+            } catch {
+                self.lastErrno = error.errno
+                self.socket.close(on: loop)
+            }
+        }
+        let code: HTTPClientError.Code = self.lastErrno == ECONNREFUSED ? .connectionRefused : .connectFailed
+        return .failed(HTTPClientError(code, host: self.host, phase: .connect, errno: self.lastErrno, detail: "port \(self.port)"))
+    }
+
+    private mutating func continueHandshake(loop: EventLoop) -> Step {
+        guard let session = self.socket.tls else { return .pending }
+        do {
+            switch try session.handshake() {
+            case .done:
+                if let pins = self.tls?.configuration.pinnedPublicKeys, !pins.isEmpty {
+                    let key = session.peerPublicKeyPin
+                    guard let key, pins.contains(key) else {
+                        self.socket.close(on: loop)
+                        return .failed(HTTPClientError(.tlsPinMismatch, host: self.host, phase: .connect,
+                                                       detail: "server key sha256//\(key ?? "none") is not pinned"))
+                    }
+                }
+                return self.opened()
+            case .wantRead:
+                self.socket.setInterest(.read, on: loop)
+                return .pending
+            case .wantWrite:
+                self.socket.setInterest(.write, on: loop)
+                return .pending
+            }
+        } catch {
+            self.socket.close(on: loop)
+            return .failed(error.with(host: self.host))
+        }
+    }
+
+    private mutating func opened() -> Step {
+        let socket = self.socket
+        self.socket = .none
+        self.isHandshaking = false
+        return .opened(socket)
+    }
+}

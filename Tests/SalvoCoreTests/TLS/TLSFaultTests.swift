@@ -1,0 +1,98 @@
+import Foundation
+import HTTPTypes
+import Testing
+@testable import SalvoCore
+@testable import SalvoLoad
+
+/// TLS peers that reset connections: idle in the pool, mid-upload, after an early answer.
+/// Each of these once raised SIGPIPE inside OpenSSL's writes and killed the whole process; the
+/// suite restores SIGPIPE's default action first, so a regression ends the test run.
+@Suite(.serialized) struct TLSFaultTests {
+    init() {
+        // The library must not depend on its host ignoring SIGPIPE.
+        signal(SIGPIPE, SIG_DFL)
+    }
+
+    func makeClient(_ certificates: TestCertificates, adjust: (inout HTTPClient.Configuration) -> Void = { _ in }) throws -> HTTPClient {
+        var configuration = HTTPClient.Configuration()
+        configuration.threads = 1
+        configuration.maxConnectionsPerHost = 1
+        configuration.tls.trustRoots = .file(certificates.path("ca.pem"))
+        adjust(&configuration)
+        return try HTTPClient(configuration: configuration)
+    }
+
+    /// A load balancer resets a pooled connection while no request uses it.
+    @Test func idlePooledConnectionResetByThePeer() async throws {
+        let certificates = try TestCertificates.shared.get()
+        let server = try TLSFaultServer.start(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
+        defer { server.stop() }
+        let client = try self.makeClient(certificates)
+        defer { client.shutdown() }
+        try await withWatchdog {
+            for _ in 0..<3 {
+                let first = try await client.execute(try HTTPRequest(method: .get, url: server.url("/idle-reset?ms=50")))
+                #expect(first.status == .ok)
+                // The reset arrives while the connection sits idle in the pool.
+                try await Task.sleep(for: .milliseconds(250))
+                let next = try await client.execute(try HTTPRequest(method: .get, url: server.url("/ok")))
+                #expect(String(decoding: next.body, as: UTF8.self) == "ok")
+            }
+        }
+    }
+
+    /// A server that answers 413 at once and resets while the body is still going out: the
+    /// caller gets the 413, over TLS as over plain TCP.
+    @Test func earlyAnswerThenResetDuringUpload() async throws {
+        let certificates = try TestCertificates.shared.get()
+        let server = try TLSFaultServer.start(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
+        defer { server.stop() }
+        let client = try self.makeClient(certificates)
+        defer { client.shutdown() }
+        let payload = [UInt8](repeating: 0x61, count: 16 << 20)
+        try await withWatchdog {
+            var post = try HTTPRequest(method: .post, url: server.url("/early?code=413"))
+            post.headerFields[.contentType] = "application/octet-stream"
+            let fixed = try await client.execute(post, body: .bytes(payload))
+            #expect(fixed.status.code == 413)
+            #expect(String(decoding: fixed.body, as: UTF8.self) == "too large\n")
+            let chunks = AsyncStream<[UInt8]> { continuation in
+                for _ in 0..<256 { continuation.yield([UInt8](repeating: 0x62, count: 65536)) }
+                continuation.finish()
+            }
+            let streamed = try await client.execute(post, body: .stream(chunks))
+            #expect(streamed.status.code == 413)
+        }
+    }
+
+    /// A reset in the middle of the upload, with no answer: a typed send or receive error.
+    @Test func resetDuringUpload() async throws {
+        let certificates = try TestCertificates.shared.get()
+        let server = try TLSFaultServer.start(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
+        defer { server.stop() }
+        let client = try self.makeClient(certificates)
+        defer { client.shutdown() }
+        let payload = [UInt8](repeating: 0x61, count: 16 << 20)
+        try await withWatchdog {
+            let post = try HTTPRequest(method: .post, url: server.url("/reset-body?after=100000"))
+            let code = await errorCode { _ = try await client.execute(post, body: .bytes(payload)) }
+            #expect(code == .writeFailed || code == .readFailed, "\(String(describing: code))")
+        }
+    }
+
+    /// The load generator's connections meet the same resets.
+    @Test func loadGeneratorSurvivesResets() async throws {
+        let certificates = try TestCertificates.shared.get()
+        let server = try TLSFaultServer.start(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
+        defer { server.stop() }
+        var settings = LoadConfiguration(url: try RequestURL(server.url("/reset-body?after=0")))
+        settings.threads = 1
+        settings.connections = 4
+        settings.duration = .milliseconds(400)
+        settings.tls.trustRoots = .file(certificates.path("ca.pem"))
+        let configuration = settings
+        let statistics = try await withWatchdog { try await LoadGenerator(configuration: configuration).run() }
+        #expect(statistics.requests == 0)
+        #expect(statistics.errors.read + statistics.errors.write > 0)
+    }
+}
