@@ -20,6 +20,9 @@ public final class HTTPClient: Sendable {
     let group: EventLoopGroup
     private let ownsGroup: Bool
     private let pools: [LoopBound<ConnectionPool>]
+    /// Per loop, the hook that ends this client's requests if the loop stops first (a shared
+    /// group shut down before the client).
+    private let stopHooks: [Int?]
     let tlsContexts: TLSContexts
     private let isShutdown = Atomic<Bool>(false)
 
@@ -65,6 +68,11 @@ public final class HTTPClient: Sendable {
             return LoopBound(ConnectionPool(loop: loop, configuration: poolConfiguration,
                                             maxConnectionsOnThisLoop: Swift.max(share, 1)), loop: loop)
         }
+        self.stopHooks = self.pools.map { bound in
+            bound.loop.whenStopping {
+                bound.value.shutdown(HTTPClientError(.shutdown, detail: "the event loop stopped"))
+            }
+        }
     }
 
     deinit {
@@ -75,11 +83,12 @@ public final class HTTPClient: Sendable {
         self.shutdown()
     }
 
-    private static func shutdownWork(pools: [LoopBound<ConnectionPool>], group: EventLoopGroup?) -> @Sendable () -> Void {
+    private static func shutdownWork(pools: [LoopBound<ConnectionPool>], stopHooks: [Int?], group: EventLoopGroup?) -> @Sendable () -> Void {
         {
             let done = DispatchSemaphore(value: 0)
             var accepted = 0
-            for bound in pools {
+            for (bound, hook) in zip(pools, stopHooks) {
+                if let hook { bound.loop.removeStopHook(hook) }
                 // A loop of a shared group that was stopped first has nothing left to close.
                 let queued = bound.loop.tryExecute {
                     bound.value.shutdown()
@@ -255,7 +264,7 @@ public final class HTTPClient: Sendable {
     /// shutdown then finishes in the background after this returns.
     public func shutdown() {
         guard !self.isShutdown.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let work = Self.shutdownWork(pools: self.pools, group: self.ownsGroup ? self.group : nil)
+        let work = Self.shutdownWork(pools: self.pools, stopHooks: self.stopHooks, group: self.ownsGroup ? self.group : nil)
         if self.group.loops.contains(where: { $0.inEventLoop }) {
             DispatchQueue.global().async(execute: work)
         } else {

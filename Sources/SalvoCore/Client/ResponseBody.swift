@@ -17,6 +17,10 @@ import Synchronization
 ///
 /// Dropping the body (and its iterator) before the end cancels the request and closes its
 /// connection. Chunk boundaries carry no meaning.
+///
+/// The body is read once: a second iterator (a second `for await`, or ``collect(upTo:)`` after
+/// one), or two tasks calling `next()` on copies of one iterator at the same time, get
+/// ``HTTPClientError/Code/bodyAlreadyIterated`` while the first reader carries on.
 public struct ResponseBody: AsyncSequence, Sendable {
     public typealias Element = [UInt8]
     public typealias Failure = HTTPClientError
@@ -29,15 +33,18 @@ public struct ResponseBody: AsyncSequence, Sendable {
         self.consumer = ConsumerToken(stream: stream)
     }
 
-    public struct AsyncIterator: AsyncIteratorProtocol {
+    public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
         let stream: BodyStream
         let consumer: ConsumerToken
+        /// Another iterator took the body first: this one only reports that.
+        let refused: Bool
 
         public mutating func next() async throws(HTTPClientError) -> [UInt8]? {
             try await self.next(isolation: nil)
         }
 
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(HTTPClientError) -> [UInt8]? {
+            if self.refused { throw BodyStream.secondReader }
             let stream = self.stream
             let result = await withTaskCancellationHandler {
                 await stream.next()
@@ -49,7 +56,7 @@ public struct ResponseBody: AsyncSequence, Sendable {
     }
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(stream: self.stream, consumer: self.consumer)
+        AsyncIterator(stream: self.stream, consumer: self.consumer, refused: !self.stream.claimReader())
     }
 
     /// Reads the whole rest of the body, failing past `maxBytes`.
@@ -87,6 +94,20 @@ final class BodyStream: Sendable {
         var producerPaused = false
         var cancelled = false
         var trailers: HTTPFields? = nil
+        /// An iterator was made: the body has its one reader.
+        var claimed = false
+    }
+
+    static let secondReader = HTTPClientError(
+        .bodyAlreadyIterated, phase: .readBody, detail: "a response body can be iterated once, by one reader at a time")
+
+    /// Takes the body for an iterator; false when one already has it.
+    func claimReader() -> Bool {
+        self.state.withLock { state in
+            if state.claimed { return false }
+            state.claimed = true
+            return true
+        }
     }
 
     let highWatermark: Int
@@ -163,6 +184,9 @@ final class BodyStream: Sendable {
                 case .success?: return .value(.success(nil))
                 case .failure(let error)?: return .value(.failure(error))
                 case nil:
+                    // Copies of one iterator read at once: the first keeps waiting, the
+                    // second is told, rather than one of them never being resumed.
+                    if state.waiter != nil { return .value(.failure(BodyStream.secondReader)) }
                     state.waiter = continuation
                     return .wait
                 }

@@ -27,6 +27,7 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
             case tlsHandshakeFailed, tlsCertificateInvalid, tlsLocalCertificate, tlsPinMismatch
             case contentDecodingFailed, decodedBodyTooLarge, compressionRatioExceeded
             case tooManyRedirects, redirectLoop, redirectRefused, requestBodyFailed
+            case bodyAlreadyIterated
         }
         let base: Base
 
@@ -104,6 +105,9 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
         /// The request body's source failed (a file that cannot be read, a stream that threw,
         /// or one that delivered a different number of bytes than it announced).
         public static let requestBodyFailed = Code(base: .requestBodyFailed)
+        /// A streamed response body was iterated a second time (it can be read once), or by
+        /// two iterators at once: the caller's mistake.
+        public static let bodyAlreadyIterated = Code(base: .bodyAlreadyIterated)
         /// A client configuration value is out of range (no threads, no connections…).
         public static let invalidConfiguration = Code(base: .invalidConfiguration)
         /// The URL's scheme is not one this client speaks.
@@ -146,6 +150,7 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
             case .redirectLoop: "redirect loop"
             case .redirectRefused: "redirect not followed"
             case .requestBodyFailed: "request body source failed"
+            case .bodyAlreadyIterated: "response body already iterated (it can be read once)"
             }
         }
     }

@@ -30,6 +30,9 @@ public final class EventLoop: @unchecked Sendable {
     private struct Pending: ~Copyable {
         var queue = Deque<Work>()
         var closed = false
+        /// Run on the loop's thread once it has stopped taking work (see ``whenStopping(_:)``).
+        var stopHooks: [Int: @Sendable () -> Void] = [:]
+        var nextHookID = 1
     }
 
     /// Something to run on the loop: a closure, or a Swift task's job (the loop is a
@@ -57,6 +60,8 @@ public final class EventLoop: @unchecked Sendable {
     /// Jobs enqueued from the loop's own thread: no lock, no wake-up.
     private var localJobs: Deque<UnownedJob> = Deque()
     private var nowCache = Deadline.now()
+    /// The loop has stopped taking work and runs its stop hooks: jobs go elsewhere now.
+    private var stopping = false
     /// Buffer shared by every connection on this loop for reads: data is parsed in place
     /// before the next read, so one per loop is enough.
     package let readBuffer: UnsafeMutableRawBufferPointer
@@ -166,6 +171,42 @@ public final class EventLoop: @unchecked Sendable {
         _ = withUnsafeBytes(of: &one) { Glibc.write(self.wakeFD, $0.baseAddress, 8) }
     }
 
+    // MARK: Stopping
+
+    /// Runs `hook` on the loop's thread when the loop stops, after the last work it accepted,
+    /// so that whatever lives on the loop (connections, their requests) can end instead of
+    /// being abandoned. Returns an id for ``removeStopHook(_:)``, or nil when the loop has
+    /// already stopped (and the hook will never run). Safe from any thread.
+    package func whenStopping(_ hook: @escaping @Sendable () -> Void) -> Int? {
+        self.pending.withLock { pending -> Int? in
+            if pending.closed { return nil }
+            let id = pending.nextHookID
+            pending.nextHookID += 1
+            pending.stopHooks[id] = hook
+            return id
+        }
+    }
+
+    /// Forgets a hook registered with ``whenStopping(_:)``. Safe from any thread.
+    package func removeStopHook(_ id: Int) {
+        _ = self.pending.withLock { $0.stopHooks.removeValue(forKey: id) }
+    }
+
+    /// Runs the stop hooks once no more work is accepted. What they resume must not wait
+    /// for this loop: jobs that would run on it go to the global executor from here on.
+    private func runStopHooks() {
+        self.stopping = true
+        let hooks = self.pending.withLock { pending -> [@Sendable () -> Void] in
+            let hooks = pending.stopHooks.sorted { $0.key < $1.key }.map(\.value)
+            pending.stopHooks.removeAll()
+            return hooks
+        }
+        for hook in hooks { hook() }
+        while let job = self.localJobs.popFirst() {
+            globalConcurrentExecutor.enqueue(ExecutorJob(job))
+        }
+    }
+
     // MARK: Registration (loop thread only)
 
     /// Registers `selectable` for `fd` and returns its token.
@@ -256,10 +297,12 @@ public final class EventLoop: @unchecked Sendable {
         while true {
             self.runPending()
             if self.stopRequested.load(ordering: .sequentiallyConsistent) {
-                // Finish work queued before the stop, refuse any after it, then leave.
+                // Finish work queued before the stop, refuse any after it, let what lives on
+                // the loop end, then leave.
                 self.runPending()
                 self.pending.withLock { $0.closed = true }
                 self.runPending()
+                self.runStopHooks()
                 break
             }
             var timeout = self.timeoutUntilNextTimer()
@@ -359,9 +402,9 @@ private final class ClosureTimer: TimerTarget, Sendable {
 extension EventLoop: TaskExecutor {
     public func enqueue(_ job: consuming ExecutorJob) {
         let unowned = UnownedJob(job)
-        if self.inEventLoop {
+        if self.inEventLoop && !self.stopping {
             self.localJobs.append(unowned)
-        } else if !self.enqueueWork(.job(unowned)) {
+        } else if self.inEventLoop || !self.enqueueWork(.job(unowned)) {
             // The loop has stopped; the job must still run somewhere, or its task hangs.
             globalConcurrentExecutor.enqueue(ExecutorJob(unowned))
         }

@@ -62,10 +62,10 @@ final class ConnectionPool {
         }
     }
 
-    /// Closes every connection and fails every request, on this loop.
-    func shutdown() {
+    /// Closes every connection and fails every request with `error`, on this loop.
+    func shutdown(_ error: HTTPClientError = HTTPClientError(.shutdown)) {
         self.isShutdown = true
-        for pool in self.hosts.values { pool.shutdown() }
+        for pool in self.hosts.values { pool.shutdown(error) }
         self.tlsResumptions.removeAll()
     }
 
@@ -280,18 +280,20 @@ final class HostPool: TimerTarget {
         }
     }
 
-    func shutdown() {
+    func shutdown(_ error: HTTPClientError) {
         self.detached = true
         let (idle, waiters) = self.machine.shutdown()
+        var queued = error
+        queued.phase = .pool
         for id in waiters {
-            self.waiters.removeValue(forKey: id)?.fail(HTTPClientError(.shutdown, phase: .pool))
+            self.waiters.removeValue(forKey: id)?.fail(queued)
         }
         for id in idle {
-            self.connections.removeValue(forKey: id)?.close(failingWith: HTTPClientError(.shutdown))
+            self.connections.removeValue(forKey: id)?.close(failingWith: error)
         }
         for connection in Array(self.connections.values) {
             self.connections[connection.id] = nil
-            connection.close(failingWith: HTTPClientError(.shutdown))
+            connection.close(failingWith: error)
         }
     }
 }

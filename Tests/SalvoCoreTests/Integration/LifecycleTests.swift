@@ -109,4 +109,72 @@ import Testing
         _ = try await client.execute(try get(server.url("/ok")))
         #expect(try server.log().connections == 2)
     }
+
+    /// A shared group stopped under a client's feet: every request on its loops ends with an
+    /// error — running, queued, half-read, or with a completion handler — and none hangs.
+    @Test func requestsEndWhenTheirSharedGroupStops() async throws {
+        let server = try Shared.faults.get()
+        let group = try EventLoopGroup(numberOfThreads: 2)
+        var configuration = HTTPClient.Configuration()
+        configuration.maxConnectionsPerHost = 2
+        let client = try HTTPClient(configuration: configuration, eventLoopGroup: group)
+        defer { client.shutdown() }
+        try await withWatchdog {
+            let streamed = try await client.stream(try get(server.url("/stall-body")))
+            async let running = errorCode { _ = try await client.execute(try get(server.url("/stall"))) }
+            async let queued = errorCode { _ = try await client.execute(try get(server.url("/stall"))) }
+            let handled = await withCheckedContinuation { (continuation: CheckedContinuation<HTTPClientError.Code?, Never>) in
+                let handle = client.execute(try! get(server.url("/stall"))) { result in
+                    if case .failure(let error) = result { continuation.resume(returning: error.code) }
+                    else { continuation.resume(returning: nil) }
+                }
+                Task {
+                    try? await Task.sleep(for: .milliseconds(300))
+                    group.shutdown()
+                    handle.cancel()  // after the loop stopped: nothing to do, and no hang
+                }
+            }
+            #expect(handled == .shutdown)
+            #expect(await running == .shutdown)
+            #expect(await queued == .shutdown)
+            let bodyCode = await errorCode { for try await _ in streamed.body {} }
+            #expect(bodyCode == .shutdown)
+            // Later requests fail at once.
+            #expect(await errorCode { _ = try await client.execute(try get(server.url("/ok"))) } == .shutdown)
+        }
+    }
+
+    /// A streamed body has one reader: a second iterator, or a second concurrent `next()` on
+    /// a copy of the first, is told so at once, and the first reader is unharmed.
+    @Test func aResponseBodyIsReadOnce() async throws {
+        let server = try Shared.faults.get()
+        let client = try makeClient()
+        defer { client.shutdown() }
+        try await withWatchdog {
+            let response = try await client.stream(try get(server.url("/chunked")))
+            var first = response.body.makeAsyncIterator()
+            var second = response.body.makeAsyncIterator()
+            #expect(await errorCode { _ = try await second.next() } == .bodyAlreadyIterated)
+            var text: [UInt8] = []
+            while let chunk = try await first.next() { text += chunk }
+            #expect(String(decoding: text, as: UTF8.self) == "hello world")
+            #expect(await errorCode { _ = try await response.body.collect(upTo: 100) } == .bodyAlreadyIterated)
+
+            // Two tasks on copies of one iterator while the body stalls.
+            let stalled = try await client.stream(try get(server.url("/stall-body")))
+            let iterator = stalled.body.makeAsyncIterator()
+            let reader = Task {
+                var copy = iterator
+                var received: [UInt8] = []
+                while let chunk = try await copy.next() { received += chunk }
+                return received
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            var other = iterator
+            #expect(await errorCode { _ = try await other.next() } == .bodyAlreadyIterated)
+            reader.cancel()
+            let outcome = await reader.result
+            #expect((try? outcome.get()) == nil, "the first reader ends with its cancellation, not a hang")
+        }
+    }
 }
