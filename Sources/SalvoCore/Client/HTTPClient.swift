@@ -147,7 +147,9 @@ public final class HTTPClient: Sendable {
 
     func prepare(_ request: HTTPRequest, body: HTTPClientRequestBody?, options: RequestOptions) throws(HTTPClientError) -> Prepared {
         guard !self.isShutdown.load(ordering: .relaxed) else { throw HTTPClientError(.shutdown) }
-        var key = try request.connectionKey()
+        var request = request
+        var (key, rewriteAuthority) = try request.canonicalConnectionKey()
+        if rewriteAuthority { request.authority = key.authority }
         var tls: TLSContext? = nil
         if key.scheme == .https {
             (key.tlsConfigurationID, tls) = try self.tlsContexts.context(for: options.tls)

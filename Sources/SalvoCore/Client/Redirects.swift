@@ -5,8 +5,9 @@ import HTTPTypes
 /// Following a redirect changes the method as browsers and curl do: 303 becomes GET (HEAD
 /// stays HEAD) and 301/302 turn a POST into a GET, dropping the body; 307 and 308 keep the
 /// method and send the body again when it can be replayed. Leaving the origin (another
-/// scheme, host or port) drops `Authorization`, `Cookie`, `Proxy-Authorization` and the
-/// ``sensitiveHeaders``.
+/// scheme, host or port) drops `Authorization`, `Cookie`, `Proxy-Authorization`, a `Host`
+/// the caller set, and the ``sensitiveHeaders``; a Location with userinfo brings its own
+/// Basic credentials.
 public struct RedirectPolicy: Sendable, Hashable {
     /// Follow redirects at all; when false a 3xx response is returned as it is.
     public var follow: Bool
@@ -44,6 +45,7 @@ struct RedirectState: Sendable {
     }
 
     let policy: RedirectPolicy
+    static let host = HTTPField.Name("Host")!
     /// Every URL requested so far, the first one included.
     private(set) var chain: [String] = []
     /// Method and URL of each request, to notice a loop.
@@ -107,9 +109,15 @@ struct RedirectState: Sendable {
             }
         }
         if target.key != current {
-            for name in [HTTPField.Name.authorization, .cookie, .proxyAuthorization] + self.policy.sensitiveHeaders {
+            // Another origin: no credential goes there, nor a Host the caller set for this one
+            // (it may name an internal host).
+            for name in [HTTPField.Name.authorization, .cookie, .proxyAuthorization, Self.host] + self.policy.sensitiveHeaders {
                 next.headerFields[name] = nil
             }
+        }
+        if let credentials = target.basicAuthorization {
+            // The Location's own userinfo is for the host it names.
+            next.headerFields[.authorization] = credentials
         }
         return .follow(next, keepBody: keepBody)
     }
@@ -210,6 +218,35 @@ enum URLReference {
         }
         let joined = output.joined(separator: "/")
         return absolute ? "/" + joined : joined
+    }
+
+    /// The bytes `text` stands for, `%XX` escapes decoded (a `%` not followed by two hex
+    /// digits stays as it is, as curl leaves it).
+    static func percentDecoded(_ text: String) -> [UInt8] {
+        let bytes = Array(text.utf8)
+        guard bytes.contains(UInt8(ascii: "%")) else { return bytes }
+        func hex(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
+               let high = hex(bytes[index + 1]), let low = hex(bytes[index + 2]) {
+                output.append(high << 4 | low)
+                index += 3
+            } else {
+                output.append(bytes[index])
+                index += 1
+            }
+        }
+        return output
     }
 
     static func encodeUnsafeBytes(_ text: String) -> String {

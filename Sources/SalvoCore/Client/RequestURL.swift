@@ -3,15 +3,23 @@ import HTTPTypes
 /// An absolute http or https URL, parsed without Foundation.
 ///
 /// Accepts `scheme://[user[:password]@]host[:port][/path][?query][#fragment]` with IPv6
-/// literals in brackets. The fragment is dropped (it never goes on the wire); userinfo is
-/// kept apart so it is never sent in the Host header.
+/// literals in brackets (and an RFC 6874 zone, `[fe80::1%25eth0]`). The fragment is dropped
+/// (it never goes on the wire); userinfo is kept apart so it is never sent in the Host header,
+/// and becomes Basic credentials (see ``basicAuthorization``).
+///
+/// The host is normalized as curl and browsers do: names lowercased, numeric IPv4 forms
+/// (`127.1`, `0x7f.0.0.1`, `2130706433`) written as a dotted quad, IPv6 addresses
+/// compressed. A host with non-ASCII letters is refused: give its IDNA form (`xn--…`). Bytes
+/// of the path and query outside ASCII are percent-encoded; the port is digits only.
 public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
     public var scheme: ConnectionKey.Scheme
-    /// The host without brackets, lowercased for names.
+    /// The host without brackets: a lowercased name, a dotted-quad IPv4 address, or a
+    /// compressed IPv6 address with its zone after a `%` (`fe80::1%eth0`).
     public var host: String
     public var port: Int
     /// Path and query, as sent in the request line; "/" when empty.
     public var target: String
+    /// The user and password of the userinfo, as written (percent-encoded).
     public var user: String?
     public var password: String?
 
@@ -31,7 +39,8 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
         if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
         let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
         var authority = rest[..<authorityEnd]
-        var target = String(rest[authorityEnd...])
+        // Bytes a request target may not carry raw (non-ASCII) go percent-encoded.
+        var target = URLReference.encodeUnsafeBytes(String(rest[authorityEnd...]))
         if target.isEmpty { target = "/" } else if target.hasPrefix("?") { target = "/" + target }
 
         var user: String? = nil
@@ -47,42 +56,45 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
             authority = authority[authority.index(after: at)...]
         }
 
-        var host: Substring
+        let host: String
         var portText: Substring? = nil
         if authority.hasPrefix("[") {
             guard let close = authority.firstIndex(of: "]") else { throw invalid("unclosed IPv6 literal") }
-            host = authority[authority.index(after: authority.startIndex)..<close]
+            let literal = authority[authority.index(after: authority.startIndex)..<close]
             let after = authority[authority.index(after: close)...]
             if !after.isEmpty {
                 guard after.hasPrefix(":") else { throw invalid("junk after IPv6 literal") }
                 portText = after.dropFirst()
             }
-            guard host.contains(":"), host.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." || $0 == "%" }) else {
-                throw invalid("bad IPv6 literal")
-            }
+            guard let (address, zone) = try? HostName.ipv6(literal) else { throw invalid("bad IPv6 literal") }
+            host = zone.map { "\(address)%\($0)" } ?? address
         } else {
+            let name: Substring
             if let colon = authority.lastIndex(of: ":") {
-                host = authority[..<colon]
+                name = authority[..<colon]
                 portText = authority[authority.index(after: colon)...]
             } else {
-                host = authority
+                name = authority
             }
-            guard host.utf8.allSatisfy({ byte in
-                RequestEncoder.isTokenByte(byte) && byte != UInt8(ascii: "*") || byte >= 0x80
-            }) else {
+            guard name.utf8.allSatisfy({ $0 < 0x80 }) else {
+                throw invalid("host name \"\(name)\" is not ASCII (give its IDNA form, xn--…)")
+            }
+            guard name.utf8.allSatisfy({ RequestEncoder.isTokenByte($0) && $0 != UInt8(ascii: "*") }) else {
                 throw invalid("bad host name")
             }
+            host = HostName.ipv4(name) ?? name.lowercased()
         }
         guard !host.isEmpty else { throw invalid("no host") }
         var port = scheme == .https ? 443 : 80
         if let portText, !portText.isEmpty {
-            guard portText.count <= 5, portText.allSatisfy(\.isASCII), let value = Int(portText), (1...65535).contains(value) else {
+            guard portText.utf8.count <= 5, portText.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                  let value = Int(portText), (1...65535).contains(value) else {
                 throw invalid("bad port")
             }
             port = value
         }
         self.scheme = scheme
-        self.host = host.lowercased()
+        self.host = host
         self.port = port
         self.target = target
         self.user = user
@@ -92,10 +104,21 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
     public var key: ConnectionKey { ConnectionKey(scheme: self.scheme, host: self.host, port: self.port) }
 
     public var description: String { "\(self.key)\(self.target)" }
+
+    /// `Basic …` credentials from the userinfo (percent-decoded, `user:password`, as curl
+    /// sends them), or nil when the URL has none.
+    public var basicAuthorization: String? {
+        guard let user = self.user else { return nil }
+        let credentials = URLReference.percentDecoded(user) + [UInt8(ascii: ":")] + URLReference.percentDecoded(self.password ?? "")
+        return "Basic " + Base64.encode(credentials)
+    }
 }
 
 extension HTTPRequest {
-    /// A request for an absolute http or https URL.
+    /// A request for an absolute http or https URL. Userinfo in the URL
+    /// (`http://user:secret@host/`) becomes an `Authorization: Basic` field unless
+    /// `headerFields` has one; like every credential, it is dropped on a redirect to
+    /// another origin.
     ///
     /// ```swift
     /// let request = try HTTPRequest(method: .get, url: "http://127.0.0.1:8080/health")
@@ -104,6 +127,26 @@ extension HTTPRequest {
         let parsed = try RequestURL(url)
         self.init(method: method, scheme: parsed.scheme.rawValue, authority: parsed.key.authority,
                   path: parsed.target, headerFields: headerFields)
+        if let credentials = parsed.basicAuthorization, !self.headerFields.contains(.authorization) {
+            self.headerFields[.authorization] = credentials
+        }
+    }
+
+    /// The connection key this request goes to, and whether the authority as written must be
+    /// replaced by the key's (it is not spelled the one way the key is: a numeric IPv4 form,
+    /// an IPv6 zone, userinfo), so that the Host header never carries what the URL parser
+    /// normalized or kept apart.
+    func canonicalConnectionKey() throws(HTTPClientError) -> (key: ConnectionKey, rewriteAuthority: Bool) {
+        let key = try self.connectionKey()
+        guard let authority = self.authority else { return (key, false) }
+        let utf8 = authority.utf8
+        // Names are kept as written (their case does not matter); only what starts like an
+        // address, or needed the full parser, can be spelled otherwise.
+        guard let first = utf8.first, (first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")) || first == UInt8(ascii: "[")
+                || !utf8.allSatisfy({ $0 != UInt8(ascii: "@") && $0 != UInt8(ascii: "%") }) else {
+            return (key, false)
+        }
+        return (key, !key.isSpelled(by: authority))
     }
 
     /// The connection key this request goes to. Runs per request, so the authority is
@@ -168,9 +211,63 @@ extension ConnectionKey {
             guard (1...65535).contains(value) else { return nil }
             port = value
         }
+        if hostBytes.contains(UInt8(ascii: ":")) { return nil }
+        if let first = hostBytes.first, first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9"),
+           !Self.isDottedQuad(hostBytes) {
+            // An address spelled another way (or a name that starts with a digit): the full
+            // parser puts it in its one spelling.
+            return nil
+        }
         let hasUpper = hostBytes.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
         let host = String(Substring(hostBytes))
         self.init(scheme: scheme, host: hasUpper ? host.lowercased() : host, port: port)
+    }
+
+    /// Whether `authority` (a Host value) names this key's host and port as the key would
+    /// write them, checked without building a string.
+    func isSpelled(by authority: String) -> Bool {
+        let host = HostName.withoutZone(self.host).utf8
+        var rest = Substring(authority).utf8
+        if host.contains(UInt8(ascii: ":")) {
+            guard rest.first == UInt8(ascii: "["), rest.dropFirst().starts(with: host) else { return false }
+            rest = rest.dropFirst(host.count + 1)
+            guard rest.first == UInt8(ascii: "]") else { return false }
+            rest = rest.dropFirst()
+        } else {
+            guard rest.starts(with: host) else { return false }
+            rest = rest.dropFirst(host.count)
+        }
+        if rest.isEmpty { return true }
+        guard rest.first == UInt8(ascii: ":") else { return false }
+        var port = 0
+        for byte in rest.dropFirst() {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), port < 100_000 else { return false }
+            port = port * 10 + Int(byte - UInt8(ascii: "0"))
+        }
+        return port == self.port
+    }
+
+    /// Four decimal parts of 0...255 without leading zeros: an IPv4 address as written canonically.
+    private static func isDottedQuad(_ bytes: Substring.UTF8View) -> Bool {
+        var parts = 0
+        var value = 0
+        var digits = 0
+        var leadingZero = false
+        for byte in bytes {
+            if byte == UInt8(ascii: ".") {
+                guard digits > 0 else { return false }
+                parts += 1
+                digits = 0
+                value = 0
+                continue
+            }
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return false }
+            if digits == 0 { leadingZero = byte == UInt8(ascii: "0") } else if leadingZero { return false }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            digits += 1
+            guard value <= 255 else { return false }
+        }
+        return digits > 0 && parts == 3
     }
 
     @inline(__always)

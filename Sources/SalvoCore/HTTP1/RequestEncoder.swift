@@ -18,6 +18,7 @@ public enum RequestBodyLength: Sendable, Hashable {
 /// curl's `-H 'Host: …'`); the connection still goes to the authority. A CR, LF or NUL anywhere in the head, a method
 /// or field name that is not a token, or a target with spaces or control characters, is
 /// refused before a byte is written: that is how header injection and request smuggling begin.
+/// Non-ASCII bytes of the target are percent-encoded; field values go as given, bytes included.
 public enum RequestEncoder {
     /// Fields a client adds to requests that lack them, written after the request's own
     /// without copying its `HTTPFields`. Values are checked when the client is configured.
@@ -59,7 +60,7 @@ public enum RequestEncoder {
 
         buffer.append(contentsOf: method.utf8)
         buffer.append(0x20)
-        buffer.append(contentsOf: target.utf8)
+        appendTarget(target, into: &buffer)
         buffer.append(contentsOf: " HTTP/1.1\r\n".utf8)
 
         let hostName = HTTPField.Name("Host")!
@@ -109,6 +110,25 @@ public enum RequestEncoder {
         }
         buffer.append(0x0D)
         buffer.append(0x0A)
+    }
+
+    /// The request target, with bytes outside ASCII percent-encoded (RFC 3986 §2.1: a target
+    /// is ASCII; servers differ on raw UTF-8, so it never goes raw).
+    private static func appendTarget(_ target: String, into buffer: inout [UInt8]) {
+        guard target.utf8.contains(where: { $0 >= 0x80 }) else {
+            buffer.append(contentsOf: target.utf8)
+            return
+        }
+        let hex: StaticString = "0123456789ABCDEF"
+        for byte in target.utf8 {
+            if byte >= 0x80 {
+                buffer.append(UInt8(ascii: "%"))
+                buffer.append(hex.utf8Start[Int(byte >> 4)])
+                buffer.append(hex.utf8Start[Int(byte & 0x0F)])
+            } else {
+                buffer.append(byte)
+            }
+        }
     }
 
     /// POST, PUT and PATCH define meaning for content; RFC 9110 §8.6 asks for a length there.

@@ -33,7 +33,9 @@ package final class TLSSession {
         }
         // One reference for both directions (SSL_set_bio consumes one when they are equal).
         SSL_set_bio(ssl, bio, bio)
-        let isIPAddress = SocketAddress(numericHost: host, port: 0) != nil
+        // An IPv6 zone (fe80::1%eth0) is the local machine's business, not the certificate's.
+        let address = String(HostName.withoutZone(host))
+        let isIPAddress = SocketAddress(numericHost: address, port: 0) != nil
         if !isIPAddress {
             // SNI names hosts only, never addresses (RFC 6066 §3).
             _ = salvo_SSL_set_tlsext_host_name(ssl, host)
@@ -41,7 +43,7 @@ package final class TLSSession {
         if context.configuration.verifyCertificates && context.configuration.verifyHostname {
             let param = SSL_get0_param(ssl)
             if isIPAddress {
-                X509_VERIFY_PARAM_set1_ip_asc(param, host)
+                X509_VERIFY_PARAM_set1_ip_asc(param, address)
             } else {
                 // A wildcard covers a whole label or nothing ("*.example.com", never
                 // "a*.example.com"), as curl and browsers require (RFC 6125 §6.4.3 allows less).

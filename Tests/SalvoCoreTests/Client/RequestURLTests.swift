@@ -30,7 +30,8 @@ import Testing
     }
 
     @Test(arguments: ["", "h/x", "http//h", "http://", "http://:80/", "http://h:0/", "http://h:65536/", "http://h:8x/",
-                      "http://[::1/", "http://h h/", "http://h/\r\n", "http://[zz]/", "http://h:-1/"])
+                      "http://[::1/", "http://h h/", "http://h/\r\n", "http://[zz]/", "http://h:-1/", "http://h:+80/",
+                      "http://h: 80/", "http://bücher.example/", "http://[fe80::1%25]/", "http://[::1%25a b]/", "http://[1.2.3.4]/"])
     func rejects(text: String) {
         do {
             _ = try RequestURL(text)
@@ -55,5 +56,79 @@ import Testing
         #expect(request.authority == "127.0.0.1:81")
         #expect(request.path == "/p?q=1")
         #expect(try request.connectionKey() == ConnectionKey(scheme: .http, host: "127.0.0.1", port: 81))
+    }
+
+    /// Numeric IPv4 forms mean what inet_aton (and curl, and browsers) read in them, and are
+    /// sent as a dotted quad; what does not parse as one stays a name.
+    @Test(arguments: [("127.1", "127.0.0.1"), ("0x7f.1", "127.0.0.1"), ("2130706433", "127.0.0.1"),
+                      ("0177.0.0.1", "127.0.0.1"), ("127.0.1", "127.0.0.1"), ("0x7F000001", "127.0.0.1"),
+                      ("10.0.0.256", "10.0.0.256"), ("1.2.3.4.5", "1.2.3.4.5"), ("08.1.1.1", "08.1.1.1"),
+                      ("4294967296", "4294967296"), ("0x", "0x"), ("1password.test", "1password.test"), ("127.0.0.1.", "127.0.0.1.")])
+    func numericIPv4Forms(written: String, host: String) throws {
+        let url = try RequestURL("http://\(written):8080/")
+        #expect(url.host == host)
+        #expect(url.key.authority == "\(host):8080")
+    }
+
+    @Test func ipv6FormsAndZones() throws {
+        let long = try RequestURL("http://[0:0:0:0:0:FFFF:7F00:1]/")
+        #expect(long.host == "::ffff:127.0.0.1")
+        #expect(long.key.authority == "[::ffff:127.0.0.1]")
+        let zoned = try RequestURL("http://[FE80::1%25eth0]:8080/x")
+        #expect(zoned.host == "fe80::1%eth0", "the zone stays for connecting")
+        #expect(zoned.key.authority == "[fe80::1]:8080", "but never reaches the Host header")
+        #expect(try RequestURL("http://[fe80::1%eth0]/").host == "fe80::1%eth0")
+    }
+
+    @Test func nonASCIIGoesPercentEncodedOrIsRefused() throws {
+        #expect(try RequestURL("http://h/caf\u{e9}?q=\u{1F600}").target == "/caf%C3%A9?q=%F0%9F%98%80")
+        do {
+            _ = try RequestURL("http://b\u{fc}cher.example/")
+            Issue.record("accepted a non-ASCII host")
+        } catch {
+            #expect(error.detail?.contains("IDNA") == true)
+        }
+        var head: [UInt8] = []
+        let raw = HTTPRequest(method: .get, scheme: "http", authority: "h", path: "/\u{e9}")
+        try RequestEncoder.encodeHead(raw, body: .none, into: &head)
+        #expect(String(decoding: head, as: UTF8.self).hasPrefix("GET /%C3%A9 HTTP/1.1\r\n"))
+    }
+
+    @Test func userinfoBecomesBasicCredentials() throws {
+        let url = try RequestURL("http://us%65r:p%3Ass@h/")
+        #expect(url.basicAuthorization == "Basic dXNlcjpwOnNz")
+        #expect(try RequestURL("http://user@h/").basicAuthorization == "Basic dXNlcjo=")
+        #expect(try RequestURL("http://h/").basicAuthorization == nil)
+        let request = try HTTPRequest(method: .get, url: "http://user:secret@h/")
+        #expect(request.headerFields[.authorization] == "Basic dXNlcjpzZWNyZXQ=")
+        #expect(request.authority == "h", "userinfo never goes into the Host header")
+        let explicit = try HTTPRequest(method: .get, url: "http://user:secret@h/", headerFields: [.authorization: "Bearer t"])
+        #expect(explicit.headerFields[.authorization] == "Bearer t")
+    }
+
+    /// A request built by hand with an odd authority goes out with the key's spelling.
+    @Test func handBuiltAuthoritiesAreCanonicalized() throws {
+        func canonical(_ authority: String) throws -> String? {
+            let request = HTTPRequest(method: .get, scheme: "http", authority: authority, path: "/")
+            let (key, rewrite) = try request.canonicalConnectionKey()
+            return rewrite ? key.authority : nil
+        }
+        #expect(try canonical("127.0.0.1:8080") == nil)
+        #expect(try canonical("example.test") == nil)
+        #expect(try canonical("127.1:8080") == "127.0.0.1:8080")
+        #expect(try canonical("2130706433") == "127.0.0.1")
+        #expect(try canonical("u:p@h:81") == "h:81")
+        #expect(try canonical("[::1]:81") == nil)
+        #expect(try canonical("[0::1]:81") == "[::1]:81")
+        #expect(try canonical("[fe80::1%25lo]") == "[fe80::1]")
+    }
+
+    @Test func base64() {
+        #expect(Base64.encode(Array("".utf8)) == "")
+        #expect(Base64.encode(Array("f".utf8)) == "Zg==")
+        #expect(Base64.encode(Array("fo".utf8)) == "Zm8=")
+        #expect(Base64.encode(Array("foo".utf8)) == "Zm9v")
+        #expect(Base64.encode(Array("foobar".utf8)) == "Zm9vYmFy")
+        #expect(Base64.encode([0xFF, 0xFE, 0x00]) == "//4A")
     }
 }

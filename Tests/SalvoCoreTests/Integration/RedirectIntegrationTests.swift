@@ -122,6 +122,7 @@ import Testing
         request.headerFields[.proxyAuthorization] = "Basic eA=="
         request.headerFields[secret] = "k"
         request.headerFields[.accept] = "application/json"
+        request.headerFields[HTTPField.Name("Host")!] = "internal.example"
         let response = try await client.execute(request, options: .init(redirects: RedirectPolicy(sensitiveHeaders: [secret])))
         #expect(response.status == .ok)
         #expect(response.redirectChain == [request.urlString, second.url("/echo")])
@@ -137,9 +138,35 @@ import Testing
         var same = try get(first.url("/redirect?to=%2Fecho"))
         same.headerFields[.authorization] = "Bearer token"
         same.headerFields[.cookie] = "session=1"
+        same.headerFields[HTTPField.Name("Host")!] = "internal.example"
         _ = try await client.execute(same)
         let kept = try #require(try first.log().requests.last)
         #expect(kept.header("authorization") == "Bearer token")
         #expect(kept.header("cookie") == "session=1")
+        #expect(kept.header("host") == "internal.example")
+    }
+
+    /// Userinfo in a URL is sent as Basic credentials, to that URL's origin only; a Location
+    /// with userinfo brings its own.
+    @Test func userinfoCredentialsStayWithTheirOrigin() async throws {
+        let first = try FaultServer.start()
+        defer { first.stop() }
+        let second = try FaultServer.start(host: "127.0.0.2")
+        defer { second.stop() }
+        let client = try makeClient()
+        defer { client.shutdown() }
+        let withUser = "http://alice:s%40cret@127.0.0.1:\(first.port)"
+        _ = try await client.execute(try get(withUser + "/redirect?to=" + Self.encoded(second.url("/echo"))))
+        #expect(try first.log().requests.last?.header("authorization") == "Basic YWxpY2U6c0BjcmV0")
+        #expect(try first.log().requests.last?.header("host") == "127.0.0.1:\(first.port)")
+        #expect(try second.log().requests.last?.header("authorization") == nil)
+        let located = "http://bob:pw@127.0.0.2:\(second.port)/echo"
+        _ = try await client.execute(try get(first.url("/redirect?to=") + Self.encoded(located)))
+        #expect(try second.log().requests.last?.header("authorization") == "Basic Ym9iOnB3")
+
+        // Numeric host forms reach the server as a dotted quad, in the Host header too.
+        let numeric = HTTPRequest(method: .get, scheme: "http", authority: "0x7f.1:\(first.port)", path: "/echo")
+        _ = try await client.execute(numeric)
+        #expect(try first.log().requests.last?.header("host") == "127.0.0.1:\(first.port)")
     }
 }
