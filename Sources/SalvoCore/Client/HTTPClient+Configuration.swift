@@ -3,8 +3,9 @@ extension HTTPClient {
     public struct Configuration: Sendable {
         /// Event loop threads (default: one per core).
         public var threads: Int = EventLoopGroup.coreCount
-        /// The most connections to one (scheme, host, port), across all loops (default 8).
-        /// Each loop gets a share; a limit below the loop count uses fewer loops for the host.
+        /// The most connections to one (scheme, host, port), across all loops together
+        /// (default 8). Any loop may use any free place of it: a request never waits on one
+        /// loop while another loop's connection to the host sits idle.
         public var maxConnectionsPerHost: Int = 8
         /// How long an unused keep-alive connection stays open (default 60 s).
         public var idleTimeout: Duration = .seconds(60)

@@ -12,9 +12,9 @@ extension HTTPClient {
     public func execute(
         _ request: HTTPRequest, body: HTTPClientRequestBody? = nil, options: RequestOptions = RequestOptions()
     ) async throws(HTTPClientError) -> HTTPClientResponse {
-        let prepared = try self.prepare(request, body: body, options: options)
+        var prepared = try self.prepare(request, body: body, options: options)
         if Task.isCancelled { throw HTTPClientError(.cancelled, phase: .request) }
-        let loop = self.loop(for: prepared.key)
+        let loop = self.place(&prepared)
         let cancellation = CancellationState(loop: loop, client: self)
         let limit = options.maxBodySize ?? self.configuration.maxBodySize
         let result = await withTaskCancellationHandler {
@@ -39,16 +39,16 @@ extension HTTPClient {
     public func stream(
         _ request: HTTPRequest, body: HTTPClientRequestBody? = nil, options: RequestOptions = RequestOptions()
     ) async throws(HTTPClientError) -> HTTPClientStreamingResponse {
-        let prepared = try self.prepare(request, body: body, options: options)
+        var prepared = try self.prepare(request, body: body, options: options)
         if Task.isCancelled { throw HTTPClientError(.cancelled, phase: .request) }
-        let loop = self.loop(for: prepared.key)
+        let loop = self.place(&prepared)
         let cancellation = CancellationState(loop: loop, client: self)
         let result = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPClientStreamingResponse, HTTPClientError>, Never>) in
                 self.start(prepared, on: loop, cancellation: cancellation) {
                     StreamingHandler(makeStream: {
                         BodyStream(onResume: {
-                            loop.execute { cancellation.resumeReading() }
+                            cancellation.resumeReading()
                         }, onCancel: {
                             cancellation.cancel()
                         })
@@ -75,7 +75,7 @@ extension HTTPClient {
         _ request: HTTPRequest, body: HTTPClientRequestBody? = nil, options: RequestOptions = RequestOptions(),
         completion: @escaping @Sendable (Result<HTTPClientResponse, HTTPClientError>) -> Void
     ) -> RequestHandle {
-        let prepared: Prepared
+        var prepared: Prepared
         do {
             prepared = try self.prepare(request, body: body, options: options)
         } catch {
@@ -85,7 +85,7 @@ extension HTTPClient {
             }
             return RequestHandle(state: nil)
         }
-        let loop = self.loop(for: prepared.key)
+        let loop = self.place(&prepared)
         let cancellation = CancellationState(loop: loop, client: self)
         let limit = options.maxBodySize ?? self.configuration.maxBodySize
         self.start(prepared, on: loop, cancellation: cancellation) {
@@ -105,13 +105,5 @@ public struct RequestHandle: Sendable {
     /// Ends the request with `.cancelled` if it is still running. Safe from any thread.
     public func cancel() {
         self.state?.cancel()
-    }
-}
-
-extension CancellationState {
-    /// Resumes a paused response stream (loop thread).
-    func resumeReading() {
-        self.loop.assertInLoop()
-        self.currentTask?.resumeReading()
     }
 }

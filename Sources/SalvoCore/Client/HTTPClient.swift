@@ -20,6 +20,8 @@ public final class HTTPClient: Sendable {
     let group: EventLoopGroup
     private let ownsGroup: Bool
     private let pools: [LoopBound<ConnectionPool>]
+    /// What the pools share: each host's connection budget, placement, lending.
+    private let coordinator: PoolCoordinator
     /// Per loop, the hook that ends this client's requests if the loop stops first (a shared
     /// group shut down before the client).
     private let stopHooks: [Int?]
@@ -53,21 +55,18 @@ public final class HTTPClient: Sendable {
         self.group = group
         self.ownsGroup = ownsGroup
         self.tlsContexts = TLSContexts(primary: tls)
-        let loops = group.loops.count
         let poolConfiguration = PoolConfiguration(
             maxConnectionsPerHost: configuration.maxConnectionsPerHost,
             idleTimeout: configuration.idleTimeout,
             connectTimeout: configuration.connectTimeout,
             limits: configuration.headLimits,
             waitTimeout: configuration.poolWaitTimeout)
-        let max = configuration.maxConnectionsPerHost
+        let coordinator = PoolCoordinator(loops: group.loops, maxConnectionsPerHost: configuration.maxConnectionsPerHost)
+        self.coordinator = coordinator
         self.pools = group.loops.map { loop in
-            // Split the per-host limit over the loops: loop i gets ⌊max/n⌋, plus one for the
-            // first max % n loops. Loops left with 0 send their requests to loops that have some.
-            let share = max / loops + (loop.index < max % loops ? 1 : 0)
-            return LoopBound(ConnectionPool(loop: loop, configuration: poolConfiguration,
-                                            maxConnectionsOnThisLoop: Swift.max(share, 1)), loop: loop)
+            LoopBound(ConnectionPool(loop: loop, configuration: poolConfiguration, coordinator: coordinator), loop: loop)
         }
+        coordinator.attach(self.pools)
         self.stopHooks = self.pools.map { bound in
             bound.loop.whenStopping {
                 bound.value.shutdown(HTTPClientError(.shutdown, detail: "the event loop stopped"))
@@ -103,13 +102,16 @@ public final class HTTPClient: Sendable {
 
     // MARK: Placement
 
-    /// The loop a request for `key` runs on: the caller's loop when it is one of ours and has
-    /// a share of the host's connections, else round-robin among the loops that do.
-    func loop(for key: ConnectionKey) -> EventLoop {
-        let loop = self.group.next()
-        let max = self.configuration.maxConnectionsPerHost
-        if loop.index < max { return loop }
-        return self.group.loops[loop.index % max]
+    /// The loop a request runs on: the caller's loop when it is one of ours (no thread hop),
+    /// else the least loaded for its host (an idle connection first). Wherever it lands, it can have any free place of the host's limit: a loop without
+    /// one borrows it from a loop with an idle connection (see ``PoolCoordinator``).
+    func place(_ prepared: inout Prepared) -> EventLoop {
+        if let current = EventLoop.current, current.index < self.group.loops.count, self.group.loops[current.index] === current {
+            return current
+        }
+        let (loop, arrival) = self.coordinator.place(prepared.key)
+        prepared.arrival = arrival
+        return loop
     }
 
     func pool(on loop: EventLoop) -> ConnectionPool {
@@ -143,6 +145,8 @@ public final class HTTPClient: Sendable {
         var redirects: RedirectPolicy?
         /// Limits for decoding a gzip or deflate response; nil: the body as sent.
         var decoding: ContentDecoder.Limits?
+        /// Where placement counted the request as on its way (see ``place(_:)``).
+        var arrival: HostBudget.ShardCounts?
     }
 
     func prepare(_ request: HTTPRequest, body: HTTPClientRequestBody?, options: RequestOptions) throws(HTTPClientError) -> Prepared {
@@ -215,6 +219,7 @@ public final class HTTPClient: Sendable {
             work()
         } else if !loop.tryExecute(work) {
             // The loop has stopped (the client or its group shut down meanwhile): fail here.
+            prepared.arrival?.arrived()
             makeHandler().didFail(HTTPClientError(.shutdown, phase: .request))
         }
     }
@@ -222,6 +227,7 @@ public final class HTTPClient: Sendable {
     /// Makes the request's task and hands it to the loop's pool (on `loop`).
     private func launch(_ prepared: Prepared, handler: any ResponseHandler, followUp: RequestTask.FollowUp?,
                         on loop: EventLoop, cancellation: CancellationState) {
+        prepared.arrival?.arrived()
         let task = RequestTask(key: prepared.key, tls: prepared.tls, head: prepared.head, body: prepared.body,
                                method: prepared.method, deadline: prepared.deadline,
                                readTimeout: prepared.readTimeout, handler: handler)
@@ -266,6 +272,8 @@ public final class HTTPClient: Sendable {
     /// shutdown then finishes in the background after this returns.
     public func shutdown() {
         guard !self.isShutdown.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let coordinator = self.coordinator
+        defer { coordinator.detach() }
         let work = Self.shutdownWork(pools: self.pools, stopHooks: self.stopHooks, group: self.ownsGroup ? self.group : nil)
         if self.group.loops.contains(where: { $0.inEventLoop }) {
             DispatchQueue.global().async(execute: work)
@@ -306,50 +314,4 @@ public struct PoolStatistics: Sendable, Hashable {
     public var openConnections = 0
     /// TLS handshakes that resumed an earlier session instead of a full handshake.
     public var tlsResumed = 0
-}
-
-/// Links a caller's cancellation to a request that lives on a loop.
-///
-/// @unchecked Sendable: `task` and `cancelled` are touched only on `loop`'s thread.
-final class CancellationState: @unchecked Sendable {
-    let loop: EventLoop
-    /// The pool the request runs in; strong, so a handle outliving its client stays safe.
-    private let pool: ConnectionPool
-    private var task: RequestTask?
-    private var cancelled = false
-
-    init(loop: EventLoop, client: HTTPClient) {
-        self.loop = loop
-        self.pool = client.poolReference(on: loop)
-    }
-
-    /// Records the started task; returns true when cancellation came first.
-    func markStarted(_ task: RequestTask) -> Bool {
-        self.loop.assertInLoop()
-        self.task = task
-        return self.cancelled
-    }
-
-    /// Cancels from any thread.
-    func cancel() {
-        let work: @Sendable () -> Void = {
-            self.cancelled = true
-            if let task = self.task {
-                self.pool.cancel(task, error: HTTPClientError(.cancelled))
-                self.task = nil
-            }
-        }
-        if self.loop.inEventLoop { work() } else { self.loop.execute(work) }
-    }
-
-    var currentTask: RequestTask? {
-        self.loop.assertInLoop()
-        return self.task
-    }
-
-    /// Forgets the task once it ended, so the handle does not keep it alive. On the loop,
-    /// or on the caller's thread when the loop had already stopped and never saw the task.
-    func finished() {
-        self.task = nil
-    }
 }

@@ -27,6 +27,8 @@ final class RequestTask {
     var waiterID = 0
     /// When the request stops waiting for a connection.
     var waitDeadline = Deadline.distantFuture
+    /// When the request joined its pool's queue.
+    var queuedAt = Deadline(nanoseconds: 0)
     /// The caller sent `Connection: close`: the connection is not reused after this request.
     var closeAfter = false
     /// A body that is produced while it is sent (a stream or a file), instead of `body`.
@@ -37,6 +39,8 @@ final class RequestTask {
     var continueTimeout: Duration = .seconds(1)
     /// What it takes to follow a redirect; nil when redirects are off.
     var followUp: FollowUp?
+    /// The caller's handle on the request, which follows it if it moves to another loop.
+    var cancellation: CancellationState?
     /// Limits for decoding a gzip or deflate body; nil when the body goes as sent.
     var decoding: ContentDecoder.Limits?
     /// The decoder of this response's body, when it has a content coding.

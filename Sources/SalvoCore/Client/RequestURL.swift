@@ -134,24 +134,22 @@ extension HTTPRequest {
 
     /// The connection key this request goes to, and whether the authority as written must be
     /// replaced by the key's (it is not spelled the one way the key is: a numeric IPv4 form,
-    /// an IPv6 zone, userinfo), so that the Host header never carries what the URL parser
-    /// normalized or kept apart.
+    /// an IPv6 literal, userinfo), so that the Host header never carries what the URL parser
+    /// normalized or kept apart. A plain `host[:port]` costs one pass over its bytes.
     func canonicalConnectionKey() throws(HTTPClientError) -> (key: ConnectionKey, rewriteAuthority: Bool) {
-        let key = try self.connectionKey()
-        guard let authority = self.authority else { return (key, false) }
-        let utf8 = authority.utf8
-        // Names are kept as written (their case does not matter); only what starts like an
-        // address, or needed the full parser, can be spelled otherwise.
-        guard let first = utf8.first, (first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")) || first == UInt8(ascii: "[")
-                || !utf8.allSatisfy({ $0 != UInt8(ascii: "@") && $0 != UInt8(ascii: "%") }) else {
-            return (key, false)
-        }
+        let (key, plain) = try self.resolvedConnectionKey()
+        guard !plain, let authority = self.authority else { return (key, false) }
         return (key, !key.isSpelled(by: authority))
     }
 
-    /// The connection key this request goes to. Runs per request, so the authority is
-    /// split by hand on its bytes rather than through a URL parse.
+    /// The connection key this request goes to.
     func connectionKey() throws(HTTPClientError) -> ConnectionKey {
+        try self.resolvedConnectionKey().key
+    }
+
+    /// The key, and whether the authority was a plain `host[:port]` split by hand on its bytes
+    /// (this runs per request) rather than by the full URL parser.
+    private func resolvedConnectionKey() throws(HTTPClientError) -> (key: ConnectionKey, plain: Bool) {
         let scheme: ConnectionKey.Scheme
         switch self.scheme {
         case "http"?: scheme = .http
@@ -167,9 +165,9 @@ extension HTTPRequest {
         guard let authority = self.authority, !authority.isEmpty else {
             throw HTTPClientError(.invalidURL, phase: .request, detail: "request has no authority (host)")
         }
-        if let key = ConnectionKey(scheme: scheme, authority: authority) { return key }
-        // Not a plain host[:port]: let the full parser explain what is wrong with it.
-        return try RequestURL("\(scheme.rawValue)://\(authority)/").key
+        if let key = ConnectionKey(scheme: scheme, authority: authority) { return (key, true) }
+        // Not a plain host[:port]: the full parser normalizes it, or explains what is wrong.
+        return (try RequestURL("\(scheme.rawValue)://\(authority)/").key, false)
     }
 }
 

@@ -11,6 +11,15 @@ import DequeModule
 /// requests instead of parking them) and starts another attempt if more are waiting.
 /// Waiters leave the queue on timeout or cancellation.
 ///
+/// One machine runs per loop (a shard), and the host's limit is shared by all of them through
+/// a budget the driver holds (``HostBudget``): `maxConnections` is the whole limit, and when
+/// the machine asks to `.connect` but the budget is spent elsewhere, the driver says so with
+/// ``connectDeclined()`` — the waiter stays queued — and may move waiters to a shard with an
+/// idle connection (``removeOldestWaiter()``). A shard that waits with fewer connections than
+/// its fair share while this one has more is ``Demand/starved``: a connection coming back here
+/// is closed so that its place goes there. When the budget frees up, ``capacityAvailable()``
+/// lets a waiting shard connect.
+///
 /// Connections and waiters are plain integer ids: the driver (``ConnectionPool``) maps them
 /// to objects.
 @_spi(Benchmarks) public struct PoolStateMachine {
@@ -26,6 +35,18 @@ import DequeModule
         case park(connection: Int)
         /// Fail this waiter; start another connection too when `connectAgain`.
         case fail(waiter: Int, connectAgain: Bool)
+        /// Close this connection, which the machine no longer counts: another shard needs
+        /// the place it takes in the host's budget.
+        case close(connection: Int)
+    }
+
+    /// What the other shards of the host need, as the driver reads it from the budget.
+    public enum Demand: Equatable {
+        /// Nothing this shard must give up.
+        case none
+        /// Another shard waits with far fewer connections than its fair share, and this shard
+        /// has more than its own: a connection coming back goes there even if requests wait here.
+        case starved
     }
 
     let maxConnections: Int
@@ -67,11 +88,29 @@ import DequeModule
         return .none
     }
 
-    /// A new connection is ready.
-    public mutating func connected(_ connection: Int) -> Action {
+    /// A new connection is ready. `demand`: what the other shards need.
+    public mutating func connected(_ connection: Int, demand: Demand = .none) -> Action {
         precondition(self.connecting > 0)
         self.connecting -= 1
-        return self.offer(connection)
+        return self.offer(connection, demand: demand)
+    }
+
+    /// The driver could not start the connection the machine asked for: the host's budget is
+    /// spent on other shards. The waiters stay queued.
+    public mutating func connectDeclined() {
+        precondition(self.connecting > 0)
+        self.connecting -= 1
+    }
+
+    /// The host's budget has room again: connect if anyone waits.
+    public mutating func capacityAvailable() -> Action {
+        self.replacementIfNeeded()
+    }
+
+    /// Takes the oldest waiter out of the queue, to serve it on another shard that has an
+    /// idle connection; nil when none waits.
+    public mutating func removeOldestWaiter() -> Int? {
+        self.waiters.popFirst()
     }
 
     /// A connection attempt failed.
@@ -84,12 +123,12 @@ import DequeModule
         return .fail(waiter: waiter, connectAgain: again)
     }
 
-    /// A leased connection finished its request.
-    public mutating func released(_ connection: Int, reusable: Bool) -> Action {
+    /// A leased connection finished its request. `demand`: what the other shards need.
+    public mutating func released(_ connection: Int, reusable: Bool, demand: Demand = .none) -> Action {
         precondition(self.leased > 0)
         self.leased -= 1
         if reusable && !self.isShutdown {
-            return self.offer(connection)
+            return self.offer(connection, demand: demand)
         }
         return self.replacementIfNeeded()
     }
@@ -118,13 +157,17 @@ import DequeModule
         return result
     }
 
-    private mutating func offer(_ connection: Int) -> Action {
+    private mutating func offer(_ connection: Int, demand: Demand) -> Action {
+        if self.isShutdown && self.waiters.isEmpty {
+            return .none
+        }
+        if demand == .starved {
+            // Another shard is below its share and this one above: rebalance.
+            return .close(connection: connection)
+        }
         if let waiter = self.waiters.popFirst() {
             self.leased += 1
             return .lease(connection: connection, waiter: waiter)
-        }
-        if self.isShutdown {
-            return .none
         }
         self.idle.append(connection)
         return .park(connection: connection)

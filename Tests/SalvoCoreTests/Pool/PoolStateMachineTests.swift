@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 @_spi(Benchmarks) @testable import SalvoCore
 
@@ -135,5 +136,104 @@ import Testing
         #expect(connects == 3)
         #expect(pool.total == 3)
         #expect(pool.waiters.count == 50)
+    }
+
+    // MARK: Sharing the host's budget with other shards
+
+    /// The driver cannot start a connection (the budget is spent elsewhere): the waiter stays,
+    /// and connects once the budget has room.
+    @Test func declinedConnectKeepsTheWaiterUntilCapacityComes() {
+        var pool = PoolStateMachine(maxConnections: 2)
+        #expect(pool.request(1) == .connect)
+        pool.connectDeclined()
+        #expect(pool.connecting == 0)
+        #expect(pool.waiters == [1])
+        #expect(pool.capacityAvailable() == .connect)
+        #expect(pool.connected(10) == .lease(connection: 10, waiter: 1))
+        #expect(pool.capacityAvailable() == .none, "nobody waits")
+    }
+
+    /// A waiter can leave for another shard that has an idle connection.
+    @Test func theOldestWaiterCanMove() {
+        var pool = PoolStateMachine(maxConnections: 1)
+        #expect(pool.removeOldestWaiter() == nil)
+        _ = pool.request(1); _ = pool.request(2); _ = pool.request(3)
+        #expect(pool.removeOldestWaiter() == 1, "connecting for it, but the place goes to whoever comes first")
+        #expect(pool.waiters == [2, 3])
+        #expect(pool.connected(10) == .lease(connection: 10, waiter: 2))
+    }
+
+    /// A starved shard gets the connection even though requests wait here too.
+    @Test func aStarvedShardComesFirst() {
+        var pool = PoolStateMachine(maxConnections: 1)
+        _ = pool.request(1); _ = pool.request(2)
+        _ = pool.connected(10)
+        #expect(pool.released(10, reusable: true, demand: .starved) == .close(connection: 10))
+        #expect(pool.waiters == [2], "this shard's waiter stays queued")
+        #expect(pool.capacityAvailable() == .connect, "and connects when a place comes back")
+        _ = pool.connected(11)
+        #expect(pool.released(11, reusable: true, demand: .none) == .park(connection: 11))
+    }
+}
+
+@Suite struct HostBudgetTests {
+    final class Counters: Sendable {
+        let peak = Atomic<Int>(0)
+        let held = Atomic<Int>(0)
+    }
+
+    @Test func neverMoreThanTheLimit() async {
+        let budget = HostBudget(limit: 3, loops: 2)
+        let counters = Counters()
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    for _ in 0..<2_000 {
+                        guard budget.tryAcquire() else { continue }
+                        let now = counters.held.add(1, ordering: .relaxed).newValue
+                        counters.peak.max(now, ordering: .relaxed)
+                        counters.held.subtract(1, ordering: .relaxed)
+                        budget.release()
+                    }
+                }
+            }
+        }
+        #expect(counters.peak.load(ordering: .relaxed) <= 3)
+        #expect(budget.openConnections == 0)
+    }
+
+    @Test func demandIsAFairShare() {
+        let budget = HostBudget(limit: 8, loops: 2)
+        let queued = Deadline(nanoseconds: 1_000_000_000)
+        let later = queued + .milliseconds(50)
+        #expect(budget.demand(besides: 0, open: 8, waiting: true, now: later) == .none, "nobody else waits")
+        budget.publish(shard: 1, idle: 0, waiting: 5, open: 1, oldestWaiting: queued)
+        #expect(budget.demand(besides: 0, open: 7, waiting: true, now: queued + .milliseconds(1)) == .none,
+                "a request that just queued is served by its own shard in a moment")
+        #expect(budget.demand(besides: 0, open: 7, waiting: true, now: later) == .starved, "1 of a share of 4, against 7")
+        #expect(budget.demand(besides: 0, open: 4, waiting: true, now: later) == .none, "this shard is at its share")
+        budget.publish(shard: 1, idle: 0, waiting: 5, open: 3, oldestWaiting: queued)
+        #expect(budget.demand(besides: 0, open: 5, waiting: true, now: later) == .none, "3 against 5: close enough, no churn")
+        budget.publish(shard: 1, idle: 0, waiting: 5, open: 1, oldestWaiting: queued)
+        #expect(budget.demand(besides: 0, open: 7, waiting: false, now: later) == .none,
+                "nobody waits here: the connection stays, idle, and the waiting request moves to it")
+    }
+
+    @Test func placementSpreadsABurstAndFindsIdleConnections() {
+        let budget = HostBudget(limit: 8, loops: 2)
+        var counts = [0, 0]
+        for _ in 0..<100 { counts[budget.place()] += 1 }
+        #expect(counts == [50, 50], "inbound requests count as load")
+        for shard in 0..<2 { for _ in 0..<50 { budget.shards[shard].arrived() } }
+        budget.publish(shard: 1, idle: 1, waiting: 0, open: 1, oldestWaiting: nil)
+        #expect(budget.place() == 1, "the idle connection")
+        #expect(budget.shardWithIdleConnection(besides: 1) == nil)
+        #expect(budget.shardWithIdleConnection(besides: 0) == 1)
+        // A fair share while another shard has requests coming: the limit split, rounded up.
+        #expect(budget.mayConnect(shard: 0, open: 3), "shard 1 has inbound requests: a share of 4")
+        #expect(!budget.mayConnect(shard: 0, open: 4))
+        budget.shards[1].arrived()
+        budget.publish(shard: 1, idle: 0, waiting: 0, open: 1, oldestWaiting: nil)
+        #expect(budget.mayConnect(shard: 0, open: 7), "nobody else wants any: all of it")
     }
 }

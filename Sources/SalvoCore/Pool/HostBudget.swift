@@ -1,0 +1,163 @@
+import Synchronization
+
+/// One host's connection limit, shared by the pool shards of all of a client's loops.
+///
+/// A shard takes a place before it starts a connection (``tryAcquire()``) and gives it back
+/// when the connection is gone (``release()``), so the host never has more than `limit`
+/// connections however the requests fall on the loops. Each shard also publishes how many
+/// idle connections it has and how many requests wait in it, which is what placement and
+/// lending read (``PoolCoordinator``). Lock-free: atomics only, read and written by loops and
+/// by callers placing requests.
+final class HostBudget: Sendable {
+    /// One shard's published counts. Advisory: read without ordering, re-checked on the
+    /// shard's own loop before anything is done about them.
+    final class ShardCounts: Sendable {
+        let idle = Atomic<Int>(0)
+        let waiting = Atomic<Int>(0)
+        /// Connections of the shard: idle, busy or connecting.
+        let open = Atomic<Int>(0)
+        /// When the shard's oldest waiting request joined the queue (ns), 0 when none waits.
+        let oldestWaiting = Atomic<UInt64>(0)
+        /// Requests placed on the shard from outside its loop that it has not received yet:
+        /// the load the published counts do not show yet.
+        let inbound = Atomic<Int>(0)
+
+        /// A request placed here reached the shard (or will never reach it).
+        func arrived() {
+            self.inbound.subtract(1, ordering: .relaxed)
+        }
+
+        /// The shard's counts after an event on its loop (by its host pool, which writes only
+        /// what changed).
+        func publish(idle: Int, waiting: Int, open: Int, oldestWaiting: UInt64) {
+            self.idle.store(idle, ordering: .relaxed)
+            self.waiting.store(waiting, ordering: .relaxed)
+            self.open.store(open, ordering: .relaxed)
+            self.oldestWaiting.store(oldestWaiting, ordering: .relaxed)
+        }
+
+        // Padding: each shard's counts are written by its own loop and read by the others;
+        // spread apart, two loops' writes do not fight over one cache line.
+        private let padding = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+    }
+
+    /// How long a shard's oldest request must have waited before another shard gives up a
+    /// connection for it. A new connection costs a handshake: worth it for a request that is
+    /// really stuck, not for one that its own shard serves in a moment (the tail of a burst,
+    /// or two shards' queues a few requests apart).
+    static let patience: Duration = .milliseconds(10)
+
+    let limit: Int
+    private let open = Atomic<Int>(0)
+    let shards: [ShardCounts]
+    /// Where placement starts looking, turned on each time, so ties spread over the shards.
+    private let rotation = Atomic<Int>(0)
+
+    init(limit: Int, loops: Int) {
+        self.limit = limit
+        self.shards = (0..<loops).map { _ in ShardCounts() }
+    }
+
+    /// Connections open or connecting, all shards together.
+    var openConnections: Int { self.open.load(ordering: .relaxed) }
+
+    /// Takes a place for a new connection; false when the limit is reached.
+    func tryAcquire() -> Bool {
+        var current = self.open.load(ordering: .relaxed)
+        while current < self.limit {
+            let (exchanged, actual) = self.open.compareExchange(
+                expected: current, desired: current + 1, ordering: .acquiringAndReleasing)
+            if exchanged { return true }
+            current = actual
+        }
+        return false
+    }
+
+    /// Gives back the place of a connection that is gone.
+    func release() {
+        self.open.subtract(1, ordering: .acquiringAndReleasing)
+    }
+
+    /// A shard's counts after an event on its loop.
+    func publish(shard: Int, idle: Int, waiting: Int, open: Int, oldestWaiting: Deadline?) {
+        self.shards[shard].publish(idle: idle, waiting: waiting, open: open, oldestWaiting: oldestWaiting?.nanoseconds ?? 0)
+    }
+
+    /// Whether shard `shard`, with `open` connections, may start one more: always while no
+    /// other shard has requests waiting or on their way, else only up to its fair share (the
+    /// limit split among the shards with requests, rounded up). Without this, the shard whose
+    /// loop sees a burst first would take the whole limit, and the others would get their
+    /// share only by closing its connections.
+    func mayConnect(shard: Int, open: Int) -> Bool {
+        var demanding = 1
+        for (index, counts) in self.shards.enumerated() where index != shard {
+            if counts.waiting.load(ordering: .relaxed) > 0 || counts.inbound.load(ordering: .relaxed) > 0 { demanding += 1 }
+        }
+        return open < (self.limit + demanding - 1) / demanding
+    }
+
+    /// Whether shard `shard` (with `open` connections, and requests of its own waiting or not)
+    /// should give up a connection that is free at `now` to a starved shard: one whose oldest
+    /// request has waited ``patience`` with less than half its fair share of the limit, while
+    /// this shard has more than its share. The share is the limit split evenly among the
+    /// shards with requests waiting. The slack (half a share, and the patience) keeps small or
+    /// passing imbalances from costing new connections.
+    func demand(besides shard: Int, open: Int, waiting: Bool, now: Deadline) -> PoolStateMachine.Demand {
+        var demanding = waiting ? 1 : 0
+        var fewestOpen = Int.max
+        let stuckSince = now.nanoseconds &- Self.patience.nanosecondsClamped
+        for (index, counts) in self.shards.enumerated() where index != shard {
+            let since = counts.oldestWaiting.load(ordering: .relaxed)
+            guard since != 0, counts.waiting.load(ordering: .relaxed) > 0 else { continue }
+            demanding += 1
+            if since <= stuckSince { fewestOpen = min(fewestOpen, counts.open.load(ordering: .relaxed)) }
+        }
+        guard fewestOpen != .max else { return .none }
+        let fairShare = max(1, self.limit / demanding)
+        return fewestOpen < max(1, fairShare / 2) && open > fairShare ? .starved : .none
+    }
+
+    /// A shard other than `shard` with an idle connection, if one has.
+    func shardWithIdleConnection(besides shard: Int) -> Int? {
+        for (index, counts) in self.shards.enumerated() where index != shard {
+            if counts.idle.load(ordering: .relaxed) > 0 { return index }
+        }
+        return nil
+    }
+
+    /// The shard other than `shard` whose oldest waiting request has waited longest, if any waits.
+    func shardWithOldestWaiter(besides shard: Int) -> Int? {
+        var best: Int? = nil
+        var oldest = UInt64.max
+        for (index, counts) in self.shards.enumerated() where index != shard {
+            let since = counts.oldestWaiting.load(ordering: .relaxed)
+            if since != 0, since < oldest, counts.waiting.load(ordering: .relaxed) > 0 {
+                oldest = since
+                best = index
+            }
+        }
+        return best
+    }
+
+    /// The shard a request from outside the loops should go to: the least loaded, counting
+    /// its waiting and inbound requests against its idle connections, so a lone request finds
+    /// the idle connection and a burst spreads instead of piling onto the one shard that had
+    /// one. The chosen shard's inbound count goes up until ``ShardCounts/arrived()``.
+    func place() -> Int {
+        let start = self.rotation.wrappingAdd(1, ordering: .relaxed).oldValue & Int.max
+        var best = 0
+        var lowest = Int.max
+        for step in 0..<self.shards.count {
+            let index = (start + step) % self.shards.count
+            let counts = self.shards[index]
+            let load = counts.waiting.load(ordering: .relaxed) + counts.inbound.load(ordering: .relaxed)
+                - counts.idle.load(ordering: .relaxed)
+            if load < lowest {
+                lowest = load
+                best = index
+            }
+        }
+        self.shards[best].inbound.add(1, ordering: .relaxed)
+        return best
+    }
+}

@@ -1,0 +1,340 @@
+import HTTPTypes
+
+/// The pool for one key on one loop: ``PoolStateMachine`` plus the objects its ids stand for,
+/// and the host's ``HostBudget``, shared with the other loops' pools for the same key.
+///
+/// Every connection in `connections` holds one place in the budget: taken before it starts,
+/// given back when it leaves the dictionary. Loop-confined.
+final class HostPool: TimerTarget {
+    let key: ConnectionKey
+    /// The TLS context of an https key: every task with this key carries the same one.
+    let tls: TLSContext?
+    unowned let owner: ConnectionPool
+    private let budget: HostBudget
+    /// The owner's place among the shards, its coordinator and its counts in the budget: kept
+    /// here, read on every event without going through `owner`.
+    private let shard: Int
+    private let coordinator: PoolCoordinator
+    private let counts: HostBudget.ShardCounts
+    /// What `publish()` last wrote, so that an event that changes nothing writes nothing.
+    private var published = (idle: 0, waiting: 0, open: 0, oldest: UInt64(0))
+    private var machine: PoolStateMachine
+    private(set) var connections: [Int: HTTP1Connection] = [:]
+    private var waiters: [Int: RequestTask] = [:]
+    /// Set when the owner shut this pool down or dropped it; nothing may touch `owner` then.
+    private(set) var detached = false
+
+    /// The last resumable TLS session of this host, offered to its new connections. Kept by
+    /// the loop's pool, so it outlives this host pool when that empties and goes.
+    var tlsResumption: TLSResumption? {
+        get { self.owner.tlsResumptions[self.key] }
+        set {
+            if self.owner.tlsResumptions.count >= 256, self.owner.tlsResumptions[self.key] == nil {
+                // A bound on hosts remembered; forgetting one only costs a full handshake.
+                self.owner.tlsResumptions.removeAll(keepingCapacity: true)
+            }
+            self.owner.tlsResumptions[self.key] = newValue
+        }
+    }
+
+    init(key: ConnectionKey, tls: TLSContext?, owner: ConnectionPool, budget: HostBudget) {
+        self.key = key
+        self.tls = tls
+        self.owner = owner
+        self.budget = budget
+        self.shard = owner.index
+        self.coordinator = owner.coordinator
+        self.counts = budget.shards[owner.index]
+        self.machine = PoolStateMachine(maxConnections: budget.limit)
+    }
+
+    var isEmpty: Bool { self.machine.isEmpty && self.connections.isEmpty && self.waiters.isEmpty }
+
+    /// The owner dropped this pool (it is empty) or shut it down: its budget goes back.
+    func detach() {
+        guard !self.detached else { return }
+        self.detached = true
+        self.counts.publish(idle: 0, waiting: 0, open: 0, oldestWaiting: 0)
+        self.coordinator.returnBudget(for: self.key)
+    }
+
+    /// What placement and the other shards see of this one.
+    private func publish() {
+        guard !self.detached else { return }
+        let idle = self.machine.idle.count
+        let waiting = self.machine.waiters.count
+        let open = self.connections.count
+        let oldest = waiting == 0 ? 0 : (self.machine.waiters.first.flatMap { self.waiters[$0]?.queuedAt.nanoseconds } ?? 0)
+        guard (idle, waiting, open, oldest) != self.published else { return }
+        self.published = (idle, waiting, open, oldest)
+        self.counts.publish(idle: idle, waiting: waiting, open: open, oldestWaiting: oldest)
+    }
+
+    // MARK: Requests
+
+    func submit(_ task: RequestTask, fresh: Bool, movable: Bool = true) {
+        defer { self.publish() }
+        self.movable = movable
+        let id = self.owner.nextWaiterID
+        self.owner.nextWaiterID &+= 1
+        task.waiterID = id
+        task.phase = .queued
+        let action = self.machine.request(id, fresh: fresh)
+        switch action {
+        case .lease:
+            break
+        case .fail:
+            task.fail(HTTPClientError(.shutdown, phase: .pool))
+            return
+        default:
+            self.waiters[id] = task
+            task.queuedAt = self.owner.loop.now
+            task.waitDeadline = min(task.deadline, self.owner.loop.now + self.owner.configuration.waitTimeout)
+            self.updateTimer(task.waitDeadline)
+        }
+        self.run(action, leasing: task)
+    }
+
+    func removeWaiter(_ task: RequestTask, error: HTTPClientError) {
+        if self.machine.removeWaiter(task.waiterID) {
+            self.waiters[task.waiterID] = nil
+            task.fail(error)
+        }
+        self.publish()
+        self.owner.dropIfEmpty(self)
+    }
+
+    // MARK: Between shards
+
+    /// Whether the request being submitted may move to another shard.
+    private var movable = true
+
+    /// Another shard has an idle connection for this host: the oldest request waiting here
+    /// goes there, unless this shard has an idle one by now.
+    func sendWaiter(to shard: Int) {
+        guard !self.detached, self.machine.idle.isEmpty else { return }
+        self.moveOldestWaiter(to: shard)
+        self.owner.dropIfEmpty(self)
+    }
+
+    private func moveOldestWaiter(to shard: Int) {
+        guard let id = self.machine.removeOldestWaiter(), let task = self.waiters.removeValue(forKey: id) else { return }
+        self.publish()
+        self.coordinator.move(task, from: self.owner, to: shard)
+    }
+
+    /// The host's budget has room again.
+    func capacityAvailable() {
+        guard !self.detached else { return }
+        self.run(self.machine.capacityAvailable())
+        self.publish()
+    }
+
+    // MARK: Waiting
+
+    /// One timer for all waiters, at the earliest waiter deadline (as connections do, see
+    /// `HTTP1Connection.armedTimer`): a queue of thousands costs one heap entry.
+    private var armedTimer: Deadline?
+
+    private func updateTimer(_ deadline: Deadline) {
+        guard deadline != .distantFuture else { return }
+        if let armed = self.armedTimer, armed <= deadline { return }
+        self.armedTimer = deadline
+        self.owner.loop.scheduleTimer(at: deadline, target: self, token: deadline.nanoseconds)
+    }
+
+    func timerIsCurrent(token: UInt64) -> Bool {
+        !self.detached && self.armedTimer?.nanoseconds == token
+    }
+
+    /// A waiter's deadline passed: the pool wait timeout, or the request's own if sooner.
+    func timerFired(token: UInt64, now: Deadline) {
+        // A pool that was shut down or dropped may outlive its owner in the timer heap.
+        guard !self.detached, let armed = self.armedTimer, armed.nanoseconds == token else { return }
+        self.armedTimer = nil
+        var expired: [RequestTask] = []
+        var earliest = Deadline.distantFuture
+        for task in self.waiters.values {
+            if task.waitDeadline <= now {
+                expired.append(task)
+            } else {
+                earliest = min(earliest, task.waitDeadline)
+            }
+        }
+        for task in expired where self.machine.removeWaiter(task.waiterID) {
+            self.waiters[task.waiterID] = nil
+            let code: HTTPClientError.Code = now >= task.deadline ? .totalTimeout : .poolWaitTimeout
+            task.fail(HTTPClientError(code, phase: .pool, detail: "no connection to \(self.key) became free in time"))
+        }
+        self.updateTimer(earliest)
+        self.publish()
+        self.owner.dropIfEmpty(self)
+    }
+
+    // MARK: Actions
+
+    private func run(_ action: PoolStateMachine.Action, leasing direct: RequestTask? = nil) {
+        switch action {
+        case .none, .fail:
+            // A failed connect's waiter is failed by connectionFailed, which has the error.
+            break
+        case .lease(let connectionID, let waiterID):
+            let task = self.waiters.removeValue(forKey: waiterID) ?? direct
+            guard let task, let connection = self.connections[connectionID] else { return }
+            connection.isLeased = true
+            if connection.requestsServed > 0 { self.owner.connectionsReused += 1 }
+            connection.run(task)
+        case .connect:
+            self.connectIfBudgetAllows()
+        case .replace(let staleID):
+            self.discard(staleID, error: HTTPClientError(.cancelled))
+            self.connectIfBudgetAllows()
+        case .park(let connectionID):
+            self.connections[connectionID]?.isLeased = false
+            self.connections[connectionID]?.parked()
+            // Idle here while a request waits on another shard: have it come over.
+            self.publish()
+            if self.budget.shards.count > 1 { self.coordinator.pullWaiter(self.key, budget: self.budget, to: self.shard) }
+            self.owner.dropIfEmpty(self)
+        case .close(let connectionID):
+            // Its place in the budget goes to a shard that waits for one.
+            self.discard(connectionID, error: HTTPClientError(.cancelled, detail: "its place went to another loop"))
+            self.coordinator.announceCapacity(self.key, budget: self.budget, from: self.shard)
+        }
+    }
+
+    /// Starts the connection the machine asked for, if the host's budget has a place and this
+    /// shard is within its share of it; otherwise the waiters stay queued, and the oldest moves
+    /// to a shard with an idle connection if one has.
+    private func connectIfBudgetAllows() {
+        guard self.budget.mayConnect(shard: self.shard, open: self.connections.count), self.budget.tryAcquire() else {
+            self.machine.connectDeclined()
+            if self.movable, let shard = self.budget.shardWithIdleConnection(besides: self.shard) {
+                self.moveOldestWaiter(to: shard)
+            }
+            self.publish()
+            return
+        }
+        let id = self.owner.nextConnectionID
+        self.owner.nextConnectionID &+= 1
+        let configuration = self.owner.configuration
+        let connection = HTTP1Connection(
+            id: id, key: self.key, loop: self.owner.loop, pool: self,
+            connectTimeout: configuration.connectTimeout, idleTimeout: configuration.idleTimeout,
+            limits: configuration.limits, tls: self.key.scheme == .https ? self.tls : nil)
+        self.connections[id] = connection
+        self.owner.connectionsOpened += 1
+        connection.connect()
+    }
+
+    /// Closes a connection the machine no longer counts, and gives its place back.
+    private func discard(_ id: Int, error: HTTPClientError) {
+        guard let connection = self.connections.removeValue(forKey: id) else { return }
+        self.budget.release()
+        connection.isLeased = false
+        connection.close(failingWith: error)
+    }
+
+    /// A connection left `connections` on its own (closed or failed): its place goes back.
+    private func forget(_ connection: HTTP1Connection) -> Bool {
+        guard self.connections.removeValue(forKey: connection.id) != nil else { return false }
+        self.budget.release()
+        return true
+    }
+
+    /// Tells waiting shards about free places left after this shard's own needs.
+    private func announceIfRoomLeft() {
+        if self.budget.openConnections < self.budget.limit {
+            self.coordinator.announceCapacity(self.key, budget: self.budget, from: self.shard)
+        }
+    }
+
+    // MARK: Events from connections
+
+    /// What the other shards need of a connection of this one that is free now.
+    private var demand: PoolStateMachine.Demand {
+        self.budget.demand(besides: self.shard, open: self.connections.count, waiting: !self.machine.waiters.isEmpty,
+                           now: self.owner.loop.now)
+    }
+
+    func connectionEstablished(_ connection: HTTP1Connection) {
+        let action = self.machine.connected(connection.id, demand: self.demand)
+        self.runOrClose(action, connection)
+        self.publish()
+    }
+
+    func connectionFailed(_ connection: HTTP1Connection, error: HTTPClientError) {
+        _ = self.forget(connection)
+        let action = self.machine.connectFailed()
+        if case .fail(let waiterID, let connectAgain) = action {
+            self.waiters.removeValue(forKey: waiterID)?.fail(error)
+            if connectAgain { self.connectIfBudgetAllows() }
+        }
+        self.announceIfRoomLeft()
+        self.publish()
+        self.owner.dropIfEmpty(self)
+    }
+
+    func connectionReleased(_ connection: HTTP1Connection) {
+        connection.isLeased = false
+        let action = self.machine.released(connection.id, reusable: true, demand: self.demand)
+        self.runOrClose(action, connection)
+        self.publish()
+    }
+
+    /// The connection closed (after a request, or while idle). `retry` is a request that
+    /// met a stale keep-alive connection and goes once more, on a fresh one.
+    func connectionClosed(_ connection: HTTP1Connection, retry: RequestTask?) {
+        defer { self.publish() }
+        guard self.forget(connection) else {
+            if let retry {
+                retry.retried = true
+                self.submit(retry, fresh: true)
+            }
+            return
+        }
+        let action: PoolStateMachine.Action
+        if connection.isLeased {
+            connection.isLeased = false
+            action = self.machine.released(connection.id, reusable: false)
+        } else {
+            action = self.machine.idleClosed(connection.id)
+        }
+        if let retry {
+            // Queued first, so the pool is not empty (and dropped) while the action runs.
+            retry.retried = true
+            self.submit(retry, fresh: true)
+        }
+        self.run(action)
+        self.announceIfRoomLeft()
+        self.owner.dropIfEmpty(self)
+    }
+
+    private func runOrClose(_ action: PoolStateMachine.Action, _ connection: HTTP1Connection) {
+        switch action {
+        case .lease(let id, _) where id == connection.id, .park(let id) where id == connection.id,
+             .close(let id) where id == connection.id:
+            self.run(action)
+        default:
+            // Not kept (the pool is shutting down): close it.
+            self.discard(connection.id, error: HTTPClientError(.shutdown))
+            self.run(action)
+        }
+    }
+
+    func shutdown(_ error: HTTPClientError) {
+        let (idle, waiters) = self.machine.shutdown()
+        var queued = error
+        queued.phase = .pool
+        for id in waiters {
+            self.waiters.removeValue(forKey: id)?.fail(queued)
+        }
+        for id in idle {
+            self.discard(id, error: error)
+        }
+        for id in Array(self.connections.keys) {
+            self.discard(id, error: error)
+        }
+        self.detach()
+    }
+}
