@@ -124,22 +124,22 @@ struct Get: AsyncParsableCommand {
             }
             configuration.tls.pinnedPublicKeys = keys
         }
-        if let maxFilesize, maxFilesize < 0 { return self.report(2, "invalid --max-filesize") }
+        if let maxFilesize, maxFilesize < 0 { return self.report(2, "option --max-filesize: is badly used here") }
         configuration.decompression = self.compressed
             ? Decompression(maxDecodedSize: self.maxFilesize)
             : .disabled
-        guard self.maxRedirects >= -1 else { return self.report(2, "invalid --max-redirs") }
+        guard self.maxRedirects >= -1 else { return self.report(2, "option --max-redirs: expected a proper numerical parameter") }
         configuration.redirects = self.followRedirects
             ? RedirectPolicy(maxRedirects: self.maxRedirects == -1 ? Int.max : self.maxRedirects)
             : .disabled
-        if let connectTimeout {
-            guard connectTimeout > 0, connectTimeout.isFinite else { return self.report(2, "invalid --connect-timeout") }
-            configuration.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))
-        }
-        var timeout: Duration? = nil
-        if let maxTime {
-            guard maxTime > 0, maxTime.isFinite else { return self.report(2, "invalid --max-time") }
-            timeout = .milliseconds(Int64(maxTime * 1000))
+        let timeout: Duration?
+        do {
+            if let connectTimeout = try Self.seconds(self.connectTimeout, option: "--connect-timeout") {
+                configuration.connectTimeout = connectTimeout
+            }
+            timeout = try Self.seconds(self.maxTime, option: "-m")
+        } catch {
+            return self.report(error.code, error.message)
         }
 
         let request: HTTPRequest
@@ -164,12 +164,9 @@ struct Get: AsyncParsableCommand {
 
         if self.verbose { Output.stderr(Self.describe(request, body: body?.announcedLength)) }
 
-        var sink: Output.Sink
-        do {
-            sink = try Output.Sink(path: self.output)
-        } catch {
-            return self.report(23, "cannot open \(self.output ?? "-") for writing")
-        }
+        // Opened at the first byte to write, as curl does: a failed request leaves an
+        // existing file as it was.
+        var sink = Output.Sink(path: self.output)
         defer { sink.close() }
 
         do {
@@ -183,15 +180,17 @@ struct Get: AsyncParsableCommand {
             }
             if self.include || self.headOnly {
                 guard sink.write(Array(Self.describe(response.head, prefix: "").utf8)) else {
-                    return self.report(23, "failure writing output")
+                    return self.report(23, sink.failure)
                 }
             }
             var received = 0
             for try await chunk in response.body {
                 received += chunk.count
                 if let limit = self.maxFilesize, received > limit { return self.report(63, "Maximum file size exceeded") }
-                guard sink.write(chunk) else { return self.report(23, "failure writing output") }
+                guard sink.write(chunk) else { return self.report(23, sink.failure) }
             }
+            // An empty body still makes (or empties) the file, as curl does.
+            guard sink.write([]) else { return self.report(23, sink.failure) }
             return 0
         } catch {
             return self.report(CurlExitCode.forError(error), error.description)
@@ -203,44 +202,64 @@ struct Get: AsyncParsableCommand {
         var message: String
     }
 
+    /// A duration option as curl reads it: 0 (or NaN) is no limit, a negative or infinite
+    /// number, or one too large for milliseconds in a 64-bit count, is a usage error (exit 2).
+    static func seconds(_ value: Double?, option: String) throws(UsageError) -> Duration? {
+        guard let value, !value.isNaN, value != 0 else { return nil }
+        guard value > 0 else { throw UsageError(code: 2, message: "option \(option): expected a positive numerical parameter") }
+        guard value.isFinite, value <= 9.2e15 else { throw UsageError(code: 2, message: "option \(option): too large number") }
+        return .milliseconds(Int64((value * 1000).rounded(.up)))
+    }
+
     func buildRequest() throws -> (HTTPRequest, HTTPClientRequestBody?) {
         var fields = HTTPFields()
         var removed: Set<String> = []
         for header in self.headers {
-            guard let colon = header.firstIndex(of: ":") else {
+            // The value's bytes as typed: not every header value is UTF-8.
+            let bytes = RawArguments.bytes(of: header, attached: ["-H", "--header="])
+            guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else {
                 throw UsageError(code: 2, message: "header \"\(header)\" has no colon")
             }
-            let nameText = header[..<colon].trimmingOWS
+            let nameText = String(decoding: bytes[..<colon], as: UTF8.self)[...].trimmingOWS
             guard let name = HTTPField.Name(String(nameText)) else {
                 throw UsageError(code: 2, message: "invalid header name \"\(nameText)\"")
             }
-            let value = header[header.index(after: colon)...].trimmingOWS
+            var value = bytes[(colon + 1)...]
+            while let first = value.first, first == 0x20 || first == 0x09 { value = value.dropFirst() }
+            while let last = value.last, last == 0x20 || last == 0x09 { value = value.dropLast() }
             // curl: "Name:" with nothing after removes the header, defaults included.
             if value.isEmpty {
                 removed.insert(name.canonicalName)
                 fields[name] = nil
                 continue
             }
-            guard !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
+            guard !value.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
                 throw HTTPClientError(.invalidRequest, detail: "header \(nameText) contains CR, LF or NUL")
             }
-            fields.append(HTTPField(name: name, value: String(value)))
+            fields.append(HTTPField(name: name, value: value))
         }
 
         var body: HTTPClientRequestBody? = nil
-        var url = self.url.contains("://") ? self.url : "http://" + self.url
+        var url: String
+        do {
+            url = try CommandLineURL.normalize(RawArguments.bytes(of: self.url))
+        } catch {
+            throw UsageError(code: 3, message: "URL \"\(self.url)\": \(error.reason)")
+        }
         if let path = self.uploadFile {
             guard self.data.isEmpty && self.dataBinary.isEmpty else {
                 throw UsageError(code: 2, message: "-T cannot be combined with -d or --data-binary")
             }
-            body = path == "-" ? .bytes(Output.readFile(nil) ?? []) : try .file(path: path)
+            // Standard input goes as it comes, chunked, as curl sends it.
+            body = path == "-" ? StandardInput.body : try .file(path: path)
             // As curl: a URL ending in a slash gets the file's name.
             if url.hasSuffix("/"), path != "-", let name = path.split(separator: "/").last {
                 url += name
             }
         } else if self.data.isEmpty, self.dataBinary.count == 1, let only = self.dataBinary.first,
-                  only.hasPrefix("@"), only != "@-" {
-            // One file as is: streamed from disk rather than read into memory.
+                  only.hasPrefix("@"), only != "@-", Output.isRegularFileWithSize(String(only.dropFirst())) {
+            // One regular file as is: streamed from disk rather than read into memory. Others
+            // (pipes, /proc, /sys: no size up front) are read to their end below, as curl does.
             body = try .file(path: String(only.dropFirst()))
             if fields[.contentType] == nil {
                 fields[.contentType] = "application/x-www-form-urlencoded"

@@ -41,31 +41,43 @@ enum Output {
         }
     }
 
-    /// Where a body goes: stdout or a file.
-    struct Sink {
-        let fd: Int32
-        let owned: Bool
+    /// Whether `path` is a regular file with a size: one that can be sent with its length
+    /// known up front. Pipes, devices and the files of /proc and /sys (size 0) cannot.
+    static func isRegularFileWithSize(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && info.st_size > 0
+    }
 
-        init(path: String?) throws {
-            if let path, path != "-" {
-                let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-                guard fd >= 0 else { throw SinkError() }
-                self.fd = fd
-                self.owned = true
-            } else {
-                self.fd = 1
-                self.owned = false
-            }
+    /// Where a body goes: stdout or a file. A file is created (or emptied) by the first write,
+    /// so that a request that fails before its body leaves an existing file untouched.
+    struct Sink {
+        private let path: String?
+        private var fd: Int32 = -1
+        /// Why the last write failed, for the message.
+        private(set) var failure = "failure writing output"
+
+        init(path: String?) {
+            self.path = path == "-" ? nil : path
         }
 
-        func write(_ bytes: [UInt8]) -> Bool {
-            bytes.withUnsafeBytes { Output.writeAll(self.fd, $0) }
+        /// Writes `bytes` (none: only makes sure the file exists), opening the file first.
+        mutating func write(_ bytes: [UInt8]) -> Bool {
+            if self.fd < 0 {
+                if let path = self.path {
+                    self.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+                    guard self.fd >= 0 else {
+                        self.failure = "cannot open \(path) for writing"
+                        return false
+                    }
+                } else {
+                    self.fd = 1
+                }
+            }
+            return bytes.withUnsafeBytes { Output.writeAll(self.fd, $0) }
         }
 
         func close() {
-            if self.owned { Glibc.close(self.fd) }
+            if self.path != nil && self.fd >= 0 { Glibc.close(self.fd) }
         }
     }
-
-    struct SinkError: Error {}
 }

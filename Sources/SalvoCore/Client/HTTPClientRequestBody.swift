@@ -58,21 +58,35 @@ public struct HTTPClientRequestBody: Sendable {
         HTTPClientRequestBody(storage: .stream(length: length, replayable: replayable, produce: produce))
     }
 
-    /// A file read from disk as it is sent, never whole into memory, with a Content-Length
-    /// of its size now. Replayable: each attempt reads it again.
+    /// A file read from disk as it is sent, never whole into memory.
     ///
-    /// - Throws: `.requestBodyFailed` when the file cannot be opened or is not a regular file.
+    /// A regular file goes with a Content-Length of its size now, and is replayable (each
+    /// attempt reads it again); if it grows or shrinks while it is sent, the request fails
+    /// (`.requestBodyFailed`) rather than send a body that is not the file. A file whose size
+    /// is not known up front — a pipe, a device, the files of /proc and /sys (which say 0) — is
+    /// read to its end and sent chunked; only a regular one can be replayed.
+    ///
+    /// - Throws: `.requestBodyFailed` when the file cannot be opened, or is a directory.
     public static func file(path: String) throws(HTTPClientError) -> HTTPClientRequestBody {
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw HTTPClientError(.requestBodyFailed, phase: .request, errno: errno, detail: "cannot read \(path)")
         }
-        guard (info.st_mode & S_IFMT) == S_IFREG else {
-            throw HTTPClientError(.requestBodyFailed, phase: .request, detail: "\(path) is not a regular file")
+        let type = info.st_mode & S_IFMT
+        guard type != S_IFDIR else {
+            throw HTTPClientError(.requestBodyFailed, phase: .request, detail: "\(path) is a directory")
+        }
+        guard access(path, R_OK) == 0 else {
+            throw HTTPClientError(.requestBodyFailed, phase: .request, errno: errno, detail: "cannot read \(path)")
         }
         let size = Int(info.st_size)
-        return HTTPClientRequestBody(storage: .stream(length: size, replayable: true) { writer in
-            try await FileBodyReader.send(path: path, size: size, to: writer)
+        if type == S_IFREG && size > 0 {
+            return HTTPClientRequestBody(storage: .stream(length: size, replayable: true) { writer in
+                try await FileBodyReader.send(path: path, size: size, to: writer)
+            })
+        }
+        return HTTPClientRequestBody(storage: .stream(length: nil, replayable: type == S_IFREG) { writer in
+            try await FileBodyReader.send(path: path, size: nil, to: writer)
         })
     }
 
@@ -116,28 +130,39 @@ public struct HTTPClientRequestBody: Sendable {
 
 /// Reads a file in 64 KiB pieces into a request body.
 enum FileBodyReader {
-    static func send(path: String, size: Int, to writer: RequestBodyWriter) async throws {
+    /// Sends `size` bytes of the file and checks it ends there, or (size nil) all of it.
+    static func send(path: String, size: Int?, to writer: RequestBodyWriter) async throws {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw HTTPClientError(.requestBodyFailed, phase: .write, errno: errno, detail: "cannot open \(path)")
         }
         defer { close(fd) }
-        var remaining = size
-        while remaining > 0 {
-            let piece = min(remaining, 64 * 1024)
-            var chunk = [UInt8](repeating: 0, count: piece)
+        var sent = 0
+        while true {
+            let piece = size.map { min($0 - sent, 64 * 1024) } ?? 64 * 1024
+            // One byte past the announced size: a file that grew must not go out cut short.
+            var chunk = [UInt8](repeating: 0, count: max(piece, 1))
             let n = chunk.withUnsafeMutableBytes { buffer -> Int in
                 while true {
-                    let n = read(fd, buffer.baseAddress, piece)
+                    let n = read(fd, buffer.baseAddress, buffer.count)
                     if n >= 0 || errno != EINTR { return n }
                 }
             }
-            guard n > 0 else {
-                throw HTTPClientError(.requestBodyFailed, phase: .write, errno: n < 0 ? errno : nil,
-                                      detail: n < 0 ? "cannot read \(path)" : "\(path) shrank while it was sent")
+            guard n >= 0 else {
+                throw HTTPClientError(.requestBodyFailed, phase: .write, errno: errno, detail: "cannot read \(path)")
             }
-            if n < piece { chunk.removeLast(piece - n) }
-            remaining -= n
+            if let size, piece == 0 {
+                guard n == 0 else {
+                    throw HTTPClientError(.requestBodyFailed, phase: .write, detail: "\(path) grew past its \(size) bytes while it was sent")
+                }
+                return
+            }
+            if n == 0 {
+                guard let size else { return }
+                throw HTTPClientError(.requestBodyFailed, phase: .write, detail: "\(path) shrank to \(sent) of its \(size) bytes while it was sent")
+            }
+            if n < chunk.count { chunk.removeLast(chunk.count - n) }
+            sent += n
             try await writer.write(chunk)
         }
     }

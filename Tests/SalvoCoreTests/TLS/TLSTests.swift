@@ -17,7 +17,8 @@ final class TestCertificates: Sendable {
         let d = self.directory.path
         try Self.openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(d)/ca.key", "-out", "\(d)/ca.pem",
                           "-days", "2", "-subj", "/CN=Salvo Test CA"])
-        for (name, san) in [("leaf", "DNS:localhost,IP:127.0.0.1"), ("other", "DNS:other.example"), ("client", "DNS:salvo-client")] {
+        for (name, san) in [("leaf", "DNS:localhost,IP:127.0.0.1"), ("other", "DNS:other.example"), ("client", "DNS:salvo-client"),
+                            ("wildcards", "DNS:a*.example.test,DNS:*.wild.test")] {
             try Self.openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(d)/\(name).key", "-out", "\(d)/\(name).csr",
                               "-subj", "/CN=\(name)"])
             try "subjectAltName=\(san)\n".write(toFile: "\(d)/\(name).ext", atomically: true, encoding: .utf8)

@@ -1,0 +1,45 @@
+import Dispatch
+import SalvoCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Standard input as a request body (`-T -`): streamed as it is read, chunked, never whole in
+/// memory. Reads block, so they happen on a thread of their own, not on Swift's pool.
+enum StandardInput {
+    static var body: HTTPClientRequestBody {
+        .producer { writer in
+            while let chunk = try await self.read() {
+                try await writer.write(chunk)
+            }
+        }
+    }
+
+    struct ReadFailed: Error, CustomStringConvertible {
+        let errno: Int32
+        var description: String { "cannot read standard input: \(String(cString: strerror(self.errno)))" }
+    }
+
+    /// The next piece of standard input, nil at its end.
+    private static func read() async throws -> [UInt8]? {
+        let result: Result<[UInt8]?, ReadFailed> = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+                while true {
+                    let count = buffer.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, $0.count) }
+                    if count < 0 && errno == EINTR { continue }
+                    if count < 0 {
+                        continuation.resume(returning: .failure(ReadFailed(errno: errno)))
+                    } else if count == 0 {
+                        continuation.resume(returning: .success(nil))
+                    } else {
+                        buffer.removeLast(buffer.count - count)
+                        continuation.resume(returning: .success(buffer))
+                    }
+                    return
+                }
+            }
+        }
+        return try result.get()
+    }
+}
