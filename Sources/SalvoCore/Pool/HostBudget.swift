@@ -83,17 +83,26 @@ final class HostBudget: Sendable {
         self.shards[shard].publish(idle: idle, waiting: waiting, open: open, oldestWaiting: oldestWaiting?.nanoseconds ?? 0)
     }
 
-    /// Whether shard `shard`, with `open` connections, may start one more: always while no
-    /// other shard has requests waiting or on their way, else only up to its fair share (the
-    /// limit split among the shards with requests, rounded up). Without this, the shard whose
-    /// loop sees a burst first would take the whole limit, and the others would get their
-    /// share only by closing its connections.
+    /// Whether shard `shard`, with `open` connections, may start one more. Up to its fair
+    /// share (the limit split among the shards with requests waiting or on their way, rounded
+    /// up) it may; past it, only into places no other shard could claim within its own share.
+    /// Without this, the shard whose loop sees a burst first would take the whole limit, and
+    /// the others would get their share only by closing its connections.
     func mayConnect(shard: Int, open: Int) -> Bool {
         var demanding = 1
         for (index, counts) in self.shards.enumerated() where index != shard {
             if counts.waiting.load(ordering: .relaxed) > 0 || counts.inbound.load(ordering: .relaxed) > 0 { demanding += 1 }
         }
-        return open < (self.limit + demanding - 1) / demanding
+        let fairShare = (self.limit + demanding - 1) / demanding
+        if open < fairShare { return true }
+        // Past its share: what the others still need, up to their shares, stays theirs.
+        var claimed = self.openConnections
+        for (index, counts) in self.shards.enumerated() where index != shard {
+            let owned = counts.open.load(ordering: .relaxed)
+            let wanted = owned + counts.waiting.load(ordering: .relaxed) + counts.inbound.load(ordering: .relaxed)
+            claimed += max(0, min(fairShare, wanted) - owned)
+        }
+        return claimed < self.limit
     }
 
     /// Whether shard `shard` (with `open` connections, and requests of its own waiting or not)

@@ -231,7 +231,12 @@ import Testing
         #expect(budget.shardWithIdleConnection(besides: 0) == 1)
         // A fair share while another shard has requests coming: the limit split, rounded up.
         #expect(budget.mayConnect(shard: 0, open: 3), "shard 1 has inbound requests: a share of 4")
-        #expect(!budget.mayConnect(shard: 0, open: 4))
+        for _ in 0..<4 { #expect(budget.tryAcquire()) }
+        budget.publish(shard: 1, idle: 0, waiting: 3, open: 0, oldestWaiting: nil)
+        #expect(!budget.mayConnect(shard: 0, open: 4), "shard 1 still needs up to its share of 4")
+        budget.publish(shard: 1, idle: 0, waiting: 0, open: 0, oldestWaiting: nil)
+        #expect(budget.mayConnect(shard: 0, open: 4), "shard 1 needs one (its inbound request): three places are free")
+        for _ in 0..<4 { budget.release() }
         budget.shards[1].arrived()
         budget.publish(shard: 1, idle: 0, waiting: 0, open: 1, oldestWaiting: nil)
         #expect(budget.mayConnect(shard: 0, open: 7), "nobody else wants any: all of it")
