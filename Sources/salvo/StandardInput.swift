@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// Standard input as a request body (`-T -`): streamed as it is read, chunked, never whole in
-/// memory. Reads block, so they happen on a thread of their own, not on Swift's pool.
+/// memory. Reads block, so they happen on a Dispatch thread, never on Swift's cooperative pool.
 enum StandardInput {
     static var body: HTTPClientRequestBody {
         .producer { writer in

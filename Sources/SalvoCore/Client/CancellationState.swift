@@ -5,8 +5,11 @@ import Synchronization
 /// connection may move to another loop's pool that has one idle (``PoolCoordinator``).
 ///
 /// @unchecked Sendable: `task` and `cancelled` are touched only on the request's current loop
-/// (work for it is sent there, and follows it if it moved meanwhile); where it is, `pool`, is
-/// behind a lock, taken only to find the loop.
+/// (work for it is sent there, and follows it if it moved meanwhile; a request moves after the
+/// lock names its new loop, so work queued there runs before or after the request arrives,
+/// and `submit` checks `cancelled` on arrival). Where it is, `pool`, is behind a lock, taken
+/// only to find the loop. `finished()` may also run on a caller's thread when the loop
+/// stopped before it ever saw the request, and so never touches it.
 final class CancellationState: @unchecked Sendable {
     /// The pool the request is in now; strong, so a handle outliving its client stays safe.
     private let pool: Mutex<LoopBound<ConnectionPool>>
@@ -25,6 +28,9 @@ final class CancellationState: @unchecked Sendable {
         let bound = LoopBound(pool, loop: pool.loop)
         self.pool.withLock { $0 = bound }
     }
+
+    /// Whether the caller cancelled (read on the request's current loop).
+    var isCancelled: Bool { self.cancelled }
 
     /// Records the started task; returns true when cancellation came first.
     func markStarted(_ task: RequestTask) -> Bool {

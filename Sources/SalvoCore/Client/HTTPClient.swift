@@ -87,9 +87,10 @@ public final class HTTPClient: Sendable {
             let done = DispatchSemaphore(value: 0)
             var accepted = 0
             for (bound, hook) in zip(pools, stopHooks) {
-                if let hook { bound.loop.removeStopHook(hook) }
-                // A loop of a shared group that was stopped first has nothing left to close.
+                // The stop hook goes only once this work is on the loop: a loop that stops
+                // first refuses the work and runs the hook, which does the same.
                 let queued = bound.loop.tryExecute {
+                    if let hook { bound.loop.removeStopHook(hook) }
                     bound.value.shutdown()
                     done.signal()
                 }
@@ -219,7 +220,10 @@ public final class HTTPClient: Sendable {
             work()
         } else if !loop.tryExecute(work) {
             // The loop has stopped (the client or its group shut down meanwhile): fail here.
-            prepared.arrival?.arrived()
+            if let arrival = prepared.arrival {
+                arrival.arrived()
+                self.coordinator.placementAbandoned(prepared.key)
+            }
             makeHandler().didFail(HTTPClientError(.shutdown, phase: .request))
         }
     }
@@ -238,6 +242,7 @@ public final class HTTPClient: Sendable {
         task.followUp = followUp
         task.decoding = prepared.decoding
         if cancellation.markStarted(task) {
+            if prepared.arrival != nil { self.coordinator.placementAbandoned(prepared.key) }
             task.fail(HTTPClientError(.cancelled, phase: .request))
             return
         }

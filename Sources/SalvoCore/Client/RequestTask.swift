@@ -5,6 +5,8 @@ import HTTPTypes
 final class RequestTask {
     enum Phase {
         case queued
+        /// On its way from one loop's pool to another's, which has an idle connection.
+        case moving
         case running(HTTP1Connection)
         case finished
     }
@@ -27,7 +29,8 @@ final class RequestTask {
     var waiterID = 0
     /// When the request stops waiting for a connection.
     var waitDeadline = Deadline.distantFuture
-    /// When the request joined its pool's queue.
+    /// When the request joined a pool's queue (0: it is not waiting). A request that moves to
+    /// another loop keeps it, and its wait deadline: it has waited that long already.
     var queuedAt = Deadline(nanoseconds: 0)
     /// The caller sent `Connection: close`: the connection is not reused after this request.
     var closeAfter = false

@@ -13,6 +13,9 @@ struct ConnectionDeadlines: Equatable {
         case connect
         /// The request's own deadline (its total timeout) passed.
         case total
+        /// The response is complete and every announced body byte went out, but the body's
+        /// producer has not ended within its grace: it is not waited for any longer.
+        case producerEnd
         /// No `100 Continue` came in time: the body goes anyway (RFC 9110 §10.1.1).
         case expectContinue
         /// The server has been silent for longer than the read timeout.
@@ -23,14 +26,16 @@ struct ConnectionDeadlines: Equatable {
 
     var connect: Deadline?
     var total: Deadline?
+    var producerEnd: Deadline?
     var expectContinue: Deadline?
     var read: Deadline?
     var idle: Deadline?
 
-    init(connect: Deadline? = nil, total: Deadline? = nil, expectContinue: Deadline? = nil,
+    init(connect: Deadline? = nil, total: Deadline? = nil, producerEnd: Deadline? = nil, expectContinue: Deadline? = nil,
          read: Deadline? = nil, idle: Deadline? = nil) {
         self.connect = connect
         self.total = total
+        self.producerEnd = producerEnd
         self.expectContinue = expectContinue
         self.read = read
         self.idle = idle
@@ -45,6 +50,7 @@ struct ConnectionDeadlines: Equatable {
         var earliest = Deadline.distantFuture
         if let connect = self.connect, connect < earliest { earliest = connect }
         if let total = self.total, total < earliest { earliest = total }
+        if let producerEnd = self.producerEnd, producerEnd < earliest { earliest = producerEnd }
         if let expectContinue = self.expectContinue, expectContinue < earliest { earliest = expectContinue }
         if let read = self.read, read < earliest { earliest = read }
         if let idle = self.idle, idle < earliest { earliest = idle }
@@ -55,6 +61,7 @@ struct ConnectionDeadlines: Equatable {
     func expired(at now: Deadline) -> Expiry? {
         if let connect = self.connect, connect <= now { return .connect }
         if let total = self.total, total <= now { return .total }
+        if let producerEnd = self.producerEnd, producerEnd <= now { return .producerEnd }
         if let expectContinue = self.expectContinue, expectContinue <= now { return .expectContinue }
         if let read = self.read, read <= now { return .read }
         if let idle = self.idle, idle <= now { return .idle }

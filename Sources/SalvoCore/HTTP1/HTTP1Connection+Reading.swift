@@ -68,6 +68,7 @@ extension HTTP1Connection {
             // nothing more is read until then (not even the server closing, which it may).
             self.readPaused = true
             self.socket.setInterest(self.socket.interest.subtracting(.read), on: self.loop)
+            self.producerEndDeadline = self.loop.now + Self.producerGrace
         }
     }
 

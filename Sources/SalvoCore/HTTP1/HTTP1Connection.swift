@@ -46,6 +46,13 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     var continueArrived = false
     /// The errno of a failed write, while what the server sent before it went away is read.
     var sendFailure: Int32 = 0
+    /// The response is complete and the request waits for its body's producer to end, until
+    /// then (see ``producerGrace``).
+    var producerEndDeadline: Deadline?
+    /// How long a complete exchange waits for a streamed body's producer to end after its
+    /// last announced byte: long enough for a producer that is about to throw or end, short
+    /// enough that one which never ends does not hold the request.
+    static let producerGrace: Duration = .seconds(1)
     /// When a byte last came in, or the connection last changed hands.
     var lastActivity: Deadline
     private let idleTimeout: Duration
@@ -143,6 +150,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         self.pendingTrailers = nil
         self.continueArrived = false
         self.sendFailure = 0
+        self.producerEndDeadline = nil
         self.writer = RequestWriter(for: task, now: self.loop.now)
         self.decoder.prepareForNextResponse(expectNoBody: task.isHead)
         self.lastActivity = self.loop.now
@@ -195,7 +203,8 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
             guard let task = self.task else {
                 return self.machine.isIdle ? ConnectionDeadlines(idle: self.lastActivity + self.idleTimeout) : .none
             }
-            var deadlines = ConnectionDeadlines(total: task.deadline, expectContinue: self.writer.continueDeadline)
+            var deadlines = ConnectionDeadlines(total: task.deadline, producerEnd: self.producerEndDeadline,
+                                                expectContinue: self.writer.continueDeadline)
             // The read timeout waits for the server: not for a consumer that paused reading,
             // nor for our own body's producer, nor once the response is all here.
             if let readTimeout = task.readTimeout, !self.readPaused, !self.writer.waitingForProducer,
@@ -233,6 +242,11 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
             self.connectFailed(self.connector.timeoutError)
         case .total:
             self.fail(HTTPClientError(.totalTimeout, phase: phase))
+        case .producerEnd:
+            // Everything announced went out and the response is here: the request stands,
+            // and the producer's further writes are refused.
+            self.writer.end()
+            self.act(self.machine.writeFinished())
         case .expectContinue:
             // No 100 Continue in time: send the body anyway (RFC 9110 §10.1.1).
             self.writer.releaseBody()

@@ -42,8 +42,14 @@ final class ConnectionPool {
     var index: Int { self.loop.index }
 
     /// Queues `task` for a connection. `movable`: it may go on to another shard that has an
-    /// idle connection (not when it just failed to).
-    func submit(_ task: RequestTask, movable: Bool = true) {
+    /// idle connection (not when it just failed to). `moved`: it comes from another shard.
+    func submit(_ task: RequestTask, movable: Bool = true, moved: Bool = false) {
+        if task.isFinished { return }
+        if moved, task.cancellation?.isCancelled == true {
+            // Cancelled while it travelled here: the cancellation found nothing to stop.
+            task.fail(HTTPClientError(.cancelled))
+            return
+        }
         if self.isShutdown {
             task.fail(HTTPClientError(.shutdown, phase: .pool))
             return
@@ -55,7 +61,7 @@ final class ConnectionPool {
             pool = HostPool(key: task.key, tls: task.tls, owner: self, budget: self.coordinator.takeBudget(for: task.key))
             self.hosts[task.key] = pool
         }
-        pool.submit(task, fresh: false, movable: movable)
+        pool.submit(task, fresh: false, movable: movable, urgent: moved)
     }
 
     func cancel(_ task: RequestTask, error: HTTPClientError) {
@@ -64,7 +70,8 @@ final class ConnectionPool {
             self.hosts[task.key]?.removeWaiter(task, error: error)
         case .running(let connection):
             connection.fail(error)
-        case .finished:
+        case .moving, .finished:
+            // A moving request is failed when it arrives (see submit).
             break
         }
     }

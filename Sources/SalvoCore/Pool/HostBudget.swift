@@ -36,8 +36,9 @@ final class HostBudget: Sendable {
             self.oldestWaiting.store(oldestWaiting, ordering: .relaxed)
         }
 
-        // Padding: each shard's counts are written by its own loop and read by the others;
-        // spread apart, two loops' writes do not fight over one cache line.
+        // Padding: each shard's counts are written by its own loop and read by the others.
+        // Small objects allocated one after the other can share a cache line; past 64 bytes
+        // they cannot, and two loops' writes do not fight over one.
         private let padding = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
     }
 
@@ -105,23 +106,31 @@ final class HostBudget: Sendable {
         return claimed < self.limit
     }
 
-    /// Whether shard `shard` (with `open` connections, and requests of its own waiting or not)
-    /// should give up a connection that is free at `now` to a starved shard: one whose oldest
-    /// request has waited ``patience`` with less than half its fair share of the limit, while
-    /// this shard has more than its share. The share is the limit split evenly among the
-    /// shards with requests waiting. The slack (half a share, and the patience) keeps small or
-    /// passing imbalances from costing new connections.
-    func demand(besides shard: Int, open: Int, waiting: Bool, now: Deadline) -> PoolStateMachine.Demand {
-        var demanding = waiting ? 1 : 0
+    /// Whether shard `shard` — with `open` connections, and its oldest waiting request queued
+    /// at `oldestWaiting` (ns, 0 when none waits) — should give up a connection that is free at
+    /// `now` to a starved shard. Only requests that have waited ``patience`` count. A shard is
+    /// starved when it has less than half its fair share (the limit split evenly among the
+    /// shards with requests waiting) while this one has more than its share; or when it has
+    /// no connection at all and its oldest request has waited longer than any here — with a
+    /// limit smaller than the number of busy loops, that keeps every loop's requests moving,
+    /// in the order they came. The slack (half a share, the patience) keeps small or passing
+    /// imbalances from costing new connections.
+    func demand(besides shard: Int, open: Int, oldestWaiting: UInt64, now: Deadline) -> PoolStateMachine.Demand {
+        var demanding = oldestWaiting != 0 ? 1 : 0
         var fewestOpen = Int.max
+        var strandedSince = UInt64.max
         let stuckSince = now.nanoseconds &- Self.patience.nanosecondsClamped
         for (index, counts) in self.shards.enumerated() where index != shard {
             let since = counts.oldestWaiting.load(ordering: .relaxed)
             guard since != 0, counts.waiting.load(ordering: .relaxed) > 0 else { continue }
             demanding += 1
-            if since <= stuckSince { fewestOpen = min(fewestOpen, counts.open.load(ordering: .relaxed)) }
+            guard since <= stuckSince else { continue }
+            let owned = counts.open.load(ordering: .relaxed)
+            fewestOpen = min(fewestOpen, owned)
+            if owned == 0 { strandedSince = min(strandedSince, since) }
         }
         guard fewestOpen != .max else { return .none }
+        if strandedSince < (oldestWaiting == 0 ? UInt64.max : oldestWaiting) { return .starved }
         let fairShare = max(1, self.limit / demanding)
         return fewestOpen < max(1, fairShare / 2) && open > fairShare ? .starved : .none
     }

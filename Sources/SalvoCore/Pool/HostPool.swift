@@ -72,14 +72,16 @@ final class HostPool: TimerTarget {
 
     // MARK: Requests
 
-    func submit(_ task: RequestTask, fresh: Bool, movable: Bool = true) {
+    /// Queues `task`, or runs it at once on an idle connection. `movable`: while it waits it
+    /// may move to a shard with an idle connection; `urgent`: it waited on another shard
+    /// already, and goes first.
+    func submit(_ task: RequestTask, fresh: Bool, movable: Bool = true, urgent: Bool = false) {
         defer { self.publish() }
-        self.movable = movable
         let id = self.owner.nextWaiterID
         self.owner.nextWaiterID &+= 1
         task.waiterID = id
         task.phase = .queued
-        let action = self.machine.request(id, fresh: fresh)
+        let action = self.machine.request(id, fresh: fresh, urgent: urgent)
         switch action {
         case .lease:
             break
@@ -88,15 +90,18 @@ final class HostPool: TimerTarget {
             return
         default:
             self.waiters[id] = task
-            task.queuedAt = self.owner.loop.now
-            task.waitDeadline = min(task.deadline, self.owner.loop.now + self.owner.configuration.waitTimeout)
+            if task.queuedAt.nanoseconds == 0 {
+                task.queuedAt = self.owner.loop.now
+                task.waitDeadline = min(task.deadline, self.owner.loop.now + self.owner.configuration.waitTimeout)
+            }
             self.updateTimer(task.waitDeadline)
         }
-        self.run(action, leasing: task)
+        self.run(action, leasing: task, movable: movable)
     }
 
     func removeWaiter(_ task: RequestTask, error: HTTPClientError) {
-        if self.machine.removeWaiter(task.waiterID) {
+        // Waiter ids are this loop's: the task must be the one queued under its id here.
+        if self.waiters[task.waiterID] === task, self.machine.removeWaiter(task.waiterID) {
             self.waiters[task.waiterID] = nil
             task.fail(error)
         }
@@ -105,9 +110,6 @@ final class HostPool: TimerTarget {
     }
 
     // MARK: Between shards
-
-    /// Whether the request being submitted may move to another shard.
-    private var movable = true
 
     /// Another shard has an idle connection for this host: the oldest request waiting here
     /// goes there, unless this shard has an idle one by now.
@@ -173,7 +175,7 @@ final class HostPool: TimerTarget {
 
     // MARK: Actions
 
-    private func run(_ action: PoolStateMachine.Action, leasing direct: RequestTask? = nil) {
+    private func run(_ action: PoolStateMachine.Action, leasing direct: RequestTask? = nil, movable: Bool = true) {
         switch action {
         case .none, .fail:
             // A failed connect's waiter is failed by connectionFailed, which has the error.
@@ -183,12 +185,13 @@ final class HostPool: TimerTarget {
             guard let task, let connection = self.connections[connectionID] else { return }
             connection.isLeased = true
             if connection.requestsServed > 0 { self.owner.connectionsReused += 1 }
+            task.queuedAt = Deadline(nanoseconds: 0)
             connection.run(task)
         case .connect:
-            self.connectIfBudgetAllows()
+            self.connectIfBudgetAllows(movable: movable)
         case .replace(let staleID):
             self.discard(staleID, error: HTTPClientError(.cancelled))
-            self.connectIfBudgetAllows()
+            self.connectIfBudgetAllows(movable: movable)
         case .park(let connectionID):
             self.connections[connectionID]?.isLeased = false
             self.connections[connectionID]?.parked()
@@ -206,10 +209,10 @@ final class HostPool: TimerTarget {
     /// Starts the connection the machine asked for, if the host's budget has a place and this
     /// shard is within its share of it; otherwise the waiters stay queued, and the oldest moves
     /// to a shard with an idle connection if one has.
-    private func connectIfBudgetAllows() {
+    private func connectIfBudgetAllows(movable: Bool = true) {
         guard self.budget.mayConnect(shard: self.shard, open: self.connections.count), self.budget.tryAcquire() else {
             self.machine.connectDeclined()
-            if self.movable, let shard = self.budget.shardWithIdleConnection(besides: self.shard) {
+            if movable, let shard = self.budget.shardWithIdleConnection(besides: self.shard) {
                 self.moveOldestWaiter(to: shard)
             }
             self.publish()
@@ -253,7 +256,7 @@ final class HostPool: TimerTarget {
 
     /// What the other shards need of a connection of this one that is free now.
     private var demand: PoolStateMachine.Demand {
-        self.budget.demand(besides: self.shard, open: self.connections.count, waiting: !self.machine.waiters.isEmpty,
+        self.budget.demand(besides: self.shard, open: self.connections.count, oldestWaiting: self.published.oldest,
                            now: self.owner.loop.now)
     }
 

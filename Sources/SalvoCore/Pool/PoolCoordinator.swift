@@ -69,6 +69,16 @@ final class PoolCoordinator: Sendable {
         return (self.loops[shard], budget.shards[shard])
     }
 
+    /// A request placed for `key` ended before it reached a pool (cancelled first, or its loop
+    /// stopped): a budget that placement made for it and no pool took is forgotten.
+    func placementAbandoned(_ key: ConnectionKey) {
+        self.budgets.withLock { budgets in
+            guard let entry = budgets[key], entry.users == 0,
+                  entry.budget.shards.allSatisfy({ $0.inbound.load(ordering: .relaxed) <= 0 }) else { return }
+            budgets[key] = nil
+        }
+    }
+
     // MARK: Between shards
 
     /// Moves `task`, a request waiting in shard `from`, to shard `to`, which has (or had a
@@ -78,12 +88,13 @@ final class PoolCoordinator: Sendable {
             from.submit(task, movable: false)
             return
         }
+        task.phase = .moving
         task.cancellation?.moved(to: target.unsafeValue)
         let moving = LoopBound(task, loop: target.loop)
-        if !target.loop.tryExecute({ target.value.submit(moving.value) }) {
+        if !target.loop.tryExecute({ target.value.submit(moving.value, moved: true) }) {
             // That loop stopped meanwhile: the request stays.
             task.cancellation?.moved(to: from)
-            from.submit(task, movable: false)
+            from.submit(task, movable: false, moved: true)
         }
     }
 

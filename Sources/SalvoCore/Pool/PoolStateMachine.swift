@@ -64,14 +64,16 @@ import DequeModule
     var total: Int { self.idle.count + self.leased + self.connecting }
     var isEmpty: Bool { self.total == 0 && self.waiters.isEmpty }
 
-    /// A request arrives. `fresh` asks for a new connection (a retry after a stale one).
-    public mutating func request(_ waiter: Int, fresh: Bool = false) -> Action {
+    /// A request arrives. `fresh` asks for a new connection (a retry after a stale one);
+    /// `urgent` puts it first in the queue if it has to wait (one that already waited on
+    /// another shard and moved here).
+    public mutating func request(_ waiter: Int, fresh: Bool = false, urgent: Bool = false) -> Action {
         if self.isShutdown { return .fail(waiter: waiter, connectAgain: false) }
         if !fresh, let connection = self.idle.popLast() {
             self.leased += 1
             return .lease(connection: connection, waiter: waiter)
         }
-        if fresh {
+        if fresh || urgent {
             self.waiters.prepend(waiter)
         } else {
             self.waiters.append(waiter)

@@ -131,6 +131,23 @@ import Testing
         #expect(exact.text == "abc")
     }
 
+    /// A body whose sequence gives every announced byte and then never ends does not hold a
+    /// complete exchange for ever: after a short grace the response is delivered.
+    @Test func aProducerThatNeverEndsDoesNotHoldTheResponse() async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let client = try makeClient()
+        defer { client.shutdown() }
+        let endless = AsyncStream<[UInt8]> { continuation in
+            continuation.yield(Array("abc".utf8))
+            // Never finished.
+        }
+        let response = try await withWatchdog {
+            try await client.execute(try self.post(server.url("/echo-body")), body: .stream(endless, length: 3))
+        }
+        #expect(response.text == "abc")
+    }
+
     /// A negative length is the caller's mistake: a typed error, never a trap.
     @Test func negativeLengthsAreInvalidRequests() async throws {
         let client = try makeClient()

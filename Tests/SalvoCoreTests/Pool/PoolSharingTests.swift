@@ -67,21 +67,23 @@ import Testing
         #expect(await client.poolStatistics().openConnections <= 3)
     }
 
-    /// A loop flooded with requests holds every place of the limit; a request on the other
-    /// loop still gets its fair share instead of waiting for the flood to end.
-    @Test func aBusyLoopGivesAWaitingLoopItsShare() async throws {
+    /// Loops flooded with requests hold every place of the limit; a request on another loop
+    /// still gets a connection instead of waiting for the flood to end — with a limit below the
+    /// number of busy loops too.
+    @Test(arguments: [(loops: 2, limit: 2), (loops: 2, limit: 1), (loops: 3, limit: 2)])
+    func busyLoopsLetAWaitingLoopIn(loops: Int, limit: Int) async throws {
         let server = try FaultServer.start()
         defer { server.stop() }
-        let group = try EventLoopGroup(numberOfThreads: 2)
+        let group = try EventLoopGroup(numberOfThreads: loops)
         defer { group.shutdown() }
         var configuration = HTTPClient.Configuration()
-        configuration.maxConnectionsPerHost = 2
+        configuration.maxConnectionsPerHost = limit
         configuration.poolWaitTimeout = .seconds(1)
         let client = try HTTPClient(configuration: configuration, eventLoopGroup: group)
         defer { client.shutdown() }
         let flooding = ContinuousClock.now + .seconds(3)
-        let flood = (0..<4).map { _ in
-            Task(executorPreference: group.loops[1]) {
+        let flood = (0..<6).map { index in
+            Task(executorPreference: group.loops[1 + index % (loops - 1)]) {
                 while ContinuousClock.now < flooding && !Task.isCancelled {
                     _ = try await client.execute(try get(server.url("/slow-head?ms=30")))
                 }
@@ -93,5 +95,29 @@ import Testing
         for task in flood { task.cancel() }
         for task in flood { _ = await task.result }
         #expect((try? result.get())?.status == .ok, "\(result)")
+    }
+
+    /// A request that moved to another loop's idle connection can still be cancelled there.
+    @Test func aMovedRequestCanBeCancelled() async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let group = try EventLoopGroup(numberOfThreads: 2)
+        defer { group.shutdown() }
+        var configuration = HTTPClient.Configuration()
+        configuration.maxConnectionsPerHost = 2
+        let client = try HTTPClient(configuration: configuration, eventLoopGroup: group)
+        defer { client.shutdown() }
+        try await withWatchdog {
+            let long = Task(executorPreference: group.loops[0]) { try await client.execute(try get(server.url("/slow-head?ms=3000"))) }
+            try await Task.sleep(for: .milliseconds(200))
+            _ = try await Task(executorPreference: group.loops[1]) { try await client.execute(try get(server.url("/ok"))) }.value
+            // Made on loop 0, run on loop 1's idle connection, against a server that never answers.
+            let moved = Task(executorPreference: group.loops[0]) { try await client.execute(try get(server.url("/stall"))) }
+            try await Task.sleep(for: .milliseconds(300))
+            moved.cancel()
+            let code = await errorCode { _ = try await moved.value }
+            #expect(code == .cancelled)
+            _ = try await long.value
+        }
     }
 }

@@ -206,17 +206,33 @@ import Testing
         let budget = HostBudget(limit: 8, loops: 2)
         let queued = Deadline(nanoseconds: 1_000_000_000)
         let later = queued + .milliseconds(50)
-        #expect(budget.demand(besides: 0, open: 8, waiting: true, now: later) == .none, "nobody else waits")
+        let mine = queued.nanoseconds + 1  // this shard's oldest request came just after
+        #expect(budget.demand(besides: 0, open: 8, oldestWaiting: mine, now: later) == .none, "nobody else waits")
         budget.publish(shard: 1, idle: 0, waiting: 5, open: 1, oldestWaiting: queued)
-        #expect(budget.demand(besides: 0, open: 7, waiting: true, now: queued + .milliseconds(1)) == .none,
+        #expect(budget.demand(besides: 0, open: 7, oldestWaiting: mine, now: queued + .milliseconds(1)) == .none,
                 "a request that just queued is served by its own shard in a moment")
-        #expect(budget.demand(besides: 0, open: 7, waiting: true, now: later) == .starved, "1 of a share of 4, against 7")
-        #expect(budget.demand(besides: 0, open: 4, waiting: true, now: later) == .none, "this shard is at its share")
+        #expect(budget.demand(besides: 0, open: 7, oldestWaiting: mine, now: later) == .starved, "1 of a share of 4, against 7")
+        #expect(budget.demand(besides: 0, open: 4, oldestWaiting: mine, now: later) == .none, "this shard is at its share")
         budget.publish(shard: 1, idle: 0, waiting: 5, open: 3, oldestWaiting: queued)
-        #expect(budget.demand(besides: 0, open: 5, waiting: true, now: later) == .none, "3 against 5: close enough, no churn")
+        #expect(budget.demand(besides: 0, open: 5, oldestWaiting: mine, now: later) == .none, "3 against 5: close enough, no churn")
         budget.publish(shard: 1, idle: 0, waiting: 5, open: 1, oldestWaiting: queued)
-        #expect(budget.demand(besides: 0, open: 7, waiting: false, now: later) == .none,
+        #expect(budget.demand(besides: 0, open: 7, oldestWaiting: 0, now: later) == .none,
                 "nobody waits here: the connection stays, idle, and the waiting request moves to it")
+    }
+
+    /// A limit smaller than the number of busy loops: a loop with no connection at all gets
+    /// one when its oldest request has waited longer than any of the loop that has it.
+    @Test func aLoopWithNoConnectionIsNeverStranded() {
+        let budget = HostBudget(limit: 1, loops: 2)
+        let queued = Deadline(nanoseconds: 1_000_000_000)
+        let later = queued + .milliseconds(50)
+        budget.publish(shard: 1, idle: 0, waiting: 1, open: 0, oldestWaiting: queued)
+        #expect(budget.demand(besides: 0, open: 1, oldestWaiting: queued.nanoseconds + 1_000, now: later) == .starved)
+        #expect(budget.demand(besides: 0, open: 1, oldestWaiting: queued.nanoseconds - 1_000, now: later) == .none,
+                "this shard's own request is older: it goes first")
+        budget.publish(shard: 1, idle: 0, waiting: 1, open: 1, oldestWaiting: queued)
+        #expect(budget.demand(besides: 0, open: 1, oldestWaiting: queued.nanoseconds + 1_000, now: later) == .none,
+                "one with a connection of its own makes progress")
     }
 
     @Test func placementSpreadsABurstAndFindsIdleConnections() {

@@ -13,23 +13,24 @@ import Testing
         signal(SIGPIPE, SIG_DFL)
     }
 
-    func makeClient(_ certificates: TestCertificates, adjust: (inout HTTPClient.Configuration) -> Void = { _ in }) throws -> HTTPClient {
+    /// A fresh TLS fault server and a client that trusts it (one loop, one connection), for
+    /// `body`, under a watchdog.
+    func withServerAndClient(_ body: @escaping @Sendable (TLSFaultServer, HTTPClient) async throws -> Void) async throws {
+        let certificates = try TestCertificates.shared.get()
+        let server = try TLSFaultServer.start(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
+        defer { server.stop() }
         var configuration = HTTPClient.Configuration()
         configuration.threads = 1
         configuration.maxConnectionsPerHost = 1
         configuration.tls.trustRoots = .file(certificates.path("ca.pem"))
-        adjust(&configuration)
-        return try HTTPClient(configuration: configuration)
+        let client = try HTTPClient(configuration: configuration)
+        defer { client.shutdown() }
+        try await withWatchdog { try await body(server, client) }
     }
 
     /// A load balancer resets a pooled connection while no request uses it.
     @Test func idlePooledConnectionResetByThePeer() async throws {
-        let certificates = try TestCertificates.shared.get()
-        let server = try TLSFaultServer.start(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
-        defer { server.stop() }
-        let client = try self.makeClient(certificates)
-        defer { client.shutdown() }
-        try await withWatchdog {
+        try await self.withServerAndClient { server, client in
             for _ in 0..<3 {
                 let first = try await client.execute(try HTTPRequest(method: .get, url: server.url("/idle-reset?ms=50")))
                 #expect(first.status == .ok)
@@ -44,13 +45,8 @@ import Testing
     /// A server that answers 413 at once and resets while the body is still going out: the
     /// caller gets the 413, over TLS as over plain TCP.
     @Test func earlyAnswerThenResetDuringUpload() async throws {
-        let certificates = try TestCertificates.shared.get()
-        let server = try TLSFaultServer.start(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
-        defer { server.stop() }
-        let client = try self.makeClient(certificates)
-        defer { client.shutdown() }
         let payload = [UInt8](repeating: 0x61, count: 16 << 20)
-        try await withWatchdog {
+        try await self.withServerAndClient { server, client in
             var post = try HTTPRequest(method: .post, url: server.url("/early?code=413"))
             post.headerFields[.contentType] = "application/octet-stream"
             let fixed = try await client.execute(post, body: .bytes(payload))
@@ -67,13 +63,8 @@ import Testing
 
     /// A reset in the middle of the upload, with no answer: a typed send or receive error.
     @Test func resetDuringUpload() async throws {
-        let certificates = try TestCertificates.shared.get()
-        let server = try TLSFaultServer.start(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
-        defer { server.stop() }
-        let client = try self.makeClient(certificates)
-        defer { client.shutdown() }
         let payload = [UInt8](repeating: 0x61, count: 16 << 20)
-        try await withWatchdog {
+        try await self.withServerAndClient { server, client in
             let post = try HTTPRequest(method: .post, url: server.url("/reset-body?after=100000"))
             let code = await errorCode { _ = try await client.execute(post, body: .bytes(payload)) }
             #expect(code == .writeFailed || code == .readFailed, "\(String(describing: code))")
