@@ -18,6 +18,9 @@ final class HostPool: TimerTarget {
     private let counts: HostBudget.ShardCounts
     /// What `publish()` last wrote, so that an event that changes nothing writes nothing.
     private var published = (idle: 0, waiting: 0, open: 0, oldest: UInt64(0))
+    /// Whether other loops share the host's budget (a client with one loop has nobody to
+    /// publish to, balance with or move requests to).
+    private let shared: Bool
     private var machine: PoolStateMachine
     private(set) var connections: [Int: HTTP1Connection] = [:]
     private var waiters: [Int: RequestTask] = [:]
@@ -45,6 +48,7 @@ final class HostPool: TimerTarget {
         self.shard = owner.index
         self.coordinator = owner.coordinator
         self.counts = budget.shards[owner.index]
+        self.shared = budget.shards.count > 1
         self.machine = PoolStateMachine(maxConnections: budget.limit)
     }
 
@@ -60,7 +64,7 @@ final class HostPool: TimerTarget {
 
     /// What placement and the other shards see of this one.
     private func publish() {
-        guard !self.detached else { return }
+        guard self.shared, !self.detached else { return }
         let idle = self.machine.idle.count
         let waiting = self.machine.waiters.count
         let open = self.connections.count
@@ -197,7 +201,7 @@ final class HostPool: TimerTarget {
             self.connections[connectionID]?.parked()
             // Idle here while a request waits on another shard: have it come over.
             self.publish()
-            if self.budget.shards.count > 1 { self.coordinator.pullWaiter(self.key, budget: self.budget, to: self.shard) }
+            if self.shared { self.coordinator.pullWaiter(self.key, budget: self.budget, to: self.shard) }
             self.owner.dropIfEmpty(self)
         case .close(let connectionID):
             // Its place in the budget goes to a shard that waits for one.
@@ -256,7 +260,8 @@ final class HostPool: TimerTarget {
 
     /// What the other shards need of a connection of this one that is free now.
     private var demand: PoolStateMachine.Demand {
-        self.budget.demand(besides: self.shard, open: self.connections.count, oldestWaiting: self.published.oldest,
+        guard self.shared else { return .none }
+        return self.budget.demand(besides: self.shard, open: self.connections.count, oldestWaiting: self.published.oldest,
                            now: self.owner.loop.now)
     }
 
