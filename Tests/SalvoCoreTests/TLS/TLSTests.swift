@@ -73,12 +73,21 @@ final class OpenSSLServer: @unchecked Sendable {
     init(certificate: String, key: String, extra: [String] = [], accepts: Int = 50) throws {
         self.port = try freePort()
         self.process = Process()
-        self.process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        self.process.arguments = ["s_server", "-accept", "127.0.0.1:\(self.port)", "-cert", certificate, "-key", key,
-                                  "-www", "-quiet", "-naccept", String(accepts)] + extra
+        // Under `timeout`: a test process that dies without stopping it leaves no server behind.
+        self.process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        self.process.arguments = ["-s", "KILL", "300", "/usr/bin/openssl", "s_server", "-accept", "127.0.0.1:\(self.port)",
+                                  "-cert", certificate, "-key", key, "-www", "-quiet", "-naccept", String(accepts)] + extra
         self.process.standardOutput = FileHandle.nullDevice
         self.process.standardError = FileHandle.nullDevice
         self.process.standardInput = FileHandle.nullDevice
+        // A child inherits the signal mask of the thread that starts it, and test threads
+        // block most signals: start it with none blocked, so that SIGTERM reaches `timeout`
+        // (which passes it on to openssl).
+        var emptyMask = sigset_t()
+        var savedMask = sigset_t()
+        sigemptyset(&emptyMask)
+        pthread_sigmask(SIG_SETMASK, &emptyMask, &savedMask)
+        defer { pthread_sigmask(SIG_SETMASK, &savedMask, nil) }
         try self.process.run()
         // Wait until it accepts.
         for _ in 0..<100 {
@@ -101,13 +110,13 @@ final class OpenSSLServer: @unchecked Sendable {
         }
     }
 
-    /// SIGKILL: a child started from a test's pool thread inherits its blocked signals, so
-    /// SIGTERM may never arrive.
+    /// SIGTERM to `timeout`, which ends openssl and then itself; SIGKILL if that takes long.
     func stop() {
-        if self.process.isRunning {
-            kill(self.process.processIdentifier, SIGKILL)
-            self.process.waitUntilExit()
-        }
+        guard self.process.isRunning else { return }
+        kill(self.process.processIdentifier, SIGTERM)
+        for _ in 0..<100 where self.process.isRunning { Thread.sleep(forTimeInterval: 0.02) }
+        if self.process.isRunning { kill(self.process.processIdentifier, SIGKILL) }
+        self.process.waitUntilExit()
     }
 
     deinit { self.stop() }
