@@ -4,45 +4,68 @@ import Synchronization
 /// request that lives on a loop — on whichever loop it is now: a request waiting for a
 /// connection may move to another loop's pool that has one idle (``PoolCoordinator``).
 ///
-/// @unchecked Sendable: `task` and `cancelled` are touched only on the request's current loop
-/// (work for it is sent there, and follows it if it moved meanwhile; a request moves after the
-/// lock names its new loop, so work queued there runs before or after the request arrives,
-/// and `submit` checks `cancelled` on arrival). Where it is, `pool`, is behind a lock, taken
-/// only to find the loop. `finished()` may also run on a caller's thread when the loop
-/// stopped before it ever saw the request, and so never touches it.
+/// Where the request is, whether it is on its way between loops, and whether the caller
+/// cancelled, are kept behind a lock; the request itself (`task`) is touched only by work
+/// that runs on the loop the lock names, after checking the request is still there. A request
+/// on its way belongs to no loop: a cancellation then only sets the flag, which the request
+/// reads when it arrives (``arrived(in:)``).
+///
+/// @unchecked Sendable: `task` is read and written only on the loop that holds the request
+/// (see above), or — in `finished()` — on a caller's thread when the loop had stopped before
+/// it ever saw the request; everything else is behind the lock.
 final class CancellationState: @unchecked Sendable {
-    /// The pool the request is in now; strong, so a handle outliving its client stays safe.
-    private let pool: Mutex<LoopBound<ConnectionPool>>
+    private struct Place {
+        /// The pool the request is in; strong, so a handle outliving its client stays safe.
+        var pool: LoopBound<ConnectionPool>
+        var moving = false
+        var cancelled = false
+    }
+
+    private let place: Mutex<Place>
     private var task: RequestTask?
-    private var cancelled = false
 
     init(loop: EventLoop, client: HTTPClient) {
-        self.pool = Mutex(LoopBound(client.poolReference(on: loop), loop: loop))
+        self.place = Mutex(Place(pool: LoopBound(client.poolReference(on: loop), loop: loop)))
     }
 
-    /// The loop the request is on now.
-    var loop: EventLoop { self.pool.withLock { $0.loop } }
+    /// The loop the request is on (or left, while it moves).
+    var loop: EventLoop { self.place.withLock { $0.pool.loop } }
 
-    /// The request moves to `pool` (called on the loop it leaves, before it leaves).
-    func moved(to pool: ConnectionPool) {
-        let bound = LoopBound(pool, loop: pool.loop)
-        self.pool.withLock { $0 = bound }
-    }
-
-    /// Whether the caller cancelled (read on the request's current loop).
-    var isCancelled: Bool { self.cancelled }
+    /// Whether the caller cancelled.
+    var isCancelled: Bool { self.place.withLock { $0.cancelled } }
 
     /// Records the started task; returns true when cancellation came first.
     func markStarted(_ task: RequestTask) -> Bool {
         self.task = task
         task.cancellation = self
-        return self.cancelled
+        return self.isCancelled
+    }
+
+    /// The request leaves its loop for another (called on the loop it leaves).
+    func beginMove() {
+        self.place.withLock { $0.moving = true }
+    }
+
+    /// The request is in `pool` now (called on that pool's loop, or on the loop it left when
+    /// the move failed). Returns true when the caller cancelled meanwhile.
+    func arrived(in pool: ConnectionPool) -> Bool {
+        let bound = LoopBound(pool, loop: pool.loop)
+        return self.place.withLock { place in
+            place.moving = false
+            place.pool = bound
+            return place.cancelled
+        }
     }
 
     /// Cancels from any thread.
     func cancel() {
-        self.onCurrentLoop { state, pool in
-            state.cancelled = true
+        let pool = self.place.withLock { place -> LoopBound<ConnectionPool>? in
+            place.cancelled = true
+            // On its way: the request sees the flag when it arrives.
+            return place.moving ? nil : place.pool
+        }
+        guard let pool else { return }
+        self.run(on: pool) { state, pool in
             if let task = state.task {
                 pool.cancel(task, error: HTTPClientError(.cancelled))
                 state.task = nil
@@ -50,24 +73,25 @@ final class CancellationState: @unchecked Sendable {
         }
     }
 
-    /// Resumes a paused response stream, from any thread.
+    /// Resumes a paused response stream, from any thread. (A request on its way between
+    /// loops waits for a connection: it has no stream to resume.)
     func resumeReading() {
-        self.onCurrentLoop { state, _ in state.task?.resumeReading() }
+        guard let pool = self.place.withLock({ $0.moving ? nil : $0.pool }) else { return }
+        self.run(on: pool) { state, _ in state.task?.resumeReading() }
     }
 
-    /// Runs `work` on the request's loop with its pool; if the request moved while the work
-    /// travelled, the work follows it.
-    private func onCurrentLoop(_ work: @escaping @Sendable (CancellationState, ConnectionPool) -> Void) {
-        let pool = self.pool.withLock { $0 }
-        let run: @Sendable () -> Void = {
-            let current = self.pool.withLock { $0 }
+    /// Runs `work` on `pool`'s loop if the request is still there when it runs; follows the
+    /// request if it moved meanwhile, and drops the work while it is on its way.
+    private func run(on pool: LoopBound<ConnectionPool>, _ work: @escaping @Sendable (CancellationState, ConnectionPool) -> Void) {
+        let body: @Sendable () -> Void = {
+            guard let current = self.place.withLock({ $0.moving ? nil : $0.pool }) else { return }
             guard current.loop === pool.loop else {
-                self.onCurrentLoop(work)
+                self.run(on: current, work)
                 return
             }
             work(self, current.value)
         }
-        if pool.loop.inEventLoop { run() } else { pool.loop.execute(run) }
+        if pool.loop.inEventLoop { body() } else { pool.loop.execute(body) }
     }
 
     /// Forgets the task once it ended, so the handle does not keep it alive. On the loop,

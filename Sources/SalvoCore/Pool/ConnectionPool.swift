@@ -41,15 +41,21 @@ final class ConnectionPool {
     /// This shard's position among the client's loops.
     var index: Int { self.loop.index }
 
-    /// Queues `task` for a connection. `movable`: it may go on to another shard that has an
-    /// idle connection (not when it just failed to). `moved`: it comes from another shard.
-    func submit(_ task: RequestTask, movable: Bool = true, moved: Bool = false) {
-        if task.isFinished { return }
-        if moved, task.cancellation?.isCancelled == true {
-            // Cancelled while it travelled here: the cancellation found nothing to stop.
+    /// Takes a request that was moving to this shard (or back, when the move failed);
+    /// `urgent`: it goes first in the queue.
+    func adopt(_ task: RequestTask, movable: Bool, urgent: Bool) {
+        if task.cancellation?.arrived(in: self) == true {
+            // Cancelled on its way: the cancellation found nothing to stop then.
             task.fail(HTTPClientError(.cancelled))
             return
         }
+        self.submit(task, movable: movable, urgent: urgent)
+    }
+
+    /// Queues `task` for a connection. `movable`: it may go on to another shard that has an
+    /// idle connection (not when it just failed to). `urgent`: first in the queue.
+    func submit(_ task: RequestTask, movable: Bool = true, urgent: Bool = false) {
+        if task.isFinished { return }
         if self.isShutdown {
             task.fail(HTTPClientError(.shutdown, phase: .pool))
             return
@@ -61,7 +67,7 @@ final class ConnectionPool {
             pool = HostPool(key: task.key, tls: task.tls, owner: self, budget: self.coordinator.takeBudget(for: task.key))
             self.hosts[task.key] = pool
         }
-        pool.submit(task, fresh: false, movable: movable, urgent: moved)
+        pool.submit(task, fresh: false, movable: movable, urgent: urgent)
     }
 
     func cancel(_ task: RequestTask, error: HTTPClientError) {

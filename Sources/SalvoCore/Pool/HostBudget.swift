@@ -108,31 +108,41 @@ final class HostBudget: Sendable {
 
     /// Whether shard `shard` — with `open` connections, and its oldest waiting request queued
     /// at `oldestWaiting` (ns, 0 when none waits) — should give up a connection that is free at
-    /// `now` to a starved shard. Only requests that have waited ``patience`` count. A shard is
-    /// starved when it has less than half its fair share (the limit split evenly among the
-    /// shards with requests waiting) while this one has more than its share; or when it has
-    /// no connection at all and its oldest request has waited longer than any here — with a
-    /// limit smaller than the number of busy loops, that keeps every loop's requests moving,
-    /// in the order they came. The slack (half a share, the patience) keeps small or passing
-    /// imbalances from costing new connections.
+    /// `now` to a starved shard: one whose oldest request has waited ``patience`` with less
+    /// than half its fair share (the limit split evenly among the shards with requests
+    /// waiting) while this one has more than its share. The slack (half a share, the
+    /// patience) keeps small or passing imbalances from costing new connections. (A shard with
+    /// no connection at all does not wait for this: its requests move to a shard that has
+    /// some, see ``shardWithMostConnections(besides:)``.)
     func demand(besides shard: Int, open: Int, oldestWaiting: UInt64, now: Deadline) -> PoolStateMachine.Demand {
         var demanding = oldestWaiting != 0 ? 1 : 0
         var fewestOpen = Int.max
-        var strandedSince = UInt64.max
         let stuckSince = now.nanoseconds &- Self.patience.nanosecondsClamped
         for (index, counts) in self.shards.enumerated() where index != shard {
             let since = counts.oldestWaiting.load(ordering: .relaxed)
             guard since != 0, counts.waiting.load(ordering: .relaxed) > 0 else { continue }
             demanding += 1
-            guard since <= stuckSince else { continue }
-            let owned = counts.open.load(ordering: .relaxed)
-            fewestOpen = min(fewestOpen, owned)
-            if owned == 0 { strandedSince = min(strandedSince, since) }
+            if since <= stuckSince { fewestOpen = min(fewestOpen, counts.open.load(ordering: .relaxed)) }
         }
         guard fewestOpen != .max else { return .none }
-        if strandedSince < (oldestWaiting == 0 ? UInt64.max : oldestWaiting) { return .starved }
         let fairShare = max(1, self.limit / demanding)
         return fewestOpen < max(1, fairShare / 2) && open > fairShare ? .starved : .none
+    }
+
+    /// The shard other than `shard` with the most connections, if any has one: where requests
+    /// go from a shard that has none and cannot make one (a limit smaller than the number of
+    /// busy loops), to wait in one queue rather than be stranded.
+    func shardWithMostConnections(besides shard: Int) -> Int? {
+        var best: Int? = nil
+        var most = 0
+        for (index, counts) in self.shards.enumerated() where index != shard {
+            let open = counts.open.load(ordering: .relaxed)
+            if open > most {
+                most = open
+                best = index
+            }
+        }
+        return best
     }
 
     /// A shard other than `shard` with an idle connection, if one has.

@@ -62,13 +62,23 @@ final class HostPool: TimerTarget {
         self.coordinator.returnBudget(for: self.key)
     }
 
+    /// When this shard's longest-waiting request was queued (ns), 0 when none waits. The queue
+    /// is FIFO but for retries and moved requests put first, so the first few tell.
+    private var oldestWaiting: UInt64 {
+        var oldest = UInt64.max
+        for id in self.machine.waiters.prefix(3) {
+            if let queued = self.waiters[id]?.queuedAt.nanoseconds, queued != 0 { oldest = min(oldest, queued) }
+        }
+        return oldest == .max ? 0 : oldest
+    }
+
     /// What placement and the other shards see of this one.
     private func publish() {
         guard self.shared, !self.detached else { return }
         let idle = self.machine.idle.count
         let waiting = self.machine.waiters.count
         let open = self.connections.count
-        let oldest = waiting == 0 ? 0 : (self.machine.waiters.first.flatMap { self.waiters[$0]?.queuedAt.nanoseconds } ?? 0)
+        let oldest = self.oldestWaiting
         guard (idle, waiting, open, oldest) != self.published else { return }
         self.published = (idle, waiting, open, oldest)
         self.counts.publish(idle: idle, waiting: waiting, open: open, oldestWaiting: oldest)
@@ -119,14 +129,16 @@ final class HostPool: TimerTarget {
     /// goes there, unless this shard has an idle one by now.
     func sendWaiter(to shard: Int) {
         guard !self.detached, self.machine.idle.isEmpty else { return }
-        self.moveOldestWaiter(to: shard)
+        self.moveOldestWaiter(to: shard, urgent: true)
         self.owner.dropIfEmpty(self)
     }
 
-    private func moveOldestWaiter(to shard: Int) {
+    /// Sends the oldest waiter to `shard`: `urgent` to be served first there (an idle
+    /// connection waits for it), else to queue behind what waits there.
+    private func moveOldestWaiter(to shard: Int, urgent: Bool) {
         guard let id = self.machine.removeOldestWaiter(), let task = self.waiters.removeValue(forKey: id) else { return }
         self.publish()
-        self.coordinator.move(task, from: self.owner, to: shard)
+        self.coordinator.move(task, from: self.owner, to: shard, urgent: urgent)
     }
 
     /// The host's budget has room again.
@@ -214,10 +226,17 @@ final class HostPool: TimerTarget {
     /// shard is within its share of it; otherwise the waiters stay queued, and the oldest moves
     /// to a shard with an idle connection if one has.
     private func connectIfBudgetAllows(movable: Bool = true) {
-        guard self.budget.mayConnect(shard: self.shard, open: self.connections.count), self.budget.tryAcquire() else {
+        let allowed = !self.shared || self.budget.mayConnect(shard: self.shard, open: self.connections.count)
+        guard allowed, self.budget.tryAcquire() else {
             self.machine.connectDeclined()
-            if movable, let shard = self.budget.shardWithIdleConnection(besides: self.shard) {
-                self.moveOldestWaiter(to: shard)
+            if movable && self.shared {
+                if let shard = self.budget.shardWithIdleConnection(besides: self.shard) {
+                    self.moveOldestWaiter(to: shard, urgent: true)
+                } else if self.connections.isEmpty, let shard = self.budget.shardWithMostConnections(besides: self.shard) {
+                    // No connection here and none to be had: wait in the queue of a shard that
+                    // has some, rather than for a place that may never come free.
+                    while !self.machine.waiters.isEmpty { self.moveOldestWaiter(to: shard, urgent: false) }
+                }
             }
             self.publish()
             return
@@ -261,7 +280,7 @@ final class HostPool: TimerTarget {
     /// What the other shards need of a connection of this one that is free now.
     private var demand: PoolStateMachine.Demand {
         guard self.shared else { return .none }
-        return self.budget.demand(besides: self.shard, open: self.connections.count, oldestWaiting: self.published.oldest,
+        return self.budget.demand(besides: self.shard, open: self.connections.count, oldestWaiting: self.oldestWaiting,
                            now: self.owner.loop.now)
     }
 

@@ -83,18 +83,17 @@ final class PoolCoordinator: Sendable {
 
     /// Moves `task`, a request waiting in shard `from`, to shard `to`, which has (or had a
     /// moment ago) an idle connection to its host. Its cancellation follows it.
-    func move(_ task: RequestTask, from: ConnectionPool, to index: Int) {
+    func move(_ task: RequestTask, from: ConnectionPool, to index: Int, urgent: Bool) {
+        task.phase = .moving
+        task.cancellation?.beginMove()
         guard let target = self.shards.withLock({ index < $0.count ? $0[index] : nil }) else {
-            from.submit(task, movable: false)
+            from.adopt(task, movable: false, urgent: true)
             return
         }
-        task.phase = .moving
-        task.cancellation?.moved(to: target.unsafeValue)
         let moving = LoopBound(task, loop: target.loop)
-        if !target.loop.tryExecute({ target.value.submit(moving.value, moved: true) }) {
-            // That loop stopped meanwhile: the request stays.
-            task.cancellation?.moved(to: from)
-            from.submit(task, movable: false, moved: true)
+        if !target.loop.tryExecute({ target.value.adopt(moving.value, movable: true, urgent: urgent) }) {
+            // That loop stopped meanwhile: the request stays, first in line.
+            from.adopt(task, movable: false, urgent: true)
         }
     }
 

@@ -95,6 +95,9 @@ import Testing
         for task in flood { task.cancel() }
         for task in flood { _ = await task.result }
         #expect((try? result.get())?.status == .ok, "\(result)")
+        // Requests moved to where the connections were: no new connection per hand-over.
+        let opened = await client.poolStatistics().connectionsOpened
+        #expect(opened <= limit + 2, "\(opened) connections for a limit of \(limit)")
     }
 
     /// A request that moved to another loop's idle connection can still be cancelled there.

@@ -220,19 +220,17 @@ import Testing
                 "nobody waits here: the connection stays, idle, and the waiting request moves to it")
     }
 
-    /// A limit smaller than the number of busy loops: a loop with no connection at all gets
-    /// one when its oldest request has waited longer than any of the loop that has it.
-    @Test func aLoopWithNoConnectionIsNeverStranded() {
-        let budget = HostBudget(limit: 1, loops: 2)
-        let queued = Deadline(nanoseconds: 1_000_000_000)
-        let later = queued + .milliseconds(50)
-        budget.publish(shard: 1, idle: 0, waiting: 1, open: 0, oldestWaiting: queued)
-        #expect(budget.demand(besides: 0, open: 1, oldestWaiting: queued.nanoseconds + 1_000, now: later) == .starved)
-        #expect(budget.demand(besides: 0, open: 1, oldestWaiting: queued.nanoseconds - 1_000, now: later) == .none,
-                "this shard's own request is older: it goes first")
-        budget.publish(shard: 1, idle: 0, waiting: 1, open: 1, oldestWaiting: queued)
-        #expect(budget.demand(besides: 0, open: 1, oldestWaiting: queued.nanoseconds + 1_000, now: later) == .none,
-                "one with a connection of its own makes progress")
+    /// A limit smaller than the number of busy loops: requests of a loop with no connection go
+    /// to wait where connections are.
+    @Test func requestsOfALoopWithoutConnectionsGoWhereConnectionsAre() {
+        let budget = HostBudget(limit: 2, loops: 3)
+        #expect(budget.shardWithMostConnections(besides: 0) == nil)
+        budget.publish(shard: 1, idle: 0, waiting: 4, open: 1, oldestWaiting: Deadline(nanoseconds: 5))
+        budget.publish(shard: 2, idle: 0, waiting: 1, open: 1, oldestWaiting: Deadline(nanoseconds: 5))
+        #expect(budget.shardWithMostConnections(besides: 0) != nil)
+        budget.publish(shard: 2, idle: 0, waiting: 1, open: 0, oldestWaiting: Deadline(nanoseconds: 5))
+        #expect(budget.shardWithMostConnections(besides: 0) == 1)
+        #expect(budget.shardWithMostConnections(besides: 1) == nil)
     }
 
     @Test func placementSpreadsABurstAndFindsIdleConnections() {
