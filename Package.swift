@@ -4,6 +4,7 @@ import PackageDescription
 let package = Package(
     name: "Salvo",
     products: [
+        .library(name: "SalvoTransport", targets: ["SalvoTransport"]),
         .library(name: "SalvoCore", targets: ["SalvoCore"]),
         .library(name: "SalvoLoad", targets: ["SalvoLoad"]),
         .executable(name: "salvo", targets: ["salvo"]),
@@ -37,9 +38,19 @@ let package = Package(
         // The only C of the project: Linux and OpenSSL macros that Swift cannot import, and
         // OpenSSL's socket BIO redone to write with MSG_NOSIGNAL.
         .target(name: "CSalvo", dependencies: ["COpenSSL"]),
+        // The seam between the typed layer and any transport: request and response bodies, the
+        // Transport protocol, the error type. Swift and swift-http-types only.
+        .target(
+            name: "SalvoTransport",
+            dependencies: [
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
         .target(
             name: "SalvoCore",
             dependencies: [
+                "SalvoTransport",
                 "CSalvo",
                 "CLLHTTP",
                 "COpenSSL",
@@ -74,6 +85,7 @@ let package = Package(
         .testTarget(
             name: "SalvoCoreTests",
             dependencies: [
+                "SalvoTransport",
                 "SalvoCore",
                 "SalvoLoad",
                 "CSalvo",

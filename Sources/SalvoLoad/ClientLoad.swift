@@ -48,7 +48,7 @@ public struct ClientLoad: Sendable {
                                headerFields: configuration.headerFields)
         if head.headerFields[.userAgent] == nil { head.headerFields[.userAgent] = "salvo-bench/0.1" }
         let request = head
-        let body: HTTPClientRequestBody? = configuration.body.isEmpty ? nil : .bytes(configuration.body)
+        let body: HTTPBody? = configuration.body.isEmpty ? nil : .bytes(configuration.body)
         let options = HTTPClient.RequestOptions(timeout: configuration.timeout)
         let plan = Plan(configuration: configuration)
         let started = ContinuousClock.now
@@ -136,14 +136,14 @@ final class CallbackChain: @unchecked Sendable {
     // its requests' completion handlers, which run one at a time on one loop thread.
     private let client: HTTPClient
     private let request: HTTPRequest
-    private let body: HTTPClientRequestBody?
+    private let body: HTTPBody?
     private let options: HTTPClient.RequestOptions
     private let plan: Plan
     private let done: @Sendable (LoadStatistics) -> Void
     private var statistics = LoadStatistics()
     private var began = ContinuousClock.now
 
-    init(client: HTTPClient, request: HTTPRequest, body: HTTPClientRequestBody?, options: HTTPClient.RequestOptions, plan: Plan,
+    init(client: HTTPClient, request: HTTPRequest, body: HTTPBody?, options: HTTPClient.RequestOptions, plan: Plan,
          done: @escaping @Sendable (LoadStatistics) -> Void) {
         self.client = client
         self.request = request

@@ -143,7 +143,7 @@ struct Get: AsyncParsableCommand {
         }
 
         let request: HTTPRequest
-        let body: HTTPClientRequestBody?
+        let body: HTTPBody?
         do {
             (request, body) = try self.buildRequest()
         } catch let error as HTTPClientError {
@@ -211,7 +211,7 @@ struct Get: AsyncParsableCommand {
         return .milliseconds(Int64((value * 1000).rounded(.up)))
     }
 
-    func buildRequest() throws -> (HTTPRequest, HTTPClientRequestBody?) {
+    func buildRequest() throws -> (HTTPRequest, HTTPBody?) {
         var fields = HTTPFields()
         var removed: Set<String> = []
         for header in self.headers {
@@ -239,7 +239,7 @@ struct Get: AsyncParsableCommand {
             fields.append(HTTPField(name: name, value: value))
         }
 
-        var body: HTTPClientRequestBody? = nil
+        var body: HTTPBody? = nil
         var url: String
         do {
             url = try CommandLineURL.normalize(RawArguments.bytes(of: self.url))

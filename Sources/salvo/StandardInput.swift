@@ -7,7 +7,7 @@ import Glibc
 /// Standard input as a request body (`-T -`): streamed as it is read, chunked, never whole in
 /// memory. Reads block, so they happen on a Dispatch thread, never on Swift's cooperative pool.
 enum StandardInput {
-    static var body: HTTPClientRequestBody {
+    static var body: HTTPBody {
         .producer { writer in
             while let chunk = try await self.read() {
                 try await writer.write(chunk)

@@ -1,3 +1,4 @@
+import SalvoTransport
 import Synchronization
 
 /// Links a caller's cancellation (a cancelled task, a ``RequestHandle``, a dropped body) to a

@@ -1,3 +1,4 @@
+import SalvoTransport
 import HTTPTypes
 
 /// Collects a whole response and hands it to a callback on the loop thread.

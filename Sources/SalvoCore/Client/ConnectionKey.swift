@@ -1,3 +1,4 @@
+import SalvoTransport
 /// What makes two connections interchangeable: the pool never reuses a connection across keys.
 public struct ConnectionKey: Hashable, Sendable, CustomStringConvertible {
     public enum Scheme: String, Sendable, Hashable {

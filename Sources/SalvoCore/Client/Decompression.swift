@@ -1,3 +1,4 @@
+import SalvoTransport
 /// Whether responses in gzip or deflate are decoded, and the bounds on what they may
 /// decode to.
 ///

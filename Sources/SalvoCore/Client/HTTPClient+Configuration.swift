@@ -1,3 +1,4 @@
+import SalvoTransport
 extension HTTPClient {
     /// How a client connects, pools and limits. A value: copy it, change it, pass it on.
     public struct Configuration: Sendable {

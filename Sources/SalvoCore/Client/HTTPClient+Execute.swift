@@ -1,3 +1,4 @@
+import SalvoTransport
 import HTTPTypes
 
 extension HTTPClient {
@@ -10,10 +11,13 @@ extension HTTPClient {
     /// - Throws: ``HTTPClientError``; `.cancelled` when the calling task is cancelled (the
     ///   connection is closed, never reused mid-response).
     public func execute(
-        _ request: HTTPRequest, body: HTTPClientRequestBody? = nil, options: RequestOptions = RequestOptions()
+        _ request: HTTPRequest, body: HTTPBody? = nil, options: RequestOptions = RequestOptions()
     ) async throws(HTTPClientError) -> HTTPClientResponse {
-        var prepared = try self.prepare(request, body: body, options: options)
-        if Task.isCancelled { throw HTTPClientError(.cancelled, phase: .request) }
+        var prepared = try self.prepared(request, body: body, options: options)
+        if Task.isCancelled {
+            body?.requestEnded()
+            throw HTTPClientError(.cancelled, phase: .request)
+        }
         let loop = self.place(&prepared)
         let cancellation = CancellationState(loop: loop, client: self)
         let limit = options.maxBodySize ?? self.configuration.maxBodySize
@@ -37,10 +41,13 @@ extension HTTPClient {
     ///
     /// Cancelling the calling task, or dropping the body before its end, cancels the request.
     public func stream(
-        _ request: HTTPRequest, body: HTTPClientRequestBody? = nil, options: RequestOptions = RequestOptions()
+        _ request: HTTPRequest, body: HTTPBody? = nil, options: RequestOptions = RequestOptions()
     ) async throws(HTTPClientError) -> HTTPClientStreamingResponse {
-        var prepared = try self.prepare(request, body: body, options: options)
-        if Task.isCancelled { throw HTTPClientError(.cancelled, phase: .request) }
+        var prepared = try self.prepared(request, body: body, options: options)
+        if Task.isCancelled {
+            body?.requestEnded()
+            throw HTTPClientError(.cancelled, phase: .request)
+        }
         let loop = self.place(&prepared)
         let cancellation = CancellationState(loop: loop, client: self)
         let result = await withTaskCancellationHandler {
@@ -72,12 +79,12 @@ extension HTTPClient {
     /// - Returns: a handle that cancels the request.
     @discardableResult
     public func execute(
-        _ request: HTTPRequest, body: HTTPClientRequestBody? = nil, options: RequestOptions = RequestOptions(),
+        _ request: HTTPRequest, body: HTTPBody? = nil, options: RequestOptions = RequestOptions(),
         completion: @escaping @Sendable (Result<HTTPClientResponse, HTTPClientError>) -> Void
     ) -> RequestHandle {
         var prepared: Prepared
         do {
-            prepared = try self.prepare(request, body: body, options: options)
+            prepared = try self.prepared(request, body: body, options: options)
         } catch {
             // Reported on a loop thread like every other outcome, or here if none runs.
             if !self.group.next().tryExecute({ completion(.failure(error)) }) {
@@ -105,5 +112,25 @@ public struct RequestHandle: Sendable {
     /// Ends the request with `.cancelled` if it is still running. Safe from any thread.
     public func cancel() {
         self.state?.cancel()
+    }
+}
+
+/// The engine as the typed layer's (or anyone's) transport: the streaming call.
+extension HTTPClient: Transport {
+    /// Sends `request` and returns once the head has arrived; see ``stream(_:body:options:)``.
+    public func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(HTTPClientError) -> TransportResponse {
+        try await self.stream(request, body: body, options: RequestOptions(timeout: options.timeout))
+    }
+}
+
+extension HTTPClient {
+    /// ``prepare(_:body:options:)``, telling the body the request is over when it fails there.
+    fileprivate func prepared(_ request: HTTPRequest, body: HTTPBody?, options: RequestOptions) throws(HTTPClientError) -> Prepared {
+        do {
+            return try self.prepare(request, body: body, options: options)
+        } catch {
+            body?.requestEnded()
+            throw error
+        }
     }
 }

@@ -1,3 +1,4 @@
+@_exported import SalvoTransport
 import Dispatch
 import HTTPTypes
 import Synchronization
@@ -141,7 +142,7 @@ public final class HTTPClient: Sendable {
         /// For following redirects: the request as sent, its body and options, and the
         /// policy (nil when redirects are off).
         var request: HTTPRequest
-        var requestBody: HTTPClientRequestBody?
+        var requestBody: HTTPBody?
         var options: RequestOptions
         var redirects: RedirectPolicy?
         /// Limits for decoding a gzip or deflate response; nil: the body as sent.
@@ -150,7 +151,7 @@ public final class HTTPClient: Sendable {
         var arrival: HostBudget.ShardCounts?
     }
 
-    func prepare(_ request: HTTPRequest, body: HTTPClientRequestBody?, options: RequestOptions) throws(HTTPClientError) -> Prepared {
+    func prepare(_ request: HTTPRequest, body: HTTPBody?, options: RequestOptions) throws(HTTPClientError) -> Prepared {
         guard !self.isShutdown.load(ordering: .relaxed) else { throw HTTPClientError(.shutdown) }
         var request = request
         var (key, rewriteAuthority) = try request.canonicalConnectionKey()
@@ -162,7 +163,7 @@ public final class HTTPClient: Sendable {
         let requestBody = body
         var bytes: [UInt8] = []
         var stream: RequestTask.StreamSource? = nil
-        switch body?.storage {
+        switch body?.content {
         case .bytes(let content): bytes = content
         case .stream(let length, let replayable, let produce):
             stream = RequestTask.StreamSource(length: length, replayable: replayable, produce: produce)
@@ -174,8 +175,14 @@ public final class HTTPClient: Sendable {
         if let userAgent = self.configuration.userAgent, !request.headerFields.containsField(.userAgent) {
             added.userAgent = userAgent
         }
-        if body?.gzip == true, !request.headerFields.containsField(.contentEncoding) {
-            added.contentEncoding = "gzip"
+        if let body {
+            // What the body says of itself, unless the request says otherwise.
+            if let contentType = body.contentType, !request.headerFields.containsField(.contentType) {
+                added.contentType = try RequestEncoder.checkedValue(contentType, of: "Content-Type")
+            }
+            if let coding = body.contentEncoding, !request.headerFields.containsField(.contentEncoding) {
+                added.contentEncoding = try RequestEncoder.checkedValue(coding, of: "Content-Encoding")
+            }
         }
         // Decoding is ours only when the Accept-Encoding is: a caller who set their own
         // gets the body as the server sent it.
@@ -187,7 +194,7 @@ public final class HTTPClient: Sendable {
         }
         var head: [UInt8] = []
         head.reserveCapacity(256)
-        try RequestEncoder.encodeHead(request, body: requestBody?.framing ?? .none, adding: added, into: &head)
+        try RequestEncoder.encodeHead(request, body: requestBody?.announcedLength ?? .none, adding: added, into: &head)
         let limit = options.timeout ?? self.configuration.requestTimeout
         let deadline = limit.map { Deadline.now() + $0 } ?? .distantFuture
         let closeAfter = request.headerFields.firstValue(for: .connection).map { value in
@@ -224,6 +231,7 @@ public final class HTTPClient: Sendable {
                 arrival.arrived()
                 self.coordinator.placementAbandoned(prepared.key)
             }
+            prepared.requestBody?.requestEnded()
             makeHandler().didFail(HTTPClientError(.shutdown, phase: .request))
         }
     }
@@ -241,6 +249,7 @@ public final class HTTPClient: Sendable {
         task.continueTimeout = self.configuration.expectContinueTimeout
         task.followUp = followUp
         task.decoding = prepared.decoding
+        task.requestBody = prepared.requestBody
         if cancellation.markStarted(task) {
             if prepared.arrival != nil { self.coordinator.placementAbandoned(prepared.key) }
             task.fail(HTTPClientError(.cancelled, phase: .request))
@@ -254,11 +263,16 @@ public final class HTTPClient: Sendable {
     func follow(_ request: HTTPRequest, keepBody: Bool, after previous: RequestTask, followUp: RequestTask.FollowUp) {
         var followUp = followUp
         followUp.request = request
-        if !keepBody { followUp.body = nil }
+        if !keepBody {
+            // The next request goes without it: the body is done with.
+            followUp.body?.requestEnded()
+            followUp.body = nil
+        }
         var prepared: Prepared
         do {
             prepared = try self.prepare(request, body: followUp.body, options: followUp.options)
         } catch {
+            followUp.body?.requestEnded()
             previous.handler.didFail(error)
             return
         }

@@ -1,3 +1,4 @@
+import SalvoTransport
 import HTTPTypes
 
 /// A complete response: head, collected body, and trailers if a chunked body had any.
@@ -24,16 +25,5 @@ public struct HTTPClientResponse: Sendable {
     public var headerFields: HTTPFields { self.head.headerFields }
 }
 
-/// A response whose body is still arriving.
-public struct HTTPClientStreamingResponse: Sendable {
-    public var head: HTTPResponse
-    /// The body, chunk by chunk. Reading it is what lets the connection read more.
-    public var body: ResponseBody
-    /// As ``HTTPClientResponse/redirectChain``.
-    public var redirectChain: [String] = []
-    /// As ``HTTPClientResponse/unfollowedRedirect``.
-    public var unfollowedRedirect: String?
-
-    public var status: HTTPResponse.Status { self.head.status }
-    public var headerFields: HTTPFields { self.head.headerFields }
-}
+/// A response whose body is still arriving: the seam's ``TransportResponse``.
+public typealias HTTPClientStreamingResponse = TransportResponse

@@ -1,3 +1,4 @@
+import SalvoTransport
 import HTTPTypes
 
 /// Whether and how a client follows redirects (301, 302, 303, 307 and 308 with a Location).

@@ -1,3 +1,4 @@
+import SalvoTransport
 extension HTTPClient {
     /// Settings for one request that override the client's ``Configuration``. Every field
     /// left nil takes the client's value.

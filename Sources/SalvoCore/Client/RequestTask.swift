@@ -1,3 +1,4 @@
+import SalvoTransport
 import HTTPTypes
 
 /// One request on its way through the engine, from pool queue to finished response.
@@ -44,6 +45,8 @@ final class RequestTask {
     var followUp: FollowUp?
     /// The caller's handle on the request, which follows it if it moves to another loop.
     var cancellation: CancellationState?
+    /// The body as the caller gave it, told when the request is over (`requestEnded()`).
+    var requestBody: HTTPBody?
     /// Limits for decoding a gzip or deflate body; nil when the body goes as sent.
     var decoding: ContentDecoder.Limits?
     /// The decoder of this response's body, when it has a content coding.
@@ -68,7 +71,7 @@ final class RequestTask {
     struct StreamSource: Sendable {
         var length: Int?
         var replayable: Bool
-        var produce: @Sendable (RequestBodyWriter) async throws -> Void
+        var produce: @Sendable (HTTPBodyWriter) async throws -> Void
     }
 
     /// Whether the request may be sent again on a fresh connection.
@@ -80,7 +83,7 @@ final class RequestTask {
         let cancellation: CancellationState
         /// The request as sent (the one a Location is resolved against).
         var request: HTTPRequest
-        var body: HTTPClientRequestBody?
+        var body: HTTPBody?
         var options: HTTPClient.RequestOptions
         var state: RedirectState
     }
@@ -119,10 +122,12 @@ final class RequestTask {
                 return
             }
             if let refusal = self.redirectError {
+                self.requestBody?.requestEnded()
                 self.handler.didFail(refusal.with(host: self.key.host))
                 return
             }
         }
+        self.requestBody?.requestEnded()
         self.handler.didFail(error.with(host: self.key.host))
     }
 
@@ -202,6 +207,7 @@ final class RequestTask {
             followUp.client.follow(redirect.request, keepBody: redirect.keepBody, after: self, followUp: followUp)
             return
         }
+        self.requestBody?.requestEnded()
         self.completeBody(trailers: trailers)
     }
 

@@ -1,3 +1,4 @@
+import SalvoTransport
 import HTTPTypes
 
 /// An absolute http or https URL, parsed without Foundation.

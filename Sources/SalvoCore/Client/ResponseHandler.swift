@@ -1,3 +1,4 @@
+import SalvoTransport
 import HTTPTypes
 
 /// Receives a response as it arrives, on the connection's loop thread.

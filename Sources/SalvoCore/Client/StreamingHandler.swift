@@ -1,3 +1,4 @@
+import SalvoTransport
 import HTTPTypes
 
 /// Hands the head to a callback as soon as it arrives, then feeds the body into a
@@ -26,7 +27,7 @@ final class StreamingHandler: ResponseHandler {
     func didReceiveHead(_ head: HTTPResponse) throws(HTTPClientError) {
         let stream = self.makeStream()
         self.stream = stream
-        var response = HTTPClientStreamingResponse(head: head, body: ResponseBody(stream: stream))
+        var response = HTTPClientStreamingResponse(head: head, body: ResponseBody(source: stream))
         if let redirects = self.redirects {
             response.redirectChain = redirects.chain
             response.unfollowedRedirect = redirects.unfollowed

@@ -1,3 +1,4 @@
+import SalvoTransport
 /// Standard base64 (RFC 4648 §4, with padding), for Basic credentials.
 enum Base64 {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)

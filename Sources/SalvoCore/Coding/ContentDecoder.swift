@@ -1,3 +1,4 @@
+import SalvoTransport
 import CZlib
 
 /// Content codings a response can carry (RFC 9110 §8.4.1) that this client decodes.

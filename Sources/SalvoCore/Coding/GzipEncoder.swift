@@ -1,6 +1,7 @@
+import SalvoTransport
 import CZlib
 
-/// Streaming gzip compression, for request bodies (`HTTPClientRequestBody.gzipped()`).
+/// Streaming gzip compression, for request bodies (`HTTPBody.gzipped()`).
 /// Not thread-safe: one producer uses it.
 @_spi(Benchmarks) public final class GzipEncoder {
     private var stream = z_stream()

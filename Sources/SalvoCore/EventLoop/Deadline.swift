@@ -1,3 +1,4 @@
+import SalvoTransport
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,3 +1,4 @@
+import SalvoTransport
 import Dispatch
 import Synchronization
 #if canImport(Glibc)

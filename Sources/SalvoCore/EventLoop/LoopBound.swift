@@ -1,3 +1,4 @@
+import SalvoTransport
 /// A loop-confined value carried through a `@Sendable` closure to be used on its loop.
 ///
 /// @unchecked Sendable: `value` is read only on `loop`'s thread (asserted in debug builds);

@@ -1,3 +1,4 @@
+import SalvoTransport
 /// Something a loop can wake at a deadline. The token lets the target tell a current timer
 /// from a stale one (a request that already finished), so timers never need cancelling.
 package protocol TimerTarget: AnyObject {

@@ -1,3 +1,4 @@
+import SalvoTransport
 /// Every deadline a connection is waiting on, as one value.
 ///
 /// The connection computes it from its state (``HTTP1Connection``'s `deadlines`) after every

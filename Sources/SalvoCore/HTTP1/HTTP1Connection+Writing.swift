@@ -1,3 +1,4 @@
+import SalvoTransport
 import CSalvo
 
 /// Writing: the request goes out through the ``RequestWriter``, and what it reports decides

@@ -1,3 +1,4 @@
+import SalvoTransport
 /// The life of one HTTP/1.1 connection, with no I/O.
 ///
 /// Theory of operation: a connection carries one request at a time (pipelining comes

@@ -1,3 +1,4 @@
+import SalvoTransport
 import HTTPTypes
 
 /// Field names servers send on almost every response, matched on their bytes so that the

@@ -1,3 +1,4 @@
+import SalvoTransport
 import HTTPTypes
 
 /// How a request body is framed on the wire.
@@ -25,8 +26,17 @@ public enum RequestEncoder {
     struct AddedFields {
         var userAgent: String?
         var acceptEncoding: StaticString?
-        var contentEncoding: StaticString?
+        var contentType: String?
+        var contentEncoding: String?
         static let none = AddedFields()
+    }
+
+    /// `value` for a field the client adds, refused when it holds CR, LF or NUL.
+    static func checkedValue(_ value: String, of name: String) throws(HTTPClientError) -> String {
+        guard !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) else {
+            throw invalid("\(name) \"\(printable(value))\" contains CR, LF or NUL")
+        }
+        return value
     }
 
     /// Appends the request head (request line, fields, blank line) to `buffer`.
@@ -98,6 +108,7 @@ public enum RequestEncoder {
         }
         if let userAgent = added.userAgent { appendField(name: "User-Agent", value: userAgent, into: &buffer) }
         if let value = added.acceptEncoding { appendField(name: "Accept-Encoding", value: value, into: &buffer) }
+        if let value = added.contentType { appendField(name: "Content-Type", value: value, into: &buffer) }
         if let value = added.contentEncoding { appendField(name: "Content-Encoding", value: value, into: &buffer) }
         switch body {
         case .known(let length):

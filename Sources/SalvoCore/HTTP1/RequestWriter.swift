@@ -1,3 +1,4 @@
+import SalvoTransport
 /// Writes one request through a ``Socket``: the head, then the body, whether it is held in
 /// memory (one `sendmsg` with the head where the socket takes it) or streamed from its
 /// producer through a ``StreamedBody``; with `Expect: 100-continue` the body waits until the

@@ -1,10 +1,11 @@
+import SalvoTransport
 import DequeModule
 
 /// Where a streamed request body's producer (a task anywhere) and the connection sending it
 /// (on its loop) meet: a queue of chunks, bounded, so a slow socket slows the producer down.
 ///
 /// @unchecked Sendable: every method runs on `loop`'s thread; the producer reaches it only
-/// through `loop.execute` (see ``RequestBodyWriter``).
+/// through `loop.execute` (see ``HTTPBodyWriter``).
 final class StreamedBody: @unchecked Sendable {
     enum State {
         case producing
@@ -42,8 +43,16 @@ final class StreamedBody: @unchecked Sendable {
     }
 
     /// Runs `produce` in a task of its own.
-    func start(_ produce: @escaping @Sendable (RequestBodyWriter) async throws -> Void) {
-        let writer = RequestBodyWriter(body: self)
+    func start(_ produce: @escaping @Sendable (HTTPBodyWriter) async throws -> Void) {
+        // Chunks reach the loop through its queue; each write returns once there is room.
+        let writer = HTTPBodyWriter { [self] (chunk) throws(HTTPClientError) in
+            let result = await withUnsafeContinuation { (continuation: UnsafeContinuation<HTTPClientError?, Never>) in
+                if !self.loop.tryExecute({ self.append(chunk, continuation) }) {
+                    continuation.resume(returning: HTTPClientError(.shutdown, phase: .write))
+                }
+            }
+            if let result { throw result }
+        }
         let loop = self.loop
         self.producer = Task {
             let failure: HTTPClientError?

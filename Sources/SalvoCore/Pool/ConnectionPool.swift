@@ -1,3 +1,4 @@
+import SalvoTransport
 import HTTPTypes
 
 /// Pool settings; see ``HTTPClient/Configuration``.

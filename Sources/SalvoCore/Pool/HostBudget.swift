@@ -1,3 +1,4 @@
+import SalvoTransport
 import Synchronization
 
 /// One host's connection limit, shared by the pool shards of all of a client's loops.

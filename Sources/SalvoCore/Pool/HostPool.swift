@@ -1,3 +1,4 @@
+import SalvoTransport
 import HTTPTypes
 
 /// The pool for one key on one loop: ``PoolStateMachine`` plus the objects its ids stand for,

@@ -1,3 +1,4 @@
+import SalvoTransport
 import Synchronization
 
 /// What the pool shards of one client share: a ``HostBudget`` per host, and the way from one

@@ -1,3 +1,4 @@
+import SalvoTransport
 import DequeModule
 
 /// The keep-alive pool for one (scheme, host, port) on one event loop, with no I/O.

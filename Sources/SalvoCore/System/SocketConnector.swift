@@ -1,3 +1,4 @@
+import SalvoTransport
 import CSalvo
 #if canImport(Glibc)
 import Glibc

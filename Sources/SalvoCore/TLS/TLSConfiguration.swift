@@ -1,3 +1,4 @@
+import SalvoTransport
 /// How a client speaks TLS: whom it trusts, what it checks, which versions it allows.
 /// A value; the default verifies the server's certificate chain against the system's trust
 /// store and its name against the URL's host, with TLS 1.2 at least.

@@ -1,3 +1,4 @@
+import SalvoTransport
 import COpenSSL
 import Synchronization
 

@@ -135,7 +135,7 @@ import Testing
         try Data(payload).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
         let name = UUID().uuidString
-        func put(_ target: String, _ body: HTTPClientRequestBody) async throws -> HTTPClientResponse {
+        func put(_ target: String, _ body: HTTPBody) async throws -> HTTPClientResponse {
             try await client.execute(try HTTPRequest(method: .put, url: nginx.url(target)), body: body)
         }
         #expect(try await put("/dav/\(name)-file", try .file(path: path)).status.code == 201)
@@ -160,7 +160,7 @@ import Testing
         #expect(stored.starts(with: [0x1F, 0x8B]))
         #expect(try inflate(stored) == payload)
         // Streams and files are compressed as they are read.
-        #expect(try await put("/dav/\(name)-file-gz", try HTTPClientRequestBody.file(path: path).gzipped()).status.code == 201)
+        #expect(try await put("/dav/\(name)-file-gz", try HTTPBody.file(path: path).gzipped()).status.code == 201)
         #expect(try inflate(try nginx.contents(of: "dav/\(name)-file-gz")) == payload)
         let replayed = try await put("/post-here", try .file(path: path))
         #expect(replayed.status.code == 201 || replayed.status.code == 204)

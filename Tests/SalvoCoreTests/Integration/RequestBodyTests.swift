@@ -65,8 +65,8 @@ import Testing
         // A file body is replayable: a 307 sends it again.
         let redirected = try await client.execute(try post(server.url("/redirect?code=307&to=%2Fecho-body")), body: try .file(path: path))
         #expect(redirected.body == payload)
-        #expect(throws: HTTPClientError.self) { try HTTPClientRequestBody.file(path: path + ".missing") }
-        #expect(throws: HTTPClientError.self) { try HTTPClientRequestBody.file(path: "/tmp") }
+        #expect(throws: HTTPClientError.self) { try HTTPBody.file(path: path + ".missing") }
+        #expect(throws: HTTPClientError.self) { try HTTPBody.file(path: "/tmp") }
     }
 
     @Test func badStreamsFailTheRequest() async throws {
@@ -193,7 +193,7 @@ import Testing
         let client = try makeClient()
         defer { client.shutdown() }
         let produced = Atomic<Int>(0)
-        let body = HTTPClientRequestBody.producer { writer in
+        let body = HTTPBody.producer { writer in
             let chunk = [UInt8](repeating: 0x61, count: 1 << 20)
             for _ in 0..<512 {
                 try await writer.write(chunk)
@@ -215,7 +215,7 @@ import Testing
         let client = try makeClient { $0.expectContinueTimeout = .milliseconds(300); $0.maxConnectionsPerHost = 1 }
         defer { client.shutdown() }
         let payload = Self.pattern(100_000)
-        func send(_ query: String, body: HTTPClientRequestBody) async throws -> HTTPClientResponse {
+        func send(_ query: String, body: HTTPBody) async throws -> HTTPClientResponse {
             var request = try post(server.url("/echo-body" + query))
             request.headerFields[.expect] = "100-continue"
             return try await client.execute(request, body: body)

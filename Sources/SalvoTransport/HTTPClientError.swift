@@ -2,7 +2,8 @@
 import Glibc
 #endif
 
-/// The one error type SalvoCore throws.
+/// The one error type of Salvo's transports: what the engine (SalvoCore) throws, and what any
+/// other ``Transport`` — the typed layer's mock included — throws for a request that failed.
 ///
 /// A stable ``Code`` says what went wrong; the optional context says where (host, phase)
 /// and carries the low-level cause (an `errno`, the parser's reason) for logs. New codes
@@ -179,6 +180,21 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
         self.detail = detail
     }
 
+    /// Whether the server may have acted on the request: false only when the failure came
+    /// before any of it could have been processed — nothing was sent (a bad URL, DNS, a
+    /// refused connection, a TLS failure, a pool timeout), or the caller's mistake. A retry
+    /// layer repeats a request that is not idempotent only when this is false.
+    public var mayHaveBeenProcessed: Bool {
+        switch self.code.base {
+        case .invalidURL, .invalidRequest, .dnsFailure, .connectionRefused, .connectFailed, .connectTimeout,
+             .poolWaitTimeout, .unsupportedScheme, .invalidConfiguration, .tlsHandshakeFailed, .tlsCertificateInvalid,
+             .tlsLocalCertificate, .tlsPinMismatch, .shutdown:
+            return self.phase == .write || self.phase == .readHead || self.phase == .readBody
+        default:
+            return true
+        }
+    }
+
     public var description: String {
         var text = self.code.description
         if let host { text += " (\(host))" }
@@ -187,7 +203,7 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
         return text
     }
 
-    func with(host: String) -> HTTPClientError {
+    package func with(host: String) -> HTTPClientError {
         var copy = self
         if copy.host == nil { copy.host = host }
         return copy

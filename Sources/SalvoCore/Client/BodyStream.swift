@@ -1,91 +1,11 @@
 import DequeModule
 import HTTPTypes
+import SalvoTransport
 import Synchronization
-
-/// A response body as an `AsyncSequence` of byte chunks, with backpressure.
-///
-/// The connection stops reading from its socket once more than `highWatermark` bytes wait
-/// unread here, and reads again when the consumer has taken them below `lowWatermark`. So a
-/// slow consumer slows the server down instead of filling memory. Iterate it once.
-///
-/// ```swift
-/// let response = try await client.stream(request)
-/// for try await chunk in response.body {
-///     try file.write(chunk)
-/// }
-/// ```
-///
-/// Dropping the body (and its iterator) before the end cancels the request and closes its
-/// connection. Chunk boundaries carry no meaning.
-///
-/// The body is read once: a second iterator (a second `for await`, or ``collect(upTo:)`` after
-/// one), or two tasks calling `next()` on copies of one iterator at the same time, get
-/// ``HTTPClientError/Code/bodyAlreadyIterated`` while the first reader carries on.
-public struct ResponseBody: AsyncSequence, Sendable {
-    public typealias Element = [UInt8]
-    public typealias Failure = HTTPClientError
-
-    let stream: BodyStream
-    private let consumer: ConsumerToken
-
-    init(stream: BodyStream) {
-        self.stream = stream
-        self.consumer = ConsumerToken(stream: stream)
-    }
-
-    public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
-        let stream: BodyStream
-        let consumer: ConsumerToken
-        /// Another iterator took the body first: this one only reports that.
-        let refused: Bool
-
-        public mutating func next() async throws(HTTPClientError) -> [UInt8]? {
-            try await self.next(isolation: nil)
-        }
-
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws(HTTPClientError) -> [UInt8]? {
-            if self.refused { throw BodyStream.secondReader }
-            let stream = self.stream
-            let result = await withTaskCancellationHandler {
-                await stream.next()
-            } onCancel: {
-                stream.cancel()
-            }
-            return try result.get()
-        }
-    }
-
-    public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(stream: self.stream, consumer: self.consumer, refused: !self.stream.claimReader())
-    }
-
-    /// Reads the whole rest of the body, failing past `maxBytes`.
-    public func collect(upTo maxBytes: Int) async throws(HTTPClientError) -> [UInt8] {
-        var all: [UInt8] = []
-        for try await chunk in self {
-            if all.count + chunk.count > maxBytes {
-                self.stream.cancel()
-                throw HTTPClientError(.bodyTooLarge, phase: .readBody, detail: "more than \(maxBytes) bytes")
-            }
-            all.append(contentsOf: chunk)
-        }
-        return all
-    }
-
-    /// Trailer fields, once the body has been read to its end.
-    public var trailers: HTTPFields? { self.stream.trailers }
-}
-
-/// Cancels the request when the last copy of the body (and its iterators) goes away early.
-final class ConsumerToken: Sendable {
-    let stream: BodyStream
-    init(stream: BodyStream) { self.stream = stream }
-    deinit { self.stream.cancel() }
-}
 
 /// The buffer between a connection (producer, on its loop) and a body consumer (any task).
 /// This is the one place a lock sits between loop and caller: streamed bodies only.
-final class BodyStream: Sendable {
+final class BodyStream: ResponseBodySource {
     struct State {
         var chunks = Deque<[UInt8]>()
         var buffered = 0

@@ -1,0 +1,238 @@
+import HTTPTypes
+import Synchronization
+
+/// A response body as an `AsyncSequence` of byte chunks, with backpressure.
+///
+/// From the engine, the connection stops reading its socket once enough waits unread here,
+/// and reads again as the consumer catches up: a slow consumer slows the server down instead
+/// of filling memory. Any ``Transport`` makes one from a ``ResponseBodySource``; bodies that
+/// are already in memory come from ``bytes(_:)``.
+///
+/// ```swift
+/// let response = try await client.stream(request)
+/// for try await chunk in response.body {
+///     try file.write(chunk)
+/// }
+/// ```
+///
+/// Dropping the body (and its iterators) before the end cancels the request and closes its
+/// connection; ``drain(upTo:)`` reads a short rest instead, so the connection can be reused
+/// (a retry after a 503, say). Chunk boundaries carry no meaning.
+///
+/// The body is read once: a second iterator (a second `for await`, or ``collect(upTo:)`` after
+/// one), or two tasks calling `next()` on copies of one iterator at the same time, get
+/// ``HTTPClientError/Code/bodyAlreadyIterated`` while the first reader carries on.
+public struct ResponseBody: AsyncSequence, Sendable {
+    public typealias Element = [UInt8]
+    public typealias Failure = HTTPClientError
+
+    let source: any ResponseBodySource
+    private let consumer: ConsumerToken
+
+    /// A body read from `source`.
+    public init(source: any ResponseBodySource) {
+        self.source = source
+        self.consumer = ConsumerToken(source: source)
+    }
+
+    /// A body that is already in memory.
+    public static func bytes(_ bytes: [UInt8], trailers: HTTPFields? = nil) -> ResponseBody {
+        ResponseBody(source: BufferedBodySource(chunks: bytes.isEmpty ? [] : [bytes], trailers: trailers))
+    }
+
+    /// A body of the chunks of `chunks`, read as the consumer asks. An error the sequence
+    /// throws ends the body with `.readFailed` (an ``HTTPClientError`` as is).
+    public static func stream<Chunks: AsyncSequence & Sendable>(_ chunks: Chunks) -> ResponseBody where Chunks.Element == [UInt8] {
+        ResponseBody(source: SequenceBodySource(chunks))
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
+        let source: any ResponseBodySource
+        let consumer: ConsumerToken
+        /// Another iterator took the body first: this one only reports that.
+        let refused: Bool
+
+        public mutating func next() async throws(HTTPClientError) -> [UInt8]? {
+            try await self.next(isolation: nil)
+        }
+
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(HTTPClientError) -> [UInt8]? {
+            if self.refused { throw HTTPClientError.secondReader }
+            let source = self.source
+            let result = await withTaskCancellationHandler {
+                await source.next()
+            } onCancel: {
+                source.cancel()
+            }
+            return try result.get()
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(source: self.source, consumer: self.consumer, refused: !self.source.claimReader())
+    }
+
+    /// Reads the whole rest of the body, failing past `maxBytes` (`.bodyTooLarge`, and the
+    /// request is cancelled).
+    public func collect(upTo maxBytes: Int) async throws(HTTPClientError) -> [UInt8] {
+        var all: [UInt8] = []
+        for try await chunk in self {
+            if all.count + chunk.count > maxBytes {
+                self.source.cancel()
+                throw HTTPClientError(.bodyTooLarge, phase: .readBody, detail: "more than \(maxBytes) bytes")
+            }
+            all.append(contentsOf: chunk)
+        }
+        return all
+    }
+
+    /// Reads and drops the rest of the body, up to `maxBytes`: true when it ended within them
+    /// (its connection can carry the next request); past them the request is cancelled and the
+    /// connection closed, which is cheaper than reading a long body nobody wants.
+    public func drain(upTo maxBytes: Int) async -> Bool {
+        var dropped = 0
+        do {
+            for try await chunk in self {
+                dropped += chunk.count
+                if dropped > maxBytes {
+                    self.source.cancel()
+                    return false
+                }
+            }
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Stops the body: the request is cancelled and its connection closed, unless the body
+    /// had already ended.
+    public func cancel() {
+        self.source.cancel()
+    }
+
+    /// Trailer fields, once the body has been read to its end.
+    public var trailers: HTTPFields? { self.source.trailers }
+}
+
+/// Where a ``ResponseBody`` gets its chunks: the engine's connection buffer, or anything a
+/// transport has. Called from any task; must be safe to use concurrently.
+public protocol ResponseBodySource: AnyObject, Sendable {
+    /// The next chunk, nil at the end, or the error that ended the body.
+    func next() async -> Result<[UInt8]?, HTTPClientError>
+    /// The consumer is gone or was cancelled: stop producing. A body already at its end is
+    /// unaffected.
+    func cancel()
+    /// Takes the body for an iterator; false when an iterator already has it.
+    func claimReader() -> Bool
+    /// Trailer fields, once the body has ended with some.
+    var trailers: HTTPFields? { get }
+}
+
+extension HTTPClientError {
+    /// What a second reader of a body gets.
+    package static let secondReader = HTTPClientError(
+        .bodyAlreadyIterated, phase: .readBody, detail: "a response body can be iterated once, by one reader at a time")
+}
+
+/// Cancels the request when the last copy of the body (and its iterators) goes away early.
+final class ConsumerToken: Sendable {
+    let source: any ResponseBodySource
+    init(source: any ResponseBodySource) { self.source = source }
+    deinit { self.source.cancel() }
+}
+
+/// A body held in memory.
+final class BufferedBodySource: ResponseBodySource {
+    private struct State {
+        var chunks: [[UInt8]]
+        var claimed = false
+        var cancelled = false
+    }
+
+    private let state: Mutex<State>
+    let trailers: HTTPFields?
+
+    init(chunks: [[UInt8]], trailers: HTTPFields?) {
+        self.state = Mutex(State(chunks: chunks.reversed()))
+        self.trailers = trailers
+    }
+
+    func next() async -> Result<[UInt8]?, HTTPClientError> {
+        self.state.withLock { state in
+            if state.cancelled { return .failure(HTTPClientError(.cancelled, phase: .readBody)) }
+            return .success(state.chunks.popLast())
+        }
+    }
+
+    func cancel() {
+        self.state.withLock { state in
+            if !state.chunks.isEmpty { state.cancelled = true }
+        }
+    }
+
+    func claimReader() -> Bool {
+        self.state.withLock { state in
+            defer { state.claimed = true }
+            return !state.claimed
+        }
+    }
+}
+
+/// A body read from an async sequence, one reader at a time.
+final class SequenceBodySource: ResponseBodySource {
+    private struct State {
+        var claimed = false
+        var cancelled = false
+        /// A `next()` is under way: a second one at once (copies of one iterator) is refused.
+        var reading = false
+    }
+
+    private let iterator: IteratorBox
+    private let state = Mutex(State())
+    var trailers: HTTPFields? { nil }
+
+    init<Chunks: AsyncSequence & Sendable>(_ chunks: Chunks) where Chunks.Element == [UInt8] {
+        self.iterator = IteratorBox(chunks)
+    }
+
+    func next() async -> Result<[UInt8]?, HTTPClientError> {
+        let refusal: HTTPClientError? = self.state.withLock { state in
+            if state.cancelled { return HTTPClientError(.cancelled, phase: .readBody) }
+            if state.reading { return .secondReader }
+            state.reading = true
+            return nil
+        }
+        if let refusal { return .failure(refusal) }
+        defer { self.state.withLock { $0.reading = false } }
+        do {
+            return .success(try await self.iterator.next())
+        } catch let error as HTTPClientError {
+            return .failure(error)
+        } catch {
+            return .failure(HTTPClientError(.readFailed, phase: .readBody, detail: "\(error)"))
+        }
+    }
+
+    func cancel() { self.state.withLock { $0.cancelled = true } }
+
+    func claimReader() -> Bool {
+        self.state.withLock { state in
+            defer { state.claimed = true }
+            return !state.claimed
+        }
+    }
+}
+
+/// One iterator of a sequence, behind a type-erased `next`.
+/// @unchecked Sendable: ``SequenceBodySource`` lets one `next()` run at a time.
+private final class IteratorBox: @unchecked Sendable {
+    private let advance: () async throws -> [UInt8]?
+
+    init<Chunks: AsyncSequence & Sendable>(_ chunks: Chunks) where Chunks.Element == [UInt8] {
+        var iterator = chunks.makeAsyncIterator()
+        self.advance = { try await iterator.next() }
+    }
+
+    func next() async throws -> [UInt8]? { try await self.advance() }
+}
