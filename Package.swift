@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "SalvoTransport", targets: ["SalvoTransport"]),
         .library(name: "SalvoCore", targets: ["SalvoCore"]),
         .library(name: "SalvoLoad", targets: ["SalvoLoad"]),
+        .library(name: "Salvo", targets: ["Salvo"]),
         .executable(name: "salvo", targets: ["salvo"]),
     ],
     dependencies: [
@@ -60,6 +61,17 @@ let package = Package(
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
+        // The typed layer: requests as types, one client, typed responses, coders, mocking.
+        // It talks to transports through SalvoTransport; the engine is only its default.
+        .target(
+            name: "Salvo",
+            dependencies: [
+                "SalvoTransport",
+                "SalvoCore",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
         // The load generator: loop-native connections that allocate nothing per request.
         .target(
             name: "SalvoLoad",
@@ -82,9 +94,23 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // What the test targets share: servers the tests start, hang detectors.
+        .target(
+            name: "SalvoTestSupport",
+            path: "Tests/SalvoTestSupport"
+        ),
+        .testTarget(
+            name: "SalvoTests",
+            dependencies: [
+                "Salvo",
+                "SalvoTestSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
         .testTarget(
             name: "SalvoCoreTests",
             dependencies: [
+                "SalvoTestSupport",
                 "SalvoTransport",
                 "SalvoCore",
                 "SalvoLoad",

@@ -1,3 +1,4 @@
+import SalvoTestSupport
 import CSalvo
 import Foundation
 import HTTPTypes

@@ -1,3 +1,4 @@
+import SalvoTestSupport
 import Foundation
 import HTTPTypes
 import Synchronization

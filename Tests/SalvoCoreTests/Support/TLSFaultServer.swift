@@ -1,3 +1,4 @@
+import SalvoTestSupport
 import Foundation
 
 /// A private instance of `Tests/Fixtures/tls_fault_server.py`: a TLS server that drops or

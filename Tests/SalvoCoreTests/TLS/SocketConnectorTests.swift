@@ -1,3 +1,4 @@
+import SalvoTestSupport
 import Foundation
 import Synchronization
 import Testing

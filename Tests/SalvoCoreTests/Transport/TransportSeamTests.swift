@@ -1,3 +1,4 @@
+import SalvoTestSupport
 import HTTPTypes
 import Testing
 @testable import SalvoCore

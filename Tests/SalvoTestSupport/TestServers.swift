@@ -11,24 +11,23 @@ import Glibc
 
 // MARK: - Errors and fixture location
 
-struct TestServerError: Error, CustomStringConvertible, Sendable {
-    let description: String
+public struct TestServerError: Error, CustomStringConvertible, Sendable {
+    public let description: String
 
-    init(_ description: String) {
+    public init(_ description: String) {
         self.description = description
     }
 }
 
-enum TestFixtures {
+public enum TestFixtures {
     /// `…/Tests/Fixtures`, found from this file's own path
     /// (`…/Tests/SalvoCoreTests/Support/TestServers.swift`).
-    static let directory: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()  // Support
-        .deletingLastPathComponent()  // SalvoCoreTests
+    public static let directory: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent()  // SalvoTestSupport
         .deletingLastPathComponent()  // Tests
         .appendingPathComponent("Fixtures", isDirectory: true)
 
-    static func file(_ name: String) throws -> URL {
+    public static func file(_ name: String) throws -> URL {
         let url = directory.appendingPathComponent(name)
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw TestServerError("fixture not found: \(url.path)")
@@ -38,7 +37,7 @@ enum TestFixtures {
 
     /// The first of `candidates` that is an executable file, else `name`
     /// looked up on PATH.
-    static func executable(_ name: String, candidates: [String]) throws -> URL {
+    public static func executable(_ name: String, candidates: [String]) throws -> URL {
         let fm = FileManager.default
         for path in candidates where fm.isExecutableFile(atPath: path) {
             return URL(fileURLWithPath: path)
@@ -64,8 +63,8 @@ enum TestFixtures {
 /// `exited`) is read and written only while holding `lock`.  Stdout is read
 /// only by `readAnnouncements`, which `start()` calls once, before the object
 /// is shared.
-final class ChildProcess: @unchecked Sendable {
-    let name: String
+public final class ChildProcess: @unchecked Sendable {
+    public let name: String
     private let process: Process
     private let stdout: Pipe
     private let exitSignal = DispatchSemaphore(value: 0)
@@ -73,7 +72,7 @@ final class ChildProcess: @unchecked Sendable {
     private var stopped = false
     private var exited = false
 
-    init(name: String, executable: URL, arguments: [String], environment: [String: String] = [:]) throws {
+    public init(name: String, executable: URL, arguments: [String], environment: [String: String] = [:]) throws {
         self.name = name
         process = Process()
         process.executableURL = executable
@@ -108,13 +107,13 @@ final class ChildProcess: @unchecked Sendable {
         stop()
     }
 
-    var pid: pid_t { process.processIdentifier }
+    public var pid: pid_t { process.processIdentifier }
 
-    var isRunning: Bool { process.isRunning }
+    public var isRunning: Bool { process.isRunning }
 
     /// Reads stdout until each of `keys` has been announced as `KEY value`;
     /// fails if that takes longer than `timeout` or the process exits first.
-    func readAnnouncements(_ keys: Set<String>, timeout: TimeInterval = 10) throws -> [String: String] {
+    public func readAnnouncements(_ keys: Set<String>, timeout: TimeInterval = 10) throws -> [String: String] {
         let fd = stdout.fileHandleForReading.fileDescriptor
         let deadline = Date().addingTimeInterval(timeout)
         var pending: [UInt8] = []
@@ -166,7 +165,7 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// Waits until the process has exited and been reaped; false on timeout.
-    func waitForExit(timeout: TimeInterval) -> Bool {
+    public func waitForExit(timeout: TimeInterval) -> Bool {
         lock.lock()
         let already = exited
         lock.unlock()
@@ -184,7 +183,7 @@ final class ChildProcess: @unchecked Sendable {
     /// SIGTERM to the process itself; with `target`, sends it to that pid
     /// instead (a grandchild the process waits for).  After `grace` seconds
     /// both get SIGKILL.  Returns after the process has been reaped.
-    func stop(target: pid_t? = nil, grace: TimeInterval = 5) {
+    public func stop(target: pid_t? = nil, grace: TimeInterval = 5) {
         lock.lock()
         if stopped {
             lock.unlock()
@@ -211,16 +210,16 @@ final class ChildProcess: @unchecked Sendable {
 
 // MARK: - A tiny blocking HTTP/1.1 GET over loopback
 
-enum LoopbackHTTP {
-    struct Response: Sendable {
-        let status: Int
-        let head: String
-        let body: [UInt8]
+public enum LoopbackHTTP {
+    public struct Response: Sendable {
+        public let status: Int
+        public let head: String
+        public let body: [UInt8]
     }
 
     /// One `GET path` on a fresh connection to 127.0.0.1:port with
     /// `Connection: close`; reads the response (Content-Length or until EOF).
-    static func get(port: Int, path: String, host: String = "127.0.0.1", timeout: TimeInterval = 10) throws -> Response {
+    public static func get(port: Int, path: String, host: String = "127.0.0.1", timeout: TimeInterval = 10) throws -> Response {
         let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else {
             throw TestServerError("socket() failed (errno \(errno))")
@@ -328,24 +327,24 @@ enum LoopbackHTTP {
 
 /// What the fault server has seen: `GET /__log`.  Entries also describe
 /// `/echo` response bodies (decode those as `FaultServerLog.Request`).
-struct FaultServerLog: Decodable, Sendable {
-    struct Request: Decodable, Sendable {
-        let method: String
+public struct FaultServerLog: Decodable, Sendable {
+    public struct Request: Decodable, Sendable {
+        public let method: String
         /// The request target as received, query included.
-        let path: String
-        let version: String
+        public let path: String
+        public let version: String
         /// `[name, value]` pairs, in order, as received.
-        let headers: [[String]]
+        public let headers: [[String]]
         /// Length of the (decoded) request body.
-        let bodyLength: Int
+        public let bodyLength: Int
         /// Connection id (from 1, in accept order).
-        let connection: Int
+        public let connection: Int
         /// 1-based index of this request on its connection.
-        let sequence: Int
+        public let sequence: Int
         /// With `expect=final`: bytes the client sent after the early answer.
-        let afterBytes: Int?
+        public let afterBytes: Int?
 
-        enum CodingKeys: String, CodingKey {
+        public enum CodingKeys: String, CodingKey {
             case method, path, version, headers
             case afterBytes = "after_bytes"
             case bodyLength = "body_len"
@@ -354,7 +353,7 @@ struct FaultServerLog: Decodable, Sendable {
         }
 
         /// Values of every header named `name` (case-insensitive), in order.
-        func headerValues(_ name: String) -> [String] {
+        public func headerValues(_ name: String) -> [String] {
             let wanted = name.lowercased()
             return headers.compactMap { pair in
                 pair.count == 2 && pair[0].lowercased() == wanted ? pair[1] : nil
@@ -362,26 +361,26 @@ struct FaultServerLog: Decodable, Sendable {
         }
 
         /// The first value of header `name`, if any.
-        func header(_ name: String) -> String? {
+        public func header(_ name: String) -> String? {
             headerValues(name).first
         }
     }
 
     /// Connections accepted since start or the last reset (connections used
     /// only for /__log or /__reset are not counted).
-    let connections: Int
+    public let connections: Int
     /// Requests received, in arrival order (control requests excluded).
-    let requests: [Request]
+    public let requests: [Request]
 }
 
 /// A private instance of `Tests/Fixtures/fault_server.py`.  See the table at
 /// the top of that file for the scenarios (`/ok`, `/truncated`, `/reset`, …).
-final class FaultServer: Sendable {
-    let port: Int
+public final class FaultServer: Sendable {
+    public let port: Int
     private let child: ChildProcess
 
     /// The address it listens on: 127.0.0.1, or ::1 when started so.
-    let host: String
+    public let host: String
 
     private init(port: Int, child: ChildProcess, host: String) {
         self.port = port
@@ -395,7 +394,7 @@ final class FaultServer: Sendable {
 
     /// Launches a new instance and waits (up to 10 s) for its port.
     /// `lifetime`: the server exits by itself after that many seconds.
-    static func start(lifetime: Int = 600, host: String = "127.0.0.1") throws -> FaultServer {
+    public static func start(lifetime: Int = 600, host: String = "127.0.0.1") throws -> FaultServer {
         let script = try TestFixtures.file("fault_server.py")
         let python: URL
         if let override = ProcessInfo.processInfo.environment["SALVO_PYTHON"], !override.isEmpty {
@@ -420,27 +419,27 @@ final class FaultServer: Sendable {
         }
     }
 
-    var pid: pid_t { child.pid }
+    public var pid: pid_t { child.pid }
 
     /// "http://127.0.0.1:<port><path>"
-    func url(_ path: String) -> String {
+    public func url(_ path: String) -> String {
         let authority = self.host.contains(":") ? "[\(self.host)]" : self.host
         return "http://\(authority):\(port)\(path)"
     }
 
     /// Terminates the server and reaps it.  Idempotent; also run by deinit.
-    func stop() {
+    public func stop() {
         child.stop()
     }
 
     /// A blocking GET on a fresh connection (for fixtures and sanity checks,
     /// not for the code under test).
-    func get(_ path: String, timeout: TimeInterval = 10) throws -> LoopbackHTTP.Response {
+    public func get(_ path: String, timeout: TimeInterval = 10) throws -> LoopbackHTTP.Response {
         try LoopbackHTTP.get(port: port, path: path, host: self.host.contains(":") ? "127.0.0.1" : self.host, timeout: timeout)
     }
 
     /// The requests received so far and the connection count.
-    func log() throws -> FaultServerLog {
+    public func log() throws -> FaultServerLog {
         let response = try get("/__log")
         guard response.status == 200 else {
             throw TestServerError("GET /__log answered \(response.status)")
@@ -453,7 +452,7 @@ final class FaultServer: Sendable {
     }
 
     /// Clears the request log and the connection counter.
-    func resetLog() throws {
+    public func resetLog() throws {
         let response = try get("/__reset")
         guard response.status == 200 else {
             throw TestServerError("GET /__reset answered \(response.status)")
@@ -469,16 +468,16 @@ final class FaultServer: Sendable {
 /// Locations: `/small` ("hello, world\n"), `/1k` `/64k` `/1m` (random files,
 /// compare with `file(_:)`), `/head` (static file), `/status/404`,
 /// `/redirect` (302 to /small), `/sink` (200 "ok\n", drops any request body).
-final class NginxServer: Sendable {
-    let port: Int
+public final class NginxServer: Sendable {
+    public let port: Int
     /// The nginx process (a child of the start script).
-    let pid: pid_t
+    public let pid: pid_t
     /// The instance directory: nginx.conf, error.log, www/.
-    let directory: URL
+    public let directory: URL
     private let child: ChildProcess
 
     /// The HTTPS port, when started with a certificate (0 otherwise).
-    let tlsPort: Int
+    public let tlsPort: Int
 
     private init(port: Int, pid: pid_t, directory: URL, child: ChildProcess, tlsPort: Int = 0) {
         self.port = port
@@ -494,7 +493,7 @@ final class NginxServer: Sendable {
 
     /// Launches a new instance and waits (up to 10 s) for its port and pid.
     /// With `tls` (certificate and key PEM paths) nginx also serves HTTPS on `tlsPort`.
-    static func start(lifetime: Int = 600, tls: (certificate: String, key: String)? = nil) throws -> NginxServer {
+    public static func start(lifetime: Int = 600, tls: (certificate: String, key: String)? = nil) throws -> NginxServer {
         let script = try TestFixtures.file("start-nginx.sh")
         _ = try TestFixtures.file("nginx.conf.template")
         let bash = try TestFixtures.executable("bash", candidates: ["/bin/bash", "/usr/bin/bash"])
@@ -531,28 +530,28 @@ final class NginxServer: Sendable {
     }
 
     /// "http://127.0.0.1:<port><path>"
-    func url(_ path: String) -> String {
+    public func url(_ path: String) -> String {
         "http://127.0.0.1:\(port)\(path)"
     }
 
     /// A file served from www/ (`"1k"`, `"64k"`, `"1m"`, `"head"`).
-    func file(_ name: String) -> URL {
+    public func file(_ name: String) -> URL {
         directory.appendingPathComponent("www", isDirectory: true).appendingPathComponent(name)
     }
 
     /// The contents of a file served from www/.
-    func contents(of name: String) throws -> [UInt8] {
+    public func contents(of name: String) throws -> [UInt8] {
         [UInt8](try Data(contentsOf: file(name)))
     }
 
     /// A blocking GET on a fresh connection (for sanity checks).
-    func get(_ path: String, timeout: TimeInterval = 10) throws -> LoopbackHTTP.Response {
+    public func get(_ path: String, timeout: TimeInterval = 10) throws -> LoopbackHTTP.Response {
         try LoopbackHTTP.get(port: port, path: path, timeout: timeout)
     }
 
     /// SIGTERM to nginx, then reaps the start script (which reaps nginx) and
     /// removes the directory.  Idempotent; also run by deinit.
-    func stop() {
+    public func stop() {
         child.stop(target: pid, grace: 10)
         try? FileManager.default.removeItem(at: directory)
     }

@@ -1,16 +1,16 @@
 import Synchronization
 
 /// What ``withWatchdog(_:_:)`` throws when the work outlives its limit.
-struct WatchdogExpired: Error, CustomStringConvertible {
-    let limit: Duration
-    var description: String { "still running after \(self.limit): a hang" }
+public struct WatchdogExpired: Error, CustomStringConvertible {
+    public let limit: Duration
+    public var description: String { "still running after \(self.limit): a hang" }
 }
 
 /// Runs `body` and returns its result, or throws ``WatchdogExpired`` once `limit` has passed,
 /// whether or not `body` notices the cancellation it then gets. A hang detector: a
 /// regression that hangs fails its test instead of stalling the whole run. The limit is far
 /// above the time the work needs; it is not a speed check.
-func withWatchdog<T: Sendable>(
+public func withWatchdog<T: Sendable>(
     _ limit: Duration = .seconds(20), _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     let outcome = FirstOutcome<T>()
@@ -32,11 +32,11 @@ func withWatchdog<T: Sendable>(
 private final class FirstOutcome<T: Sendable>: Sendable {
     private let continuation = Mutex<CheckedContinuation<Result<T, any Error>, Never>?>(nil)
 
-    func wait(_ continuation: CheckedContinuation<Result<T, any Error>, Never>) {
+    public func wait(_ continuation: CheckedContinuation<Result<T, any Error>, Never>) {
         self.continuation.withLock { $0 = continuation }
     }
 
-    func finish(_ result: Result<T, any Error>) {
+    public func finish(_ result: Result<T, any Error>) {
         self.continuation.withLock { $0.take() }?.resume(returning: result)
     }
 }

@@ -1,0 +1,116 @@
+extension Client {
+    /// Sends `request` and returns its response, whatever the status: check
+    /// `response.status.kind`, then decode the success or the failure body.
+    ///
+    /// - Throws: ``ClientError`` when no response came (`.transportFailed`, `.cancelled`) or
+    ///   the request could not be made (`.invalidRequest`, `.encodingFailed`).
+    public func send<R: Request>(_ request: R, options: CallOptions = CallOptions()) async throws(ClientError)
+        -> Response<R.SuccessResponseBody, R.FailureResponseBody> {
+        try await self.exchange(request, options: options)
+    }
+
+    /// Sends `request` and returns its success body, decoded.
+    ///
+    /// - Throws: ``ClientError``: `.unacceptableStatus` (or `.validationFailed`) when a
+    ///   validator refused the response — with its status, head, raw body, and the decoded
+    ///   failure body when it decodes; `.decodingFailed` with the coding path; and what
+    ///   ``send(_:options:)`` throws.
+    public func value<R: Request>(_ request: R, options: CallOptions = CallOptions()) async throws(ClientError) -> R.SuccessResponseBody {
+        try await self.valueAndResponse(request, options: options).value
+    }
+
+    /// Sends `request` and returns its success body, decoded, with the response it came in.
+    public func valueAndResponse<R: Request>(_ request: R, options: CallOptions = CallOptions()) async throws(ClientError)
+        -> (value: R.SuccessResponseBody, response: Response<R.SuccessResponseBody, R.FailureResponseBody>) {
+        let response = try await self.exchange(request, options: options)
+        try self.validate(response, options: options)
+        return (try response.decodeSuccessBody(), response)
+    }
+
+    /// Sends `request` and returns its decoded success body or the error, without throwing.
+    ///
+    /// ```swift
+    /// let (user, error) = await client.outcome(GetUser(id: 7))
+    /// ```
+    public func outcome<R: Request>(_ request: R, options: CallOptions = CallOptions()) async
+        -> (value: R.SuccessResponseBody?, error: ClientError?) {
+        do {
+            return (try await self.value(request, options: options), nil)
+        } catch {
+            return (nil, error)
+        }
+    }
+
+    // MARK: Completion handlers
+
+    /// ``send(_:options:)`` with a completion handler, called once on a thread of Swift's
+    /// global executor (never the caller's). The returned handle cancels the call.
+    @discardableResult
+    public func send<R: Request>(
+        _ request: R, options: CallOptions = CallOptions(),
+        completion: @escaping @Sendable (Result<Response<R.SuccessResponseBody, R.FailureResponseBody>, ClientError>) -> Void
+    ) -> CallHandle {
+        CallHandle(Task {
+            do throws(ClientError) {
+                completion(.success(try await self.send(request, options: options)))
+            } catch {
+                completion(.failure(error))
+            }
+        })
+    }
+
+    /// ``value(_:options:)`` with a completion handler, called once on a thread of Swift's
+    /// global executor. The returned handle cancels the call.
+    @discardableResult
+    public func value<R: Request>(
+        _ request: R, options: CallOptions = CallOptions(),
+        completion: @escaping @Sendable (Result<R.SuccessResponseBody, ClientError>) -> Void
+    ) -> CallHandle {
+        CallHandle(Task {
+            do throws(ClientError) {
+                completion(.success(try await self.value(request, options: options)))
+            } catch {
+                completion(.failure(error))
+            }
+        })
+    }
+}
+
+/// Cancels a call started with a completion handler: its handler then gets `.cancelled`
+/// (unless it already ran).
+public struct CallHandle: Sendable {
+    private let task: Task<Void, Never>
+
+    init(_ task: Task<Void, Never>) {
+        self.task = task
+    }
+
+    public func cancel() {
+        self.task.cancel()
+    }
+}
+
+// MARK: Endpoint values by implicit member
+
+/// These overloads let an endpoint declared as a static member on ``TypedEndpoint`` be
+/// written with a leading dot: `try await client.value(.users(named: "ada"))`.
+extension Client {
+    public func send<Success, Failure>(_ endpoint: TypedEndpoint<Success, Failure>, options: CallOptions = CallOptions())
+        async throws(ClientError) -> Response<Success, Failure> {
+        try await self.exchange(endpoint, options: options)
+    }
+
+    public func value<Success, Failure>(_ endpoint: TypedEndpoint<Success, Failure>, options: CallOptions = CallOptions())
+        async throws(ClientError) -> Success {
+        try await self.valueAndResponse(endpoint, options: options).value
+    }
+
+    public func outcome<Success, Failure>(_ endpoint: TypedEndpoint<Success, Failure>, options: CallOptions = CallOptions())
+        async -> (value: Success?, error: ClientError?) {
+        do {
+            return (try await self.valueAndResponse(endpoint, options: options).value, nil)
+        } catch {
+            return (nil, error)
+        }
+    }
+}

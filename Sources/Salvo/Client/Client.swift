@@ -1,0 +1,155 @@
+import Foundation
+
+/// One client per API: a base URL, a transport, and what every request shares — coders,
+/// default headers and query items, a timeout, validators.
+///
+/// ```swift
+/// let client = try Client(baseURL: "https://api.example.com/v1")
+/// let user = try await client.value(Endpoint<User>.get("/users/\(segment: 7)"))
+/// ```
+///
+/// The transport is Salvo's engine by default (one shared `HTTPClient` for the process); a
+/// `MockTransport` in tests, or any other ``Transport``. A client is `Sendable`: share it.
+///
+/// Ways to send, by what you want back:
+/// - ``send(_:options:)``: the ``Response`` whatever its status, bodies decoded on demand;
+/// - ``value(_:options:)``: the decoded success body, or a ``ClientError`` that carries the
+///   status, the raw body and the decoded failure body;
+/// - ``valueAndResponse(_:options:)``: both;
+/// - ``outcome(_:options:)``: `(value, error)`, never throwing;
+/// - each with a completion handler too.
+public final class Client: Sendable {
+    /// What every request of the client shares.
+    public struct Configuration: Sendable {
+        /// Encoder and decoder for JSON bodies.
+        public var coders: Coders
+        /// Added to every request that does not set them itself.
+        public var headerFields: HTTPFields
+        /// Added after every request's own query items.
+        public var queryItems: [QueryItem]
+        /// The whole exchange, per request (a call may set its own).
+        public var timeout: Duration?
+        /// The largest response body read into memory.
+        public var maxBodySize: Int
+        /// Checks every response must pass before its success body is decoded (not by
+        /// ``Client/send(_:options:)``, which returns any status).
+        public var validators: [any ResponseValidator]
+
+        public init(coders: Coders = .json, headerFields: HTTPFields = [:], queryItems: [QueryItem] = [],
+                    timeout: Duration? = nil, maxBodySize: Int = 64 << 20,
+                    validators: [any ResponseValidator] = [StatusCodeValidator()]) {
+            self.coders = coders
+            self.headerFields = headerFields
+            self.queryItems = queryItems
+            self.timeout = timeout
+            self.maxBodySize = maxBodySize
+            self.validators = validators
+        }
+    }
+
+    /// Settings of one call that override the client's.
+    public struct CallOptions: Sendable {
+        public var timeout: Duration?
+        /// Validators for this call instead of the client's.
+        public var validators: [any ResponseValidator]?
+        public var maxBodySize: Int?
+
+        public init(timeout: Duration? = nil, validators: [any ResponseValidator]? = nil, maxBodySize: Int? = nil) {
+            self.timeout = timeout
+            self.validators = validators
+            self.maxBodySize = maxBodySize
+        }
+    }
+
+    public let baseURL: BaseURL
+    public let transport: any Transport
+    public let configuration: Configuration
+
+    /// A client for `baseURL` over `transport` (default: Salvo's engine, shared).
+    public init(baseURL: BaseURL, transport: (any Transport)? = nil, configuration: Configuration = Configuration()) {
+        self.baseURL = baseURL
+        self.transport = transport ?? DefaultTransport.shared
+        self.configuration = configuration
+    }
+
+    /// A client for the URL in `baseURL`.
+    ///
+    /// - Throws: ``ClientError`` `.invalidBaseURL` saying what is wrong with it.
+    public convenience init(baseURL: String, transport: (any Transport)? = nil, configuration: Configuration = Configuration()) throws(ClientError) {
+        self.init(baseURL: try BaseURL(baseURL), transport: transport, configuration: configuration)
+    }
+
+    /// A client for `baseURL` with its coders (the rest of the configuration by default).
+    public convenience init(baseURL: String, transport: (any Transport)? = nil, coders: Coders) throws(ClientError) {
+        self.init(baseURL: try BaseURL(baseURL), transport: transport, configuration: Configuration(coders: coders))
+    }
+
+    // MARK: The exchange
+
+    /// The request as it goes out: head and body.
+    func prepare<R: Request>(_ request: R) throws(ClientError) -> (HTTPRequest, HTTPBody?) {
+        let coders = self.configuration.coders
+        var head = try request.makeHTTPRequest(baseURL: self.baseURL, coders: coders)
+        for field in self.configuration.headerFields where !head.headerFields.contains(field.name) {
+            head.headerFields.append(field)
+        }
+        if !self.configuration.queryItems.isEmpty {
+            let extra = QueryItem.encode(self.configuration.queryItems)
+            let path = head.path ?? "/"
+            head.path = path + (path.contains("?") ? "&" : "?") + extra
+        }
+        let body = try request.encodeBody(with: coders)
+        // The body's own type goes in the head, so middleware, mocks and logs see it.
+        if let contentType = body?.contentType, head.headerFields[.contentType] == nil {
+            head.headerFields[.contentType] = contentType
+        }
+        if let contentEncoding = body?.contentEncoding, head.headerFields[.contentEncoding] == nil {
+            head.headerFields[.contentEncoding] = contentEncoding
+        }
+        return (head, body)
+    }
+
+    /// Sends `request` and reads the whole response.
+    func exchange<R: Request>(_ request: R, options: CallOptions) async throws(ClientError) -> Response<R.SuccessResponseBody, R.FailureResponseBody> {
+        let (head, body) = try self.prepare(request)
+        let timeout = options.timeout ?? self.configuration.timeout
+        let streamed: TransportResponse
+        do {
+            streamed = try await self.transport.send(head, body: body, options: TransportOptions(timeout: timeout))
+        } catch {
+            throw ClientError.transport(error)
+        }
+        let limit = options.maxBodySize ?? self.configuration.maxBodySize
+        let bytes: [UInt8]
+        do {
+            bytes = try await streamed.body.collect(upTo: limit)
+        } catch {
+            var failure = error.code == .bodyTooLarge ? ClientError(.bodyTooLarge, detail: "more than \(limit) bytes") : ClientError.transport(error)
+            failure.responseHead = streamed.head
+            throw failure
+        }
+        let coders = self.configuration.coders
+        return Response(
+            request: head, head: streamed.head, body: bytes,
+            url: streamed.redirectChain.last ?? "\(head.scheme ?? "http")://\(head.authority ?? "")\(head.path ?? "/")",
+            redirectChain: streamed.redirectChain,
+            successDecoder: { (bytes) throws(ClientError) in try request.decodeSuccessBody(from: bytes, coders: coders) },
+            failureDecoder: { (bytes) throws(ClientError) in try request.decodeFailureBody(from: bytes, coders: coders) })
+    }
+
+    /// Runs the validators on `response`; on failure the error carries the response and, for
+    /// an unacceptable status, the failure body when it decodes.
+    func validate<Success, Failure>(_ response: Response<Success, Failure>, options: CallOptions) throws(ClientError) {
+        for validator in options.validators ?? self.configuration.validators {
+            do {
+                try validator.validate(response.head, body: response.body, for: response.request)
+            } catch {
+                var error = response.annotated(error)
+                if error.code == .unacceptableStatus, error.decodedFailureBody == nil {
+                    error.decodedFailureBody = try? response.decodeFailureBody()
+                }
+                throw error
+            }
+        }
+    }
+}

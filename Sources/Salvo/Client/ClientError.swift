@@ -1,0 +1,140 @@
+import Foundation
+
+/// The one error the typed layer throws: a stable ``Code``, and what is known of where it
+/// happened — the response's status, head and raw body (always kept when there was a
+/// response), the failure body decoded when it decodes, the transport's error, and for
+/// decoding failures the coding path.
+///
+/// ```swift
+/// do {
+///     let user = try await client.value(GetUser(id: 7))
+/// } catch where error.code == .unacceptableStatus {
+///     print(error.status?.code ?? 0, error.failureBody(as: APIProblem.self)?.message ?? "")
+/// }
+/// ```
+public struct ClientError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong. New codes may come: `switch` with a `default`.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        let name: String
+
+        /// The base URL is not an absolute http or https URL.
+        public static let invalidBaseURL = Code(name: "invalid base URL")
+        /// The request cannot be built (a path with spaces, a header that is not valid).
+        public static let invalidRequest = Code(name: "invalid request")
+        /// The request body could not be encoded.
+        public static let encodingFailed = Code(name: "request body could not be encoded")
+        /// The transport failed: see ``ClientError/transportError``.
+        public static let transportFailed = Code(name: "transport failed")
+        /// The response's status is not one the call accepts (by default 200–299).
+        public static let unacceptableStatus = Code(name: "unacceptable status")
+        /// A validator refused the response.
+        public static let validationFailed = Code(name: "response failed validation")
+        /// The body does not decode to the type asked for: see ``ClientError/codingPath``.
+        public static let decodingFailed = Code(name: "response body could not be decoded")
+        /// The body was larger than allowed.
+        public static let bodyTooLarge = Code(name: "response body too large")
+        /// The call was cancelled.
+        public static let cancelled = Code(name: "cancelled")
+
+        public var description: String { self.name }
+    }
+
+    public var code: Code
+    /// A human-readable cause.
+    public var detail: String?
+    /// The error of the transport, for `.transportFailed` (and `.cancelled` from it).
+    public var transportError: HTTPClientError?
+    /// The response's head, when there was a response.
+    public var responseHead: HTTPResponse?
+    /// The response's raw body, when there was a response (also when it did not decode).
+    public var responseBody: [UInt8]?
+    /// The failure body, decoded, when the status was unacceptable and it decoded.
+    public var decodedFailureBody: (any Sendable)?
+    /// For `.decodingFailed` and `.encodingFailed`: where in the value, as a dotted path
+    /// (`data.items[2].price`).
+    public var codingPath: String?
+
+    public init(_ code: Code, detail: String? = nil) {
+        self.code = code
+        self.detail = detail
+    }
+
+    /// The response's status, when there was a response.
+    public var status: HTTPResponse.Status? { self.responseHead?.status }
+
+    /// The decoded failure body as `type`, if it decoded to that.
+    public func failureBody<T>(as type: T.Type) -> T? { self.decodedFailureBody as? T }
+
+    /// Whether the server may have acted on the request (see
+    /// ``HTTPClientError/mayHaveBeenProcessed``): true once a response arrived.
+    public var mayHaveBeenProcessed: Bool {
+        if self.responseHead != nil { return true }
+        return self.transportError?.mayHaveBeenProcessed ?? false
+    }
+
+    public var description: String {
+        var text = self.code.description
+        if let status = self.status { text += " (\(status.code))" }
+        if let codingPath, !codingPath.isEmpty { text += " at \(codingPath)" }
+        if let detail { text += ": \(detail)" }
+        if let transportError { text += ": \(transportError)" }
+        return text
+    }
+
+    // MARK: Making them
+
+    static func transport(_ error: HTTPClientError) -> ClientError {
+        var wrapped = ClientError(error.code == .cancelled ? .cancelled : .transportFailed)
+        wrapped.transportError = error
+        return wrapped
+    }
+
+    static func encoding(_ error: any Error, of type: Any.Type) -> ClientError {
+        if let error = error as? ClientError { return error }
+        var wrapped = ClientError(.encodingFailed)
+        if case EncodingError.invalidValue(_, let context) = error {
+            wrapped.codingPath = Self.dotted(context.codingPath)
+            wrapped.detail = "\(type): \(context.debugDescription)"
+        } else {
+            wrapped.detail = "\(type): \(error)"
+        }
+        return wrapped
+    }
+
+    static func decoding(_ error: any Error, as type: Any.Type, body: [UInt8]) -> ClientError {
+        if let error = error as? ClientError { return error }
+        var wrapped = ClientError(.decodingFailed)
+        wrapped.responseBody = body
+        switch error {
+        case DecodingError.keyNotFound(let key, let context):
+            wrapped.codingPath = Self.dotted(context.codingPath + [key])
+            wrapped.detail = "\(type): missing value for key \"\(key.stringValue)\""
+        case DecodingError.valueNotFound(let expected, let context):
+            wrapped.codingPath = Self.dotted(context.codingPath)
+            wrapped.detail = "\(type): missing value, expected \(expected)"
+        case DecodingError.typeMismatch(let expected, let context):
+            wrapped.codingPath = Self.dotted(context.codingPath)
+            wrapped.detail = "\(type): wrong type, expected \(expected)"
+        case DecodingError.dataCorrupted(let context):
+            wrapped.codingPath = Self.dotted(context.codingPath)
+            wrapped.detail = "\(type): \(context.debugDescription)"
+        default:
+            wrapped.detail = "\(type): \(error)"
+        }
+        return wrapped
+    }
+
+    /// `["data", "items", 2, "price"]` as `data.items[2].price`.
+    static func dotted(_ path: [any CodingKey]) -> String {
+        var text = ""
+        for key in path {
+            if let index = key.intValue {
+                text += "[\(index)]"
+            } else {
+                if !text.isEmpty { text += "." }
+                text += key.stringValue
+            }
+        }
+        return text
+    }
+}

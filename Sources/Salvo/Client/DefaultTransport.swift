@@ -1,0 +1,16 @@
+internal import SalvoCore
+
+/// The transport of a client made without one: one engine client for the whole process,
+/// started on first use with its default configuration (threads per core, TLS verified,
+/// redirects followed, gzip decoded). The only file of the typed layer that knows the engine.
+final class DefaultTransport: Transport {
+    static let shared = DefaultTransport()
+
+    /// Made once, on first use; a client that cannot start (no threads, no trust store) is
+    /// an error for every request, never a crash.
+    private static let engine: Result<HTTPClient, HTTPClientError> = Result { () throws(HTTPClientError) in try HTTPClient() }
+
+    func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(HTTPClientError) -> TransportResponse {
+        try await Self.engine.get().send(request, body: body, options: options)
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+
+/// A complete response to a ``Request``: its head, its raw body, where it came from, and its
+/// success and failure bodies decoded when you ask for them.
+///
+/// ```swift
+/// let response = try await client.send(GetUser(id: 7))
+/// if response.status.kind == .successful {
+///     let user = try response.decodeSuccessBody()
+/// } else {
+///     let problem = try response.decodeFailureBody()
+/// }
+/// ```
+public struct Response<Success: Sendable, Failure: Sendable>: Sendable {
+    /// The request as sent (the first one, when redirects were followed).
+    public let request: HTTPRequest
+    public let head: HTTPResponse
+    /// The body as received (decoded from gzip or deflate when the transport does that).
+    public let body: [UInt8]
+    /// The URL the response came from: the last of ``redirectChain``, or the request's.
+    public let url: String
+    /// Every URL requested on the way here when redirects were followed; empty otherwise.
+    public let redirectChain: [String]
+    let successDecoder: @Sendable ([UInt8]) throws(ClientError) -> Success
+    let failureDecoder: @Sendable ([UInt8]) throws(ClientError) -> Failure
+
+    public var status: HTTPResponse.Status { self.head.status }
+    public var headerFields: HTTPFields { self.head.headerFields }
+    /// The body as UTF-8 text.
+    public var text: String { String(decoding: self.body, as: UTF8.self) }
+    /// The body as `Data`.
+    public var data: Data { Data(self.body) }
+
+    /// The body decoded as the request's success type, whatever the status.
+    public func decodeSuccessBody() throws(ClientError) -> Success {
+        do {
+            return try self.successDecoder(self.body)
+        } catch {
+            throw self.annotated(error)
+        }
+    }
+
+    /// The body decoded as the request's failure type, whatever the status.
+    public func decodeFailureBody() throws(ClientError) -> Failure {
+        do {
+            return try self.failureDecoder(self.body)
+        } catch {
+            throw self.annotated(error)
+        }
+    }
+
+    /// The same response, with its success body turned into something else when decoded.
+    ///
+    /// ```swift
+    /// let names = try await client.send(ListUsers()).map { $0.map(\.name) }
+    /// ```
+    public func map<T: Sendable>(_ transform: @escaping @Sendable (Success) throws -> T) -> Response<T, Failure> {
+        let decode = self.successDecoder
+        return Response<T, Failure>(
+            request: self.request, head: self.head, body: self.body, url: self.url, redirectChain: self.redirectChain,
+            successDecoder: { (bytes) throws(ClientError) in
+                let value = try decode(bytes)
+                do {
+                    return try transform(value)
+                } catch let error as ClientError {
+                    throw error
+                } catch {
+                    throw ClientError(.decodingFailed, detail: "map: \(error)")
+                }
+            },
+            failureDecoder: self.failureDecoder)
+    }
+
+    /// An error about this response, carrying its head and body.
+    func annotated(_ error: ClientError) -> ClientError {
+        var error = error
+        if error.responseHead == nil { error.responseHead = self.head }
+        if error.responseBody == nil { error.responseBody = self.body }
+        return error
+    }
+}

@@ -1,0 +1,75 @@
+/// A check a response must pass before its success body is decoded. A client has a list
+/// (``Client/Configuration/validators``, by default ``StatusCodeValidator``), and a call may
+/// bring its own instead.
+///
+/// ```swift
+/// struct RequiresBody: ResponseValidator {
+///     func validate(_ response: HTTPResponse, body: [UInt8], for request: HTTPRequest) throws(ClientError) {
+///         if body.isEmpty { throw ClientError(.validationFailed, detail: "empty body") }
+///     }
+/// }
+/// ```
+public protocol ResponseValidator: Sendable {
+    /// Throws to refuse `response`, the answer to `request`.
+    func validate(_ response: HTTPResponse, body: [UInt8], for request: HTTPRequest) throws(ClientError)
+}
+
+/// Accepts a status in ``acceptable`` (default 200–299); anything else is
+/// `.unacceptableStatus`, with the failure body decoded when it decodes.
+public struct StatusCodeValidator: ResponseValidator {
+    public var acceptable: Range<Int>
+
+    public init(acceptable: Range<Int> = 200..<300) {
+        self.acceptable = acceptable
+    }
+
+    public func validate(_ response: HTTPResponse, body: [UInt8], for request: HTTPRequest) throws(ClientError) {
+        guard self.acceptable.contains(response.status.code) else {
+            throw ClientError(.unacceptableStatus, detail: "\(response.status.code) \(response.status.reasonPhrase)")
+        }
+    }
+}
+
+/// Accepts a response whose `Content-Type` is one the request's `Accept` names (a request
+/// without `Accept`, or with `*/*`, accepts anything; an empty body needs no type).
+public struct ContentTypeValidator: ResponseValidator {
+    public init() {}
+
+    public func validate(_ response: HTTPResponse, body: [UInt8], for request: HTTPRequest) throws(ClientError) {
+        guard let accept = request.headerFields[.accept], !body.isEmpty else { return }
+        let accepted = accept.split(separator: ",").map { $0.split(separator: ";")[0].trimmingCharacters(in: " \t").lowercased() }
+        if accepted.contains("*/*") { return }
+        guard let received = response.headerFields[.contentType]?.split(separator: ";").first?
+            .trimmingCharacters(in: " \t").lowercased() else {
+            throw ClientError(.validationFailed, detail: "no Content-Type; the request accepts \(accept)")
+        }
+        let matches = accepted.contains { type in
+            type == received || (type.hasSuffix("/*") && received.hasPrefix(type.dropLast()))
+        }
+        guard matches else {
+            throw ClientError(.validationFailed, detail: "Content-Type \(received) is not one of \(accept)")
+        }
+    }
+}
+
+/// A validator from a closure.
+public struct ClosureValidator: ResponseValidator {
+    let check: @Sendable (HTTPResponse, [UInt8], HTTPRequest) throws(ClientError) -> Void
+
+    public init(_ check: @escaping @Sendable (HTTPResponse, [UInt8], HTTPRequest) throws(ClientError) -> Void) {
+        self.check = check
+    }
+
+    public func validate(_ response: HTTPResponse, body: [UInt8], for request: HTTPRequest) throws(ClientError) {
+        try self.check(response, body, request)
+    }
+}
+
+extension Substring {
+    func trimmingCharacters(in set: String) -> String {
+        var slice = self[...]
+        while let first = slice.first, set.contains(first) { slice = slice.dropFirst() }
+        while let last = slice.last, set.contains(last) { slice = slice.dropLast() }
+        return String(slice)
+    }
+}

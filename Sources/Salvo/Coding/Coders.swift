@@ -1,0 +1,110 @@
+import Foundation
+
+/// How a client turns values into bodies, queries and forms, and bodies into values: JSON
+/// both ways by default, a form encoder, and one key mapping for all of them.
+///
+/// ```swift
+/// let client = try Client(baseURL: "https://api.example.com", coders: .json(keys: .snakeCase))
+///
+/// let decoder = JSONDecoder()
+/// decoder.dateDecodingStrategy = .iso8601
+/// let custom = try Client(baseURL: "https://api.example.com", coders: Coders(decoder: decoder))
+/// ```
+public struct Coders: Sendable {
+    /// Encodes `Encodable` request bodies (sent as `application/json`).
+    public var encoder: JSONEncoder
+    /// Decodes `Decodable` response bodies.
+    public var decoder: JSONDecoder
+    /// Encodes forms (`application/x-www-form-urlencoded`) and query items made from values.
+    public var formEncoder: URLFormEncoder
+    /// The key mapping of ``formEncoder``, and of the JSON coders when they were made by
+    /// ``json(keys:encoder:decoder:)``.
+    public var keys: KeyMapping { self.formEncoder.keys }
+
+    /// Coders with these parts; `encoder` and `decoder` are used as they are.
+    public init(encoder: JSONEncoder = JSONEncoder(), decoder: JSONDecoder = JSONDecoder(),
+                formEncoder: URLFormEncoder = URLFormEncoder()) {
+        self.encoder = encoder
+        self.decoder = decoder
+        self.formEncoder = formEncoder
+    }
+
+    /// JSON both ways, with Foundation's defaults.
+    public static var json: Coders { Coders() }
+
+    /// JSON both ways and forms, with `keys` applied to all of them. The key strategies of
+    /// `encoder` and `decoder` are set for `keys` (pass your own to set dates and the rest).
+    public static func json(keys: KeyMapping, encoder: JSONEncoder = JSONEncoder(), decoder: JSONDecoder = JSONDecoder()) -> Coders {
+        if let toWire = keys.toWire {
+            encoder.keyEncodingStrategy = .custom { path in
+                let last = path.last ?? AnyCodingKey("")
+                return last.intValue != nil ? last : AnyCodingKey(toWire(last.stringValue))
+            }
+        }
+        if let fromWire = keys.fromWire {
+            decoder.keyDecodingStrategy = .custom { path in
+                let last = path.last ?? AnyCodingKey("")
+                return last.intValue != nil ? last : AnyCodingKey(fromWire(last.stringValue))
+            }
+        }
+        var form = URLFormEncoder()
+        form.keys = keys
+        return Coders(encoder: encoder, decoder: decoder, formEncoder: form)
+    }
+
+    /// JSON of `value`, or `.encodingFailed` naming the type and the coding path.
+    public func encodeJSON<Value: Encodable>(_ value: Value) throws(ClientError) -> [UInt8] {
+        do {
+            return Array(try self.encoder.encode(value))
+        } catch {
+            throw ClientError.encoding(error, of: Value.self)
+        }
+    }
+
+    /// `Value` from JSON `bytes`, or `.decodingFailed` saying where and what.
+    public func decodeJSON<Value: Decodable>(_ type: Value.Type, from bytes: [UInt8]) throws(ClientError) -> Value {
+        do {
+            return try self.decoder.decode(Value.self, from: Data(bytes))
+        } catch {
+            throw ClientError.decoding(error, as: Value.self, body: bytes)
+        }
+    }
+
+    /// `Value` from the JSON found at `keyPath` (`"data.items"`) in `bytes`; an empty key path
+    /// is the whole body. Property names in the path are as after key mapping.
+    public func decodeJSON<Value: Decodable>(_ type: Value.Type, from bytes: [UInt8], at keyPath: String) throws(ClientError) -> Value {
+        let keys = keyPath.split(separator: ".").map(String.init)
+        guard !keys.isEmpty else { return try self.decodeJSON(Value.self, from: bytes) }
+        do {
+            return try KeyPathScope.$keys.withValue(keys) {
+                try self.decoder.decode(KeyPathBox<Value>.self, from: Data(bytes)).value
+            }
+        } catch {
+            throw ClientError.decoding(error, as: Value.self, body: bytes)
+        }
+    }
+}
+
+/// Decodes the value under a key path: the path comes through a task-local, so a shared
+/// decoder needs no copy, and coding paths in errors run from the top of the document.
+struct KeyPathBox<Value: Decodable>: Decodable {
+    let value: Value
+
+    init(from decoder: any Decoder) throws {
+        let path = KeyPathScope.keys
+        var container = try decoder.container(keyedBy: AnyCodingKey.self)
+        for key in path.dropLast() {
+            container = try container.nestedContainer(keyedBy: AnyCodingKey.self, forKey: AnyCodingKey(key))
+        }
+        self.value = try container.decode(Value.self, forKey: AnyCodingKey(path.last ?? ""))
+    }
+}
+
+enum KeyPathScope {
+    @TaskLocal static var keys: [String] = []
+}
+
+/// A response (or request) with nothing to decode: an empty body, or one that is ignored.
+public struct Empty: Codable, Sendable, Hashable {
+    public init() {}
+}

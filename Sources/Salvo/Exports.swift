@@ -1,0 +1,4 @@
+// One import for the typed layer: its own types, swift-http-types' currency types
+// (HTTPRequest, HTTPResponse, HTTPFields), and the transport seam (HTTPBody, Transport…).
+@_exported import HTTPTypes
+@_exported import SalvoTransport

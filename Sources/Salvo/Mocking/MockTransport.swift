@@ -1,0 +1,243 @@
+import Foundation
+import Synchronization
+
+/// A transport that answers from what you give it, and records every request: for tests and
+/// previews, with no network.
+///
+/// ```swift
+/// let mock = MockTransport()
+/// mock.on(.get, "/users/7", reply: try .json(User(id: 7, name: "Ada")))
+/// mock.on(.post, "/login") { request in
+///     request.body.isEmpty ? .status(.badRequest) : try .json(Token(token: "t"))
+/// }
+/// let client = try Client(baseURL: "https://api.example.com", transport: mock)
+/// _ = try await client.value(Endpoint<User>.get("/users/7"))
+/// #expect(mock.requests.map(\.path) == ["/users/7"])
+/// ```
+///
+/// Paths are matched as the server would see them (the base URL's path included), without
+/// the query unless the rule's path has one. A request that matches no rule fails with
+/// `.invalidRequest`, naming the method and path it looked for. A mock can also answer from
+/// a directory tree (``init(directory:)``).
+public final class MockTransport: Transport {
+    /// A request as the mock received it.
+    public struct RecordedRequest: Sendable {
+        public var head: HTTPRequest
+        /// The body, collected.
+        public var body: [UInt8]
+
+        public var method: HTTPRequest.Method { self.head.method }
+        /// The path without the query.
+        public var path: String { String((self.head.path ?? "/").split(separator: "?", maxSplits: 1).first ?? "/") }
+        /// The path with the query.
+        public var target: String { self.head.path ?? "/" }
+        public var headerFields: HTTPFields { self.head.headerFields }
+        /// The body as UTF-8 text.
+        public var text: String { String(decoding: self.body, as: UTF8.self) }
+
+        /// The body decoded from JSON.
+        public func decode<T: Decodable>(_ type: T.Type, decoder: JSONDecoder = JSONDecoder()) throws -> T {
+            try decoder.decode(T.self, from: Data(self.body))
+        }
+    }
+
+    /// What the mock answers.
+    public struct Reply: Sendable {
+        public var status: HTTPResponse.Status
+        public var headerFields: HTTPFields
+        public var body: [UInt8]
+        /// Wait this long before answering.
+        public var delay: Duration?
+        /// Fail instead of answering.
+        public var error: HTTPClientError?
+
+        public init(status: HTTPResponse.Status = .ok, headerFields: HTTPFields = [:], body: [UInt8] = [],
+                    delay: Duration? = nil, error: HTTPClientError? = nil) {
+            self.status = status
+            self.headerFields = headerFields
+            self.body = body
+            self.delay = delay
+            self.error = error
+        }
+
+        /// `value` as JSON.
+        public static func json<Value: Encodable>(_ value: Value, status: HTTPResponse.Status = .ok,
+                                                  encoder: JSONEncoder = JSONEncoder()) throws -> Reply {
+            Reply(status: status, headerFields: [.contentType: "application/json"], body: Array(try encoder.encode(value)))
+        }
+
+        /// Raw bytes.
+        public static func bytes(_ bytes: [UInt8], status: HTTPResponse.Status = .ok, contentType: String? = nil) -> Reply {
+            Reply(status: status, headerFields: contentType.map { [.contentType: $0] } ?? [:], body: bytes)
+        }
+
+        /// UTF-8 text.
+        public static func text(_ text: String, status: HTTPResponse.Status = .ok, contentType: String = "text/plain; charset=utf-8") -> Reply {
+            .bytes(Array(text.utf8), status: status, contentType: contentType)
+        }
+
+        /// A status with no body.
+        public static func status(_ status: HTTPResponse.Status) -> Reply {
+            Reply(status: status)
+        }
+
+        /// The contents of the file at `path` (`application/json` for `.json` files).
+        public static func file(_ path: String, status: HTTPResponse.Status = .ok, contentType: String? = nil) throws -> Reply {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw HTTPClientError(.invalidRequest, detail: "mock reply file \(path) cannot be read")
+            }
+            let type = contentType ?? (path.hasSuffix(".json") ? "application/json" : nil)
+            return .bytes(Array(data), status: status, contentType: type)
+        }
+
+        /// A failure, as a transport would report it.
+        public static func error(_ error: HTTPClientError) -> Reply {
+            Reply(error: error)
+        }
+
+        /// The same reply, after `delay`.
+        public func delayed(by delay: Duration) -> Reply {
+            var copy = self
+            copy.delay = delay
+            return copy
+        }
+    }
+
+    public typealias Responder = @Sendable (RecordedRequest) async throws -> Reply
+
+    private struct Rule {
+        var method: HTTPRequest.Method?
+        var path: String
+        var responder: Responder
+        /// Requests to fail before the responder answers (failure injection).
+        var failuresLeft: Int
+        var failure: HTTPClientError?
+    }
+
+    private struct State {
+        var rules: [Rule] = []
+        var fallback: Responder?
+        var requests: [RecordedRequest] = []
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// A mock that answers from a directory tree: `GET /users/1` is answered with the file
+    /// `<root>/GET/users/1.json` (a path ending in `/` looks for `index.json`), status 200,
+    /// `application/json`. A missing file fails the request with a message naming the file
+    /// it looked for.
+    public convenience init(directory root: String) {
+        self.init()
+        self.fallback { request in
+            var relative = request.path
+            if relative.hasSuffix("/") { relative += "index" }
+            let file = "\(request.method.rawValue)\(relative).json"
+            let path = (root.hasSuffix("/") ? String(root.dropLast()) : root) + "/" + file
+            guard FileManager.default.fileExists(atPath: path) else {
+                throw HTTPClientError(.invalidRequest, detail: "MockTransport: no file \(file) under \(root)")
+            }
+            return try .file(path)
+        }
+    }
+
+    /// Answers `method` requests for `path` with `reply`.
+    public func on(_ method: HTTPRequest.Method?, _ path: String, reply: Reply) {
+        self.on(method, path) { _ in reply }
+    }
+
+    /// Answers `method` requests for `path` (nil: any method) with what `responder` returns.
+    public func on(_ method: HTTPRequest.Method?, _ path: String, _ responder: @escaping Responder) {
+        self.state.withLock { $0.rules.append(Rule(method: method, path: path, responder: responder, failuresLeft: 0)) }
+    }
+
+    /// Fails the next `count` requests for `path` with `error` before its rule answers again
+    /// (for retry tests).
+    public func fail(_ method: HTTPRequest.Method?, _ path: String, times count: Int, with error: HTTPClientError) {
+        self.state.withLock { state in
+            for index in state.rules.indices where state.rules[index].path == path && state.rules[index].method == method {
+                state.rules[index].failuresLeft = count
+                state.rules[index].failure = error
+            }
+        }
+    }
+
+    /// Answers every request no rule matches.
+    public func fallback(_ responder: @escaping Responder) {
+        self.state.withLock { $0.fallback = responder }
+    }
+
+    /// Every request received, in order.
+    public var requests: [RecordedRequest] { self.state.withLock { $0.requests } }
+
+    /// Forgets the requests received so far.
+    public func resetRequests() {
+        self.state.withLock { $0.requests.removeAll() }
+    }
+
+    // MARK: Transport
+
+    public func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(HTTPClientError) -> TransportResponse {
+        defer { body?.requestEnded() }
+        if Task.isCancelled { throw HTTPClientError(.cancelled, phase: .request) }
+        let recorded = RecordedRequest(head: request, body: try await Self.collect(body))
+        let target = recorded.target
+        let (responder, injected): (Responder?, HTTPClientError?) = self.state.withLock { state in
+            state.requests.append(recorded)
+            let index = state.rules.lastIndex { rule in
+                (rule.method == nil || rule.method == request.method)
+                    && (rule.path.contains("?") ? rule.path == target : rule.path == recorded.path)
+            }
+            guard let index else { return (state.fallback, nil) }
+            if state.rules[index].failuresLeft > 0 {
+                state.rules[index].failuresLeft -= 1
+                return (nil, state.rules[index].failure)
+            }
+            return (state.rules[index].responder, nil)
+        }
+        if let injected { throw injected }
+        guard let responder else {
+            throw HTTPClientError(.invalidRequest, detail: "MockTransport has no reply for \(request.method.rawValue) \(target)")
+        }
+        let reply: Reply
+        do {
+            reply = try await responder(recorded)
+        } catch let error as HTTPClientError {
+            throw error
+        } catch {
+            throw HTTPClientError(.invalidRequest, detail: "MockTransport responder for \(request.method.rawValue) \(target) threw \(error)")
+        }
+        if let delay = reply.delay {
+            do {
+                try await Task.sleep(for: delay)
+            } catch {
+                throw HTTPClientError(.cancelled, phase: .readHead)
+            }
+        }
+        if let error = reply.error { throw error }
+        var head = HTTPResponse(status: reply.status, headerFields: reply.headerFields)
+        if head.headerFields[.contentLength] == nil, request.method != .head {
+            head.headerFields[.contentLength] = String(reply.body.count)
+        }
+        return TransportResponse(head: head, body: .bytes(request.method == .head ? [] : reply.body))
+    }
+
+    /// The request body as bytes: a stream is run to its end.
+    static func collect(_ body: HTTPBody?) async throws(HTTPClientError) -> [UInt8] {
+        switch body?.content {
+        case nil: return []
+        case .bytes(let bytes): return bytes
+        case .stream(_, _, let produce):
+            let collected = Mutex<[UInt8]>([])
+            do {
+                try await produce(HTTPBodyWriter { chunk in collected.withLock { $0 += chunk } })
+            } catch let error as HTTPClientError {
+                throw error
+            } catch {
+                throw HTTPClientError(.requestBodyFailed, phase: .write, detail: "\(error)")
+            }
+            return collected.withLock { $0 }
+        }
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+
+/// An endpoint as a type: what it sends, and what it answers with on success and on failure.
+///
+/// ```swift
+/// struct Login: Request {
+///     struct Credentials: Encodable, Sendable { var username, password: String }
+///     struct Token: Decodable, Sendable { var token: String }
+///     struct Problem: Decodable, Sendable { var error: String }
+///     typealias SuccessResponseBody = Token
+///     typealias FailureResponseBody = Problem
+///
+///     static var operationID: String { "login" }
+///     var method: HTTPRequest.Method { .post }
+///     var path: String { "/login" }
+///     var body: Credentials
+/// }
+///
+/// let token = try await client.value(Login(body: .init(username: "ada", password: "…")))
+/// ```
+///
+/// Only ``path`` is required; everything else has a default: GET, no headers, no query, no
+/// body (`Never?`), an ``Empty`` success and failure. An `Encodable` body goes as JSON, an
+/// ``HTTPBody`` as it is; a `Decodable` response is decoded from JSON, `[UInt8]`, `Data` and
+/// `String` are the raw body. Each step can be replaced: ``encodeBody(with:)``,
+/// ``makeHTTPRequest(baseURL:coders:)``, ``decodeSuccessBody(from:coders:)``,
+/// ``decodeFailureBody(from:coders:)``.
+///
+/// The same concept has two other spellings: ``Endpoint``, a value built by static functions
+/// (`.get("users")`) or by its initializer (a request model with method, path, query,
+/// headers and body). Whatever the spelling, ``Client`` sends it the same way.
+public protocol Request<SuccessResponseBody, FailureResponseBody>: Sendable {
+    /// What the request sends: `Never?` for none, an `Encodable` value (JSON), an ``HTTPBody``.
+    associatedtype RequestBody: Sendable = Never?
+    /// What a successful response decodes to.
+    associatedtype SuccessResponseBody: Sendable = Empty
+    /// What a failed response (see ``Client/Configuration/validators``) decodes to.
+    associatedtype FailureResponseBody: Sendable = Empty
+
+    /// The operation's name, for logs, metrics and middleware (default: the type's name).
+    static var operationID: String { get }
+    /// This request's operation name (default: ``operationID``; an ``Endpoint`` has its own).
+    var operationName: String { get }
+    var method: HTTPRequest.Method { get }
+    /// The path, relative to the client's base URL. Use `\(segment: value)` for values.
+    var path: String { get }
+    var headerFields: HTTPFields { get }
+    var queryItems: [QueryItem] { get }
+    var body: RequestBody { get }
+
+    /// The body as it goes on the wire; nil sends none.
+    func encodeBody(with coders: Coders) throws(ClientError) -> HTTPBody?
+    /// The request head. The default joins the base URL and ``path``, adds ``queryItems``
+    /// (after any query in the path) and ``headerFields``.
+    func makeHTTPRequest(baseURL: BaseURL, coders: Coders) throws(ClientError) -> HTTPRequest
+    func decodeSuccessBody(from bytes: [UInt8], coders: Coders) throws(ClientError) -> SuccessResponseBody
+    func decodeFailureBody(from bytes: [UInt8], coders: Coders) throws(ClientError) -> FailureResponseBody
+}
+
+extension Request {
+    public static var operationID: String { String(describing: Self.self) }
+    public var operationName: String { Self.operationID }
+    public var method: HTTPRequest.Method { .get }
+    public var headerFields: HTTPFields { [:] }
+    public var queryItems: [QueryItem] { [] }
+
+    public func makeHTTPRequest(baseURL: BaseURL, coders: Coders) throws(ClientError) -> HTTPRequest {
+        let target = baseURL.target(path: self.path, query: QueryItem.encode(self.queryItems))
+        guard target.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else {
+            throw ClientError(.invalidRequest, detail: "the path \"\(self.path)\" has spaces or control characters; use \\(segment:) for values")
+        }
+        return HTTPRequest(method: self.method, scheme: baseURL.scheme, authority: baseURL.authority, path: target,
+                           headerFields: self.headerFields)
+    }
+}
+
+extension Request where RequestBody == Never? {
+    public var body: Never? { nil }
+    public func encodeBody(with coders: Coders) throws(ClientError) -> HTTPBody? { nil }
+}
+
+extension Request where RequestBody: Encodable {
+    public func encodeBody(with coders: Coders) throws(ClientError) -> HTTPBody? {
+        .bytes(try coders.encodeJSON(self.body), contentType: "application/json")
+    }
+}
+
+extension Request where RequestBody == HTTPBody {
+    public func encodeBody(with coders: Coders) throws(ClientError) -> HTTPBody? { self.body }
+}
+
+extension Request where RequestBody == HTTPBody? {
+    public func encodeBody(with coders: Coders) throws(ClientError) -> HTTPBody? { self.body }
+}
+
+// MARK: Decoding, by the type asked for
+
+extension Request where SuccessResponseBody: Decodable {
+    public func decodeSuccessBody(from bytes: [UInt8], coders: Coders) throws(ClientError) -> SuccessResponseBody {
+        try ResponseDecoding.decode(SuccessResponseBody.self, from: bytes, coders: coders)
+    }
+}
+
+extension Request where FailureResponseBody: Decodable {
+    public func decodeFailureBody(from bytes: [UInt8], coders: Coders) throws(ClientError) -> FailureResponseBody {
+        try ResponseDecoding.decode(FailureResponseBody.self, from: bytes, coders: coders)
+    }
+}
+
+/// How a body becomes the type asked for: raw types as they are, ``Empty`` from anything,
+/// the rest from JSON.
+enum ResponseDecoding {
+    static func decode<Value: Decodable>(_ type: Value.Type, from bytes: [UInt8], coders: Coders) throws(ClientError) -> Value {
+        if Value.self == Empty.self { return Empty() as! Value }
+        if Value.self == [UInt8].self { return bytes as! Value }
+        if Value.self == Data.self { return Data(bytes) as! Value }
+        if Value.self == String.self { return String(decoding: bytes, as: UTF8.self) as! Value }
+        return try coders.decodeJSON(Value.self, from: bytes)
+    }
+}

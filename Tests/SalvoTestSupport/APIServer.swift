@@ -1,0 +1,38 @@
+import Foundation
+
+/// A private instance of `Tests/Fixtures/api_server.py`, a small JSON API on 127.0.0.1
+/// (see the table at the top of that file).
+public final class APIServer: Sendable {
+    public let port: Int
+    private let child: ChildProcess
+
+    private init(port: Int, child: ChildProcess) {
+        self.port = port
+        self.child = child
+    }
+
+    deinit { self.stop() }
+
+    /// Starts an instance and waits (up to 10 s) for its port.
+    public static func start(lifetime: Int = 600) throws -> APIServer {
+        let script = try TestFixtures.file("api_server.py")
+        let python = try TestFixtures.executable("python3", candidates: ["/usr/bin/python3", "/usr/local/bin/python3"])
+        let child = try ChildProcess(name: "api_server.py", executable: python,
+                                     arguments: [script.path, "--lifetime", String(lifetime)])
+        do {
+            let announced = try child.readAnnouncements(["PORT"], timeout: 10)
+            guard let text = announced["PORT"], let port = Int(text), port > 0 else {
+                throw TestServerError("api_server.py announced a bad port: \(announced)")
+            }
+            return APIServer(port: port, child: child)
+        } catch {
+            child.stop(grace: 1)
+            throw error
+        }
+    }
+
+    /// "http://127.0.0.1:<port>"
+    public var baseURL: String { "http://127.0.0.1:\(self.port)" }
+
+    public func stop() { self.child.stop(grace: 2) }
+}
