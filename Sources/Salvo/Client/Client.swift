@@ -32,12 +32,13 @@ public final class Client: Sendable {
         /// The largest response body read into memory.
         public var maxBodySize: Int
         /// Checks every response must pass before its success body is decoded (not by
-        /// ``Client/send(_:options:)``, which returns any status).
+        /// ``Client/send(_:options:)``, which returns any status): by default the status is
+        /// 2xx and the `Content-Type` is one the request's `Accept` names.
         public var validators: [any ResponseValidator]
 
         public init(coders: Coders = .json, headerFields: HTTPFields = [:], queryItems: [QueryItem] = [],
                     timeout: Duration? = nil, maxBodySize: Int = 64 << 20,
-                    validators: [any ResponseValidator] = [StatusCodeValidator()]) {
+                    validators: [any ResponseValidator] = [StatusCodeValidator(), ContentTypeValidator()]) {
             self.coders = coders
             self.headerFields = headerFields
             self.queryItems = queryItems

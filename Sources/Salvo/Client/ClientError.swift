@@ -53,6 +53,35 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
     /// For `.decodingFailed` and `.encodingFailed`: where in the value, as a dotted path
     /// (`data.items[2].price`).
     public var codingPath: String?
+    /// For `.decodingFailed`: what was wrong at ``codingPath``.
+    public var decodingProblem: DecodingProblem?
+
+    /// What was wrong with a value that did not decode.
+    public enum DecodingProblem: Sendable, Hashable {
+        /// Nothing there: a key that is missing, or null where a value is needed.
+        case missingValue
+        /// A value of another type than the one expected (a string for a number).
+        case wrongType
+        /// A value that is there but not valid: not JSON at all, a date in another format, a
+        /// value a custom parser refused.
+        case invalidValue
+    }
+
+    /// A value at `keyPath` that is there but not valid (for custom parsers).
+    public static func invalidValue(at keyPath: String, _ detail: String) -> ClientError {
+        var error = ClientError(.decodingFailed, detail: detail)
+        error.codingPath = keyPath
+        error.decodingProblem = .invalidValue
+        return error
+    }
+
+    /// A value missing at `keyPath` (for custom parsers).
+    public static func missingValue(at keyPath: String, _ detail: String? = nil) -> ClientError {
+        var error = ClientError(.decodingFailed, detail: detail ?? "missing value")
+        error.codingPath = keyPath
+        error.decodingProblem = .missingValue
+        return error
+    }
 
     public init(_ code: Code, detail: String? = nil) {
         self.code = code
@@ -107,18 +136,23 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
         wrapped.responseBody = body
         switch error {
         case DecodingError.keyNotFound(let key, let context):
+            wrapped.decodingProblem = .missingValue
             wrapped.codingPath = Self.dotted(context.codingPath + [key])
             wrapped.detail = "\(type): missing value for key \"\(key.stringValue)\""
         case DecodingError.valueNotFound(let expected, let context):
+            wrapped.decodingProblem = .missingValue
             wrapped.codingPath = Self.dotted(context.codingPath)
             wrapped.detail = "\(type): missing value, expected \(expected)"
         case DecodingError.typeMismatch(let expected, let context):
+            wrapped.decodingProblem = .wrongType
             wrapped.codingPath = Self.dotted(context.codingPath)
             wrapped.detail = "\(type): wrong type, expected \(expected)"
         case DecodingError.dataCorrupted(let context):
+            wrapped.decodingProblem = .invalidValue
             wrapped.codingPath = Self.dotted(context.codingPath)
             wrapped.detail = "\(type): \(context.debugDescription)"
         default:
+            wrapped.decodingProblem = .invalidValue
             wrapped.detail = "\(type): \(error)"
         }
         return wrapped

@@ -23,6 +23,10 @@ public struct StatusCodeValidator: ResponseValidator {
         self.acceptable = acceptable
     }
 
+    public init(acceptable: ClosedRange<Int>) {
+        self.acceptable = acceptable.lowerBound..<(acceptable.upperBound + 1)
+    }
+
     public func validate(_ response: HTTPResponse, body: [UInt8], for request: HTTPRequest) throws(ClientError) {
         guard self.acceptable.contains(response.status.code) else {
             throw ClientError(.unacceptableStatus, detail: "\(response.status.code) \(response.status.reasonPhrase)")
@@ -30,24 +34,26 @@ public struct StatusCodeValidator: ResponseValidator {
     }
 }
 
-/// Accepts a response whose `Content-Type` is one the request's `Accept` names (a request
-/// without `Accept`, or with `*/*`, accepts anything; an empty body needs no type).
+/// Accepts a response whose `Content-Type` is one the request's `Accept` names: a request
+/// without `Accept`, or with `*/*`, accepts anything; `application/*` accepts any
+/// application type; `application/json` also accepts `application/problem+json`; a range
+/// with `q=0` is refused; an empty body needs no type. On by default.
 public struct ContentTypeValidator: ResponseValidator {
     public init() {}
 
     public func validate(_ response: HTTPResponse, body: [UInt8], for request: HTTPRequest) throws(ClientError) {
         guard let accept = request.headerFields[.accept], !body.isEmpty else { return }
-        let accepted = accept.split(separator: ",").map { $0.split(separator: ";")[0].trimmingCharacters(in: " \t").lowercased() }
-        if accepted.contains("*/*") { return }
-        guard let received = response.headerFields[.contentType]?.split(separator: ";").first?
-            .trimmingCharacters(in: " \t").lowercased() else {
+        let ranges = accept.split(separator: ",").compactMap { entry -> MediaType? in
+            let parameters = entry.split(separator: ";").dropFirst().map { $0.trimmingCharacters(in: " \t").lowercased() }
+            if parameters.contains(where: { $0.hasPrefix("q=") && (Double($0.dropFirst(2)) ?? 1) == 0 }) { return nil }
+            return MediaType(String(entry))
+        }
+        if ranges.contains(where: { $0.essence == "*/*" }) { return }
+        guard let received = response.headerFields[.contentType].map(MediaType.init(rawValue:)) else {
             throw ClientError(.validationFailed, detail: "no Content-Type; the request accepts \(accept)")
         }
-        let matches = accepted.contains { type in
-            type == received || (type.hasSuffix("/*") && received.hasPrefix(type.dropLast()))
-        }
-        guard matches else {
-            throw ClientError(.validationFailed, detail: "Content-Type \(received) is not one of \(accept)")
+        guard ranges.contains(where: { $0.matches(received) }) else {
+            throw ClientError(.validationFailed, detail: "Content-Type \(received.essence) is not one of \(accept)")
         }
     }
 }

@@ -74,10 +74,14 @@ public struct TypedEndpoint<Success: Sendable, Failure: Sendable>: Request {
 
     /// The same request, its success body decoded as `type`.
     public func decoding<T: Decodable & Sendable>(_ type: T.Type) -> TypedEndpoint<T, Failure> {
+        self.replacingSuccessDecoder { (bytes, coders) throws(ClientError) in try ResponseDecoding.decode(T.self, from: bytes, coders: coders) }
+    }
+
+    /// The same request with another success decoder.
+    func replacingSuccessDecoder<T>(_ decode: @escaping @Sendable ([UInt8], Coders) throws(ClientError) -> T) -> TypedEndpoint<T, Failure> {
         TypedEndpoint<T, Failure>(method: self.method, path: self.path, query: self.queryItems, headers: self.headerFields,
-                             body: self.body, operationName: self.operationName,
-                             decodeSuccess: { (bytes, coders) throws(ClientError) in try ResponseDecoding.decode(T.self, from: bytes, coders: coders) },
-                             decodeFailure: self.decodeFailure)
+                                  body: self.body, operationName: self.operationName,
+                                  decodeSuccess: decode, decodeFailure: self.decodeFailure)
     }
 
     /// The same request, its failure body decoded as `type`.

@@ -1,0 +1,112 @@
+import Foundation
+import Salvo
+import SalvoTestSupport
+import Testing
+
+/// A body that is Base64 text, as the bytes it encodes: the custom parser of the docs.
+struct Base64Parser: ResponseParser {
+    func parse(_ body: [UInt8], coders: Coders) throws(ClientError) -> [UInt8] {
+        let text = String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let data = Data(base64Encoded: text) else { throw .invalidValue(at: "", "not Base64: \(text.prefix(20))") }
+        return Array(data)
+    }
+}
+
+/// Key paths, parsers, validators and `map`, over the mock and over the engine.
+@Suite struct DecodingTests {
+    @Test func keyPathsArraysAndDictionaries() async throws {
+        let mock = MockTransport()
+        mock.on(.get, "/wrapped", reply: .text(#"{"data": {"items": [{"id": 1, "name": "Ada"}, {"id": 2, "name": "Alan"}], "counts": {"a": 1, "b": 2}}}"#,
+                                             contentType: "application/json"))
+        mock.on(.get, "/blob", reply: .text("AAEC/w==\n"))
+        let client = try Client(baseURL: "http://api.test", transport: mock)
+        let wrapped = Endpoint<Empty>.get("/wrapped")
+        #expect(try await client.value(wrapped.decoding([User].self, at: "data.items")).map(\.name) == ["Ada", "Alan"])
+        #expect(try await client.value(wrapped, parser: ArrayParser<User>(keyPath: "data.items")).count == 2)
+        #expect(try await client.value(wrapped, parser: DictionaryParser<String, Int>(keyPath: "data.counts")) == ["a": 1, "b": 2])
+    }
+
+    @Test func keyPathErrorsSayWhereAndWhat() async throws {
+        let mock = MockTransport()
+        mock.on(.get, "/wrapped", reply: .text(#"{"data": {"items": [{"id": 1, "name": "Ada"}, {"id": "2", "name": "Alan"}]}}"#))
+        mock.on(.get, "/blob", reply: .text("AAEC/w==\n"))
+        mock.on(.get, "/junk", reply: .text("%%%"))
+        let client = try Client(baseURL: "http://api.test", transport: mock)
+        let wrapped = Endpoint<Empty>.get("/wrapped")
+        do {
+            _ = try await client.value(wrapped.decoding([User].self, at: "data.items"))
+            Issue.record("decoded")
+        } catch {
+            #expect(error.codingPath == "data.items[1].id")
+            #expect(error.decodingProblem == .wrongType)
+        }
+        do {
+            _ = try await client.value(wrapped.decoding([User].self, at: "data.missing"))
+            Issue.record("decoded")
+        } catch {
+            #expect(error.codingPath == "data.missing")
+            #expect(error.decodingProblem == .missingValue)
+        }
+        #expect(try await client.value(Endpoint<Empty>.get("/blob"), parser: Base64Parser()) == [0, 1, 2, 255])
+        do {
+            _ = try await client.value(Endpoint<Empty>.get("/junk"), parser: Base64Parser())
+            Issue.record("decoded")
+        } catch {
+            #expect(error.decodingProblem == .invalidValue)
+            #expect(error.responseBody == Array("%%%".utf8), "the raw body is kept")
+        }
+        do {
+            _ = try await client.value(Endpoint<User>.get("/junk"))
+            Issue.record("decoded")
+        } catch {
+            #expect(error.code == .decodingFailed)
+            #expect(error.decodingProblem == .invalidValue)
+        }
+    }
+
+    @Test func validatorsPerClientAndPerCall() async throws {
+        let mock = MockTransport()
+        mock.on(.get, "/html", reply: .text("<p>hi</p>", contentType: "text/html"))
+        mock.on(.get, "/problem", reply: .text(#"{"error": "x"}"#, contentType: "application/problem+json"))
+        mock.on(.get, "/empty", reply: .status(.ok))
+        mock.on(.get, "/teapot", reply: .text(#"{"error": "short and stout"}"#, status: .init(code: 418), contentType: "application/json"))
+        let client = try Client(baseURL: "http://api.test", transport: mock)
+        let json = Endpoint<String>.get("/html", headers: [.accept: "application/json"])
+        do {
+            _ = try await client.value(json)
+            Issue.record("text/html passed an Accept of application/json")
+        } catch {
+            #expect(error.code == .validationFailed)
+            #expect(error.detail?.contains("text/html") == true)
+        }
+        #expect(try await client.value(Endpoint<String>.get("/html", headers: [.accept: "text/*, application/json;q=0.5"])) == "<p>hi</p>")
+        #expect(try await client.value(Endpoint<String>.get("/html", headers: [.accept: "text/html;q=0, */*"])) == "<p>hi</p>")
+        #expect(try await client.value(Endpoint<Problem>.get("/problem", headers: [.accept: "application/json"])).error == "x")
+        await #expect(throws: ClientError.self) { try await client.value(Endpoint<String>.get("/html", headers: [.accept: "text/html;q=0"])) }
+
+        let needsBody = ClosureValidator { (_, body, _) throws(ClientError) in
+            if body.isEmpty { throw ClientError(.validationFailed, detail: "empty body") }
+        }
+        let (_, error) = await client.outcome(Endpoint<Empty>.get("/empty"), options: .init(validators: [needsBody]))
+        #expect(error?.detail == "empty body")
+        let teapot = try await client.value(Endpoint<Problem>.get("/teapot"), options: .init(validators: [StatusCodeValidator(acceptable: 200...499)]))
+        #expect(teapot.error == "short and stout")
+    }
+
+    @Test func mappingAResponse() async throws {
+        let mock = MockTransport()
+        mock.on(.get, "/users", reply: try .json([User(id: 1, name: "Ada"), User(id: 2, name: "Alan")]))
+        let client = try Client(baseURL: "http://api.test", transport: mock)
+        let names = try await client.send(Endpoint<[User]>.get("/users")).map { $0.map(\.name) }
+        #expect(try names.decodeSuccessBody() == ["Ada", "Alan"])
+        let failing = try await client.send(Endpoint<[User]>.get("/users")).map { _ -> Int in throw CancellationError() }
+        #expect(throws: ClientError.self) { try failing.decodeSuccessBody() }
+    }
+
+    @Test func keyPathsOverTheEngine() async throws {
+        let client = try SharedAPI.client(.init(coders: .json(keys: .snakeCase)))
+        let users = try await client.value(Endpoint<Empty>.get("/wrapped").decoding([APIUser].self, at: "data.items"))
+        #expect(users.map(\.emailAddress) == ["ada@example.test", "alan@example.test", "grace@example.test"])
+        #expect(try await client.value(Endpoint<Empty>.get("/wrapped"), parser: DecodableParser<Int>(keyPath: "data.count")) == 3)
+    }
+}
