@@ -25,6 +25,7 @@ Prints "PORT <n>" once listening, then serves HTTP/1.1 with keep-alive until kil
   PUT  /upload                reads the body in pieces: {"size", "sha256"}
   GET  /download?size=N       N bytes (byte i is i % 251), Content-Length set;
                               &truncate=K closes after K bytes
+  GET  /download-progress     {"written": bytes the latest /download has written so far}
   GET  /jsonl?n=N&ms=M        N JSON Lines {"index": i} every M ms (chunked);
                               &truncate=1 ends on half a line, then closes
   GET  /sse?n=N&ms=M          N Server-Sent Events (id i, data {"index": i}); a
@@ -48,6 +49,9 @@ USERS = [
     {"id": 2, "name": "Alan Turing", "email_address": "alan@example.test"},
     {"id": 3, "name": "Grace Hopper", "email_address": "grace@example.test"},
 ]
+
+# Bytes the latest /download has written (a client that reads slowly holds the server back).
+DOWNLOAD_PROGRESS = [0]
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -141,6 +145,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.multipart(body)
         if path == "/download":
             return self.download(query)
+        if path == "/download-progress":
+            return self.send(200, {"written": DOWNLOAD_PROGRESS[0]})
         if path == "/jsonl":
             return self.jsonl(query)
         if path == "/sse":
@@ -204,12 +210,18 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(size))
         self.end_headers()
         sent = 0
+        DOWNLOAD_PROGRESS[0] = 0
         limit = size if truncate < 0 else min(truncate, size)
-        while sent < limit:
-            offset = sent % 251
-            piece = pattern[offset:offset + min(limit - sent, len(pattern) - 251)]
-            self.wfile.write(piece)
-            sent += len(piece)
+        try:
+            while sent < limit:
+                offset = sent % 251
+                piece = pattern[offset:offset + min(limit - sent, len(pattern) - 251)]
+                self.wfile.write(piece)
+                sent += len(piece)
+                DOWNLOAD_PROGRESS[0] = sent
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+            return
         if truncate >= 0:
             self.wfile.flush()
             self.close_connection = True

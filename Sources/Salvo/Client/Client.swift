@@ -31,6 +31,8 @@ public final class Client: Sendable {
         public var timeout: Duration?
         /// The largest response body read into memory.
         public var maxBodySize: Int
+        /// An observable view of the client's calls, if you want one.
+        public var activity: ClientActivity?
         /// Checks every response must pass before its success body is decoded (not by
         /// ``Client/send(_:options:)``, which returns any status): by default the status is
         /// 2xx and the `Content-Type` is one the request's `Accept` names.
@@ -38,13 +40,15 @@ public final class Client: Sendable {
 
         public init(coders: Coders = .json, headerFields: HTTPFields = [:], queryItems: [QueryItem] = [],
                     timeout: Duration? = nil, maxBodySize: Int = 64 << 20,
-                    validators: [any ResponseValidator] = [StatusCodeValidator(), ContentTypeValidator()]) {
+                    validators: [any ResponseValidator] = [StatusCodeValidator(), ContentTypeValidator()],
+                    activity: ClientActivity? = nil) {
             self.coders = coders
             self.headerFields = headerFields
             self.queryItems = queryItems
             self.timeout = timeout
             self.maxBodySize = maxBodySize
             self.validators = validators
+            self.activity = activity
         }
     }
 
@@ -87,8 +91,8 @@ public final class Client: Sendable {
 
     // MARK: The exchange
 
-    /// The request as it goes out: head and body.
-    func prepare<R: Request>(_ request: R) throws(ClientError) -> (HTTPRequest, HTTPBody?) {
+    /// The request as it goes out: head and body (`body` instead of the request's own, when given).
+    func prepare<R: Request>(_ request: R, body replacement: HTTPBody? = nil) throws(ClientError) -> (HTTPRequest, HTTPBody?) {
         let coders = self.configuration.coders
         var head = try request.makeHTTPRequest(baseURL: self.baseURL, coders: coders)
         for field in self.configuration.headerFields where !head.headerFields.contains(field.name) {
@@ -99,7 +103,12 @@ public final class Client: Sendable {
             let path = head.path ?? "/"
             head.path = path + (path.contains("?") ? "&" : "?") + extra
         }
-        let body = try request.encodeBody(with: coders)
+        let body: HTTPBody?
+        if let replacement {
+            body = replacement
+        } else {
+            body = try request.encodeBody(with: coders)
+        }
         // The body's own type goes in the head, so middleware, mocks and logs see it.
         if let contentType = body?.contentType, head.headerFields[.contentType] == nil {
             head.headerFields[.contentType] = contentType
@@ -110,29 +119,45 @@ public final class Client: Sendable {
         return (head, body)
     }
 
-    /// Sends `request` and reads the whole response.
-    func exchange<R: Request>(_ request: R, options: CallOptions) async throws(ClientError) -> Response<R.SuccessResponseBody, R.FailureResponseBody> {
-        let (head, body) = try self.prepare(request)
+    /// Hands a prepared request to the transport.
+    func transportSend(_ head: HTTPRequest, body: HTTPBody?, options: CallOptions) async throws(ClientError) -> TransportResponse {
         let timeout = options.timeout ?? self.configuration.timeout
-        let streamed: TransportResponse
         do {
-            streamed = try await self.transport.send(head, body: body, options: TransportOptions(timeout: timeout))
+            return try await self.transport.send(head, body: body, options: TransportOptions(timeout: timeout))
         } catch {
             throw ClientError.transport(error)
         }
+    }
+
+    /// The URL a response came from: the last of its redirects, or the request's.
+    static func finalURL(of head: HTTPRequest, _ response: TransportResponse) -> String {
+        response.redirectChain.last ?? "\(head.scheme ?? "http")://\(head.authority ?? "")\(head.path ?? "/")"
+    }
+
+    /// Sends `request` and reads the whole response.
+    func exchange<R: Request>(_ request: R, options: CallOptions) async throws(ClientError) -> Response<R.SuccessResponseBody, R.FailureResponseBody> {
+        let (head, body) = try self.prepare(request)
+        return try await self.exchange(request, head: head, body: body, options: options)
+    }
+
+    /// Sends a prepared `request` and reads the whole response.
+    func exchange<R: Request>(_ request: R, head: HTTPRequest, body: HTTPBody?, options: CallOptions) async throws(ClientError)
+        -> Response<R.SuccessResponseBody, R.FailureResponseBody> {
         let limit = options.maxBodySize ?? self.configuration.maxBodySize
-        let bytes: [UInt8]
-        do {
-            bytes = try await streamed.body.collect(upTo: limit)
-        } catch {
-            var failure = error.code == .bodyTooLarge ? ClientError(.bodyTooLarge, detail: "more than \(limit) bytes") : ClientError.transport(error)
-            failure.responseHead = streamed.head
-            throw failure
+        let (streamed, bytes) = try await self.tracked(request.operationName, head) { () async throws(ClientError) in
+            let streamed = try await self.transportSend(head, body: body, options: options)
+            do throws(HTTPClientError) {
+                return (streamed, try await streamed.body.collect(upTo: limit))
+            } catch {
+                var failure = error.code == .bodyTooLarge ? ClientError(.bodyTooLarge, detail: "more than \(limit) bytes") : ClientError.transport(error)
+                failure.responseHead = streamed.head
+                throw failure
+            }
         }
         let coders = self.configuration.coders
         return Response(
             request: head, head: streamed.head, body: bytes,
-            url: streamed.redirectChain.last ?? "\(head.scheme ?? "http")://\(head.authority ?? "")\(head.path ?? "/")",
+            url: Self.finalURL(of: head, streamed),
             redirectChain: streamed.redirectChain,
             successDecoder: { (bytes) throws(ClientError) in try request.decodeSuccessBody(from: bytes, coders: coders) },
             failureDecoder: { (bytes) throws(ClientError) in try request.decodeFailureBody(from: bytes, coders: coders) })

@@ -33,6 +33,8 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
         public static let decodingFailed = Code(name: "response body could not be decoded")
         /// The body was larger than allowed.
         public static let bodyTooLarge = Code(name: "response body too large")
+        /// A local file could not be read or written (a download's destination, say).
+        public static let fileFailed = Code(name: "file could not be read or written")
         /// The call was cancelled.
         public static let cancelled = Code(name: "cancelled")
 
@@ -112,7 +114,9 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
 
     // MARK: Making them
 
-    static func transport(_ error: HTTPClientError) -> ClientError {
+    /// A transport's error as a ``ClientError``: `.cancelled` for a cancellation, else
+    /// `.transportFailed`, with the error in ``transportError``.
+    public static func transport(_ error: HTTPClientError) -> ClientError {
         var wrapped = ClientError(error.code == .cancelled ? .cancelled : .transportFailed)
         wrapped.transportError = error
         return wrapped

@@ -37,12 +37,14 @@ public struct StatusCodeValidator: ResponseValidator {
 /// Accepts a response whose `Content-Type` is one the request's `Accept` names: a request
 /// without `Accept`, or with `*/*`, accepts anything; `application/*` accepts any
 /// application type; `application/json` also accepts `application/problem+json`; a range
-/// with `q=0` is refused; an empty body needs no type. On by default.
+/// with `q=0` is refused; an empty body needs no type (a streamed one is checked by the type
+/// its head announces). On by default.
 public struct ContentTypeValidator: ResponseValidator {
     public init() {}
 
     public func validate(_ response: HTTPResponse, body: [UInt8], for request: HTTPRequest) throws(ClientError) {
-        guard let accept = request.headerFields[.accept], !body.isEmpty else { return }
+        guard let accept = request.headerFields[.accept] else { return }
+        if body.isEmpty && response.headerFields[.contentType] == nil { return }
         let ranges = accept.split(separator: ",").compactMap { entry -> MediaType? in
             let parameters = entry.split(separator: ";").dropFirst().map { $0.trimmingCharacters(in: " \t").lowercased() }
             if parameters.contains(where: { $0.hasPrefix("q=") && (Double($0.dropFirst(2)) ?? 1) == 0 }) { return nil }

@@ -1,7 +1,4 @@
 import SalvoTransport
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The engine's own kind of request body: gzip.
 extension HTTPBody {
@@ -9,11 +6,14 @@ extension HTTPBody {
     /// request unless it names an encoding itself). Bytes are compressed at once and keep a
     /// Content-Length; streams and files are compressed as they are read and go chunked.
     public func gzipped(level: Int32 = 6) -> HTTPBody {
+        // A copy, so that what the transport tells the body (its end) still reaches the original.
+        var compressed = self
+        compressed.contentEncoding = "gzip"
         switch self.content {
         case .bytes(let bytes):
-            return HTTPBody(.bytes(GzipEncoder.gzip(bytes, level: level)), contentType: self.contentType, contentEncoding: "gzip")
+            compressed.content = .bytes(GzipEncoder.gzip(bytes, level: level))
         case .stream(_, let replayable, let produce):
-            return HTTPBody(.stream(length: nil, replayable: replayable) { writer in
+            compressed.content = .stream(length: nil, replayable: replayable) { writer in
                 let encoder = GzipEncoderBox(try GzipEncoder(level: level))
                 try await produce(HTTPBodyWriter { (chunk) throws(HTTPClientError) in
                     var compressed: [UInt8] = []
@@ -23,8 +23,9 @@ extension HTTPBody {
                 var tail: [UInt8] = []
                 encoder.encoder.finish { tail.append(contentsOf: $0) }
                 try await writer.write(tail)
-            }, contentType: self.contentType, contentEncoding: "gzip")
+            }
         }
+        return compressed
     }
 
     /// How the head frames it: with a Content-Length, or chunked.

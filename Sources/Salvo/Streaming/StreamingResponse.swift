@@ -1,0 +1,115 @@
+import Foundation
+
+/// A response whose body is still arriving: the head now, the body as you read it — raw
+/// chunks, lines, JSON Lines or Server-Sent Events — with backpressure through to the socket.
+///
+/// ```swift
+/// let response = try await client.stream(Endpoint<Empty>.get("/logs", headers: [.accept: "application/x-ndjson"]))
+/// for try await entry in response.jsonLines(of: LogEntry.self) {
+///     print(entry.message)
+/// }
+/// ```
+///
+/// Reading slowly slows the server down: the engine stops reading the socket while enough
+/// waits unread. Stopping early (leaving the loop, ``cancel()``) closes the connection.
+public struct StreamingResponse<Failure: Sendable>: Sendable {
+    /// The request as sent.
+    public let request: HTTPRequest
+    public let head: HTTPResponse
+    /// The body, chunk by chunk (read once).
+    public let body: ResponseBody
+    /// The URL the response came from (after redirects).
+    public let url: String
+    let coders: Coders
+    let maxBodySize: Int
+
+    public var status: HTTPResponse.Status { self.head.status }
+    public var headerFields: HTTPFields { self.head.headerFields }
+
+    /// The body's lines (LF or CRLF ends one), as UTF-8 text. A line longer than
+    /// `maxLineLength` bytes fails with `.bodyTooLarge`.
+    public func lines(maxLineLength: Int = 1 << 20) -> TextLines {
+        TextLines(body: self.body, maxLineLength: maxLineLength)
+    }
+
+    /// The body as JSON Lines (`application/x-ndjson`): each line decoded as `type` when it
+    /// arrives; blank lines are skipped. A line that does not decode fails with
+    /// `.decodingFailed` naming its number; a body cut short, with the transport's error.
+    public func jsonLines<T: Decodable & Sendable>(of type: T.Type, decoder: JSONDecoder? = nil,
+                                                   maxLineLength: Int = 1 << 20) -> JSONLines<T> {
+        JSONLines(lines: self.lines(maxLineLength: maxLineLength), coders: decoder.map { Coders(decoder: $0) } ?? self.coders)
+    }
+
+    /// The body as Server-Sent Events (`text/event-stream`). To reconnect with
+    /// `Last-Event-ID` when the stream ends, use ``Client/events(_:reconnect:options:)``.
+    public func serverSentEvents(maxEventSize: Int = 1 << 20) -> ServerSentEvents {
+        ServerSentEvents(body: self.body, maxEventSize: maxEventSize)
+    }
+
+    /// The rest of the body, up to the call's body size limit.
+    public func collect() async throws(ClientError) -> [UInt8] {
+        do {
+            return try await self.body.collect(upTo: self.maxBodySize)
+        } catch {
+            var failure = ClientError.transport(error)
+            failure.responseHead = self.head
+            throw failure
+        }
+    }
+
+    /// Stops reading: the request is cancelled and its connection closed.
+    public func cancel() {
+        self.body.cancel()
+    }
+}
+
+extension Client {
+    /// Sends `request` and returns as soon as the response head has arrived; read the body
+    /// from the result as it comes.
+    ///
+    /// The validators run on the head (a `ContentTypeValidator` checks the type the head
+    /// announces). A response they refuse is read — up to the body size limit — and thrown as
+    /// for ``value(_:options:)``, with its failure body decoded when it decodes.
+    ///
+    /// For a stream that should last, give the call no total `timeout` (a total timeout also
+    /// covers reading the body).
+    public func stream<R: Request>(_ request: R, options: CallOptions = CallOptions()) async throws(ClientError)
+        -> StreamingResponse<R.FailureResponseBody> {
+        let (head, body) = try self.prepare(request)
+        return try await self.stream(request.operationName, head: head, body: body, decodeFailure: { (bytes, coders) throws(ClientError) in
+            try request.decodeFailureBody(from: bytes, coders: coders)
+        }, options: options)
+    }
+
+    /// The streaming exchange for a prepared head.
+    func stream<Failure>(_ operationName: String, head: HTTPRequest, body: HTTPBody?,
+                         decodeFailure: @escaping @Sendable ([UInt8], Coders) throws(ClientError) -> Failure,
+                         options: CallOptions) async throws(ClientError) -> StreamingResponse<Failure> {
+        let streamed = try await self.tracked(operationName, head) { () async throws(ClientError) in
+            try await self.transportSend(head, body: body, options: options)
+        }
+        let limit = options.maxBodySize ?? self.configuration.maxBodySize
+        let response = StreamingResponse<Failure>(request: head, head: streamed.head, body: streamed.body,
+                                                  url: Self.finalURL(of: head, streamed), coders: self.configuration.coders,
+                                                  maxBodySize: limit)
+        for validator in options.validators ?? self.configuration.validators {
+            do {
+                try validator.validate(streamed.head, body: [], for: head)
+            } catch {
+                var error = error
+                error.responseHead = streamed.head
+                if error.code == .unacceptableStatus {
+                    // The error body is short: read it, so the caller sees what the server said.
+                    if let bytes = try? await streamed.body.collect(upTo: limit) {
+                        error.responseBody = bytes
+                        error.decodedFailureBody = try? decodeFailure(bytes, self.configuration.coders)
+                    }
+                } else {
+                    streamed.body.cancel()
+                }
+                throw error
+            }
+        }
+        return response
+    }
+}
