@@ -44,9 +44,11 @@ public struct HTTPBody: Sendable {
     /// A transport calls this once it is done with the body: the request ended, whether the
     /// body was sent or never will be. A body from ``makeWritable(length:contentType:)`` then
     /// fails its writer's waiting and later writes, so a writer never waits for a request
-    /// that is gone. Calling it more than once does nothing more.
-    public func requestEnded() {
-        self.endSignal?.fire()
+    /// that is gone. `reason` is what such a writer is told: `.serverAnsweredEarly` when the
+    /// exchange succeeded before the body was all sent, `.requestEnded` when it failed.
+    /// Calling it more than once does nothing more.
+    public func requestEnded(_ reason: HTTPClientError.CancellationReason = .requestEnded) {
+        self.endSignal?.fire(reason)
     }
 
     /// Bytes held in memory, sent with a Content-Length.
@@ -102,8 +104,10 @@ public struct HTTPBody: Sendable {
         var body = HTTPBody(.stream(length: length, replayable: false) { connection in
             try await channel.drain(into: connection)
         }, contentType: contentType)
-        body.endSignal = EndSignal {
-            channel.close(HTTPClientError(.cancelled, phase: .write, detail: "the request ended before its body was sent"))
+        body.endSignal = EndSignal { reason in
+            channel.close(reason == .serverAnsweredEarly
+                ? .cancelled(reason, phase: .write, detail: "the server answered before the body was sent")
+                : .cancelled(reason, phase: .write, detail: "the request ended before its body was sent"))
         }
         return (body, HTTPBodyWriter(channel: channel))
     }
@@ -136,13 +140,13 @@ public struct HTTPBody: Sendable {
 
 /// Runs its action once, on the first ``fire()``.
 final class EndSignal: Sendable {
-    private let action: Mutex<(@Sendable () -> Void)?>
+    private let action: Mutex<(@Sendable (HTTPClientError.CancellationReason) -> Void)?>
 
-    init(_ action: @escaping @Sendable () -> Void) {
+    init(_ action: @escaping @Sendable (HTTPClientError.CancellationReason) -> Void) {
         self.action = Mutex(action)
     }
 
-    func fire() {
-        self.action.withLock { $0.take() }?()
+    func fire(_ reason: HTTPClientError.CancellationReason) {
+        self.action.withLock { $0.take() }?(reason)
     }
 }

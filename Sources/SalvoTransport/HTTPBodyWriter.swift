@@ -125,7 +125,7 @@ final class WritableBodyChannel: Sendable {
             self.close(HTTPClientError(.requestBodyFailed, phase: .write, detail: "\(error)"))
             throw error
         }
-        self.close(HTTPClientError(.cancelled, phase: .write, detail: "the body was already sent"))
+        self.close(.cancelled(.requestEnded, phase: .write, detail: "the body was already sent"))
     }
 
     private func nextChunk() async throws -> [UInt8]? {

@@ -28,7 +28,7 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
             case tlsHandshakeFailed, tlsCertificateInvalid, tlsLocalCertificate, tlsPinMismatch
             case contentDecodingFailed, decodedBodyTooLarge, compressionRatioExceeded
             case tooManyRedirects, redirectLoop, redirectRefused, requestBodyFailed
-            case bodyAlreadyIterated
+            case bodyAlreadyIterated, headTimeout
         }
         let base: Base
 
@@ -74,8 +74,10 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let tooManyHeaders = Code(base: .tooManyHeaders)
         /// The response body was larger than the configured limit.
         public static let bodyTooLarge = Code(base: .bodyTooLarge)
-        /// The request was cancelled by its caller.
+        /// The request was cancelled: see ``HTTPClientError/cancellationReason`` for by whom.
         public static let cancelled = Code(base: .cancelled)
+        /// No response head came within the request's head timeout.
+        public static let headTimeout = Code(base: .headTimeout)
         /// The client was shut down.
         public static let shutdown = Code(base: .shutdown)
         /// The TLS handshake failed: no common version or cipher, an alert from the server, or
@@ -152,6 +154,7 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
             case .redirectRefused: "redirect not followed"
             case .requestBodyFailed: "request body source failed"
             case .bodyAlreadyIterated: "response body already iterated (it can be read once)"
+            case .headTimeout: "timed out waiting for the response head"
             }
         }
     }
@@ -171,6 +174,30 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
     public var errno: Int32?
     /// A human-readable cause: the parser's reason, the resolver's message, the field at fault.
     public var detail: String?
+    /// For `.cancelled`: who or what stopped the request.
+    public var cancellationReason: CancellationReason?
+
+    /// Why a request (or its body) was cancelled.
+    public enum CancellationReason: String, Sendable, Hashable {
+        /// The caller: its task was cancelled, it cancelled a handle, or it stopped reading
+        /// the body.
+        case caller
+        /// The server sent its whole response before the request body was sent; the rest of
+        /// the body is not wanted. The request itself succeeded.
+        case serverAnsweredEarly
+        /// The request ended another way (it failed) before its body was sent.
+        case requestEnded
+        /// The client's own housekeeping: a connection given to another loop, a redirect
+        /// body too long to skip.
+        case `internal`
+    }
+
+    /// A `.cancelled` error for `reason`.
+    public static func cancelled(_ reason: CancellationReason, phase: Phase? = nil, detail: String? = nil) -> HTTPClientError {
+        var error = HTTPClientError(.cancelled, phase: phase, detail: detail)
+        error.cancellationReason = reason
+        return error
+    }
 
     public init(_ code: Code, host: String? = nil, phase: Phase? = nil, errno: Int32? = nil, detail: String? = nil) {
         self.code = code
@@ -186,6 +213,9 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
     /// layer repeats a request that is not idempotent only when this is false.
     public var mayHaveBeenProcessed: Bool {
         switch self.code.base {
+        case .cancelled, .headTimeout, .totalTimeout:
+            // Before the request left (still queued or connecting), nothing was sent.
+            return !(self.phase == .request || self.phase == .pool || self.phase == .resolve || self.phase == .connect)
         case .invalidURL, .invalidRequest, .dnsFailure, .connectionRefused, .connectFailed, .connectTimeout,
              .poolWaitTimeout, .unsupportedScheme, .invalidConfiguration, .tlsHandshakeFailed, .tlsCertificateInvalid,
              .tlsLocalCertificate, .tlsPinMismatch, .shutdown:

@@ -113,6 +113,10 @@ public struct ResponseBody: AsyncSequence, Sendable {
 
     /// Trailer fields, once the body has been read to its end.
     public var trailers: HTTPFields? { self.source.trailers }
+
+    /// The exchange's metrics, complete once the body has been read to its end (nil before,
+    /// and from a transport that keeps none).
+    public var metrics: TransportMetrics? { self.source.metrics }
 }
 
 /// Where a ``ResponseBody`` gets its chunks: the engine's connection buffer, or anything a
@@ -127,6 +131,12 @@ public protocol ResponseBodySource: AnyObject, Sendable {
     func claimReader() -> Bool
     /// Trailer fields, once the body has ended with some.
     var trailers: HTTPFields? { get }
+    /// The exchange's metrics, once the body has ended (optional: nil by default).
+    var metrics: TransportMetrics? { get }
+}
+
+extension ResponseBodySource {
+    public var metrics: TransportMetrics? { nil }
 }
 
 extension HTTPClientError {
@@ -160,7 +170,7 @@ final class BufferedBodySource: ResponseBodySource {
 
     func next() async -> Result<[UInt8]?, HTTPClientError> {
         self.state.withLock { state in
-            if state.cancelled { return .failure(HTTPClientError(.cancelled, phase: .readBody)) }
+            if state.cancelled { return .failure(.cancelled(.caller, phase: .readBody)) }
             return .success(state.chunks.popLast())
         }
     }
@@ -198,7 +208,7 @@ final class SequenceBodySource: ResponseBodySource {
 
     func next() async -> Result<[UInt8]?, HTTPClientError> {
         let refusal: HTTPClientError? = self.state.withLock { state in
-            if state.cancelled { return HTTPClientError(.cancelled, phase: .readBody) }
+            if state.cancelled { return .cancelled(.caller, phase: .readBody) }
             if state.reading { return .secondReader }
             state.reading = true
             return nil

@@ -28,12 +28,34 @@ public protocol Transport: Sendable {
 }
 
 /// Settings of one request that a transport honours where it can.
+///
+/// Timeouts combine: the earliest of ``timeout`` (from the call) and ``deadline`` ends the
+/// whole exchange, body included; ``headTimeout`` bounds the wait for the response head
+/// alone (a long stream needs one without a total timeout); ``readTimeout`` bounds each
+/// silence of the server.
 public struct TransportOptions: Sendable, Hashable {
     /// The whole exchange, from the call to the last body byte.
     public var timeout: Duration?
+    /// An absolute end for the whole exchange (a deadline shared by several calls).
+    public var deadline: ContinuousClock.Instant?
+    /// From the call until the response head has arrived (queue, connect and send included).
+    public var headTimeout: Duration?
+    /// The longest the server may stay silent while a response is awaited or read.
+    public var readTimeout: Duration?
 
-    public init(timeout: Duration? = nil) {
+    public init(timeout: Duration? = nil, deadline: ContinuousClock.Instant? = nil, headTimeout: Duration? = nil,
+                readTimeout: Duration? = nil) {
         self.timeout = timeout
+        self.deadline = deadline
+        self.headTimeout = headTimeout
+        self.readTimeout = readTimeout
+    }
+
+    /// The earlier of ``timeout`` and ``deadline``, as a duration from now.
+    public var effectiveTimeout: Duration? {
+        guard let deadline = self.deadline else { return self.timeout }
+        let remaining = max(.zero, deadline - .now)
+        return self.timeout.map { min($0, remaining) } ?? remaining
     }
 }
 
@@ -48,6 +70,21 @@ public struct TransportResponse: Sendable {
     /// Why this 3xx response was returned instead of followed, when redirects were on but
     /// this one could not be (a 307 or 308 asking for a streamed body to be sent again).
     public var unfollowedRedirect: String?
+    /// Each redirect followed on the way: the request sent and the 3xx that answered it.
+    public var redirects: [RedirectHop] = []
+    /// The request that this response answers: the last one of a redirect chain (nil when
+    /// it is the request as given).
+    public var effectiveRequest: HTTPRequest?
+    /// The HTTP version the response came in.
+    public var version: HTTPVersion = .http1_1
+    /// Interim (1xx) responses that came before this one (`100 Continue`, `103 Early Hints`).
+    public var interimResponses: [HTTPResponse] = []
+    /// When the transport decoded the body from a content coding, that coding (`gzip`,
+    /// `deflate`): the body is the decoded bytes, while ``head`` still says what the server
+    /// sent. A cache stores such a body without its `Content-Encoding`.
+    public var decodedContentEncoding: String?
+    /// Where the time went, up to the head (see ``ResponseBody/metrics`` for the whole).
+    public var metrics: TransportMetrics = TransportMetrics()
 
     public init(head: HTTPResponse, body: ResponseBody, redirectChain: [String] = [], unfollowedRedirect: String? = nil) {
         self.head = head

@@ -53,16 +53,33 @@ public final class Client: Sendable {
     }
 
     /// Settings of one call that override the client's.
+    ///
+    /// ```swift
+    /// let options = Client.CallOptions(timeout: .seconds(5), validators: [StatusCodeValidator(acceptable: 200...404)])
+    /// let user = try await client.value(GetUser(id: 7), options: options)
+    /// ```
     public struct CallOptions: Sendable {
+        /// The whole exchange, body included (instead of the client's timeout).
         public var timeout: Duration?
+        /// An absolute end for the exchange, shared by several calls (the earlier of it and
+        /// ``timeout`` applies).
+        public var deadline: ContinuousClock.Instant?
+        /// From the call until the response head: what a stream wants instead of a total timeout.
+        public var headTimeout: Duration?
+        /// The longest the server may stay silent.
+        public var readTimeout: Duration?
         /// Validators for this call instead of the client's.
         public var validators: [any ResponseValidator]?
         public var maxBodySize: Int?
 
-        public init(timeout: Duration? = nil, validators: [any ResponseValidator]? = nil, maxBodySize: Int? = nil) {
+        public init(timeout: Duration? = nil, validators: [any ResponseValidator]? = nil, maxBodySize: Int? = nil,
+                    deadline: ContinuousClock.Instant? = nil, headTimeout: Duration? = nil, readTimeout: Duration? = nil) {
             self.timeout = timeout
             self.validators = validators
             self.maxBodySize = maxBodySize
+            self.deadline = deadline
+            self.headTimeout = headTimeout
+            self.readTimeout = readTimeout
         }
     }
 
@@ -122,8 +139,10 @@ public final class Client: Sendable {
     /// Hands a prepared request to the transport.
     func transportSend(_ head: HTTPRequest, body: HTTPBody?, options: CallOptions) async throws(ClientError) -> TransportResponse {
         let timeout = options.timeout ?? self.configuration.timeout
+        let transportOptions = TransportOptions(timeout: timeout, deadline: options.deadline, headTimeout: options.headTimeout,
+                                                readTimeout: options.readTimeout)
         do {
-            return try await self.transport.send(head, body: body, options: TransportOptions(timeout: timeout))
+            return try await self.transport.send(head, body: body, options: transportOptions)
         } catch {
             throw ClientError.transport(error)
         }
@@ -158,7 +177,7 @@ public final class Client: Sendable {
         return Response(
             request: head, head: streamed.head, body: bytes,
             url: Self.finalURL(of: head, streamed),
-            redirectChain: streamed.redirectChain,
+            details: ExchangeDetails(streamed),
             successDecoder: { (bytes) throws(ClientError) in try request.decodeSuccessBody(from: bytes, coders: coders) },
             failureDecoder: { (bytes) throws(ClientError) in try request.decodeFailureBody(from: bytes, coders: coders) })
     }

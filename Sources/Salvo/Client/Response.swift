@@ -19,8 +19,7 @@ public struct Response<Success: Sendable, Failure: Sendable>: Sendable {
     public let body: [UInt8]
     /// The URL the response came from: the last of ``redirectChain``, or the request's.
     public let url: String
-    /// Every URL requested on the way here when redirects were followed; empty otherwise.
-    public let redirectChain: [String]
+    let details: ExchangeDetails
     let successDecoder: @Sendable ([UInt8]) throws(ClientError) -> Success
     let failureDecoder: @Sendable ([UInt8]) throws(ClientError) -> Failure
 
@@ -57,7 +56,7 @@ public struct Response<Success: Sendable, Failure: Sendable>: Sendable {
     public func map<T: Sendable>(_ transform: @escaping @Sendable (Success) throws -> T) -> Response<T, Failure> {
         let decode = self.successDecoder
         return Response<T, Failure>(
-            request: self.request, head: self.head, body: self.body, url: self.url, redirectChain: self.redirectChain,
+            request: self.request, head: self.head, body: self.body, url: self.url, details: self.details,
             successDecoder: { (bytes) throws(ClientError) in
                 let value = try decode(bytes)
                 do {
@@ -70,6 +69,23 @@ public struct Response<Success: Sendable, Failure: Sendable>: Sendable {
             },
             failureDecoder: self.failureDecoder)
     }
+
+    /// Every URL requested on the way here when redirects were followed; empty otherwise.
+    public var redirectChain: [String] { self.details.redirectChain }
+    /// Each redirect followed: the request sent and the 3xx that answered it.
+    public var redirects: [RedirectHop] { self.details.redirects }
+    /// The request this response answers: the last of a redirect chain, else ``request``.
+    public var effectiveRequest: HTTPRequest { self.details.effectiveRequest ?? self.request }
+    /// The HTTP version the response came in.
+    public var version: HTTPVersion { self.details.version }
+    /// Interim (1xx) responses before this one (`103 Early Hints`, say).
+    public var interimResponses: [HTTPResponse] { self.details.interimResponses }
+    /// The content coding the transport decoded ``body`` from (`gzip`), if it did; ``head``
+    /// still says what the server sent.
+    public var decodedContentEncoding: String? { self.details.decodedContentEncoding }
+    /// Where the time went and the bytes the exchange moved (zeros from a transport that
+    /// keeps no metrics).
+    public var metrics: TransportMetrics { self.details.metrics }
 
     /// An error about this response, carrying its head and body.
     func annotated(_ error: ClientError) -> ClientError {

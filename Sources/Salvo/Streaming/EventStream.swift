@@ -55,7 +55,7 @@ extension Client {
 extension StreamingResponse {
     var erased: StreamingResponse<any Sendable> {
         StreamingResponse<any Sendable>(request: self.request, head: self.head, body: self.body, url: self.url,
-                                        coders: self.coders, maxBodySize: self.maxBodySize)
+                                        coders: self.coders, maxBodySize: self.maxBodySize, details: self.details)
     }
 }
 

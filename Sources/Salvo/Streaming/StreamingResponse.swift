@@ -22,9 +22,20 @@ public struct StreamingResponse<Failure: Sendable>: Sendable {
     public let url: String
     let coders: Coders
     let maxBodySize: Int
+    let details: ExchangeDetails
 
     public var status: HTTPResponse.Status { self.head.status }
     public var headerFields: HTTPFields { self.head.headerFields }
+    /// Each redirect followed: the request sent and the 3xx that answered it.
+    public var redirects: [RedirectHop] { self.details.redirects }
+    /// The HTTP version the response came in.
+    public var version: HTTPVersion { self.details.version }
+    /// Interim (1xx) responses before this one.
+    public var interimResponses: [HTTPResponse] { self.details.interimResponses }
+    /// The content coding the transport decodes the body from, if it does.
+    public var decodedContentEncoding: String? { self.details.decodedContentEncoding }
+    /// The metrics: of the whole exchange once the body has been read, up to the head before.
+    public var metrics: TransportMetrics { self.body.metrics ?? self.details.metrics }
 
     /// The body's lines (LF or CRLF ends one), as UTF-8 text. A line longer than
     /// `maxLineLength` bytes fails with `.bodyTooLarge`.
@@ -91,7 +102,7 @@ extension Client {
         let limit = options.maxBodySize ?? self.configuration.maxBodySize
         let response = StreamingResponse<Failure>(request: head, head: streamed.head, body: streamed.body,
                                                   url: Self.finalURL(of: head, streamed), coders: self.configuration.coders,
-                                                  maxBodySize: limit)
+                                                  maxBodySize: limit, details: ExchangeDetails(streamed))
         for validator in options.validators ?? self.configuration.validators {
             do {
                 try validator.validate(streamed.head, body: [], for: head)

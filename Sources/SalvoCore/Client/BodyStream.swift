@@ -14,6 +14,7 @@ final class BodyStream: ResponseBodySource {
         var producerPaused = false
         var cancelled = false
         var trailers: HTTPFields? = nil
+        var metrics: TransportMetrics? = nil
         /// An iterator was made: the body has its one reader.
         var claimed = false
     }
@@ -45,6 +46,12 @@ final class BodyStream: ResponseBodySource {
     }
 
     var trailers: HTTPFields? { self.state.withLock { $0.trailers } }
+
+    /// The exchange's metrics, set by the loop just before the body ends.
+    var metrics: TransportMetrics? {
+        get { self.state.withLock { $0.metrics } }
+        set { self.state.withLock { $0.metrics = newValue } }
+    }
 
     // MARK: Producer (loop thread)
 
@@ -99,7 +106,7 @@ final class BodyStream: ResponseBodySource {
                     }
                     return .value(.success(chunk))
                 }
-                if state.cancelled { return .value(.failure(HTTPClientError(.cancelled, phase: .readBody))) }
+                if state.cancelled { return .value(.failure(.cancelled(.caller, phase: .readBody))) }
                 switch state.end {
                 case .success?: return .value(.success(nil))
                 case .failure(let error)?: return .value(.failure(error))
@@ -135,6 +142,6 @@ final class BodyStream: ResponseBodySource {
             return waiter
         }
         if self.state.withLock({ $0.end == nil }) { self.onCancel() }
-        waiter?.resume(returning: .failure(HTTPClientError(.cancelled, phase: .readBody)))
+        waiter?.resume(returning: .failure(.cancelled(.caller, phase: .readBody)))
     }
 }

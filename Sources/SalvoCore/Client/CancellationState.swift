@@ -68,7 +68,7 @@ final class CancellationState: @unchecked Sendable {
         guard let pool else { return }
         self.run(on: pool) { state, pool in
             if let task = state.task {
-                pool.cancel(task, error: HTTPClientError(.cancelled))
+                pool.cancel(task, error: .cancelled(.caller, phase: task.waitingPhase))
                 state.task = nil
             }
         }

@@ -7,6 +7,9 @@ final class CollectingHandler: ResponseHandler {
     private var body: [UInt8] = []
     private let maxBodySize: Int
     private var redirects: (chain: [String], unfollowed: String?)?
+    private var details: ResponseDetails?
+    private var interim: [HTTPResponse] = []
+    private var metrics: TransportMetrics?
     private let completion: (Result<HTTPClientResponse, HTTPClientError>) -> Void
 
     init(maxBodySize: Int, completion: @escaping (Result<HTTPClientResponse, HTTPClientError>) -> Void) {
@@ -16,6 +19,18 @@ final class CollectingHandler: ResponseHandler {
 
     func noteRedirects(chain: [String], unfollowed: String?) {
         self.redirects = (chain, unfollowed)
+    }
+
+    func didReceiveInformational(_ head: HTTPResponse) {
+        self.interim.append(head)
+    }
+
+    func noteDetails(_ details: ResponseDetails) {
+        self.details = details
+    }
+
+    func noteFinalMetrics(_ metrics: TransportMetrics) {
+        self.metrics = metrics
     }
 
     func didReceiveHead(_ head: HTTPResponse) throws(HTTPClientError) {
@@ -43,6 +58,14 @@ final class CollectingHandler: ResponseHandler {
             response.redirectChain = redirects.chain
             response.unfollowedRedirect = redirects.unfollowed
         }
+        if let details = self.details {
+            response.version = details.version
+            response.decodedContentEncoding = details.decodedContentEncoding
+            response.redirects = details.redirects
+            response.effectiveRequest = details.effectiveRequest
+            response.metrics = self.metrics ?? details.metrics
+        }
+        response.interimResponses = self.interim
         self.completion(.success(response))
     }
 

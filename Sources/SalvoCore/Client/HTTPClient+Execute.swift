@@ -16,7 +16,7 @@ extension HTTPClient {
         var prepared = try self.prepared(request, body: body, options: options)
         if Task.isCancelled {
             body?.requestEnded()
-            throw HTTPClientError(.cancelled, phase: .request)
+            throw HTTPClientError.cancelled(.caller, phase: .request)
         }
         let loop = self.place(&prepared)
         let cancellation = CancellationState(loop: loop, client: self)
@@ -46,7 +46,7 @@ extension HTTPClient {
         var prepared = try self.prepared(request, body: body, options: options)
         if Task.isCancelled {
             body?.requestEnded()
-            throw HTTPClientError(.cancelled, phase: .request)
+            throw HTTPClientError.cancelled(.caller, phase: .request)
         }
         let loop = self.place(&prepared)
         let cancellation = CancellationState(loop: loop, client: self)
@@ -119,7 +119,8 @@ public struct RequestHandle: Sendable {
 extension HTTPClient: Transport {
     /// Sends `request` and returns once the head has arrived; see ``stream(_:body:options:)``.
     public func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(HTTPClientError) -> TransportResponse {
-        try await self.stream(request, body: body, options: RequestOptions(timeout: options.timeout))
+        try await self.stream(request, body: body, options: RequestOptions(
+            timeout: options.timeout, deadline: options.deadline, headTimeout: options.headTimeout, readTimeout: options.readTimeout))
     }
 }
 

@@ -137,6 +137,10 @@ public final class HTTPClient: Sendable {
         var expectsContinue: Bool
         var method: HTTPRequest.Method
         var deadline: Deadline
+        /// When the caller made the request.
+        var startedAt: Deadline
+        /// When the head must have come (distant future: no head timeout).
+        var headDeadline: Deadline
         var readTimeout: Duration?
         var closeAfter: Bool
         /// For following redirects: the request as sent, its body and options, and the
@@ -195,8 +199,11 @@ public final class HTTPClient: Sendable {
         var head: [UInt8] = []
         head.reserveCapacity(256)
         try RequestEncoder.encodeHead(request, body: requestBody?.announcedLength ?? .none, adding: added, into: &head)
-        let limit = options.timeout ?? self.configuration.requestTimeout
-        let deadline = limit.map { Deadline.now() + $0 } ?? .distantFuture
+        let limit = TransportOptions(timeout: options.timeout ?? self.configuration.requestTimeout, deadline: options.deadline)
+            .effectiveTimeout
+        let now = Deadline.now()
+        let deadline = limit.map { now + $0 } ?? .distantFuture
+        let headDeadline = options.headTimeout.map { now + $0 } ?? .distantFuture
         let closeAfter = request.headerFields.firstValue(for: .connection).map { value in
             value.split(separator: ",").contains { $0.lowercased().filter { $0 != " " && $0 != "\t" } == "close" }
         } ?? false
@@ -207,7 +214,8 @@ public final class HTTPClient: Sendable {
         }
         return Prepared(key: key, tls: tls, head: head, body: bytes, stream: stream, expectsContinue: expectsContinue,
                         method: request.method,
-                        deadline: deadline, readTimeout: self.configuration.readTimeout, closeAfter: closeAfter,
+                        deadline: deadline, startedAt: now, headDeadline: headDeadline, readTimeout: options.readTimeout ?? self.configuration.readTimeout,
+                        closeAfter: closeAfter,
                         request: request, requestBody: requestBody, options: options,
                         redirects: redirects.follow ? redirects : nil, decoding: decoding)
     }
@@ -244,6 +252,8 @@ public final class HTTPClient: Sendable {
                                method: prepared.method, deadline: prepared.deadline,
                                readTimeout: prepared.readTimeout, handler: handler)
         task.closeAfter = prepared.closeAfter
+        task.headDeadline = prepared.headDeadline
+        task.startedAt = prepared.startedAt
         task.stream = prepared.stream
         task.expectsContinue = prepared.expectsContinue
         task.continueTimeout = self.configuration.expectContinueTimeout
@@ -252,7 +262,7 @@ public final class HTTPClient: Sendable {
         task.requestBody = prepared.requestBody
         if cancellation.markStarted(task) {
             if prepared.arrival != nil { self.coordinator.placementAbandoned(prepared.key) }
-            task.fail(HTTPClientError(.cancelled, phase: .request))
+            task.fail(.cancelled(.caller, phase: .request))
             return
         }
         self.pool(on: loop).submit(task)
@@ -277,6 +287,8 @@ public final class HTTPClient: Sendable {
             return
         }
         prepared.deadline = previous.deadline
+        prepared.headDeadline = previous.headDeadline
+        prepared.startedAt = previous.startedAt
         self.launch(prepared, handler: previous.handler, followUp: followUp,
                     on: followUp.cancellation.loop, cancellation: followUp.cancellation)
     }

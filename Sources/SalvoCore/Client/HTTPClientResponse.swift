@@ -12,6 +12,19 @@ public struct HTTPClientResponse: Sendable {
     /// Why this 3xx response was returned instead of followed, when redirects were on but
     /// this one could not be (a 307 or 308 asking for a streamed body to be sent again).
     public var unfollowedRedirect: String?
+    /// Each redirect followed on the way: the request sent and the 3xx that answered it.
+    public var redirects: [RedirectHop] = []
+    /// The request this response answers, when redirects led to it (nil: the one given).
+    public var effectiveRequest: HTTPRequest?
+    /// The HTTP version the response came in.
+    public var version: HTTPVersion = .http1_1
+    /// Interim (1xx) responses that came before this one.
+    public var interimResponses: [HTTPResponse] = []
+    /// When the body was decoded from a content coding (gzip, deflate), that coding; the
+    /// head still says what the server sent.
+    public var decodedContentEncoding: String?
+    /// Where the time of the whole exchange went, and the bytes it moved.
+    public var metrics = TransportMetrics()
 
     public init(head: HTTPResponse, body: [UInt8], trailers: HTTPFields? = nil) {
         self.head = head

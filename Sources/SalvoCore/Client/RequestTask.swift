@@ -21,6 +21,10 @@ final class RequestTask {
     let isHead: Bool
     let isIdempotent: Bool
     let deadline: Deadline
+    /// When the response head must have come; distant future without a head timeout.
+    var headDeadline = Deadline.distantFuture
+    /// The final response head has arrived (a head timeout no longer applies).
+    var headReceived = false
     let readTimeout: Duration?
     let handler: any ResponseHandler
     var phase: Phase = .queued
@@ -67,6 +71,25 @@ final class RequestTask {
     /// More than this of a redirect's body is not read: its connection closes instead.
     static let maxSkippedRedirectBody = 1 << 20
 
+    // MARK: Metrics: clock readings (0 until known) and counters, no allocation.
+
+    /// When the caller made the request (the first of a redirect chain).
+    var startedAt = Deadline(nanoseconds: 0)
+    /// When a connection took it.
+    var runAt = Deadline(nanoseconds: 0)
+    var firstByteAt = Deadline(nanoseconds: 0)
+    var headAt = Deadline(nanoseconds: 0)
+    var bytesSent = 0
+    var bytesReceived = 0
+    var bodyBytesDelivered = 0
+    var reusedConnection = false
+    /// The phases of the connection opened for this request (nil on a reused one).
+    var connectionSetup: ConnectionSetup?
+    /// The version the response came in.
+    var version = HTTPVersion.http1_1
+    /// The content coding being decoded, when one is.
+    private var decodedCoding: String?
+
     /// A streamed body: its producer, and its length when announced (else it goes chunked).
     struct StreamSource: Sendable {
         var length: Int?
@@ -86,6 +109,10 @@ final class RequestTask {
         var body: HTTPBody?
         var options: HTTPClient.RequestOptions
         var state: RedirectState
+        /// The redirects followed so far: each request and the 3xx that answered it.
+        var hops: [RedirectHop] = []
+        /// Bytes the earlier requests of the chain sent and received.
+        var carriedBytes = (sent: 0, received: 0)
     }
 
     init(
@@ -103,6 +130,14 @@ final class RequestTask {
         self.deadline = deadline
         self.readTimeout = readTimeout
         self.handler = handler
+    }
+
+    /// `.pool` while the request waits for a connection (nothing of it sent), else nil.
+    var waitingPhase: HTTPClientError.Phase? {
+        switch self.phase {
+        case .queued, .moving: .pool
+        case .running, .finished: nil
+        }
     }
 
     var isFinished: Bool {
@@ -149,6 +184,9 @@ final class RequestTask {
                     case .deliverUnfollowed(let reason):
                         self.handler.noteRedirects(chain: followUp.state.chain, unfollowed: reason)
                     case .follow(let next, let keepBody):
+                        followUp.hops.append(RedirectHop(request: followUp.request, response: head))
+                        followUp.carriedBytes.sent += self.bytesSent
+                        followUp.carriedBytes.received += self.bytesReceived
                         self.followUp = followUp
                         self.redirect = (next, keepBody)
                         return
@@ -166,11 +204,35 @@ final class RequestTask {
         if let limits = self.decoding, let coding = head.headerFields.joinedValues(for: .contentEncoding), !self.isHead,
            head.status.code != 204, head.status.code != 304 {
             self.decoder = try ContentDecoder.make(contentEncoding: coding, limits: limits)
+            self.decodedCoding = coding
         }
+        self.headReceived = true
+        self.handler.noteDetails(ResponseDetails(
+            version: self.version, decodedContentEncoding: self.decodedCoding, redirects: self.followUp?.hops ?? [],
+            effectiveRequest: (self.followUp?.hops.isEmpty ?? true) ? nil : self.followUp?.request,
+            metrics: self.metrics(endedAt: nil)))
         try self.handler.didReceiveHead(head)
     }
 
+    /// The metrics so far; `endedAt` once the body has ended.
+    func metrics(endedAt end: Deadline?) -> TransportMetrics {
+        func span(_ from: Deadline, _ to: Deadline?) -> Duration? {
+            guard let to, from.nanoseconds != 0, to.nanoseconds != 0, to >= from else { return nil }
+            return .nanoseconds(Int64(to.nanoseconds - from.nanoseconds))
+        }
+        let carried = self.followUp?.carriedBytes ?? (sent: 0, received: 0)
+        return TransportMetrics(
+            queueWait: span(self.startedAt, self.runAt), dnsLookup: self.connectionSetup?.dnsLookup,
+            connect: self.connectionSetup?.connect, tlsHandshake: self.connectionSetup?.tlsHandshake,
+            tlsResumed: self.connectionSetup?.tlsResumed, reusedConnection: self.reusedConnection,
+            timeToFirstByte: span(self.startedAt, self.firstByteAt), timeToHead: span(self.startedAt, self.headAt),
+            total: span(self.startedAt, end), requestBytesSent: carried.sent + self.bytesSent,
+            responseBytesReceived: carried.received + self.bytesReceived, bodyBytesDelivered: self.bodyBytesDelivered,
+            redirects: self.followUp?.hops.count ?? 0)
+    }
+
     private func deliverDecoded(_ piece: UnsafeRawBufferPointer) throws(HTTPClientError) -> Bool {
+        self.bodyBytesDelivered += piece.count
         let more = try self.handler.didReceiveBody(piece)
         if !more { self.handlerPaused = true }
         return more
@@ -184,11 +246,14 @@ final class RequestTask {
             self.skippedBytes += bytes.count
             if self.skippedBytes > Self.maxSkippedRedirectBody {
                 self.abandonedRedirectBody = true
-                throw HTTPClientError(.cancelled, phase: .readBody, detail: "redirect body too long to skip")
+                throw HTTPClientError.cancelled(.internal, phase: .readBody, detail: "redirect body too long to skip")
             }
             return true
         }
-        guard let decoder = self.decoder else { return try self.handler.didReceiveBody(bytes) }
+        guard let decoder = self.decoder else {
+            self.bodyBytesDelivered += bytes.count
+            return try self.handler.didReceiveBody(bytes)
+        }
         self.handlerPaused = false
         let consumedAll = try decoder.decode(bytes) { (piece) throws(HTTPClientError) -> Bool in try self.deliverDecoded(piece) }
         return consumedAll && !self.handlerPaused
@@ -207,7 +272,8 @@ final class RequestTask {
             followUp.client.follow(redirect.request, keepBody: redirect.keepBody, after: self, followUp: followUp)
             return
         }
-        self.requestBody?.requestEnded()
+        // A success: a body still being written was answered before it was all sent.
+        self.requestBody?.requestEnded(.serverAnsweredEarly)
         self.completeBody(trailers: trailers)
     }
 
@@ -226,6 +292,7 @@ final class RequestTask {
                 return
             }
         }
+        self.handler.noteFinalMetrics(self.metrics(endedAt: .now()))
         self.handler.didFinish(trailers: trailers)
     }
 

@@ -17,9 +17,34 @@ protocol ResponseHandler: AnyObject {
     /// Before the final head: the URLs followed to it (the first one included), and why a
     /// last redirect was not followed, if it was not.
     func noteRedirects(chain: [String], unfollowed: String?)
+    /// Right before the final head: what else is known of the response by then.
+    func noteDetails(_ details: ResponseDetails)
+    /// Right before `didFinish`: the metrics of the whole exchange.
+    func noteFinalMetrics(_ metrics: TransportMetrics)
 }
 
 extension ResponseHandler {
     func didReceiveInformational(_ head: HTTPResponse) {}
     func noteRedirects(chain: [String], unfollowed: String?) {}
+    func noteDetails(_ details: ResponseDetails) {}
+    func noteFinalMetrics(_ metrics: TransportMetrics) {}
+}
+
+/// What the engine knows of a response besides its head, handed over with it.
+struct ResponseDetails {
+    var version: HTTPVersion
+    /// The content coding the body is decoded from, when it is.
+    var decodedContentEncoding: String?
+    var redirects: [RedirectHop]
+    /// The last request of a redirect chain; nil without redirects.
+    var effectiveRequest: HTTPRequest?
+    var metrics: TransportMetrics
+
+    func apply(to response: inout TransportResponse) {
+        response.version = self.version
+        response.decodedContentEncoding = self.decodedContentEncoding
+        response.redirects = self.redirects
+        response.effectiveRequest = self.effectiveRequest
+        response.metrics = self.metrics
+    }
 }

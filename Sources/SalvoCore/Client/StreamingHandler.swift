@@ -9,6 +9,8 @@ final class StreamingHandler: ResponseHandler {
     private let makeStream: () -> BodyStream
     private var stream: BodyStream?
     private var redirects: (chain: [String], unfollowed: String?)?
+    private var details: ResponseDetails?
+    private var interim: [HTTPResponse] = []
 
     /// `onEnd` runs once the request is over either way: it lets the caller's cancellation
     /// state drop the request, which would otherwise keep it (and the stream) alive in a cycle.
@@ -24,6 +26,18 @@ final class StreamingHandler: ResponseHandler {
         self.redirects = (chain, unfollowed)
     }
 
+    func didReceiveInformational(_ head: HTTPResponse) {
+        self.interim.append(head)
+    }
+
+    func noteDetails(_ details: ResponseDetails) {
+        self.details = details
+    }
+
+    func noteFinalMetrics(_ metrics: TransportMetrics) {
+        self.stream?.metrics = metrics
+    }
+
     func didReceiveHead(_ head: HTTPResponse) throws(HTTPClientError) {
         let stream = self.makeStream()
         self.stream = stream
@@ -32,6 +46,8 @@ final class StreamingHandler: ResponseHandler {
             response.redirectChain = redirects.chain
             response.unfollowedRedirect = redirects.unfollowed
         }
+        self.details?.apply(to: &response)
+        response.interimResponses = self.interim
         self.onHead(.success(response))
     }
 

@@ -14,6 +14,8 @@ struct ConnectionDeadlines: Equatable {
         case connect
         /// The request's own deadline (its total timeout) passed.
         case total
+        /// The response head did not come within the request's head timeout.
+        case head
         /// The response is complete and every announced body byte went out, but the body's
         /// producer has not ended within its grace: it is not waited for any longer.
         case producerEnd
@@ -27,15 +29,17 @@ struct ConnectionDeadlines: Equatable {
 
     var connect: Deadline?
     var total: Deadline?
+    var head: Deadline?
     var producerEnd: Deadline?
     var expectContinue: Deadline?
     var read: Deadline?
     var idle: Deadline?
 
-    init(connect: Deadline? = nil, total: Deadline? = nil, producerEnd: Deadline? = nil, expectContinue: Deadline? = nil,
-         read: Deadline? = nil, idle: Deadline? = nil) {
+    init(connect: Deadline? = nil, total: Deadline? = nil, head: Deadline? = nil, producerEnd: Deadline? = nil,
+         expectContinue: Deadline? = nil, read: Deadline? = nil, idle: Deadline? = nil) {
         self.connect = connect
         self.total = total
+        self.head = head
         self.producerEnd = producerEnd
         self.expectContinue = expectContinue
         self.read = read
@@ -51,6 +55,7 @@ struct ConnectionDeadlines: Equatable {
         var earliest = Deadline.distantFuture
         if let connect = self.connect, connect < earliest { earliest = connect }
         if let total = self.total, total < earliest { earliest = total }
+        if let head = self.head, head < earliest { earliest = head }
         if let producerEnd = self.producerEnd, producerEnd < earliest { earliest = producerEnd }
         if let expectContinue = self.expectContinue, expectContinue < earliest { earliest = expectContinue }
         if let read = self.read, read < earliest { earliest = read }
@@ -62,6 +67,7 @@ struct ConnectionDeadlines: Equatable {
     func expired(at now: Deadline) -> Expiry? {
         if let connect = self.connect, connect <= now { return .connect }
         if let total = self.total, total <= now { return .total }
+        if let head = self.head, head <= now { return .head }
         if let producerEnd = self.producerEnd, producerEnd <= now { return .producerEnd }
         if let expectContinue = self.expectContinue, expectContinue <= now { return .expectContinue }
         if let read = self.read, read <= now { return .read }

@@ -37,11 +37,13 @@ extension HTTP1Connection {
     }
 
     private func received(_ bytes: UnsafeRawBufferPointer) {
-        guard self.task != nil else {
+        guard let task = self.task else {
             // Bytes on an idle connection: nothing asked for them, so it cannot be trusted.
             self.act(self.machine.failed())
             return
         }
+        if task.firstByteAt.nanoseconds == 0 { task.firstByteAt = self.loop.now }
+        task.bytesReceived += bytes.count
         let result: ResponseDecoder.FeedResult
         do {
             result = try self.decoder.feed(bytes)
@@ -123,7 +125,7 @@ extension HTTP1Connection {
         if case .failRequest(let retryable) = action, retryable, let task = self.task, task.isIdempotent,
            task.isReplayable, !task.retried {
             self.task = nil
-            self.writer.end()
+            self.writer.end(.internal)
             self.closeSocket()
             self.pool.connectionClosed(self, retry: task)
             return
@@ -163,6 +165,9 @@ extension HTTP1Connection {
         // the connection cannot carry another request.
         self.writer.withholdBody()
         _ = self.machine.headReceived()
+        task.headAt = self.loop.now
+        task.bytesSent = self.writer.bytesWritten
+        task.version = self.decoder.version
         do {
             try task.receiveHead(head)
             return true

@@ -64,6 +64,8 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     private var armedTimer: Deadline?
     /// Maintained by the pool: whether a request holds this connection (or is about to).
     var isLeased = false
+    /// How long this connection took to set up, for the metrics of its first request.
+    private var setup: ConnectionSetup
 
     init(id: Int, key: ConnectionKey, loop: EventLoop, pool: HostPool,
          connectTimeout: Duration, idleTimeout: Duration, limits: ResponseHeadLimits, tls: TLSContext? = nil) {
@@ -74,6 +76,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         self.idleTimeout = idleTimeout
         let now = loop.refreshNow()
         self.lastActivity = now
+        self.setup = ConnectionSetup(createdAt: now)
         self.connector = SocketConnector(host: key.host, port: key.port, tls: tls,
                                          resumption: tls == nil ? nil : pool.tlsResumption, deadline: now + connectTimeout)
         self.decoder = ResponseDecoder(limits: limits)
@@ -103,6 +106,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
 
     private func resolved(_ result: Result<[SocketAddress], HTTPClientError>) {
         guard case .resolving = self.life else { return }
+        self.setup.resolvedAt = self.loop.refreshNow()
         defer { self.rearm() }
         switch result {
         case .success(let addresses):
@@ -120,6 +124,8 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         case .opened(let socket):
             self.socket = socket
             self.life = .open
+            self.setup.opened(at: self.loop.refreshNow(), tcpConnectedAt: self.connector.tcpConnectedAt,
+                              tls: socket.tls.map { $0.resumed })
             if socket.tls?.resumed == true { self.pool.owner.tlsResumed += 1 }
             self.socket.setInterest(.read, on: self.loop)
             self.lastActivity = self.loop.now
@@ -144,6 +150,9 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         defer { self.rearm() }
         self.task = task
         task.phase = .running(self)
+        task.runAt = self.loop.now
+        task.reusedConnection = self.machine.requestsServed > 0
+        if !task.reusedConnection { task.connectionSetup = self.setup }
         self.readPaused = false
         self.mustClose = task.closeAfter
         self.handlerError = nil
@@ -206,6 +215,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
             }
             var deadlines = ConnectionDeadlines(total: task.deadline, producerEnd: self.producerEndDeadline,
                                                 expectContinue: self.writer.continueDeadline)
+            if !task.headReceived && task.headDeadline != .distantFuture { deadlines.head = task.headDeadline }
             // The read timeout waits for the server: not for a consumer that paused reading,
             // nor for our own body's producer, nor once the response is all here.
             if let readTimeout = task.readTimeout, !self.readPaused, !self.writer.waitingForProducer,
@@ -243,10 +253,12 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
             self.connectFailed(self.connector.timeoutError)
         case .total:
             self.fail(HTTPClientError(.totalTimeout, phase: phase))
+        case .head:
+            self.fail(HTTPClientError(.headTimeout, phase: .readHead))
         case .producerEnd:
             // Everything announced went out and the response is here: the request stands,
             // and the producer's further writes are refused.
-            self.writer.end()
+            self.writer.end(.serverAnsweredEarly)
             self.act(self.machine.writeFinished())
         case .expectContinue:
             // No 100 Continue in time: send the body anyway (RFC 9110 §10.1.1).
@@ -299,8 +311,9 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
 
     private func succeed(reuse: Bool) {
         guard let task = self.task else { return }
+        task.bytesSent = self.writer.bytesWritten
         self.task = nil
-        self.writer.end()
+        self.writer.end(.serverAnsweredEarly)
         if self.readPaused {
             // The consumer paused reading, but the response ended within the bytes already
             // read: the next request must find the connection reading.

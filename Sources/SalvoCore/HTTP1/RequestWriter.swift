@@ -8,6 +8,8 @@ import SalvoTransport
 /// whenever the socket, the producer or the `100 Continue` may let it progress, and acts on
 /// the ``Progress`` it gets back. Plain and TLS sockets go through the same code. Loop-confined.
 struct RequestWriter {
+    /// Bytes of the request written to the socket so far, head and body as framed.
+    private(set) var bytesWritten = 0
     enum Progress: Equatable {
         /// Every byte is written (and a streamed body's producer ended well).
         case finished
@@ -64,9 +66,10 @@ struct RequestWriter {
         self.withheld = true
     }
 
-    /// The request is over for this connection: stop a producer that may still run.
-    mutating func end() {
-        self.streamedBody?.cancel()
+    /// The request is over for this connection: stop a producer that may still run, telling
+    /// it why.
+    mutating func end(_ reason: HTTPClientError.CancellationReason = .requestEnded) {
+        self.streamedBody?.cancel(reason)
         self.streamedBody = nil
         self.waitingForProducer = false
         self.awaitingContinue = false
@@ -91,6 +94,7 @@ struct RequestWriter {
             switch result {
             case .wrote(let count):
                 self.offset += count
+                self.bytesWritten += count
                 self.lastProgress = connection.loop.now
             case .wouldBlock(let wantsRead):
                 return .blocked(wantsRead: wantsRead)
@@ -126,6 +130,7 @@ struct RequestWriter {
             switch result {
             case .wrote(let count):
                 body.consumed(count)
+                self.bytesWritten += count
                 self.lastProgress = now
             case .wouldBlock(let wantsRead):
                 return .blocked(wantsRead: wantsRead)

@@ -56,6 +56,11 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     var expectNoBody = false
 
     private let parser: UnsafeMutablePointer<llhttp_t>
+
+    /// The HTTP version of the response being parsed (valid once its status line is).
+    var version: HTTPVersion {
+        HTTPVersion(major: Int(self.parser.pointee.http_major), minor: Int(self.parser.pointee.http_minor))
+    }
     /// The callbacks are the same for every decoder, so one settings block serves them all.
     /// nonisolated(unsafe): written once, by the lazy initializer, and only read after.
     nonisolated(unsafe) private static let sharedSettings: UnsafeMutablePointer<llhttp_settings_t> = {

@@ -7,6 +7,8 @@ import DequeModule
 /// @unchecked Sendable: every method runs on `loop`'s thread; the producer reaches it only
 /// through `loop.execute` (see ``HTTPBodyWriter``).
 final class StreamedBody: @unchecked Sendable {
+    /// Why the request stopped wanting the body, once it did.
+    private var cancellationReason = HTTPClientError.CancellationReason.requestEnded
     enum State {
         case producing
         /// Every announced byte is queued, and the producer has not ended yet: its end (or a
@@ -143,7 +145,9 @@ final class StreamedBody: @unchecked Sendable {
 
     private var endedError: HTTPClientError {
         if case .failed(let error) = self.state { return error }
-        return HTTPClientError(.cancelled, phase: .write, detail: "the request ended before its body was sent")
+        return self.cancellationReason == .serverAnsweredEarly
+            ? .cancelled(.serverAnsweredEarly, phase: .write, detail: "the server answered before the body was sent")
+            : .cancelled(self.cancellationReason, phase: .write, detail: "the request ended before its body was sent")
     }
 
     // MARK: Socket side (on the loop)
@@ -182,7 +186,8 @@ final class StreamedBody: @unchecked Sendable {
     }
 
     /// The request ended (sent, answered early, failed or cancelled): stop the producer.
-    func cancel() {
+    func cancel(_ reason: HTTPClientError.CancellationReason) {
+        self.cancellationReason = reason
         self.connection = nil
         switch self.state {
         case .producing, .complete: self.state = .cancelled

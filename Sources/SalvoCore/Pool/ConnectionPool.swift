@@ -47,7 +47,7 @@ final class ConnectionPool {
     func adopt(_ task: RequestTask, movable: Bool, urgent: Bool) {
         if task.cancellation?.arrived(in: self) == true {
             // Cancelled on its way: the cancellation found nothing to stop then.
-            task.fail(HTTPClientError(.cancelled))
+            task.fail(.cancelled(.caller, phase: .request))
             return
         }
         self.submit(task, movable: movable, urgent: urgent)

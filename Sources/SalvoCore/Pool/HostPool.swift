@@ -107,7 +107,7 @@ final class HostPool: TimerTarget {
             self.waiters[id] = task
             if task.queuedAt.nanoseconds == 0 {
                 task.queuedAt = self.owner.loop.now
-                task.waitDeadline = min(task.deadline, self.owner.loop.now + self.owner.configuration.waitTimeout)
+                task.waitDeadline = min(task.deadline, task.headDeadline, self.owner.loop.now + self.owner.configuration.waitTimeout)
             }
             self.updateTimer(task.waitDeadline)
         }
@@ -182,7 +182,7 @@ final class HostPool: TimerTarget {
         }
         for task in expired where self.machine.removeWaiter(task.waiterID) {
             self.waiters[task.waiterID] = nil
-            let code: HTTPClientError.Code = now >= task.deadline ? .totalTimeout : .poolWaitTimeout
+            let code: HTTPClientError.Code = now >= task.deadline ? .totalTimeout : now >= task.headDeadline ? .headTimeout : .poolWaitTimeout
             task.fail(HTTPClientError(code, phase: .pool, detail: "no connection to \(self.key) became free in time"))
         }
         self.updateTimer(earliest)
@@ -207,7 +207,7 @@ final class HostPool: TimerTarget {
         case .connect:
             self.connectIfBudgetAllows(movable: movable)
         case .replace(let staleID):
-            self.discard(staleID, error: HTTPClientError(.cancelled))
+            self.discard(staleID, error: .cancelled(.internal))
             self.connectIfBudgetAllows(movable: movable)
         case .park(let connectionID):
             self.connections[connectionID]?.isLeased = false
@@ -218,7 +218,7 @@ final class HostPool: TimerTarget {
             self.owner.dropIfEmpty(self)
         case .close(let connectionID):
             // Its place in the budget goes to a shard that waits for one.
-            self.discard(connectionID, error: HTTPClientError(.cancelled, detail: "its place went to another loop"))
+            self.discard(connectionID, error: .cancelled(.internal, detail: "its place went to another loop"))
             self.coordinator.announceCapacity(self.key, budget: self.budget, from: self.shard)
         }
     }

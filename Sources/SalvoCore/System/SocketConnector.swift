@@ -34,6 +34,8 @@ package struct SocketConnector {
     private var socket = Socket.none
     /// TCP is up and the TLS handshake is under way.
     package private(set) var isHandshaking = false
+    /// When TCP came up (before any TLS handshake).
+    package private(set) var tcpConnectedAt: Deadline?
 
     package init(host: String, port: Int, tls: TLSContext?, resumption: TLSResumption?, deadline: Deadline) {
         self.host = host
@@ -64,6 +66,7 @@ package struct SocketConnector {
         }
         var one: Int32 = 1
         setsockopt(self.socket.fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        self.tcpConnectedAt = loop.refreshNow()
         guard let context = self.tls else { return self.opened() }
         do {
             let session = try TLSSession(context: context, fd: self.socket.fd, host: self.host)

@@ -1,0 +1,90 @@
+import HTTPTypes
+
+/// The HTTP version a response came in.
+public struct HTTPVersion: Sendable, Hashable, CustomStringConvertible {
+    public var major: Int
+    public var minor: Int
+
+    public init(major: Int, minor: Int) {
+        self.major = major
+        self.minor = minor
+    }
+
+    public static let http1_0 = HTTPVersion(major: 1, minor: 0)
+    public static let http1_1 = HTTPVersion(major: 1, minor: 1)
+
+    public var description: String { "HTTP/\(self.major).\(self.minor)" }
+}
+
+/// One redirect that was followed: the request as sent, and the 3xx response that sent it on.
+public struct RedirectHop: Sendable {
+    public var request: HTTPRequest
+    public var response: HTTPResponse
+
+    public init(request: HTTPRequest, response: HTTPResponse) {
+        self.request = request
+        self.response = response
+    }
+}
+
+/// Where the time of one request went, and how many bytes it moved. Durations a transport
+/// cannot tell are nil.
+///
+/// ```swift
+/// let response = try await client.stream(request)
+/// let metrics = response.metrics
+/// print(metrics.reusedConnection, metrics.timeToFirstByte ?? .zero)
+/// ```
+///
+/// The connection phases (``dnsLookup``, ``connect``, ``tlsHandshake``) are those of a
+/// connection opened for this request; on a reused connection they are nil. ``queueWait``
+/// runs from the call until a connection took the request, so for a new connection it
+/// includes those phases. Byte counts and ``total`` are complete once the body has been read
+/// (``ResponseBody/metrics``); in the response's head they cover the exchange up to the head.
+public struct TransportMetrics: Sendable, Hashable {
+    /// From the call until a connection took the request.
+    public var queueWait: Duration?
+    /// Resolving the host name, for a new connection (nil for an IP literal).
+    public var dnsLookup: Duration?
+    /// Opening the TCP connection, for a new connection.
+    public var connect: Duration?
+    /// The TLS handshake, for a new https connection.
+    public var tlsHandshake: Duration?
+    /// Whether that handshake resumed an earlier TLS session.
+    public var tlsResumed: Bool?
+    /// Whether the request went on a connection that had carried an earlier one.
+    public var reusedConnection: Bool
+    /// From the call until the first byte of the response.
+    public var timeToFirstByte: Duration?
+    /// From the call until the response head was complete.
+    public var timeToHead: Duration?
+    /// From the call until the end of the body.
+    public var total: Duration?
+    /// Request bytes written to the connection: head and body, as framed.
+    public var requestBytesSent: Int
+    /// Response bytes read from the connection: head and body, as framed and encoded.
+    public var responseBytesReceived: Int
+    /// Body bytes handed to the caller (after content decoding).
+    public var bodyBytesDelivered: Int
+    /// Redirects followed on the way (their times are included above).
+    public var redirects: Int
+
+    public init(queueWait: Duration? = nil, dnsLookup: Duration? = nil, connect: Duration? = nil, tlsHandshake: Duration? = nil,
+                tlsResumed: Bool? = nil, reusedConnection: Bool = false, timeToFirstByte: Duration? = nil,
+                timeToHead: Duration? = nil, total: Duration? = nil, requestBytesSent: Int = 0, responseBytesReceived: Int = 0,
+                bodyBytesDelivered: Int = 0, redirects: Int = 0) {
+        self.queueWait = queueWait
+        self.dnsLookup = dnsLookup
+        self.connect = connect
+        self.tlsHandshake = tlsHandshake
+        self.tlsResumed = tlsResumed
+        self.reusedConnection = reusedConnection
+        self.timeToFirstByte = timeToFirstByte
+        self.timeToHead = timeToHead
+        self.total = total
+        self.requestBytesSent = requestBytesSent
+        self.responseBytesReceived = responseBytesReceived
+        self.bodyBytesDelivered = bodyBytesDelivered
+        self.redirects = redirects
+    }
+}
