@@ -93,6 +93,20 @@ struct Base64Parser: ResponseParser {
         #expect(teapot.error == "short and stout")
     }
 
+    @Test func aParsedResponse() async throws {
+        let mock = MockTransport()
+        mock.on(.get, "/blob", reply: .text("AAEC/w=="))
+        mock.on(.get, "/slow", reply: MockTransport.Reply.text("late").delayed(by: .seconds(5)))
+        let client = try Client(baseURL: URL(string: "http://api.test")!, transport: mock)
+        let response = try await client.send(Endpoint<Empty>.get("/blob"), parser: Base64Parser())
+        #expect(try response.decodeSuccessBody() == [0, 1, 2, 255])
+        // The mock honours the call's timeouts as a real transport does.
+        let (_, late) = await client.outcome(Endpoint<String>.get("/slow"), options: .init(timeout: .milliseconds(30)))
+        #expect(late?.transportError?.code == .totalTimeout)
+        let (_, head) = await client.outcome(Endpoint<String>.get("/slow"), options: .init(headTimeout: .milliseconds(30)))
+        #expect(head?.transportError?.code == .headTimeout)
+    }
+
     @Test func mappingAResponse() async throws {
         let mock = MockTransport()
         mock.on(.get, "/users", reply: try .json([User(id: 1, name: "Ada"), User(id: 2, name: "Alan")]))

@@ -101,6 +101,20 @@ public final class Client: Sendable {
         self.init(baseURL: try BaseURL(baseURL), transport: transport, configuration: configuration)
     }
 
+    /// A client for a Foundation `URL`.
+    ///
+    /// - Throws: ``ClientError`` `.invalidBaseURL` when it is not an absolute http or https URL.
+    public convenience init(baseURL: URL, transport: (any Transport)? = nil, configuration: Configuration = Configuration()) throws(ClientError) {
+        self.init(baseURL: try BaseURL(baseURL.absoluteString), transport: transport, configuration: configuration)
+    }
+
+    /// A client whose JSON goes through `encoder` and `decoder`.
+    public convenience init(baseURL: String, transport: (any Transport)? = nil, encoder: JSONEncoder = JSONEncoder(),
+                            decoder: JSONDecoder = JSONDecoder()) throws(ClientError) {
+        self.init(baseURL: try BaseURL(baseURL), transport: transport,
+                  configuration: Configuration(coders: Coders(encoder: encoder, decoder: decoder)))
+    }
+
     /// A client for `baseURL` with its coders (the rest of the configuration by default).
     public convenience init(baseURL: String, transport: (any Transport)? = nil, coders: Coders) throws(ClientError) {
         self.init(baseURL: try BaseURL(baseURL), transport: transport, configuration: Configuration(coders: coders))

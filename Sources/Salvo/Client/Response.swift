@@ -87,6 +87,12 @@ public struct Response<Success: Sendable, Failure: Sendable>: Sendable {
     /// keeps no metrics).
     public var metrics: TransportMetrics { self.details.metrics }
 
+    /// The same response with another success decoder.
+    func replacingSuccessDecoder<T>(_ decode: @escaping @Sendable ([UInt8]) throws(ClientError) -> T) -> Response<T, Failure> {
+        Response<T, Failure>(request: self.request, head: self.head, body: self.body, url: self.url, details: self.details,
+                             successDecoder: decode, failureDecoder: self.failureDecoder)
+    }
+
     /// An error about this response, carrying its head and body.
     func annotated(_ error: ClientError) -> ClientError {
         var error = error

@@ -77,6 +77,16 @@ extension TypedEndpoint {
 }
 
 extension Client {
+    /// Sends `request` and returns its response, whatever the status, with `parser` as its
+    /// success decoder: `decodeSuccessBody()` gives the parser's output.
+    public func send<R: Request, P: ResponseParser>(_ request: R, parser: P, options: CallOptions = CallOptions())
+        async throws(ClientError) -> Response<P.Output, R.FailureResponseBody> {
+        let coders = self.configuration.coders
+        return try await self.exchange(request, options: options).replacingSuccessDecoder { (bytes) throws(ClientError) in
+            try parser.parse(bytes, coders: coders)
+        }
+    }
+
     /// Sends `request`, validates the response, and reads its body with `parser` instead of
     /// the request's own success type.
     public func value<R: Request, P: ResponseParser>(_ request: R, parser: P, options: CallOptions = CallOptions())

@@ -180,7 +180,7 @@ public final class MockTransport: Transport {
 
     public func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(HTTPClientError) -> TransportResponse {
         defer { body?.requestEnded() }
-        if Task.isCancelled { throw HTTPClientError(.cancelled, phase: .request) }
+        if Task.isCancelled { throw .cancelled(.caller, phase: .request) }
         let recorded = RecordedRequest(head: request, body: try await Self.collect(body))
         let target = recorded.target
         let (responder, injected): (Responder?, HTTPClientError?) = self.state.withLock { state in
@@ -209,10 +209,17 @@ public final class MockTransport: Transport {
             throw HTTPClientError(.invalidRequest, detail: "MockTransport responder for \(request.method.rawValue) \(target) threw \(error)")
         }
         if let delay = reply.delay {
+            // A delay longer than the call allows ends as the real transport would.
+            let total = options.effectiveTimeout
+            let limit = [total, options.headTimeout].compactMap { $0 }.min()
             do {
-                try await Task.sleep(for: delay)
+                try await Task.sleep(for: min(delay, limit ?? delay))
             } catch {
-                throw HTTPClientError(.cancelled, phase: .readHead)
+                throw .cancelled(.caller, phase: .readHead)
+            }
+            if let limit, limit < delay {
+                throw HTTPClientError(limit == total ? .totalTimeout : .headTimeout, phase: .readHead,
+                                      detail: "MockTransport: the reply was delayed by \(delay)")
             }
         }
         if let error = reply.error { throw error }
