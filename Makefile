@@ -29,6 +29,7 @@ cmake: setup
 	fi
 
 demo: release
+	$(SWIFT) build -c release --product TypedClientDemo $(SWIFT_FLAGS)
 	./scripts/demo
 
 clean:

@@ -72,6 +72,13 @@ let package = Package(
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
+        // The typed layer's tour, run by `make demo` against scripts/demo-api.py.
+        .executableTarget(
+            name: "TypedClientDemo",
+            dependencies: ["Salvo"],
+            path: "Examples/TypedClient",
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
         // The load generator: loop-native connections that allocate nothing per request.
         .target(
             name: "SalvoLoad",

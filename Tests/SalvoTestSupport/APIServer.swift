@@ -1,7 +1,7 @@
 import Foundation
 
-/// A private instance of `Tests/Fixtures/api_server.py`, a small JSON API on 127.0.0.1
-/// (see the table at the top of that file).
+/// A private instance of `scripts/demo-api.py`, the small JSON API of the demo, on
+/// 127.0.0.1 (see the table at the top of that file).
 public final class APIServer: Sendable {
     public let port: Int
     private let child: ChildProcess
@@ -15,14 +15,14 @@ public final class APIServer: Sendable {
 
     /// Starts an instance and waits (up to 10 s) for its port.
     public static func start(lifetime: Int = 600) throws -> APIServer {
-        let script = try TestFixtures.file("api_server.py")
+        let script = TestFixtures.scripts.appendingPathComponent("demo-api.py")
         let python = try TestFixtures.executable("python3", candidates: ["/usr/bin/python3", "/usr/local/bin/python3"])
-        let child = try ChildProcess(name: "api_server.py", executable: python,
+        let child = try ChildProcess(name: "demo-api.py", executable: python,
                                      arguments: [script.path, "--lifetime", String(lifetime)])
         do {
             let announced = try child.readAnnouncements(["PORT"], timeout: 10)
             guard let text = announced["PORT"], let port = Int(text), port > 0 else {
-                throw TestServerError("api_server.py announced a bad port: \(announced)")
+                throw TestServerError("demo-api.py announced a bad port: \(announced)")
             }
             return APIServer(port: port, child: child)
         } catch {

@@ -21,11 +21,15 @@ public struct TestServerError: Error, CustomStringConvertible, Sendable {
 
 public enum TestFixtures {
     /// `…/Tests/Fixtures`, found from this file's own path
-    /// (`…/Tests/SalvoCoreTests/Support/TestServers.swift`).
+    /// (`…/Tests/SalvoTestSupport/TestServers.swift`).
     public static let directory: URL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent()  // SalvoTestSupport
         .deletingLastPathComponent()  // Tests
         .appendingPathComponent("Fixtures", isDirectory: true)
+
+    /// `…/scripts`, where the demo's own servers live.
+    public static let scripts: URL = directory.deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("scripts", isDirectory: true)
 
     public static func file(_ name: String) throws -> URL {
         let url = directory.appendingPathComponent(name)

@@ -121,7 +121,9 @@ public struct EventStream: AsyncSequence, Sendable {
         /// Opens the stream (again); false when the server said to stop (204).
         private mutating func connect(isolation actor: isolated (any Actor)?) async throws(ClientError) -> Bool {
             if self.prepared == nil { self.prepared = try self.stream.prepare() }
-            guard var (head, body) = self.prepared else { return false }
+            guard let prepared = self.prepared else { return false }
+            var head = prepared.0
+            let body = prepared.1
             if self.connections > 0 {
                 if let body, !body.isReplayable {
                     throw ClientError(.invalidRequest, detail: "the event stream's request body cannot be sent again to reconnect")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""A small JSON API for Salvo's typed-layer tests and demo (Python standard library only).
+"""A small JSON API for Salvo's typed-layer demo and tests (Python standard library only).
 
-Usage: api_server.py [--host 127.0.0.1] [--port 0] [--lifetime 600]
+Usage: demo-api.py [--host 127.0.0.1] [--port 0] [--lifetime 600]
 
 Prints "PORT <n>" once listening, then serves HTTP/1.1 with keep-alive until killed, until
 --lifetime seconds have passed, or until its parent goes away.
