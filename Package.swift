@@ -79,6 +79,14 @@ let package = Package(
             path: "Examples/TypedClient",
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
+        // The typed scenarios' load client (Benchmarks/compare.py): the typed client, or the
+        // raw API with a JSONDecoder, against the same JSON document.
+        .executableTarget(
+            name: "typed-load",
+            dependencies: ["Salvo", "SalvoCore"],
+            path: "Benchmarks/typed-load",
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
         // The load generator: loop-native connections that allocate nothing per request.
         .target(
             name: "SalvoLoad",

@@ -4,6 +4,8 @@
     python3 Benchmarks/compare.py                  # full matrix, ~10-15 min
     python3 Benchmarks/compare.py --quick          # smoke test, ~30 s
     python3 Benchmarks/compare.py --scenarios small-64,1m-4 --clients wrk,salvo
+    python3 Benchmarks/compare.py --scenarios json-64 \
+        --clients wrk,salvo-typed,salvo-raw-json,ahc-json   # the typed layer
 
 What it does (see Benchmarks/README.md for the reasoning):
   * starts a private nginx (temp dir, generated config and self-signed cert,
@@ -44,16 +46,33 @@ SCENARIOS = {
     "small-256": ("http", "/small", 256),
     "https-64": ("https", "/small", 64),
     "1m-4": ("http", "/1m", 4),
+    # A ~1 KB JSON document that the JSON clients decode into a struct (Profile in
+    # typed-load/main.swift and ahc-load); the other clients just read it.
+    "json-64": ("http", "/user.json", 64),
 }
+JSON_SCENARIOS = {"json-64"}
+TYPED_LOAD_MODES = {  # client name -> typed-load --mode
+    "salvo-typed": "typed",
+    "salvo-raw-json": "raw",
+}
+JSON_CLIENTS = {*TYPED_LOAD_MODES, "ahc-json"}  # decode JSON: run on JSON scenarios only
 SALVO_APIS = {  # client name -> extra salvo bench arguments
     "salvo": [],
     "salvo-async": ["--api", "async"],
     "salvo-async-loop": ["--api", "async-loop"],
     "salvo-callbacks": ["--api", "callbacks"],
 }
-ALL_CLIENTS = ["wrk", *SALVO_APIS, "ahc"]
+ALL_CLIENTS = ["wrk", *SALVO_APIS, "ahc", *TYPED_LOAD_MODES, "ahc-json"]
 SMALL_BODY = "hello, world\n"
 ONE_MIB = 1 << 20
+# The JSON scenario's document: a profile with an address, tags and five projects (~1 KB).
+USER_JSON = json.dumps({
+    "id": 1815, "name": "Ada Lovelace", "email": "ada@example.test", "active": True, "score": 98.6,
+    "tags": ["mathematics", "poetry", "engines", "notes", "analysis"],
+    "address": {"street": "12 St James's Square", "city": "London", "postcode": "SW1Y 4JH", "country": "GB"},
+    "projects": [{"id": 100 + i, "title": f"Notes on the analytical engine, part {i}", "stars": 1200 + 37 * i,
+                  "updated": f"2026-11-{10 + i:02d}T09:30:00Z", "archived": i % 2 == 0} for i in range(5)],
+}, indent=1)
 OVERRUN_GRACE = 30  # seconds a client may run past its duration before it is killed
 SLOW_OVERHEAD = 1.0  # seconds of process life beyond the client's own run that get flagged
 
@@ -138,6 +157,9 @@ class Nginx:
         with open(os.path.join(www, "1m"), "wb") as f:
             f.write(os.urandom(ONE_MIB))
         os.chmod(os.path.join(www, "1m"), 0o644)
+        with open(os.path.join(www, "user.json"), "w") as f:
+            f.write(USER_JSON)
+        os.chmod(os.path.join(www, "user.json"), 0o644)
         cert, key = os.path.join(d, "cert.pem"), os.path.join(d, "key.pem")
         subprocess.run(
             ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "7",
@@ -181,6 +203,9 @@ http {{
         location = /small {{
             default_type text/plain;
             return 200 "{SMALL_BODY.strip()}\\n";
+        }}
+        location = /user.json {{
+            default_type application/json;
         }}
         location / {{ }}
     }}
@@ -254,9 +279,12 @@ def client_command(client, url, conns, duration, paths):
         insecure = ["-k"] if url.startswith("https") else []
         return [paths["salvo"], "bench", "-t1", f"-c{conns}", f"-d{duration}s", "--json",
                 *insecure, *SALVO_APIS[client], url]
-    if client == "ahc":
+    if client in ("ahc", "ahc-json"):
         return [paths["ahc"], "--url", url, "--connections", str(conns),
-                "--duration", str(duration), "--threads", "1"]
+                "--duration", str(duration), "--threads", "1"] + (["--decode-json"] if client == "ahc-json" else [])
+    if client in TYPED_LOAD_MODES:
+        return [paths["typed-load"], "--url", url, "--connections", str(conns),
+                "--duration", str(duration), "--mode", TYPED_LOAD_MODES[client]]
     raise ValueError(client)
 
 
@@ -433,6 +461,8 @@ def machine_lines(args, paths):
         f"- wrk: {version([paths['wrk'], '-v']).split(' Copyright')[0] if paths.get('wrk') else 'not run'}",
         f"- salvo: {paths.get('salvo') or 'not run'} (repo at {commit})",
         f"- ahc: {paths.get('ahc') or 'not run'} (Benchmarks/ahc-load, async-http-client async/await API)",
+        f"- typed-load: {paths.get('typed-load') or 'not run'} (Benchmarks/typed-load: Salvo's typed client, or its raw "
+        f"API + JSONDecoder)",
         f"- {args.rounds} round(s) x {args.duration} s per client and scenario, interleaved "
         f"(order reversed on odd rounds); medians over rounds",
     ]
@@ -545,7 +575,15 @@ def resolve_clients(args):
             for c in wanted:
                 if c in SALVO_APIS:
                     skipped[c] = f"{salvo} missing; run `swift build -c release --product salvo`"
-    if "ahc" in wanted:
+    if any(c in TYPED_LOAD_MODES for c in wanted):
+        typed = os.path.join(os.path.dirname(paths.get("salvo") or os.path.join(REPO, args.salvo)), "typed-load")
+        if os.access(typed, os.X_OK):
+            paths["typed-load"] = typed
+        else:
+            for c in wanted:
+                if c in TYPED_LOAD_MODES:
+                    skipped[c] = f"{typed} missing; run `swift build -c release --product typed-load`"
+    if "ahc" in wanted or "ahc-json" in wanted:
         scratch = os.path.join(REPO, ".build-ahc")
         ahc = args.ahc or os.path.join(scratch, "release", "ahc-load")
         if args.build_ahc or (not os.access(ahc, os.X_OK) and not args.no_build and not args.ahc):
@@ -557,6 +595,10 @@ def resolve_clients(args):
             else:
                 skipped["ahc"] = (f"{ahc} missing; build it with `swift build -c release --package-path "
                                   f"Benchmarks/ahc-load --scratch-path .build-ahc` or drop --no-build")
+        if "ahc" in skipped and "ahc-json" in wanted:
+            skipped["ahc-json"] = skipped["ahc"]
+        if "ahc" not in wanted:
+            skipped.pop("ahc", None)
     return paths, skipped
 
 
@@ -626,7 +668,8 @@ def main(argv):
     print()
     sys.stdout.flush()
 
-    total_runs = len(args.scenarios) * args.rounds * len(clients)
+    total_runs = sum(args.rounds for sc in args.scenarios for c in clients
+                     if c not in JSON_CLIENTS or sc in JSON_SCENARIOS)
     log(f"{total_runs} runs of {args.duration} s (~{total_runs * (args.duration + args.pause + 0.5) / 60:.1f} min)")
 
     nginx = Nginx(args.nginx, args.server_cpu)
@@ -640,6 +683,8 @@ def main(argv):
                 for rnd in range(args.rounds):
                     order = clients if rnd % 2 == 0 else clients[::-1]
                     for client in order:
+                        if client in JSON_CLIENTS and sc not in JSON_SCENARIOS:
+                            continue  # a JSON client decodes the JSON document only
                         if not nginx.alive():
                             raise RuntimeError("nginx died: " + nginx.errors())
                         n += 1

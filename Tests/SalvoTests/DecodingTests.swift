@@ -107,6 +107,20 @@ struct Base64Parser: ResponseParser {
         #expect(head?.transportError?.code == .headTimeout)
     }
 
+    /// Untyped JSON, as `[String: Any]` code reads it, from a mock that answers everything.
+    @Test func untypedJSON() async throws {
+        let document: JSONValue = ["version": 1.0, "users": [["id": 1, "username": "Jules"], ["id": 2, "username": "Vincent"]]]
+        let client = try Client(baseURL: "http://api.test", transport: MockTransport(always: try .json(document)))
+        let users = try await client.value(Endpoint<Empty>.get("/anything"), parser: ArrayParser<JSONValue>(keyPath: "users"))
+        #expect(users.compactMap { $0["username"]?.stringValue } == ["Jules", "Vincent"])
+        let whole = try await client.value(Endpoint<JSONValue>.get("/other"))
+        #expect(whole["users"]?[1]?["id"]?.intValue == 2)
+        #expect(whole["version"]?.doubleValue == 1.0)
+        #expect(whole == document)
+        let keys = try await client.value(Endpoint<Empty>.get("/x"), parser: DictionaryParser<String, JSONValue>())
+        #expect(keys.keys.sorted() == ["users", "version"])
+    }
+
     @Test func mappingAResponse() async throws {
         let mock = MockTransport()
         mock.on(.get, "/users", reply: try .json([User(id: 1, name: "Ada"), User(id: 2, name: "Alan")]))

@@ -108,6 +108,13 @@ public final class Client: Sendable {
         self.init(baseURL: try BaseURL(baseURL.absoluteString), transport: transport, configuration: configuration)
     }
 
+    /// A client for a Foundation `URL` whose JSON goes through `encoder` and `decoder`.
+    public convenience init(baseURL: URL, transport: (any Transport)? = nil, encoder: JSONEncoder,
+                            decoder: JSONDecoder = JSONDecoder()) throws(ClientError) {
+        self.init(baseURL: try BaseURL(baseURL.absoluteString), transport: transport,
+                  configuration: Configuration(coders: Coders(encoder: encoder, decoder: decoder)))
+    }
+
     /// A client whose JSON goes through `encoder` and `decoder`.
     public convenience init(baseURL: String, transport: (any Transport)? = nil, encoder: JSONEncoder = JSONEncoder(),
                             decoder: JSONDecoder = JSONDecoder()) throws(ClientError) {

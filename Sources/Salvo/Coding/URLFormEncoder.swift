@@ -212,7 +212,7 @@ struct FormEncoding: Encoder {
             self.node.node = .scalar(scalar)
             return
         }
-        if value is FormSortedKeys { self.node.sortKeys = true }
+        if value is any FormSortedKeys { self.node.sortKeys = true }
         try value.encode(to: self)
         if case .keyed = self.node.kind {
             self.node.node = self.node.resolve()

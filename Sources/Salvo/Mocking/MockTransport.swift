@@ -124,6 +124,13 @@ public final class MockTransport: Transport {
 
     public init() {}
 
+    /// A mock that answers every request with `reply` (add rules for some paths with
+    /// ``on(_:_:reply:)``).
+    public convenience init(always reply: Reply) {
+        self.init()
+        self.fallback { _ in reply }
+    }
+
     /// A mock that answers from a directory tree: `GET /users/1` is answered with the file
     /// `<root>/GET/users/1.json` (a path ending in `/` looks for `index.json`), status 200,
     /// `application/json`. A missing file fails the request with a message naming the file

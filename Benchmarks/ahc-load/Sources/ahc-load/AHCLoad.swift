@@ -1,6 +1,9 @@
 // ahc-load: closed-loop load on async-http-client's async/await API.
 //
-//   ahc-load --url URL --connections N --duration SECONDS [--threads 1]
+//   ahc-load --url URL --connections N --duration SECONDS [--threads 1] [--decode-json]
+//
+// With --decode-json every body is decoded with a JSONDecoder into the same struct as
+// typed-load's (the benchmark's /user.json); a body that does not decode is an error.
 //
 // N concurrent tasks share one HTTPClient (pool soft limit N per host). Each task
 // sends a GET, collects the whole body, and repeats until the duration is over.
@@ -11,7 +14,9 @@
 // first request until the last task finished. TLS certificates are not verified
 // (like wrk), so a self-signed test server works. Exit status 1 if no request succeeded.
 import AsyncHTTPClient
+import Foundation
 import NIOCore
+import NIOFoundationCompat
 import NIOPosix
 import NIOSSL
 
@@ -26,8 +31,9 @@ struct Options {
     var connections = 16
     var duration = 5.0
     var threads = 1
+    var decodeJSON = false
 
-    static let usage = "usage: ahc-load --url URL --connections N --duration SECONDS [--threads 1]"
+    static let usage = "usage: ahc-load --url URL --connections N --duration SECONDS [--threads 1] [--decode-json]"
 
     static func parse(_ arguments: [String]) -> Options {
         var options = Options()
@@ -55,6 +61,8 @@ struct Options {
             case "--threads", "-t":
                 guard let n = Int(value(for: flag)), n > 0 else { fail("bad --threads") }
                 options.threads = n
+            case "--decode-json":
+                options.decodeJSON = true
             case "--help", "-h":
                 print(usage)
                 exit(0)
@@ -78,6 +86,31 @@ func printError(_ text: String) {
     }
 }
 
+/// The benchmark's /user.json, as typed-load decodes it too.
+struct Profile: Decodable, Sendable {
+    struct Address: Decodable, Sendable {
+        var street: String
+        var city: String
+        var postcode: String
+        var country: String
+    }
+    struct Project: Decodable, Sendable {
+        var id: Int
+        var title: String
+        var stars: Int
+        var updated: String
+        var archived: Bool
+    }
+    var id: Int
+    var name: String
+    var email: String
+    var active: Bool
+    var score: Double
+    var tags: [String]
+    var address: Address
+    var projects: [Project]
+}
+
 struct Tally: Sendable {
     var requests = 0
     var errors = 0
@@ -90,7 +123,8 @@ struct Tally: Sendable {
 
 /// One closed-loop worker: request, collect the body, repeat until `deadline`.
 /// `reportsErrors`: print the first error to stderr (one worker does, to avoid N copies).
-func worker(client: HTTPClient, url: String, deadline: ContinuousClock.Instant, reportsErrors: Bool) async -> Tally {
+func worker(client: HTTPClient, url: String, deadline: ContinuousClock.Instant, reportsErrors: Bool,
+            decoder: JSONDecoder?) async -> Tally {
     let maxBody = 64 << 20
     var tally = Tally()
     let request = HTTPClientRequest(url: url)
@@ -98,6 +132,10 @@ func worker(client: HTTPClient, url: String, deadline: ContinuousClock.Instant, 
         do {
             let response = try await client.execute(request, timeout: .seconds(15))
             let body = try await response.body.collect(upTo: maxBody)
+            if let decoder {
+                let profile = try decoder.decode(Profile.self, from: body)  // NIOFoundationCompat, as AHC users decode
+                if profile.id == 0 { tally.errors += 1 }
+            }
             if (200..<400).contains(response.status.code) {
                 tally.requests += 1
                 tally.bytes += body.readableBytes
@@ -130,13 +168,15 @@ struct AHCLoad {
         configuration.tlsConfiguration = tls
         let client = HTTPClient(eventLoopGroupProvider: .shared(group), configuration: configuration)
 
+        let decoder = JSONDecoder()
         let clock = ContinuousClock()
         let start = clock.now
         let deadline = start + .nanoseconds(Int64(options.duration * 1e9))
         let total = await withTaskGroup(of: Tally.self) { tasks in
             for index in 0..<options.connections {
                 tasks.addTask {
-                    await worker(client: client, url: options.url, deadline: deadline, reportsErrors: index == 0)
+                    await worker(client: client, url: options.url, deadline: deadline, reportsErrors: index == 0,
+                                 decoder: options.decodeJSON ? decoder : nil)
                 }
             }
             var sum = Tally()

@@ -1,0 +1,154 @@
+// typed-load: closed-loop load through Salvo's typed client, or through the engine's raw
+// API with a JSONDecoder, decoding every response into the same struct as ahc-load's
+// --decode-json. Run by ../compare.py for the "json" scenarios.
+//
+//   typed-load --url URL --connections N --duration SECONDS --mode typed|raw
+//
+// One engine client with one event loop thread (like the other clients' -t1), N tasks.
+// Prints one JSON line: {"requests":R,"errors":E,"bytes":B,"seconds":S}; requests count
+// decoded 2xx responses; bytes, their bodies.
+import Foundation
+import Salvo
+import SalvoCore
+
+/// The ~1 KB document the benchmark's nginx serves as /user.json (see compare.py).
+struct Profile: Decodable, Sendable {
+    struct Address: Decodable, Sendable {
+        var street: String
+        var city: String
+        var postcode: String
+        var country: String
+    }
+    struct Project: Decodable, Sendable {
+        var id: Int
+        var title: String
+        var stars: Int
+        var updated: String
+        var archived: Bool
+    }
+    var id: Int
+    var name: String
+    var email: String
+    var active: Bool
+    var score: Double
+    var tags: [String]
+    var address: Address
+    var projects: [Project]
+}
+
+struct Options {
+    var url = ""
+    var connections = 64
+    var duration = 5.0
+    var mode = "typed"
+
+    static let usage = "usage: typed-load --url URL --connections N --duration SECONDS --mode typed|raw"
+
+    static func parse(_ arguments: [String]) -> Options {
+        var options = Options()
+        var rest = arguments[...]
+        func fail(_ message: String) -> Never {
+            FileHandle.standardError.write(Data("typed-load: \(message)\n\(usage)\n".utf8))
+            exit(2)
+        }
+        func value(for flag: String) -> String {
+            guard let value = rest.popFirst() else { fail("\(flag) needs a value") }
+            return value
+        }
+        while let flag = rest.popFirst() {
+            switch flag {
+            case "--url": options.url = value(for: flag)
+            case "--connections", "-c":
+                guard let count = Int(value(for: flag)), count > 0 else { fail("bad --connections") }
+                options.connections = count
+            case "--duration", "-d":
+                guard let seconds = Double(value(for: flag).replacingOccurrences(of: "s", with: "")), seconds > 0 else {
+                    fail("bad --duration")
+                }
+                options.duration = seconds
+            case "--mode":
+                options.mode = value(for: flag)
+                guard options.mode == "typed" || options.mode == "raw" else { fail("bad --mode") }
+            default: fail("unknown argument \(flag)")
+            }
+        }
+        if options.url.isEmpty { fail("--url is required") }
+        return options
+    }
+}
+
+struct Tally: Sendable {
+    var requests = 0
+    var errors = 0
+    var bytes = 0
+}
+
+@main
+struct TypedLoad {
+    static func main() async throws {
+        let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
+        guard let split = options.url.range(of: "://").map({ options.url[$0.upperBound...] }),
+              let slash = split.firstIndex(of: "/") else {
+            FileHandle.standardError.write(Data("typed-load: the URL needs a path\n".utf8))
+            exit(2)
+        }
+        let base = String(options.url[..<slash])
+        let path = String(options.url[slash...])
+
+        var configuration = HTTPClient.Configuration()
+        configuration.threads = 1
+        configuration.maxConnectionsPerHost = options.connections
+        let engine = try HTTPClient(configuration: configuration)
+        let typed = try Client(baseURL: base, transport: engine)
+        let endpoint = Endpoint<Profile>.get(path)
+        let request = try HTTPRequest(method: .get, url: options.url)
+        let decoder = JSONDecoder()
+
+        let started = ContinuousClock.now
+        let deadline = started + .nanoseconds(Int64(options.duration * 1e9))
+        let total = await withTaskGroup(of: Tally.self) { tasks in
+            for _ in 0..<options.connections {
+                tasks.addTask {
+                    var tally = Tally()
+                    while ContinuousClock.now < deadline {
+                        if options.mode == "typed" {
+                            do {
+                                let (profile, response) = try await typed.valueAndResponse(endpoint)
+                                tally.requests += profile.id == 0 ? 0 : 1
+                                tally.bytes += response.body.count
+                            } catch {
+                                tally.errors += 1
+                            }
+                        } else {
+                            do {
+                                let response = try await engine.execute(request)
+                                guard response.status.kind == .successful else {
+                                    tally.errors += 1
+                                    continue
+                                }
+                                let profile = try decoder.decode(Profile.self, from: Data(response.body))
+                                tally.requests += profile.id == 0 ? 0 : 1
+                                tally.bytes += response.body.count
+                            } catch {
+                                tally.errors += 1
+                            }
+                        }
+                    }
+                    return tally
+                }
+            }
+            var sum = Tally()
+            for await part in tasks {
+                sum.requests += part.requests
+                sum.errors += part.errors
+                sum.bytes += part.bytes
+            }
+            return sum
+        }
+        let elapsed = ContinuousClock.now - started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        engine.shutdown()
+        print("{\"requests\":\(total.requests),\"errors\":\(total.errors),\"bytes\":\(total.bytes),\"seconds\":\(seconds)}")
+        if total.requests == 0 { exit(1) }
+    }
+}
