@@ -1,6 +1,6 @@
 // A tour of Salvo's typed layer against the demo API (scripts/demo-api.py):
 // typed GET, POST with JSON, a multipart upload, a decoded failure body, a streamed JSON
-// Lines response, and a download with progress.
+// Lines response, a download, and the same client offline over a mock transport.
 //
 //     swift run -c release TypedClientDemo http://127.0.0.1:8080
 import Foundation
@@ -113,6 +113,17 @@ struct TypedClientDemo {
         let downloaded = try await client.download(Endpoint<Empty>.get("/download", query: [QueryItem("size", "4000000")]), to: target)
         print("  GET /download                → \(downloaded.size) bytes in \(downloaded.path), "
             + "\(downloaded.head.headerFields[.contentType] ?? "?")")
+
+        // 7. Offline: the same request types, answered by a mock from a directory tree
+        //    (GET /users/1 is answered by GET/users/1.json), as in tests and previews.
+        let fixtures = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-demo-mock")
+        try FileManager.default.createDirectory(at: fixtures.appendingPathComponent("GET/users"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: fixtures) }
+        try Data(#"{"id": 1, "name": "Ada (from a file)", "email_address": null}"#.utf8)
+            .write(to: fixtures.appendingPathComponent("GET/users/1.json"))
+        let offline = try Client(baseURL: "http://offline.test", transport: MockTransport(directory: fixtures.path),
+                                 configuration: .init(coders: .json(keys: .snakeCase)))
+        print("  offline GET /users/1         → \(try await offline.value(GetUser(id: 1)).name)")
 
         let metrics = response.metrics
         let toHead = metrics.timeToHead.map { String(format: "%.2f ms", Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1000) }

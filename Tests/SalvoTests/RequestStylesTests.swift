@@ -74,8 +74,10 @@ extension TypedEndpoint where Success == [User], Failure == Empty {
         #expect(recorded.method == .post)
         #expect(recorded.headerFields[.contentType] == "application/json")
 
+        #expect(response.error == nil)
         let refused = try await client.send(Login(body: Credentials(username: "ada", password: "no")))
         #expect(refused.status == .unauthorized)
+        #expect(refused.error?.failureBody(as: Problem.self) == Problem(error: "bad credentials"))
         #expect(try refused.decodeFailureBody() == Problem(error: "bad credentials"))
         do {
             _ = try await client.value(Login(body: Credentials(username: "ada", password: "no")))

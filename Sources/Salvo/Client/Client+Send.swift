@@ -114,3 +114,25 @@ extension Client {
         }
     }
 }
+
+extension Client {
+    public func valueAndResponse<Success, Failure>(_ endpoint: TypedEndpoint<Success, Failure>, options: CallOptions = CallOptions())
+        async throws(ClientError) -> (value: Success, response: Response<Success, Failure>) {
+        let response = try await self.exchange(endpoint, options: options)
+        try self.validate(response, options: options)
+        return (try response.decodeSuccessBody(), response)
+    }
+
+    public func values<Success, Failure>(for endpoint: TypedEndpoint<Success, Failure>, every interval: Duration? = nil,
+                                         options: CallOptions = CallOptions()) -> RequestValues<TypedEndpoint<Success, Failure>> {
+        RequestValues(client: self, request: endpoint, interval: interval, options: options)
+    }
+
+    public func stream<Success, Failure>(_ endpoint: TypedEndpoint<Success, Failure>, options: CallOptions = CallOptions())
+        async throws(ClientError) -> StreamingResponse<Failure> {
+        let (head, body) = try self.prepare(endpoint)
+        return try await self.stream(endpoint.operationName, head: head, body: body, decodeFailure: { (bytes, coders) throws(ClientError) in
+            try endpoint.decodeFailureBody(from: bytes, coders: coders)
+        }, options: options)
+    }
+}

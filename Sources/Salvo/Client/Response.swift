@@ -48,6 +48,21 @@ public struct Response<Success: Sendable, Failure: Sendable>: Sendable {
         }
     }
 
+    /// nil for a 2xx response; otherwise the `.unacceptableStatus` error that
+    /// ``Client/value(_:options:)`` would have thrown, with the failure body decoded when it
+    /// decodes. For code that takes the raw response and checks it:
+    ///
+    /// ```swift
+    /// let response = try await client.send(GetUser(id: 7))
+    /// if let error = response.error { print(error.status?.code ?? 0) }
+    /// ```
+    public var error: ClientError? {
+        guard self.status.kind != .successful else { return nil }
+        var error = self.annotated(ClientError(.unacceptableStatus, detail: "\(self.status.code) \(self.status.reasonPhrase)"))
+        error.decodedFailureBody = try? self.decodeFailureBody()
+        return error
+    }
+
     /// The same response, with its success body turned into something else when decoded.
     ///
     /// ```swift

@@ -1,0 +1,202 @@
+import Foundation
+import Observation
+import Salvo
+import Testing
+
+// The examples of docs/typed-layer.md, compiled and run against a mock: a newcomer's copy
+// of them must build and behave as the guide says.
+
+private struct DocUser: Codable, Sendable, Equatable {
+    var id: Int
+    var name: String
+}
+
+private struct DocNewUser: Codable, Sendable {
+    var name: String
+}
+
+private struct DocProblem: Codable, Sendable, Equatable {
+    var error: String
+}
+
+private struct DocLogin: Request {
+    struct Credentials: Codable, Sendable { var username: String; var password: String }
+    struct Token: Codable, Sendable { var token: String }
+    struct DocProblem: Codable, Sendable { var error: String }
+
+    typealias RequestBody = Credentials
+    typealias SuccessResponseBody = Token
+    typealias FailureResponseBody = DocProblem
+
+    static var operationID: String { "login" }
+    var method: HTTPRequest.Method { .post }
+    var path: String { "/login" }
+    var headerFields: HTTPFields { [:] }
+    var queryItems: [QueryItem] { [] }
+    var body: Credentials
+}
+
+private struct DocFormLogin: Request {
+    typealias SuccessResponseBody = DocLogin.Token
+    var method: HTTPRequest.Method { .post }
+    var path: String { "/login" }
+    var body: DocLogin.Credentials
+
+    func encodeBody(with coders: Coders) throws(ClientError) -> HTTPBody? {
+        try .form(self.body, encoder: coders.formEncoder)
+    }
+}
+
+private struct GetProfileRequest: Request {
+    typealias RequestBody = Never?
+    typealias SuccessResponseBody = DocUser
+    typealias FailureResponseBody = DocProblem
+
+    static var operationID: String { "getProfile" }
+    var path: String { "/user/profile" }
+    var method: HTTPRequest.Method { .get }
+    var headerFields: HTTPFields { HTTPFields() }
+    var queryItems: [QueryItem] { [] }
+    var body: Never? { nil }
+}
+
+private enum DocAPI: String, EndpointPath {
+    case login = "/login"
+    case users = "/users"
+}
+
+extension TypedEndpoint where Success == [DocUser], Failure == Empty {
+    fileprivate static func docUsers(named name: String? = nil) -> Self {
+        .get("/users", query: [QueryItem("name", name)])
+    }
+}
+
+private struct DocUserBody: Encodable, Sendable { var username: String; var password: String }
+private struct DocUserResponse: Codable, Sendable { var token: String }
+private enum MyAppEndpoint: String, EndpointPath { case login }
+
+extension TypedEndpoint where Success == DocUserResponse, Failure == Empty {
+    fileprivate static func login(_ body: DocUserBody) -> Self { .post(MyAppEndpoint.login.rawValue, body: body) }
+}
+
+@Suite struct DocExamplesTests {
+    private func mocked() throws -> (Client, MockTransport) {
+        let mock = MockTransport()
+        mock.on(.get, "/v1/users/7", reply: try .json(DocUser(id: 7, name: "Ada")))
+        mock.on(.get, "/v1/users", reply: try .json([DocUser(id: 7, name: "Ada")]))
+        mock.on(.get, "/v1/me", reply: try .json(DocUser(id: 1, name: "Me")))
+        mock.on(.post, "/v1/users") { request in try .json(DocUser(id: 9, name: try request.decode(DocNewUser.self).name), status: .created) }
+        mock.on(.post, "/v1/login") { request in
+            request.headerFields[.contentType] == "application/x-www-form-urlencoded"
+                ? try .json(DocLogin.Token(token: "form")) : try .json(DocLogin.Token(token: "json"))
+        }
+        mock.on(.get, "/v1/user/profile", reply: try .json(DocProblem(error: "nope"), status: .forbidden))
+        return (try Client(baseURL: "https://api.example.com/v1", transport: mock), mock)
+    }
+
+    @Test func aFirstClientAndTheThreeSpellings() async throws {
+        let (client, mock) = try self.mocked()
+        let user = try await client.value(Endpoint<DocUser>.get("/users/7"))
+        #expect(user.name == "Ada")
+        let token = try await client.value(DocLogin(body: .init(username: "ada", password: "…")))
+        #expect(token.token == "json")
+        #expect(try await client.value(DocFormLogin(body: .init(username: "ada", password: "x"))).token == "form")
+        #expect(try await client.value(.docUsers(named: "ada")).count == 1)
+        #expect(try await client.value(Endpoint<[DocUser]>.get(DocAPI.users)).count == 1)
+        let created = try await client.send(Endpoint<DocUser>.post("/users", body: DocNewUser(name: "Grace")))
+        #expect(created.status == .created)
+        let search = Endpoint<[DocUser]>(path: "/users", query: [QueryItem("q", "ada")], headers: [.accept: "application/json"])
+        #expect(try await client.value(search).first?.id == 7)
+        let post = Endpoint<DocUser>(method: .post, path: "/users", body: .json(DocNewUser(name: "Ada")))
+        #expect(try await client.value(post).name == "Ada")
+        let profile = try await client.send(GetProfileRequest())
+        #expect(profile.error?.failureBody(as: DocProblem.self) == DocProblem(error: "nope"))
+        #expect(mock.requests.contains { $0.target == "/v1/users?name=ada" })
+        _ = Endpoint<Empty>(method: HTTPRequest.Method("PURGE")!, path: "/cache/users")
+    }
+
+    @Test func bodiesAndEncoders() throws {
+        struct Search: Encodable {
+            struct Page: Encodable { var size: Int; var after: String? }
+            var query: String
+            var tags: [String]
+            var page: Page
+        }
+        let form = URLFormEncoder()
+        #expect(try form.encodeString(Search(query: "swift http", tags: ["a", "b"], page: .init(size: 20, after: nil)))
+            == "query=swift+http&tags%5B%5D=a&tags%5B%5D=b&page%5Bsize%5D=20")
+        let items = [QueryItem("q", "a b&c"), QueryItem("page", nil), QueryItem("size", "20")]
+        #expect(QueryItem.encode(items) == "q=a%20b%26c&size=20")
+        #expect("/users/\(segment: "a/b c")/posts" == "/users/a%2Fb%20c/posts")
+        _ = try HTTPBody.json(object: ["key": "value", "list": [1, 2]])
+        _ = HTTPBody.binary([1, 2, 3], contentType: .png)
+        _ = HTTPBody(data: Data("{}".utf8), contentType: .json)
+        var encoder = try MultipartFormEncoder()
+        let bytes = try encoder.encode(parts: [.text("Profile photo", name: "description"),
+                                               .data([1, 2], name: "thumbnail", filename: "thumb.png", contentType: .png)])
+        #expect(encoder.contentType.hasPrefix("multipart/form-data; boundary="))
+        #expect(!bytes.isEmpty)
+        let inline = EndpointBody.json(["array": ["int": 42, "double": 3.14, "bool": true, "string": "foo"]] as JSONValue)
+        _ = Endpoint<Empty>(method: .post, path: "/x", body: inline)
+    }
+
+    @Test func errorsAndResults() async throws {
+        let (client, _) = try self.mocked()
+        do {
+            _ = try await client.value(GetProfileRequest())
+            Issue.record("a 403 decoded")
+        } catch {
+            switch error.code {
+            case .unacceptableStatus:
+                #expect(error.status?.code == 403)
+                #expect(error.failureBody(as: DocProblem.self)?.error == "nope")
+            default:
+                Issue.record("\(error)")
+            }
+        }
+        let (value, error) = await client.outcome(Endpoint<DocUser>.get("/users/7"))
+        #expect(value?.id == 7 && error == nil)
+        let handle = client.value(Endpoint<DocUser>.get("/users/7")) { result in _ = result }
+        handle.cancel()
+    }
+
+    @Test func ifYouUsedSimpleHTTPAndSwiftyNetworking() async throws {
+        let mock = MockTransport(always: try .json(DocUserResponse(token: "t")))
+        let session = try Client(baseURL: "https://github.com", transport: mock)
+        #expect(try await session.value(.login(DocUserBody(username: "pjechris", password: "MyPassword"))).token == "t")
+        for try await output in session.values(for: .login(DocUserBody(username: "pjechris", password: "MyPassword"))) {
+            #expect(output.token == "t")
+        }
+        #expect(mock.requests.first?.path == "/login")
+
+        struct ExampleResponseModel: Codable, Sendable { let foo: String; let bar: Int; let buzz: Bool }
+        struct ExampleErrorModel: Codable, Sendable { let status: Int; let message: String }
+        let failing = MockTransport(always: try .json(ExampleErrorModel(status: 400, message: "bad"), status: .badRequest))
+        let client = try Client(baseURL: "https://www.example.com", transport: failing)
+        let bar = "value"
+        let request = Endpoint<ExampleResponseModel>(
+            method: .get,
+            path: "/foo/\(segment: bar)/buzz",
+            query: [QueryItem("hello", "world")],
+            headers: [HTTPField.Name("X-Api-Key")!: "sample_token"])
+            .failing(as: ExampleErrorModel.self)
+        let (result, error) = await client.outcome(request)
+        #expect(result == nil)
+        #expect(error?.failureBody(as: ExampleErrorModel.self)?.message == "bad")
+        #expect(failing.requests.first?.target == "/foo/value/buzz?hello=world")
+    }
+
+    @Test func activityAndMocks() async throws {
+        let activity = ClientActivity()
+        let mock = MockTransport()
+        mock.on(.get, "/slow", reply: MockTransport.Reply.text("late").delayed(by: .milliseconds(10)))
+        mock.fail(.get, "/slow", times: 1, with: HTTPClientError(.readTimeout))
+        let client = try Client(baseURL: "https://api.example.test", transport: mock, configuration: .init(activity: activity))
+        withObservationTracking {
+            _ = activity.isBusy
+        } onChange: {}
+        _ = await client.outcome(Endpoint<String>.get("/slow"))
+        #expect(try await client.value(Endpoint<String>.get("/slow")) == "late")
+        #expect(activity.completedCount == 1 && activity.failedCount == 1)
+    }
+}
