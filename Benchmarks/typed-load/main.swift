@@ -3,6 +3,10 @@
 // --decode-json. Run by ../compare.py for the "json" scenarios.
 //
 //   typed-load --url URL --connections N --duration SECONDS --mode typed|raw
+//   typed-load --url URL --duration SECONDS --mode decode
+//
+// --mode decode fetches the document once, then only decodes it, in a loop, with Salvo's
+// decoder and with JSONDecoder, and prints the nanoseconds per decode of each.
 //
 // One engine client with one event loop thread (like the other clients' -t1), N tasks.
 // Prints one JSON line: {"requests":R,"errors":E,"bytes":B,"seconds":S}; requests count
@@ -42,7 +46,7 @@ struct Options {
     var duration = 5.0
     var mode = "typed"
 
-    static let usage = "usage: typed-load --url URL --connections N --duration SECONDS --mode typed|raw"
+    static let usage = "usage: typed-load --url URL --connections N --duration SECONDS --mode typed|raw|decode"
 
     static func parse(_ arguments: [String]) -> Options {
         var options = Options()
@@ -68,7 +72,7 @@ struct Options {
                 options.duration = seconds
             case "--mode":
                 options.mode = value(for: flag)
-                guard options.mode == "typed" || options.mode == "raw" else { fail("bad --mode") }
+                guard ["typed", "raw", "decode"].contains(options.mode) else { fail("bad --mode") }
             default: fail("unknown argument \(flag)")
             }
         }
@@ -103,6 +107,26 @@ struct TypedLoad {
         let endpoint = Endpoint<Profile>.get(path)
         let request = try HTTPRequest(method: .get, url: options.url)
         let decoder = JSONDecoder()
+        if options.mode == "decode" {
+            let document = try await engine.execute(request).body
+            engine.shutdown()
+            let coders = Coders()
+            func measure(_ decode: () throws -> Profile) rethrows -> Double {
+                let start = ContinuousClock.now
+                let end = start + .nanoseconds(Int64(options.duration * 1e9 / 2))
+                var count = 0
+                while ContinuousClock.now < end {
+                    for _ in 0..<100 { _ = try decode() }
+                    count += 100
+                }
+                let elapsed = ContinuousClock.now - start
+                return (Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9) / Double(count)
+            }
+            let salvo = try measure { try coders.decodeJSON(Profile.self, from: document) }
+            let foundation = try measure { try decoder.decode(Profile.self, from: Data(document)) }
+            print("{\"salvo_ns\":\(Int(salvo)),\"foundation_ns\":\(Int(foundation)),\"bytes\":\(document.count)}")
+            return
+        }
 
         let started = ContinuousClock.now
         let deadline = started + .nanoseconds(Int64(options.duration * 1e9))

@@ -23,8 +23,32 @@ import HTTPTypes
 /// ``HTTPBody/requestEnded()`` once it is done with it (sent, or never to be).
 public protocol Transport: Sendable {
     /// Sends `request` with `body` and returns once the response head has arrived; the body
-    /// follows through ``TransportResponse/body``.
+    /// follows through ``TransportResponse/body``. The one call a transport must implement.
     func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(HTTPClientError) -> TransportResponse
+
+    /// The whole response, its body collected: more than `maxBodySize` bytes fail with
+    /// `.bodyTooLarge`. Built on ``send(_:body:options:)`` by default; a transport with a
+    /// cheaper way to collect (the engine) provides its own.
+    func sendCollecting(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions,
+                        maxBodySize: Int) async throws(HTTPClientError) -> HTTPClientResponse
+}
+
+extension Transport {
+    public func sendCollecting(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions,
+                               maxBodySize: Int) async throws(HTTPClientError) -> HTTPClientResponse {
+        let streamed = try await self.send(request, body: body, options: options)
+        let bytes = try await streamed.body.collect(upTo: maxBodySize)
+        var response = HTTPClientResponse(head: streamed.head, body: bytes, trailers: streamed.body.trailers)
+        response.redirectChain = streamed.redirectChain
+        response.unfollowedRedirect = streamed.unfollowedRedirect
+        response.redirects = streamed.redirects
+        response.effectiveRequest = streamed.effectiveRequest
+        response.version = streamed.version
+        response.interimResponses = streamed.interimResponses
+        response.decodedContentEncoding = streamed.decodedContentEncoding
+        response.metrics = streamed.body.metrics ?? streamed.metrics
+        return response
+    }
 }
 
 /// Settings of one request that a transport honours where it can.

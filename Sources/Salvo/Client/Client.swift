@@ -159,19 +159,25 @@ public final class Client: Sendable {
 
     /// Hands a prepared request to the transport.
     func transportSend(_ head: HTTPRequest, body: HTTPBody?, options: CallOptions) async throws(ClientError) -> TransportResponse {
-        let timeout = options.timeout ?? self.configuration.timeout
-        let transportOptions = TransportOptions(timeout: timeout, deadline: options.deadline, headTimeout: options.headTimeout,
-                                                readTimeout: options.readTimeout)
         do {
-            return try await self.transport.send(head, body: body, options: transportOptions)
+            return try await self.transport.send(head, body: body, options: self.transportOptions(options))
         } catch {
             throw ClientError.transport(error)
         }
     }
 
+    func transportOptions(_ options: CallOptions) -> TransportOptions {
+        TransportOptions(timeout: options.timeout ?? self.configuration.timeout, deadline: options.deadline,
+                         headTimeout: options.headTimeout, readTimeout: options.readTimeout)
+    }
+
     /// The URL a response came from: the last of its redirects, or the request's.
     static func finalURL(of head: HTTPRequest, _ response: TransportResponse) -> String {
-        response.redirectChain.last ?? "\(head.scheme ?? "http")://\(head.authority ?? "")\(head.path ?? "/")"
+        Self.finalURL(of: head, chain: response.redirectChain)
+    }
+
+    static func finalURL(of head: HTTPRequest, chain: [String]) -> String {
+        chain.last ?? "\(head.scheme ?? "http")://\(head.authority ?? "")\(head.path ?? "/")"
     }
 
     /// Sends `request` and reads the whole response.
@@ -184,21 +190,19 @@ public final class Client: Sendable {
     func exchange<R: Request>(_ request: R, head: HTTPRequest, body: HTTPBody?, options: CallOptions) async throws(ClientError)
         -> Response<R.SuccessResponseBody, R.FailureResponseBody> {
         let limit = options.maxBodySize ?? self.configuration.maxBodySize
-        let (streamed, bytes) = try await self.tracked(request.operationName, head) { () async throws(ClientError) in
-            let streamed = try await self.transportSend(head, body: body, options: options)
+        let transportOptions = self.transportOptions(options)
+        let collected = try await self.tracked(request.operationName, head) { () async throws(ClientError) in
             do throws(HTTPClientError) {
-                return (streamed, try await streamed.body.collect(upTo: limit))
+                return try await self.transport.sendCollecting(head, body: body, options: transportOptions, maxBodySize: limit)
             } catch {
-                var failure = error.code == .bodyTooLarge ? ClientError(.bodyTooLarge, detail: "more than \(limit) bytes") : ClientError.transport(error)
-                failure.responseHead = streamed.head
-                throw failure
+                throw error.code == .bodyTooLarge ? ClientError(.bodyTooLarge, detail: "more than \(limit) bytes") : ClientError.transport(error)
             }
         }
         let coders = self.configuration.coders
         return Response(
-            request: head, head: streamed.head, body: bytes,
-            url: Self.finalURL(of: head, streamed),
-            details: ExchangeDetails(streamed),
+            request: head, head: collected.head, body: collected.body,
+            url: Self.finalURL(of: head, chain: collected.redirectChain),
+            details: ExchangeDetails(collected),
             successDecoder: { (bytes) throws(ClientError) in try request.decodeSuccessBody(from: bytes, coders: coders) },
             failureDecoder: { (bytes) throws(ClientError) in try request.decodeFailureBody(from: bytes, coders: coders) })
     }

@@ -18,4 +18,15 @@ struct ExchangeDetails: Sendable {
         self.decodedContentEncoding = response.decodedContentEncoding
         self.metrics = response.body.metrics ?? response.metrics
     }
+
+    /// From a collected response.
+    init(_ response: HTTPClientResponse) {
+        self.redirectChain = response.redirectChain
+        self.redirects = response.redirects
+        self.effectiveRequest = response.effectiveRequest
+        self.version = response.version
+        self.interimResponses = response.interimResponses
+        self.decodedContentEncoding = response.decodedContentEncoding
+        self.metrics = response.metrics
+    }
 }

@@ -20,6 +20,9 @@ public struct Coders: Sendable {
     /// The key mapping of ``formEncoder``, and of the JSON coders when they were made by
     /// ``json(keys:encoder:decoder:)``.
     public var keys: KeyMapping { self.formEncoder.keys }
+    /// Set by ``json(keys:encoder:decoder:)``: the mapping the decoder's key strategy was set
+    /// for, applied directly by Salvo's JSON decoder.
+    var decodingKeyMapping: (@Sendable (String) -> String)?
 
     /// Coders with these parts; `encoder` and `decoder` are used as they are.
     public init(encoder: JSONEncoder = JSONEncoder(), decoder: JSONDecoder = JSONDecoder(),
@@ -49,7 +52,9 @@ public struct Coders: Sendable {
         }
         var form = URLFormEncoder()
         form.keys = keys
-        return Coders(encoder: encoder, decoder: decoder, formEncoder: form)
+        var coders = Coders(encoder: encoder, decoder: decoder, formEncoder: form)
+        coders.decodingKeyMapping = keys.fromWire
+        return coders
     }
 
     /// JSON of `value`, or `.encodingFailed` naming the type and the coding path.
@@ -62,23 +67,33 @@ public struct Coders: Sendable {
     }
 
     /// `Value` from JSON `bytes`, or `.decodingFailed` saying where and what.
+    ///
+    /// Salvo decodes with its own decoder, which honours the ``decoder``'s strategies (keys,
+    /// dates, data, non-conforming floats, user info) and throws the same `DecodingError`s;
+    /// a decoder that asks for what only `JSONDecoder` does (JSON5, a `DateFormatter`, a
+    /// subclass) is used as it is.
     public func decodeJSON<Value: Decodable>(_ type: Value.Type, from bytes: [UInt8]) throws(ClientError) -> Value {
-        do {
-            return try self.decoder.decode(Value.self, from: Data(bytes))
-        } catch {
-            throw ClientError.decoding(error, as: Value.self, body: bytes)
-        }
+        try self.decodeJSON(Value.self, from: bytes, keyPath: [])
     }
 
     /// `Value` from the JSON found at `keyPath` (`"data.items"`) in `bytes`; an empty key path
     /// is the whole body. Property names in the path are as after key mapping.
     public func decodeJSON<Value: Decodable>(_ type: Value.Type, from bytes: [UInt8], at keyPath: String) throws(ClientError) -> Value {
-        let keys = keyPath.split(separator: ".").map(String.init)
-        guard !keys.isEmpty else { return try self.decodeJSON(Value.self, from: bytes) }
+        try self.decodeJSON(Value.self, from: bytes, keyPath: keyPath.split(separator: ".").map(String.init))
+    }
+
+    private func decodeJSON<Value: Decodable>(_ type: Value.Type, from bytes: [UInt8], keyPath keys: [String]) throws(ClientError) -> Value {
         do {
-            return try KeyPathScope.$keys.withValue(keys) {
-                try self.decoder.decode(KeyPathBox<Value>.self, from: Data(bytes)).value
+            guard let options = TapeDecoder.Options(self.decoder, keyMapping: self.decodingKeyMapping) else {
+                if keys.isEmpty { return try self.decoder.decode(Value.self, from: Data(bytes)) }
+                return try KeyPathScope.$keys.withValue(keys) {
+                    try self.decoder.decode(KeyPathBox<Value>.self, from: Data(bytes)).value
+                }
             }
+            let tape = try bytes.withUnsafeBytes { try JSONTape($0) }
+            let decoder = TapeDecoder(tape: tape, options: options)
+            if !keys.isEmpty { try decoder.descend(into: keys) }
+            return try decoder.decodeHere(Value.self)
         } catch {
             throw ClientError.decoding(error, as: Value.self, body: bytes)
         }

@@ -122,6 +122,14 @@ extension HTTPClient: Transport {
         try await self.stream(request, body: body, options: RequestOptions(
             timeout: options.timeout, deadline: options.deadline, headTimeout: options.headTimeout, readTimeout: options.readTimeout))
     }
+
+    /// Sends `request` and collects the response; see ``execute(_:body:options:)``.
+    public func sendCollecting(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions,
+                               maxBodySize: Int) async throws(HTTPClientError) -> HTTPClientResponse {
+        try await self.execute(request, body: body, options: RequestOptions(
+            timeout: options.timeout, maxBodySize: maxBodySize, deadline: options.deadline,
+            headTimeout: options.headTimeout, readTimeout: options.readTimeout))
+    }
 }
 
 extension HTTPClient {

@@ -73,3 +73,6 @@ final class StreamingHandler: ResponseHandler {
         }
     }
 }
+
+/// A response whose body is still arriving: the seam's ``TransportResponse``.
+public typealias HTTPClientStreamingResponse = TransportResponse

@@ -1,7 +1,8 @@
-import SalvoTransport
 import HTTPTypes
 
-/// A complete response: head, collected body, and trailers if a chunked body had any.
+/// A complete response: head, collected body, and trailers if a chunked body had any — what
+/// the engine's `execute` returns, and a transport's collected form
+/// (``Transport/sendCollecting(_:body:options:maxBodySize:)``).
 public struct HTTPClientResponse: Sendable {
     public var head: HTTPResponse
     public var body: [UInt8]
@@ -38,5 +39,4 @@ public struct HTTPClientResponse: Sendable {
     public var headerFields: HTTPFields { self.head.headerFields }
 }
 
-/// A response whose body is still arriving: the seam's ``TransportResponse``.
-public typealias HTTPClientStreamingResponse = TransportResponse
+

@@ -1,0 +1,345 @@
+/// An object's members, found by comparing key bytes.
+struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let decoder: TapeDecoder
+    /// The decoder's tape: `decoder` keeps it alive, so it is not counted again here.
+    private unowned(unsafe) let tape: JSONTape
+    /// The object's index on the tape.
+    let object: Int
+    let codingPath: [any CodingKey]
+
+    init(decoder: TapeDecoder, object: Int, path: [any CodingKey]) {
+        self.decoder = decoder
+        self.tape = decoder.tape
+        self.object = object
+        self.codingPath = path
+    }
+
+    var allKeys: [Key] {
+        let tape = self.decoder.tape
+        var keys: [Key] = []
+        var member = self.object + 1
+        for _ in 0..<tape.entries[self.object].count {
+            if case .success(let wire) = tape.string(tape.entries[member]),
+               let key = Key(stringValue: self.decoder.convertedKey(wire)) {
+                keys.append(key)
+            }
+            member = tape.after(member + 1)
+        }
+        return keys
+    }
+
+    /// The tape index of `key`'s value; the first one when a key repeats (as `JSONDecoder`).
+    private func find(_ key: Key) -> Int? {
+        let tape = self.tape
+        var name = key.stringValue
+        var member = self.object + 1
+        let converts = self.decoder.convertsKeys
+        for _ in 0..<tape.entries[self.object].count {
+            let keyEntry = tape.entries[member]
+            let matches: Bool
+            if converts {
+                if case .success(let wire) = tape.string(keyEntry) {
+                    matches = self.decoder.convertedKey(wire) == name
+                } else {
+                    matches = false
+                }
+            } else {
+                matches = tape.stringEquals(keyEntry, &name)
+            }
+            if matches { return member + 1 }
+            member = tape.after(member + 1)
+        }
+        return nil
+    }
+
+    private func value(for key: Key) throws -> Int {
+        guard let index = self.find(key) else {
+            throw DecodingError.keyNotFound(key, .init(codingPath: self.codingPath,
+                                                       debugDescription: "No value associated with key \(key) (\"\(key.stringValue)\")."))
+        }
+        return index
+    }
+
+    func contains(_ key: Key) -> Bool { self.find(key) != nil }
+
+    func decodeNil(forKey key: Key) throws -> Bool {
+        self.decoder.tape.entries[try self.value(for: key)].kind == .null
+    }
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+        try self.decoder.bool(at: try self.value(for: key), path: self.codingPath, key: key)
+    }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        try self.decoder.string(at: try self.value(for: key), path: self.codingPath, key: key)
+    }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+        try self.decoder.double(at: try self.value(for: key), path: self.codingPath, key: key)
+    }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+        try self.decoder.float(at: try self.value(for: key), path: self.codingPath, key: key)
+    }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try self.integer(Int.self, key) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try self.integer(Int8.self, key) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try self.integer(Int16.self, key) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try self.integer(Int32.self, key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try self.integer(Int64.self, key) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try self.integer(UInt.self, key) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try self.integer(UInt8.self, key) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try self.integer(UInt16.self, key) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try self.integer(UInt32.self, key) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try self.integer(UInt64.self, key) }
+
+    @inline(__always)
+    private func integer<T: FixedWidthInteger>(_ type: T.Type, _ key: Key) throws -> T {
+        try self.decoder.integer(T.self, at: try self.value(for: key), path: self.codingPath, key: key)
+    }
+
+    /// Runs `read` with the decoder at `key`'s value (nested containers).
+    private func scalar<T>(_ key: Key, _ read: (TapeDecoder) throws -> T) throws -> T {
+        let index = try self.value(for: key)
+        let decoder = self.decoder
+        let saved = decoder.index
+        decoder.index = index
+        decoder.path.append(key)
+        defer {
+            decoder.index = saved
+            decoder.path.removeLast()
+        }
+        return try read(decoder)
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        try self.decoder.decode(T.self, at: try self.value(for: key), key: key)
+    }
+
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+        guard let index = self.find(key), self.decoder.tape.entries[index].kind != .null else { return nil }
+        return try self.decoder.string(at: index, path: self.codingPath, key: key)
+    }
+
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
+        guard let index = self.find(key), self.decoder.tape.entries[index].kind != .null else { return nil }
+        return try self.decoder.integer(Int.self, at: index, path: self.codingPath, key: key)
+    }
+
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+        guard let index = self.find(key), self.decoder.tape.entries[index].kind != .null else { return nil }
+        return try self.decoder.bool(at: index, path: self.codingPath, key: key)
+    }
+
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+        guard let index = self.find(key), self.decoder.tape.entries[index].kind != .null else { return nil }
+        return try self.decoder.double(at: index, path: self.codingPath, key: key)
+    }
+
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        guard let index = self.find(key), self.decoder.tape.entries[index].kind != .null else { return nil }
+        return try self.decoder.decode(T.self, at: index, key: key)
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+        try self.scalar(key) { try $0.container(keyedBy: NestedKey.self) }
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        try self.scalar(key) { try $0.unkeyedContainer() }
+    }
+
+    func superDecoder() throws -> any Decoder {
+        self.superDecoder(named: AnyCodingKey("super"), at: Key(stringValue: "super").flatMap { self.find($0) })
+    }
+
+    func superDecoder(forKey key: Key) throws -> any Decoder {
+        self.superDecoder(named: key, at: self.find(key))
+    }
+
+    /// A decoder of its own for a member, or one holding null when there is none (as `JSONDecoder`).
+    private func superDecoder(named key: any CodingKey, at index: Int?) -> any Decoder {
+        let decoder = self.decoder
+        guard let index else { return NullDecoder(codingPath: self.codingPath + [key], userInfo: decoder.userInfo) }
+        return TapeDecoder(tape: decoder.tape, options: decoder.options, index: index, path: self.codingPath + [key])
+    }
+}
+
+/// An array's elements, in order.
+struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
+    let decoder: TapeDecoder
+    let codingPath: [any CodingKey]
+    let count: Int?
+    private(set) var currentIndex = 0
+    /// The tape index of the current element.
+    private var next: Int
+
+    init(decoder: TapeDecoder, array: Int, path: [any CodingKey]) {
+        self.decoder = decoder
+        self.codingPath = path
+        self.count = Int(decoder.tape.entries[array].count)
+        self.next = array + 1
+    }
+
+    var isAtEnd: Bool { self.currentIndex >= self.count! }
+
+    private mutating func advance<T>(_ type: Any.Type, _ read: (TapeDecoder) throws -> T) throws -> T {
+        guard !self.isAtEnd else {
+            throw DecodingError.valueNotFound(type, .init(codingPath: self.codingPath + [IndexCodingKey(self.currentIndex)],
+                                                          debugDescription: "Unkeyed container is at end."))
+        }
+        let decoder = self.decoder
+        let saved = decoder.index
+        decoder.index = self.next
+        decoder.path.append(IndexCodingKey(self.currentIndex))
+        defer {
+            decoder.index = saved
+            decoder.path.removeLast()
+        }
+        let value = try read(decoder)
+        self.next = decoder.tape.after(self.next)
+        self.currentIndex += 1
+        return value
+    }
+
+    mutating func decodeNil() throws -> Bool {
+        guard !self.isAtEnd else {
+            throw DecodingError.valueNotFound(Never?.self, .init(codingPath: self.codingPath, debugDescription: "Unkeyed container is at end."))
+        }
+        guard self.decoder.tape.entries[self.next].kind == .null else { return false }
+        self.next += 1
+        self.currentIndex += 1
+        return true
+    }
+
+    /// Reads the current element in place and moves past it.
+    @inline(__always)
+    private mutating func scalar<T>(_ type: Any.Type, _ read: (TapeDecoder, Int, IndexCodingKey) throws -> T) throws -> T {
+        guard !self.isAtEnd else {
+            throw DecodingError.valueNotFound(type, .init(codingPath: self.codingPath + [IndexCodingKey(self.currentIndex)],
+                                                          debugDescription: "Unkeyed container is at end."))
+        }
+        let value = try read(self.decoder, self.next, IndexCodingKey(self.currentIndex))
+        self.next += 1
+        self.currentIndex += 1
+        return value
+    }
+
+    mutating func decode(_ type: Bool.Type) throws -> Bool {
+        try self.scalar(type) { [path = self.codingPath] in try $0.bool(at: $1, path: path, key: $2) }
+    }
+    mutating func decode(_ type: String.Type) throws -> String {
+        try self.scalar(type) { [path = self.codingPath] in try $0.string(at: $1, path: path, key: $2) }
+    }
+    mutating func decode(_ type: Double.Type) throws -> Double {
+        try self.scalar(type) { [path = self.codingPath] in try $0.double(at: $1, path: path, key: $2) }
+    }
+    mutating func decode(_ type: Float.Type) throws -> Float {
+        try self.scalar(type) { [path = self.codingPath] in try $0.float(at: $1, path: path, key: $2) }
+    }
+    mutating func decode(_ type: Int.Type) throws -> Int { try self.integer(Int.self) }
+    mutating func decode(_ type: Int8.Type) throws -> Int8 { try self.integer(Int8.self) }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 { try self.integer(Int16.self) }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 { try self.integer(Int32.self) }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { try self.integer(Int64.self) }
+    mutating func decode(_ type: UInt.Type) throws -> UInt { try self.integer(UInt.self) }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try self.integer(UInt8.self) }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try self.integer(UInt16.self) }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try self.integer(UInt32.self) }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try self.integer(UInt64.self) }
+
+    private mutating func integer<T: FixedWidthInteger>(_ type: T.Type) throws -> T {
+        try self.scalar(type) { [path = self.codingPath] in try $0.integer(T.self, at: $1, path: path, key: $2) }
+    }
+
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try self.advance(type) { try $0.decodeHere(T.self) } }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+        try self.advance(type) { try $0.container(keyedBy: NestedKey.self) }
+    }
+
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        try self.advance([Any].self) { try $0.unkeyedContainer() }
+    }
+
+    mutating func superDecoder() throws -> any Decoder {
+        try self.advance((any Decoder).self) { decoder in
+            TapeDecoder(tape: decoder.tape, options: decoder.options, index: decoder.index, path: decoder.path)
+        }
+    }
+}
+
+/// One value.
+struct TapeSingleValueContainer: SingleValueDecodingContainer {
+    let decoder: TapeDecoder
+    let index: Int
+    let codingPath: [any CodingKey]
+
+    init(decoder: TapeDecoder, index: Int, path: [any CodingKey]) {
+        self.decoder = decoder
+        self.index = index
+        self.codingPath = path
+    }
+
+    /// Runs `body` with the decoder at this value (a nested decode moves it).
+    private func read<T>(_ body: (TapeDecoder) throws -> T) throws -> T {
+        let decoder = self.decoder
+        let saved = decoder.index
+        decoder.index = self.index
+        defer { decoder.index = saved }
+        return try body(decoder)
+    }
+
+    func decodeNil() -> Bool { self.decoder.tape.entries[self.index].kind == .null }
+    func decode(_ type: Bool.Type) throws -> Bool { try self.decoder.bool(at: self.index, path: self.codingPath, key: nil) }
+    func decode(_ type: String.Type) throws -> String { try self.decoder.string(at: self.index, path: self.codingPath, key: nil) }
+    func decode(_ type: Double.Type) throws -> Double { try self.decoder.double(at: self.index, path: self.codingPath, key: nil) }
+    func decode(_ type: Float.Type) throws -> Float { try self.decoder.float(at: self.index, path: self.codingPath, key: nil) }
+    func decode(_ type: Int.Type) throws -> Int { try self.integer(Int.self) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try self.integer(Int8.self) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try self.integer(Int16.self) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try self.integer(Int32.self) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try self.integer(Int64.self) }
+    func decode(_ type: UInt.Type) throws -> UInt { try self.integer(UInt.self) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try self.integer(UInt8.self) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try self.integer(UInt16.self) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try self.integer(UInt32.self) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try self.integer(UInt64.self) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try self.read { try $0.decodeHere(T.self) } }
+
+    private func integer<T: FixedWidthInteger>(_ type: T.Type) throws -> T {
+        try self.decoder.integer(T.self, at: self.index, path: self.codingPath, key: nil)
+    }
+}
+
+/// The decoder of a member that is not there: it holds null.
+struct NullDecoder: Decoder, SingleValueDecodingContainer {
+    let codingPath: [any CodingKey]
+    let userInfo: [CodingUserInfoKey: Any]
+
+    private func missing(_ type: Any.Type) -> DecodingError {
+        DecodingError.valueNotFound(type, .init(codingPath: self.codingPath, debugDescription: "Cannot get value of type \(type) -- found null value instead"))
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> { throw self.missing([String: Any].self) }
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { throw self.missing([Any].self) }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { self }
+    func decodeNil() -> Bool { true }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { throw self.missing(T.self) }
+}
+
+/// An array element's place in a coding path; its text is made only if someone asks.
+struct IndexCodingKey: CodingKey {
+    let index: Int
+
+    init(_ index: Int) {
+        self.index = index
+    }
+
+    init?(stringValue: String) {
+        nil
+    }
+
+    init?(intValue: Int) {
+        self.index = intValue
+    }
+
+    var stringValue: String { "Index \(self.index)" }
+    var intValue: Int? { self.index }
+}

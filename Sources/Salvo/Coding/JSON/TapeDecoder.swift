@@ -1,0 +1,364 @@
+import Foundation
+
+/// Salvo's JSON decoder: `Decodable` values straight from a ``JSONTape``.
+///
+/// It keeps `JSONDecoder`'s behaviour — the same strategies for keys, dates, data and
+/// non-conforming floats, the same special types (`Date`, `Data`, `URL`, `Decimal`, string-keyed
+/// dictionaries without key conversion), the same `DecodingError`s with their coding paths —
+/// and spends less per value: the document is scanned once into a flat index, keys are
+/// compared as bytes, numbers are parsed in place.
+///
+/// One decoder object serves a whole document: it moves to each nested value and back,
+/// keeping the coding path as a stack.
+final class TapeDecoder: Decoder {
+    struct Options {
+        /// The options of `decoder`, or nil when it asks for something only `JSONDecoder`
+        /// itself does (JSON5, a DateFormatter, a subclass, a top level without braces).
+        init?(_ decoder: JSONDecoder, keyMapping: (@Sendable (String) -> String)?) {
+            guard type(of: decoder) == JSONDecoder.self, !decoder.allowsJSON5, !decoder.assumesTopLevelDictionary else { return nil }
+            switch decoder.dateDecodingStrategy {
+            case .deferredToDate, .secondsSince1970, .millisecondsSince1970, .iso8601, .custom: break
+            default: return nil
+            }
+            self.keys = decoder.keyDecodingStrategy
+            self.dates = decoder.dateDecodingStrategy
+            self.data = decoder.dataDecodingStrategy
+            self.floats = decoder.nonConformingFloatDecodingStrategy
+            self.userInfo = decoder.userInfo
+            self.keyMapping = keyMapping
+        }
+
+        var keys: JSONDecoder.KeyDecodingStrategy
+        var dates: JSONDecoder.DateDecodingStrategy
+        var data: JSONDecoder.DataDecodingStrategy
+        var floats: JSONDecoder.NonConformingFloatDecodingStrategy
+        var userInfo: [CodingUserInfoKey: any Sendable]
+        /// A mapping from wire names to property names, used instead of `keys` when set.
+        var keyMapping: (@Sendable (String) -> String)?
+    }
+
+    let tape: JSONTape
+    let options: Options
+    /// The value being decoded.
+    var index: Int
+    /// Keys and indexes from the top of the document to ``index``.
+    var path: [any CodingKey]
+    /// Wire keys already converted by the key strategy, in this document.
+    private var convertedKeys: [String: String] = [:]
+
+    init(tape: JSONTape, options: Options, index: Int = 0, path: [any CodingKey] = []) {
+        self.tape = tape
+        self.options = options
+        self.index = index
+        self.path = path
+    }
+
+    var codingPath: [any CodingKey] { self.path }
+    var userInfo: [CodingUserInfoKey: Any] { self.options.userInfo }
+
+    var entry: JSONTape.Entry { self.tape.entries[self.index] }
+
+    // MARK: Decoder
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        let entry = self.entry
+        guard entry.kind == .object else { throw self.mismatch([String: Any].self, entry) }
+        return KeyedDecodingContainer(TapeKeyedContainer<Key>(decoder: self, object: self.index, path: self.path))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        let entry = self.entry
+        guard entry.kind == .array else { throw self.mismatch([Any].self, entry) }
+        return TapeUnkeyedContainer(decoder: self, array: self.index, path: self.path)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        TapeSingleValueContainer(decoder: self, index: self.index, path: self.path)
+    }
+
+    // MARK: Values
+
+    /// Decodes the value at `index`, reached through `key`.
+    func decode<T: Decodable>(_ type: T.Type, at index: Int, key: (any CodingKey)?) throws -> T {
+        if let key { self.path.append(key) }
+        let saved = self.index
+        self.index = index
+        defer {
+            self.index = saved
+            if key != nil { self.path.removeLast() }
+        }
+        return try self.decodeHere(T.self)
+    }
+
+    /// Decodes the value at ``index``, with the types `JSONDecoder` treats apart.
+    func decodeHere<T: Decodable>(_ type: T.Type) throws -> T {
+        // Metatype comparisons first: cheaper than casts, and most types are none of these.
+        if T.self == String.self { return try self.decodeString() as! T }
+        if T.self == Int.self { return try self.decodeInteger(Int.self) as! T }
+        if T.self == Double.self { return try self.decodeDouble() as! T }
+        if T.self == Bool.self { return try self.decodeBool() as! T }
+        if T.self == Date.self { return try self.decodeDate() as! T }
+        if T.self == Data.self { return try self.decodeData() as! T }
+        switch type {
+        case is URL.Type:
+            let text = try self.decodeString()
+            guard let url = URL(string: text) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: self.path, debugDescription: "Invalid URL string."))
+            }
+            return url as! T
+        case is Decimal.Type:
+            let entry = self.entry
+            guard entry.kind == .number else { throw self.mismatch(Decimal.self, entry) }
+            guard let decimal = Decimal(string: self.tape.numberText(entry), locale: Locale(identifier: "en_US_POSIX")) else {
+                throw self.corrupted("The number \(self.tape.numberText(entry)) is not a valid Decimal.")
+            }
+            return decimal as! T
+        case let dictionary as any StringKeyedDictionary.Type:
+            return try dictionary.decodeStringKeyed(from: self) as! T
+        default:
+            return try T(from: self)
+        }
+    }
+
+    // MARK: Scalars
+    //
+    // Read in place at `index`: the decoder does not move, so no state changes for a scalar.
+    // `path` and `key` only make the coding path of an error.
+
+    func decodeNil() -> Bool { self.entry.kind == .null }
+
+    func decodeBool() throws -> Bool { try self.bool(at: self.index, path: self.path, key: nil) }
+    func decodeString() throws -> String { try self.string(at: self.index, path: self.path, key: nil) }
+    func decodeInteger<T: FixedWidthInteger>(_ type: T.Type) throws -> T { try self.integer(T.self, at: self.index, path: self.path, key: nil) }
+    func decodeDouble() throws -> Double { try self.double(at: self.index, path: self.path, key: nil) }
+    func decodeFloat() throws -> Float { try self.float(at: self.index, path: self.path, key: nil) }
+
+    @inline(__always)
+    func bool(at index: Int, path: [any CodingKey], key: (any CodingKey)?) throws -> Bool {
+        switch self.tape.entries[index].kind {
+        case .true: return true
+        case .false: return false
+        default: throw self.mismatch(Bool.self, self.tape.entries[index], path: path, key: key)
+        }
+    }
+
+    @inline(__always)
+    func string(at index: Int, path: [any CodingKey], key: (any CodingKey)?) throws -> String {
+        let entry = self.tape.entries[index]
+        guard entry.kind == .string else { throw self.mismatch(String.self, entry, path: path, key: key) }
+        switch self.tape.string(entry) {
+        case .success(let text): return text
+        case .failure(let problem): throw Self.corrupted("The data contains \(problem.message).", path: path, key: key)
+        }
+    }
+
+    @inline(__always)
+    func integer<T: FixedWidthInteger>(_ type: T.Type, at index: Int, path: [any CodingKey], key: (any CodingKey)?) throws -> T {
+        let entry = self.tape.entries[index]
+        guard entry.kind == .number else { throw self.mismatch(T.self, entry, path: path, key: key) }
+        guard let value = self.tape.integer(entry, as: T.self) else {
+            throw Self.corrupted("Parsed JSON number <\(self.tape.numberText(entry))> does not fit in \(T.self).", path: path, key: key)
+        }
+        return value
+    }
+
+    func double(at index: Int, path: [any CodingKey], key: (any CodingKey)?) throws -> Double {
+        let entry = self.tape.entries[index]
+        switch entry.kind {
+        case .number:
+            guard let value = self.tape.double(entry), value.isFinite else {
+                throw Self.corrupted("Parsed JSON number <\(self.tape.numberText(entry))> does not fit in Double.", path: path, key: key)
+            }
+            return value
+        case .string:
+            if case .convertFromString(let positive, let negative, let nan) = self.options.floats,
+               case .success(let text) = self.tape.string(entry) {
+                if text == positive { return .infinity }
+                if text == negative { return -.infinity }
+                if text == nan { return .nan }
+            }
+            throw self.mismatch(Double.self, entry, path: path, key: key)
+        default:
+            throw self.mismatch(Double.self, entry, path: path, key: key)
+        }
+    }
+
+    func float(at index: Int, path: [any CodingKey], key: (any CodingKey)?) throws -> Float {
+        let double = try self.double(at: index, path: path, key: key)
+        let float = Float(double)
+        guard !double.isFinite || (float.isFinite && (float != 0 || double == 0)) else {
+            throw Self.corrupted("Parsed JSON number <\(double)> does not fit in Float.", path: path, key: key)
+        }
+        return float
+    }
+
+    private func decodeDate() throws -> Date {
+        switch self.options.dates {
+        case .deferredToDate:
+            return try Date(from: self)
+        case .secondsSince1970:
+            return Date(timeIntervalSince1970: try self.decodeDouble())
+        case .millisecondsSince1970:
+            return Date(timeIntervalSince1970: try self.decodeDouble() / 1000)
+        case .iso8601:
+            let text = try self.decodeString()
+            guard let date = try? Date(text, strategy: .iso8601) else {
+                throw self.corrupted("Expected date string to be ISO8601-formatted.")
+            }
+            return date
+        case .custom(let decode):
+            return try decode(self)
+        default:
+            // Other strategies (a DateFormatter) are left to JSONDecoder: see `Options.init`.
+            throw self.corrupted("Unsupported date decoding strategy.")
+        }
+    }
+
+    private func decodeData() throws -> Data {
+        switch self.options.data {
+        case .deferredToData:
+            return try Data(from: self)
+        case .base64:
+            let text = try self.decodeString()
+            guard let data = Data(base64Encoded: text) else {
+                throw self.corrupted("Encountered Data is not valid Base64.")
+            }
+            return data
+        case .custom(let decode):
+            return try decode(self)
+        @unknown default:
+            return try Data(from: self)
+        }
+    }
+
+    /// Moves to the value under `keys` (property names, as after key mapping), keeping the
+    /// coding path from the top of the document.
+    func descend(into keys: [String]) throws {
+        for name in keys {
+            let entry = self.entry
+            let key = AnyCodingKey(name)
+            guard entry.kind == .object else { throw self.mismatch([String: Any].self, entry) }
+            var member = self.index + 1
+            var found: Int?
+            for _ in 0..<entry.count {
+                if case .success(let wire) = self.tape.string(self.tape.entries[member]), self.convertedKey(wire) == name {
+                    found = member + 1
+                }
+                member = self.tape.after(member + 1)
+            }
+            guard let found else {
+                throw DecodingError.keyNotFound(key, .init(codingPath: self.path,
+                                                           debugDescription: "No value associated with key \(key) (\"\(name)\")."))
+            }
+            self.path.append(key)
+            self.index = found
+        }
+    }
+
+    // MARK: Keys
+
+    /// The property name for a wire key, per the key strategy (nil: as it is).
+    func convertedKey(_ wire: String) -> String {
+        if let mapping = self.options.keyMapping {
+            if let cached = self.convertedKeys[wire] { return cached }
+            let converted = mapping(wire)
+            self.convertedKeys[wire] = converted
+            return converted
+        }
+        switch self.options.keys {
+        case .useDefaultKeys:
+            return wire
+        case .convertFromSnakeCase:
+            if let cached = self.convertedKeys[wire] { return cached }
+            let converted = Self.camelCase(fromSnakeCase: wire)
+            self.convertedKeys[wire] = converted
+            return converted
+        case .custom(let convert):
+            return convert(self.path + [AnyCodingKey(wire)]).stringValue
+        @unknown default:
+            return wire
+        }
+    }
+
+    /// Whether wire keys go through a strategy before they are compared.
+    private(set) lazy var convertsKeys: Bool = {
+        if self.options.keyMapping != nil { return true }
+        if case .useDefaultKeys = self.options.keys { return false }
+        return true
+    }()
+
+    /// `JSONDecoder`'s own rule: words after the first capitalized, the first lowercased,
+    /// underscores at either end kept.
+    static func camelCase(fromSnakeCase key: String) -> String {
+        guard !key.isEmpty, let first = key.firstIndex(where: { $0 != "_" }) else { return key }
+        var last = key.index(before: key.endIndex)
+        while last > first && key[last] == "_" { last = key.index(before: last) }
+        let core = key[first...last]
+        let words = core.split(separator: "_")
+        guard words.count > 1 else { return key }
+        let joined = ([words[0].lowercased()] + words.dropFirst().map { $0.capitalized }).joined()
+        return String(key[..<first]) + joined + String(key[key.index(after: last)...])
+    }
+
+    // MARK: Errors
+
+    func kindName(_ entry: JSONTape.Entry) -> String {
+        switch entry.kind {
+        case .object: "a dictionary"
+        case .array: "an array"
+        case .string: "a string"
+        case .number: "a number"
+        case .true, .false: "a boolean"
+        case .null: "null"
+        }
+    }
+
+    func mismatch(_ type: Any.Type, _ entry: JSONTape.Entry) -> DecodingError {
+        self.mismatch(type, entry, path: self.path, key: nil)
+    }
+
+    func mismatch(_ type: Any.Type, _ entry: JSONTape.Entry, path: [any CodingKey], key: (any CodingKey)?) -> DecodingError {
+        let codingPath = key.map { path + [$0] } ?? path
+        if entry.kind == .null {
+            return DecodingError.valueNotFound(type, .init(codingPath: codingPath,
+                                                           debugDescription: "Cannot get value of type \(type) -- found null value instead"))
+        }
+        return DecodingError.typeMismatch(type, .init(codingPath: codingPath,
+                                                      debugDescription: "Expected to decode \(type) but found \(self.kindName(entry)) instead."))
+    }
+
+    func corrupted(_ description: String) -> DecodingError {
+        Self.corrupted(description, path: self.path, key: nil)
+    }
+
+    static func corrupted(_ description: String, path: [any CodingKey], key: (any CodingKey)?) -> DecodingError {
+        DecodingError.dataCorrupted(.init(codingPath: key.map { path + [$0] } ?? path, debugDescription: description))
+    }
+}
+
+/// `[String: Value]`: decoded member by member, its keys never converted (as `JSONDecoder` does).
+protocol StringKeyedDictionary {
+    static func decodeStringKeyed(from decoder: TapeDecoder) throws -> Self
+}
+
+extension Dictionary: StringKeyedDictionary where Key == String, Value: Decodable {
+    static func decodeStringKeyed(from decoder: TapeDecoder) throws -> Self {
+        let entry = decoder.entry
+        guard entry.kind == .object else { throw decoder.mismatch(Self.self, entry) }
+        var result: [String: Value] = [:]
+        result.reserveCapacity(Int(entry.count))
+        var member = decoder.index + 1
+        for _ in 0..<entry.count {
+            let keyEntry = decoder.tape.entries[member]
+            guard case .success(let key) = decoder.tape.string(keyEntry) else {
+                throw decoder.corrupted("A key is not valid UTF-8.")
+            }
+            // The first of repeated keys counts, as in JSONDecoder.
+            if result[key] == nil {
+                result[key] = try decoder.decode(Value.self, at: member + 1, key: AnyCodingKey(key))
+            }
+            member = decoder.tape.after(member + 1)
+        }
+        return result
+    }
+}
