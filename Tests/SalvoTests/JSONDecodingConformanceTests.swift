@@ -180,6 +180,51 @@ import Testing
         self.same([String: Int].self, #"{"a": 1, "a": 2}"#)
     }
 
+    /// Reads through nested containers taken before use, and records the coding path each
+    /// nested decoder reports, so a wrong path shows as a different value, not only in errors.
+    struct Handmade: Decodable, Equatable {
+        var first: Outer.Inner
+        var second: [Outer.Inner]
+        var wrapped: Wrapped
+        var paths: [String]
+
+        struct Wrapped: Decodable, Equatable {
+            var value: Int
+            var path: String
+            init(from decoder: any Decoder) throws {
+                self.path = ClientError.dotted(decoder.codingPath)
+                self.value = try decoder.singleValueContainer().decode(Int.self)
+            }
+        }
+
+        enum Keys: String, CodingKey { case outer, list, wrapped }
+        enum InnerKeys: String, CodingKey { case first, second }
+
+        init(from decoder: any Decoder) throws {
+            let top = try decoder.container(keyedBy: Keys.self)
+            let outer = try top.nestedContainer(keyedBy: InnerKeys.self, forKey: .outer)
+            var list = try top.nestedUnkeyedContainer(forKey: .list)
+            self.wrapped = try top.decode(Wrapped.self, forKey: .wrapped)
+            // Taken first, used after another container has moved the decoder elsewhere.
+            self.first = try outer.decode(Outer.Inner.self, forKey: .first)
+            var second: [Outer.Inner] = []
+            while !list.isAtEnd { second.append(try list.decode(Outer.Inner.self)) }
+            self.second = second
+            self.paths = [ClientError.dotted(outer.codingPath), ClientError.dotted(list.codingPath),
+                          ClientError.dotted(try outer.superDecoder(forKey: .second).codingPath)]
+        }
+    }
+
+    @Test func nestedContainersKeepTheirPaths() {
+        let good = #"{"outer": {"first": {"value": 1, "label": "a"}, "second": 2}, "list": [{"value": 2, "label": "b"}], "wrapped": 7}"#
+        self.same(Handmade.self, good)
+        self.same(Handmade.self, #"{"outer": {"first": {"value": "x", "label": "a"}}, "list": [], "wrapped": 7}"#)
+        self.same(Handmade.self, #"{"outer": {"first": {"value": 1, "label": "a"}}, "list": [{"value": 1}], "wrapped": 7}"#)
+        self.same(Handmade.self, #"{"outer": {"first": {"value": 1, "label": "a"}}, "list": [], "wrapped": "7"}"#)
+        self.same([[Outer.Inner]].self, #"[[{"value": 1, "label": "a"}], [{"value": 1, "label": 2}]]"#)
+        self.same([String: [Outer.Inner]].self, #"{"k": [{"value": 1, "label": "a"}, {"value": true, "label": "b"}]}"#)
+    }
+
     struct Snake: Codable, Equatable {
         var userID: Int
         var emailAddress: String

@@ -1,18 +1,18 @@
 /// An object's members, found by comparing key bytes.
 struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let decoder: TapeDecoder
-    /// The decoder's tape: `decoder` keeps it alive, so it is not counted again here.
-    private unowned(unsafe) let tape: JSONTape
     /// The object's index on the tape.
     let object: Int
-    let codingPath: [any CodingKey]
+    /// The object's place in the document.
+    let node: CodingPathNode?
 
-    init(decoder: TapeDecoder, object: Int, path: [any CodingKey]) {
+    init(decoder: TapeDecoder, object: Int, node: CodingPathNode?) {
         self.decoder = decoder
-        self.tape = decoder.tape
         self.object = object
-        self.codingPath = path
+        self.node = node
     }
+
+    var codingPath: [any CodingKey] { CodingPathNode.path(self.node) }
 
     var allKeys: [Key] {
         let tape = self.decoder.tape
@@ -20,7 +20,7 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         var member = self.object + 1
         for _ in 0..<tape.entries[self.object].count {
             if case .success(let wire) = tape.string(tape.entries[member]),
-               let key = Key(stringValue: self.decoder.convertedKey(wire)) {
+               let key = Key(stringValue: self.decoder.convertedKey(wire, in: self.node)) {
                 keys.append(key)
             }
             member = tape.after(member + 1)
@@ -30,7 +30,7 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     /// The tape index of `key`'s value; the first one when a key repeats (as `JSONDecoder`).
     private func find(_ key: Key) -> Int? {
-        let tape = self.tape
+        let tape = self.decoder.tape
         var name = key.stringValue
         var member = self.object + 1
         let converts = self.decoder.convertsKeys
@@ -39,7 +39,7 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
             let matches: Bool
             if converts {
                 if case .success(let wire) = tape.string(keyEntry) {
-                    matches = self.decoder.convertedKey(wire) == name
+                    matches = self.decoder.convertedKey(wire, in: self.node) == name
                 } else {
                     matches = false
                 }
@@ -67,16 +67,16 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
-        try self.decoder.bool(at: try self.value(for: key), path: self.codingPath, key: key)
+        try self.decoder.bool(at: try self.value(for: key), parent: self.node, key: key)
     }
     func decode(_ type: String.Type, forKey key: Key) throws -> String {
-        try self.decoder.string(at: try self.value(for: key), path: self.codingPath, key: key)
+        try self.decoder.string(at: try self.value(for: key), parent: self.node, key: key)
     }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
-        try self.decoder.double(at: try self.value(for: key), path: self.codingPath, key: key)
+        try self.decoder.double(at: try self.value(for: key), parent: self.node, key: key)
     }
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
-        try self.decoder.float(at: try self.value(for: key), path: self.codingPath, key: key)
+        try self.decoder.float(at: try self.value(for: key), parent: self.node, key: key)
     }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try self.integer(Int.self, key) }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try self.integer(Int8.self, key) }
@@ -91,58 +91,54 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     @inline(__always)
     private func integer<T: FixedWidthInteger>(_ type: T.Type, _ key: Key) throws -> T {
-        try self.decoder.integer(T.self, at: try self.value(for: key), path: self.codingPath, key: key)
+        try self.decoder.integer(T.self, at: try self.value(for: key), parent: self.node, key: key)
     }
 
     /// Runs `read` with the decoder at `key`'s value (nested containers).
-    private func scalar<T>(_ key: Key, _ read: (TapeDecoder) throws -> T) throws -> T {
+    private func nested<T>(_ key: Key, _ read: (TapeDecoder) throws -> T) throws -> T {
         let index = try self.value(for: key)
         let decoder = self.decoder
-        let saved = decoder.index
-        decoder.index = index
-        decoder.path.append(key)
-        defer {
-            decoder.index = saved
-            decoder.path.removeLast()
-        }
+        let saved = (decoder.index, decoder.parent, decoder.key)
+        (decoder.index, decoder.parent, decoder.key) = (index, self.node, key)
+        defer { (decoder.index, decoder.parent, decoder.key) = saved }
         return try read(decoder)
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        try self.decoder.decode(T.self, at: try self.value(for: key), key: key)
+        try self.decoder.decode(T.self, at: try self.value(for: key), in: self.node, key: key)
     }
 
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
         guard let index = self.find(key), self.decoder.tape.entries[index].kind != .null else { return nil }
-        return try self.decoder.string(at: index, path: self.codingPath, key: key)
+        return try self.decoder.string(at: index, parent: self.node, key: key)
     }
 
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
         guard let index = self.find(key), self.decoder.tape.entries[index].kind != .null else { return nil }
-        return try self.decoder.integer(Int.self, at: index, path: self.codingPath, key: key)
+        return try self.decoder.integer(Int.self, at: index, parent: self.node, key: key)
     }
 
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
         guard let index = self.find(key), self.decoder.tape.entries[index].kind != .null else { return nil }
-        return try self.decoder.bool(at: index, path: self.codingPath, key: key)
+        return try self.decoder.bool(at: index, parent: self.node, key: key)
     }
 
     func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
         guard let index = self.find(key), self.decoder.tape.entries[index].kind != .null else { return nil }
-        return try self.decoder.double(at: index, path: self.codingPath, key: key)
+        return try self.decoder.double(at: index, parent: self.node, key: key)
     }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         guard let index = self.find(key), self.decoder.tape.entries[index].kind != .null else { return nil }
-        return try self.decoder.decode(T.self, at: index, key: key)
+        return try self.decoder.decode(T.self, at: index, in: self.node, key: key)
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
-        try self.scalar(key) { try $0.container(keyedBy: NestedKey.self) }
+        try self.nested(key) { try $0.container(keyedBy: NestedKey.self) }
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        try self.scalar(key) { try $0.unkeyedContainer() }
+        try self.nested(key) { try $0.unkeyedContainer() }
     }
 
     func superDecoder() throws -> any Decoder {
@@ -157,26 +153,28 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     private func superDecoder(named key: any CodingKey, at index: Int?) -> any Decoder {
         let decoder = self.decoder
         guard let index else { return NullDecoder(codingPath: self.codingPath + [key], userInfo: decoder.userInfo) }
-        return TapeDecoder(tape: decoder.tape, options: decoder.options, index: index, path: self.codingPath + [key])
+        return TapeDecoder(tape: decoder.tape, options: decoder.options, index: index, parent: self.node, key: key)
     }
 }
 
 /// An array's elements, in order.
 struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
     let decoder: TapeDecoder
-    let codingPath: [any CodingKey]
+    /// The array's place in the document.
+    let node: CodingPathNode?
     let count: Int?
     private(set) var currentIndex = 0
     /// The tape index of the current element.
     private var next: Int
 
-    init(decoder: TapeDecoder, array: Int, path: [any CodingKey]) {
+    init(decoder: TapeDecoder, array: Int, node: CodingPathNode?) {
         self.decoder = decoder
-        self.codingPath = path
+        self.node = node
         self.count = Int(decoder.tape.entries[array].count)
         self.next = array + 1
     }
 
+    var codingPath: [any CodingKey] { CodingPathNode.path(self.node) }
     var isAtEnd: Bool { self.currentIndex >= self.count! }
 
     private mutating func advance<T>(_ type: Any.Type, _ read: (TapeDecoder) throws -> T) throws -> T {
@@ -185,13 +183,9 @@ struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
                                                           debugDescription: "Unkeyed container is at end."))
         }
         let decoder = self.decoder
-        let saved = decoder.index
-        decoder.index = self.next
-        decoder.path.append(IndexCodingKey(self.currentIndex))
-        defer {
-            decoder.index = saved
-            decoder.path.removeLast()
-        }
+        let saved = (decoder.index, decoder.parent, decoder.key)
+        (decoder.index, decoder.parent, decoder.key) = (self.next, self.node, IndexCodingKey(self.currentIndex))
+        defer { (decoder.index, decoder.parent, decoder.key) = saved }
         let value = try read(decoder)
         self.next = decoder.tape.after(self.next)
         self.currentIndex += 1
@@ -210,28 +204,28 @@ struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
 
     /// Reads the current element in place and moves past it.
     @inline(__always)
-    private mutating func scalar<T>(_ type: Any.Type, _ read: (TapeDecoder, Int, IndexCodingKey) throws -> T) throws -> T {
+    private mutating func scalar<T>(_ type: Any.Type, _ read: (TapeDecoder, Int, CodingPathNode?, IndexCodingKey) throws -> T) throws -> T {
         guard !self.isAtEnd else {
             throw DecodingError.valueNotFound(type, .init(codingPath: self.codingPath + [IndexCodingKey(self.currentIndex)],
                                                           debugDescription: "Unkeyed container is at end."))
         }
-        let value = try read(self.decoder, self.next, IndexCodingKey(self.currentIndex))
+        let value = try read(self.decoder, self.next, self.node, IndexCodingKey(self.currentIndex))
         self.next += 1
         self.currentIndex += 1
         return value
     }
 
     mutating func decode(_ type: Bool.Type) throws -> Bool {
-        try self.scalar(type) { [path = self.codingPath] in try $0.bool(at: $1, path: path, key: $2) }
+        try self.scalar(type) { try $0.bool(at: $1, parent: $2, key: $3) }
     }
     mutating func decode(_ type: String.Type) throws -> String {
-        try self.scalar(type) { [path = self.codingPath] in try $0.string(at: $1, path: path, key: $2) }
+        try self.scalar(type) { try $0.string(at: $1, parent: $2, key: $3) }
     }
     mutating func decode(_ type: Double.Type) throws -> Double {
-        try self.scalar(type) { [path = self.codingPath] in try $0.double(at: $1, path: path, key: $2) }
+        try self.scalar(type) { try $0.double(at: $1, parent: $2, key: $3) }
     }
     mutating func decode(_ type: Float.Type) throws -> Float {
-        try self.scalar(type) { [path = self.codingPath] in try $0.float(at: $1, path: path, key: $2) }
+        try self.scalar(type) { try $0.float(at: $1, parent: $2, key: $3) }
     }
     mutating func decode(_ type: Int.Type) throws -> Int { try self.integer(Int.self) }
     mutating func decode(_ type: Int8.Type) throws -> Int8 { try self.integer(Int8.self) }
@@ -245,7 +239,7 @@ struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
     mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try self.integer(UInt64.self) }
 
     private mutating func integer<T: FixedWidthInteger>(_ type: T.Type) throws -> T {
-        try self.scalar(type) { [path = self.codingPath] in try $0.integer(T.self, at: $1, path: path, key: $2) }
+        try self.scalar(type) { try $0.integer(T.self, at: $1, parent: $2, key: $3) }
     }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try self.advance(type) { try $0.decodeHere(T.self) } }
@@ -260,7 +254,7 @@ struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
 
     mutating func superDecoder() throws -> any Decoder {
         try self.advance((any Decoder).self) { decoder in
-            TapeDecoder(tape: decoder.tape, options: decoder.options, index: decoder.index, path: decoder.path)
+            TapeDecoder(tape: decoder.tape, options: decoder.options, index: decoder.index, parent: decoder.parent, key: decoder.key)
         }
     }
 }
@@ -269,28 +263,33 @@ struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
 struct TapeSingleValueContainer: SingleValueDecodingContainer {
     let decoder: TapeDecoder
     let index: Int
-    let codingPath: [any CodingKey]
+    /// The value's container and key in it, for coding paths.
+    let parent: CodingPathNode?
+    let key: (any CodingKey)?
 
-    init(decoder: TapeDecoder, index: Int, path: [any CodingKey]) {
+    init(decoder: TapeDecoder, index: Int, parent: CodingPathNode?, key: (any CodingKey)?) {
         self.decoder = decoder
         self.index = index
-        self.codingPath = path
+        self.parent = parent
+        self.key = key
     }
+
+    var codingPath: [any CodingKey] { CodingPathNode.path(self.parent, then: self.key) }
 
     /// Runs `body` with the decoder at this value (a nested decode moves it).
     private func read<T>(_ body: (TapeDecoder) throws -> T) throws -> T {
         let decoder = self.decoder
-        let saved = decoder.index
-        decoder.index = self.index
-        defer { decoder.index = saved }
+        let saved = (decoder.index, decoder.parent, decoder.key)
+        (decoder.index, decoder.parent, decoder.key) = (self.index, self.parent, self.key)
+        defer { (decoder.index, decoder.parent, decoder.key) = saved }
         return try body(decoder)
     }
 
     func decodeNil() -> Bool { self.decoder.tape.entries[self.index].kind == .null }
-    func decode(_ type: Bool.Type) throws -> Bool { try self.decoder.bool(at: self.index, path: self.codingPath, key: nil) }
-    func decode(_ type: String.Type) throws -> String { try self.decoder.string(at: self.index, path: self.codingPath, key: nil) }
-    func decode(_ type: Double.Type) throws -> Double { try self.decoder.double(at: self.index, path: self.codingPath, key: nil) }
-    func decode(_ type: Float.Type) throws -> Float { try self.decoder.float(at: self.index, path: self.codingPath, key: nil) }
+    func decode(_ type: Bool.Type) throws -> Bool { try self.decoder.bool(at: self.index, parent: self.parent, key: self.key) }
+    func decode(_ type: String.Type) throws -> String { try self.decoder.string(at: self.index, parent: self.parent, key: self.key) }
+    func decode(_ type: Double.Type) throws -> Double { try self.decoder.double(at: self.index, parent: self.parent, key: self.key) }
+    func decode(_ type: Float.Type) throws -> Float { try self.decoder.float(at: self.index, parent: self.parent, key: self.key) }
     func decode(_ type: Int.Type) throws -> Int { try self.integer(Int.self) }
     func decode(_ type: Int8.Type) throws -> Int8 { try self.integer(Int8.self) }
     func decode(_ type: Int16.Type) throws -> Int16 { try self.integer(Int16.self) }
@@ -304,7 +303,7 @@ struct TapeSingleValueContainer: SingleValueDecodingContainer {
     func decode<T: Decodable>(_ type: T.Type) throws -> T { try self.read { try $0.decodeHere(T.self) } }
 
     private func integer<T: FixedWidthInteger>(_ type: T.Type) throws -> T {
-        try self.decoder.integer(T.self, at: self.index, path: self.codingPath, key: nil)
+        try self.decoder.integer(T.self, at: self.index, parent: self.parent, key: self.key)
     }
 }
 

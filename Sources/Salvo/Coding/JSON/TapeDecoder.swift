@@ -13,13 +13,10 @@ import Foundation
 final class TapeDecoder: Decoder {
     struct Options {
         /// The options of `decoder`, or nil when it asks for something only `JSONDecoder`
-        /// itself does (JSON5, a DateFormatter, a subclass, a top level without braces).
+        /// itself does (JSON5, a subclass, a top level without braces). Every date strategy
+        /// that Linux's Foundation has is one of this decoder's.
         init?(_ decoder: JSONDecoder, keyMapping: (@Sendable (String) -> String)?) {
             guard type(of: decoder) == JSONDecoder.self, !decoder.allowsJSON5, !decoder.assumesTopLevelDictionary else { return nil }
-            switch decoder.dateDecodingStrategy {
-            case .deferredToDate, .secondsSince1970, .millisecondsSince1970, .iso8601, .custom: break
-            default: return nil
-            }
             self.keys = decoder.keyDecodingStrategy
             self.dates = decoder.dateDecodingStrategy
             self.data = decoder.dataDecodingStrategy
@@ -41,52 +38,59 @@ final class TapeDecoder: Decoder {
     let options: Options
     /// The value being decoded.
     var index: Int
-    /// Keys and indexes from the top of the document to ``index``.
-    var path: [any CodingKey]
+    /// The place of the container holding the value (nil: the top of the document).
+    var parent: CodingPathNode?
+    /// The value's key in that container (nil for the top-level value).
+    var key: (any CodingKey)?
     /// Wire keys already converted by the key strategy, in this document.
     private var convertedKeys: [String: String] = [:]
 
-    init(tape: JSONTape, options: Options, index: Int = 0, path: [any CodingKey] = []) {
+    init(tape: JSONTape, options: Options, index: Int = 0, parent: CodingPathNode? = nil, key: (any CodingKey)? = nil) {
         self.tape = tape
         self.options = options
         self.index = index
-        self.path = path
+        self.parent = parent
+        self.key = key
     }
 
-    var codingPath: [any CodingKey] { self.path }
+    var codingPath: [any CodingKey] { CodingPathNode.path(self.parent, then: self.key) }
     var userInfo: [CodingUserInfoKey: Any] { self.options.userInfo }
 
     var entry: JSONTape.Entry { self.tape.entries[self.index] }
+
+    /// The current value's place, as the node a container made here keeps.
+    var node: CodingPathNode? {
+        guard let key = self.key else { return self.parent }
+        return CodingPathNode(key: key, parent: self.parent)
+    }
 
     // MARK: Decoder
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         let entry = self.entry
         guard entry.kind == .object else { throw self.mismatch([String: Any].self, entry) }
-        return KeyedDecodingContainer(TapeKeyedContainer<Key>(decoder: self, object: self.index, path: self.path))
+        return KeyedDecodingContainer(TapeKeyedContainer<Key>(decoder: self, object: self.index, node: self.node))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         let entry = self.entry
         guard entry.kind == .array else { throw self.mismatch([Any].self, entry) }
-        return TapeUnkeyedContainer(decoder: self, array: self.index, path: self.path)
+        return TapeUnkeyedContainer(decoder: self, array: self.index, node: self.node)
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        TapeSingleValueContainer(decoder: self, index: self.index, path: self.path)
+        TapeSingleValueContainer(decoder: self, index: self.index, parent: self.parent, key: self.key)
     }
 
     // MARK: Values
 
-    /// Decodes the value at `index`, reached through `key`.
-    func decode<T: Decodable>(_ type: T.Type, at index: Int, key: (any CodingKey)?) throws -> T {
-        if let key { self.path.append(key) }
-        let saved = self.index
+    /// Decodes the value at `index`, `key` in the container at `parent`.
+    func decode<T: Decodable>(_ type: T.Type, at index: Int, in parent: CodingPathNode?, key: any CodingKey) throws -> T {
+        let saved = (self.index, self.parent, self.key)
         self.index = index
-        defer {
-            self.index = saved
-            if key != nil { self.path.removeLast() }
-        }
+        self.parent = parent
+        self.key = key
+        defer { (self.index, self.parent, self.key) = saved }
         return try self.decodeHere(T.self)
     }
 
@@ -103,7 +107,7 @@ final class TapeDecoder: Decoder {
         case is URL.Type:
             let text = try self.decodeString()
             guard let url = URL(string: text) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: self.path, debugDescription: "Invalid URL string."))
+                throw self.corrupted("Invalid URL string.")
             }
             return url as! T
         case is Decimal.Type:
@@ -113,6 +117,8 @@ final class TapeDecoder: Decoder {
                 throw self.corrupted("The number \(self.tape.numberText(entry)) is not a valid Decimal.")
             }
             return decimal as! T
+        case let array as any TapeDecodableArray.Type:
+            return try array.decodeElements(from: self) as! T
         case let dictionary as any StringKeyedDictionary.Type:
             return try dictionary.decodeStringKeyed(from: self) as! T
         default:
@@ -123,51 +129,53 @@ final class TapeDecoder: Decoder {
     // MARK: Scalars
     //
     // Read in place at `index`: the decoder does not move, so no state changes for a scalar.
-    // `path` and `key` only make the coding path of an error.
+    // `parent` and `key` only make the coding path of an error.
 
     func decodeNil() -> Bool { self.entry.kind == .null }
 
-    func decodeBool() throws -> Bool { try self.bool(at: self.index, path: self.path, key: nil) }
-    func decodeString() throws -> String { try self.string(at: self.index, path: self.path, key: nil) }
-    func decodeInteger<T: FixedWidthInteger>(_ type: T.Type) throws -> T { try self.integer(T.self, at: self.index, path: self.path, key: nil) }
-    func decodeDouble() throws -> Double { try self.double(at: self.index, path: self.path, key: nil) }
-    func decodeFloat() throws -> Float { try self.float(at: self.index, path: self.path, key: nil) }
+    func decodeBool() throws -> Bool { try self.bool(at: self.index, parent: self.parent, key: self.key) }
+    func decodeString() throws -> String { try self.string(at: self.index, parent: self.parent, key: self.key) }
+    func decodeInteger<T: FixedWidthInteger>(_ type: T.Type) throws -> T {
+        try self.integer(T.self, at: self.index, parent: self.parent, key: self.key)
+    }
+    func decodeDouble() throws -> Double { try self.double(at: self.index, parent: self.parent, key: self.key) }
+    func decodeFloat() throws -> Float { try self.float(at: self.index, parent: self.parent, key: self.key) }
 
     @inline(__always)
-    func bool(at index: Int, path: [any CodingKey], key: (any CodingKey)?) throws -> Bool {
+    func bool(at index: Int, parent: CodingPathNode?, key: (any CodingKey)?) throws -> Bool {
         switch self.tape.entries[index].kind {
         case .true: return true
         case .false: return false
-        default: throw self.mismatch(Bool.self, self.tape.entries[index], path: path, key: key)
+        default: throw self.mismatch(Bool.self, self.tape.entries[index], parent: parent, key: key)
         }
     }
 
     @inline(__always)
-    func string(at index: Int, path: [any CodingKey], key: (any CodingKey)?) throws -> String {
+    func string(at index: Int, parent: CodingPathNode?, key: (any CodingKey)?) throws -> String {
         let entry = self.tape.entries[index]
-        guard entry.kind == .string else { throw self.mismatch(String.self, entry, path: path, key: key) }
+        guard entry.kind == .string else { throw self.mismatch(String.self, entry, parent: parent, key: key) }
         switch self.tape.string(entry) {
         case .success(let text): return text
-        case .failure(let problem): throw Self.corrupted("The data contains \(problem.message).", path: path, key: key)
+        case .failure(let problem): throw Self.corrupted("The data contains \(problem.message).", parent: parent, key: key)
         }
     }
 
     @inline(__always)
-    func integer<T: FixedWidthInteger>(_ type: T.Type, at index: Int, path: [any CodingKey], key: (any CodingKey)?) throws -> T {
+    func integer<T: FixedWidthInteger>(_ type: T.Type, at index: Int, parent: CodingPathNode?, key: (any CodingKey)?) throws -> T {
         let entry = self.tape.entries[index]
-        guard entry.kind == .number else { throw self.mismatch(T.self, entry, path: path, key: key) }
+        guard entry.kind == .number else { throw self.mismatch(T.self, entry, parent: parent, key: key) }
         guard let value = self.tape.integer(entry, as: T.self) else {
-            throw Self.corrupted("Parsed JSON number <\(self.tape.numberText(entry))> does not fit in \(T.self).", path: path, key: key)
+            throw Self.corrupted("Parsed JSON number <\(self.tape.numberText(entry))> does not fit in \(T.self).", parent: parent, key: key)
         }
         return value
     }
 
-    func double(at index: Int, path: [any CodingKey], key: (any CodingKey)?) throws -> Double {
+    func double(at index: Int, parent: CodingPathNode?, key: (any CodingKey)?) throws -> Double {
         let entry = self.tape.entries[index]
         switch entry.kind {
         case .number:
             guard let value = self.tape.double(entry), value.isFinite else {
-                throw Self.corrupted("Parsed JSON number <\(self.tape.numberText(entry))> does not fit in Double.", path: path, key: key)
+                throw Self.corrupted("Parsed JSON number <\(self.tape.numberText(entry))> does not fit in Double.", parent: parent, key: key)
             }
             return value
         case .string:
@@ -177,17 +185,17 @@ final class TapeDecoder: Decoder {
                 if text == negative { return -.infinity }
                 if text == nan { return .nan }
             }
-            throw self.mismatch(Double.self, entry, path: path, key: key)
+            throw self.mismatch(Double.self, entry, parent: parent, key: key)
         default:
-            throw self.mismatch(Double.self, entry, path: path, key: key)
+            throw self.mismatch(Double.self, entry, parent: parent, key: key)
         }
     }
 
-    func float(at index: Int, path: [any CodingKey], key: (any CodingKey)?) throws -> Float {
-        let double = try self.double(at: index, path: path, key: key)
+    func float(at index: Int, parent: CodingPathNode?, key: (any CodingKey)?) throws -> Float {
+        let double = try self.double(at: index, parent: parent, key: key)
         let float = Float(double)
         guard !double.isFinite || (float.isFinite && (float != 0 || double == 0)) else {
-            throw Self.corrupted("Parsed JSON number <\(double)> does not fit in Float.", path: path, key: key)
+            throw Self.corrupted("Parsed JSON number <\(double)> does not fit in Float.", parent: parent, key: key)
         }
         return float
     }
@@ -208,9 +216,6 @@ final class TapeDecoder: Decoder {
             return date
         case .custom(let decode):
             return try decode(self)
-        default:
-            // Other strategies (a DateFormatter) are left to JSONDecoder: see `Options.init`.
-            throw self.corrupted("Unsupported date decoding strategy.")
         }
     }
 
@@ -238,27 +243,27 @@ final class TapeDecoder: Decoder {
             let entry = self.entry
             let key = AnyCodingKey(name)
             guard entry.kind == .object else { throw self.mismatch([String: Any].self, entry) }
+            let node = self.node
             var member = self.index + 1
             var found: Int?
-            for _ in 0..<entry.count {
-                if case .success(let wire) = self.tape.string(self.tape.entries[member]), self.convertedKey(wire) == name {
+            for _ in 0..<entry.count where found == nil {
+                if case .success(let wire) = self.tape.string(self.tape.entries[member]), self.convertedKey(wire, in: node) == name {
                     found = member + 1
                 }
                 member = self.tape.after(member + 1)
             }
             guard let found else {
-                throw DecodingError.keyNotFound(key, .init(codingPath: self.path,
+                throw DecodingError.keyNotFound(key, .init(codingPath: CodingPathNode.path(node),
                                                            debugDescription: "No value associated with key \(key) (\"\(name)\")."))
             }
-            self.path.append(key)
-            self.index = found
+            (self.index, self.parent, self.key) = (found, node, key)
         }
     }
 
     // MARK: Keys
 
-    /// The property name for a wire key, per the key strategy (nil: as it is).
-    func convertedKey(_ wire: String) -> String {
+    /// The property name for a wire key of the object at `node`, per the key strategy.
+    func convertedKey(_ wire: String, in node: CodingPathNode?) -> String {
         if let mapping = self.options.keyMapping {
             if let cached = self.convertedKeys[wire] { return cached }
             let converted = mapping(wire)
@@ -274,7 +279,7 @@ final class TapeDecoder: Decoder {
             self.convertedKeys[wire] = converted
             return converted
         case .custom(let convert):
-            return convert(self.path + [AnyCodingKey(wire)]).stringValue
+            return convert(CodingPathNode.path(node, then: AnyCodingKey(wire))).stringValue
         @unknown default:
             return wire
         }
@@ -314,11 +319,11 @@ final class TapeDecoder: Decoder {
     }
 
     func mismatch(_ type: Any.Type, _ entry: JSONTape.Entry) -> DecodingError {
-        self.mismatch(type, entry, path: self.path, key: nil)
+        self.mismatch(type, entry, parent: self.parent, key: self.key)
     }
 
-    func mismatch(_ type: Any.Type, _ entry: JSONTape.Entry, path: [any CodingKey], key: (any CodingKey)?) -> DecodingError {
-        let codingPath = key.map { path + [$0] } ?? path
+    func mismatch(_ type: Any.Type, _ entry: JSONTape.Entry, parent: CodingPathNode?, key: (any CodingKey)?) -> DecodingError {
+        let codingPath = CodingPathNode.path(parent, then: key)
         if entry.kind == .null {
             return DecodingError.valueNotFound(type, .init(codingPath: codingPath,
                                                            debugDescription: "Cannot get value of type \(type) -- found null value instead"))
@@ -328,11 +333,11 @@ final class TapeDecoder: Decoder {
     }
 
     func corrupted(_ description: String) -> DecodingError {
-        Self.corrupted(description, path: self.path, key: nil)
+        Self.corrupted(description, parent: self.parent, key: self.key)
     }
 
-    static func corrupted(_ description: String, path: [any CodingKey], key: (any CodingKey)?) -> DecodingError {
-        DecodingError.dataCorrupted(.init(codingPath: key.map { path + [$0] } ?? path, debugDescription: description))
+    static func corrupted(_ description: String, parent: CodingPathNode?, key: (any CodingKey)?) -> DecodingError {
+        DecodingError.dataCorrupted(.init(codingPath: CodingPathNode.path(parent, then: key), debugDescription: description))
     }
 }
 
@@ -345,6 +350,7 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Decodabl
     static func decodeStringKeyed(from decoder: TapeDecoder) throws -> Self {
         let entry = decoder.entry
         guard entry.kind == .object else { throw decoder.mismatch(Self.self, entry) }
+        let node = decoder.node
         var result: [String: Value] = [:]
         result.reserveCapacity(Int(entry.count))
         var member = decoder.index + 1
@@ -355,9 +361,31 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Decodabl
             }
             // The first of repeated keys counts, as in JSONDecoder.
             if result[key] == nil {
-                result[key] = try decoder.decode(Value.self, at: member + 1, key: AnyCodingKey(key))
+                result[key] = try decoder.decode(Value.self, at: member + 1, in: node, key: AnyCodingKey(key))
             }
             member = decoder.tape.after(member + 1)
+        }
+        return result
+    }
+}
+
+/// `[Element]`: decoded element by element into storage reserved once, without an unkeyed
+/// container or the standard library's generic path.
+protocol TapeDecodableArray {
+    static func decodeElements(from decoder: TapeDecoder) throws -> Self
+}
+
+extension Array: TapeDecodableArray where Element: Decodable {
+    static func decodeElements(from decoder: TapeDecoder) throws -> Self {
+        let entry = decoder.entry
+        guard entry.kind == .array else { throw decoder.mismatch(Self.self, entry) }
+        let node = decoder.node
+        var result: [Element] = []
+        result.reserveCapacity(Int(entry.count))
+        var element = decoder.index + 1
+        for position in 0..<Int(entry.count) {
+            result.append(try decoder.decode(Element.self, at: element, in: node, key: IndexCodingKey(position)))
+            element = decoder.tape.after(element)
         }
         return result
     }
