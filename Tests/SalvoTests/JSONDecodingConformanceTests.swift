@@ -86,10 +86,20 @@ import Testing
 
     @Test func untypedDocuments() {
         for json in ["null", "true", "0", "-0", "[]", "{}", "\"\"", "[[], {}, [null]]", "{\"a\": {\"b\": {\"c\": [1, \"x\", false]}}}",
-                     " \n\t[1 , 2 ]\r\n", "{\"dup\": 1, \"dup\": 2}", "123456789012345678901234567890", "1e400", "-1e-400",
+                     " \n\t[1 , 2 ]\r\n", "{\"dup\": 1, \"dup\": 2}", "123456789012345678901234567890",
                      "0.1", "2.2250738585072014e-308", "9007199254740993", "[1.7976931348623157e308]"] {
             self.same(JSONValue.self, json)
         }
+        // A number out of range is reported as such (JSONDecoder, trying each kind in turn,
+        // reports the last try: "expected a dictionary").
+        #expect(self.salvo(JSONValue.self, "1e400") == .failure(kind: "dataCorrupted", path: ""))
+        #expect(self.salvo(JSONValue.self, "-1e-400") == .failure(kind: "dataCorrupted", path: ""))
+        // The value that fails is named, not the array around it.
+        guard case .failure(let kind, let path) = self.salvo(JSONValue.self, #"{"list": [1, 1e400]}"#) else {
+            Issue.record("1e400 decoded")
+            return
+        }
+        #expect(kind == "dataCorrupted" && path == "list[1]")
     }
 
     @Test func numbersAtTheEdges() {
@@ -107,6 +117,67 @@ import Testing
             self.same(Double.self, json)
         }
         self.same(Decimal.self, "1234567890.0987654321")
+        // Whole numbers written with a fraction or an exponent, past where a Double is exact.
+        for json in ["9007199254740993.0", "1.2345678901234567e18", "9.223372036854775808e18", "12.30e1", "0.05e2",
+                     "1.23e1", "0e400", "-0.0e5"] {
+            self.same(Int64.self, json)
+        }
+        // Exact where JSONDecoder goes through a Double and rounds: the edges of Int64 are
+        // whole numbers, 1e-400 is not.
+        #expect(self.salvo(Int64.self, "-9223372036854775808.0") == .value(.min))
+        #expect(self.salvo(Int64.self, "9223372036854775807e0") == .value(.max))
+        #expect(self.salvo(Int64.self, "1e-400") == .failure(kind: "dataCorrupted", path: ""))
+        for json in ["1.000000178813934326171874999", "16777217.0", "1.17549435e-38", "1e-46"] {
+            self.same(Float.self, json)
+        }
+    }
+
+    /// A class whose parent decodes from the `"super"` member, as Codable's inheritance does.
+    class Base: Decodable, Equatable {
+        var id: Int
+        static func == (a: Base, b: Base) -> Bool { a.id == b.id && type(of: a) == type(of: b) }
+    }
+
+    final class Derived: Base {
+        var name = ""
+        enum Keys: String, CodingKey { case name }
+        required init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: Keys.self)
+            self.name = try container.decode(String.self, forKey: .name)
+            try super.init(from: container.superDecoder())
+        }
+        static func == (a: Derived, b: Derived) -> Bool { a.id == b.id && a.name == b.name }
+    }
+
+    @Test func documentsJSONDecoderAlsoTakes() {
+        self.same(Derived.self, #"{"name": "a", "super": {"id": 1}}"#)
+        self.same(Derived.self, #"{"name": "a"}"#)
+        // Large objects (looked up through a table), first of repeated keys, Int-keyed dictionaries.
+        let members = (0..<40).map { "\"k\($0)\": \($0)" }.joined(separator: ", ")
+        self.same([String: Int].self, "{\(members), \"k3\": 99}")
+        self.same([Int: Int].self, "{\(members.replacingOccurrences(of: "k", with: ""))}")
+        struct Wide: Decodable, Equatable { var k0: Int; var k39: Int; var k17: Int; var missing: Int? }
+        self.same(Wide.self, "{\(members), \"k17\": 1000}")
+        self.same(Wide.self, "{\(members.replacingOccurrences(of: "\"k39\": 39", with: "\"k39\": \"x\""))}")
+    }
+
+    @Test func theClientsCodersTakeWhatJSONDecoderTakes() throws {
+        struct Pair: Decodable, Equatable { var a: Int; var b: String }
+        let coders = Coders()
+        let plain = Array(#"{"a": 1, "b": "é"}"#.utf8)
+        #expect(try coders.decodeJSON(Pair.self, from: [0xEF, 0xBB, 0xBF] + plain) == Pair(a: 1, b: "é"))
+        let utf16 = Array(#"{"a": 1, "b": "é"}"#.data(using: .utf16BigEndian)!)
+        #expect(try coders.decodeJSON(Pair.self, from: utf16) == Pair(a: 1, b: "é"))
+        // A large object, decoded key by key through allKeys (an Int-keyed dictionary): linear.
+        let big = "{" + (0..<50_000).map { "\"\($0)\": \($0)" }.joined(separator: ",") + "}"
+        let table = try coders.decodeJSON([Int: Int].self, from: Array(big.utf8))
+        #expect(table.count == 50_000 && table[49_999] == 49_999)
+        // A decoder put in place of the one made for a key mapping drops the mapping.
+        struct Snaked: Decodable, Equatable { var userName: String? }
+        var mapped = Coders.json(keys: .snakeCase)
+        #expect(try mapped.decodeJSON(Snaked.self, from: Array(#"{"user_name": "a"}"#.utf8)) == Snaked(userName: "a"))
+        mapped.decoder = JSONDecoder()
+        #expect(try mapped.decodeJSON(Snaked.self, from: Array(#"{"user_name": "a"}"#.utf8)) == Snaked(userName: nil))
     }
 
     @Test func invalidDocumentsFailBoth() {

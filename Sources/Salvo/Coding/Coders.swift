@@ -14,7 +14,10 @@ public struct Coders: Sendable {
     /// Encodes `Encodable` request bodies (sent as `application/json`).
     public var encoder: JSONEncoder
     /// Decodes `Decodable` response bodies.
-    public var decoder: JSONDecoder
+    public var decoder: JSONDecoder {
+        // A mapping made for the decoder that was here does not hold for another one.
+        didSet { self.decodingKeyMapping = nil }
+    }
     /// Encodes forms (`application/x-www-form-urlencoded`) and query items made from values.
     public var formEncoder: URLFormEncoder
     /// The key mapping of ``formEncoder``, and of the JSON coders when they were made by
@@ -84,19 +87,31 @@ public struct Coders: Sendable {
 
     private func decodeJSON<Value: Decodable>(_ type: Value.Type, from bytes: [UInt8], keyPath keys: [String]) throws(ClientError) -> Value {
         do {
-            guard let options = TapeDecoder.Options(self.decoder, keyMapping: self.decodingKeyMapping) else {
+            guard bytes.count <= JSONTape.maxDocumentSize, !Self.mayBeWideText(bytes),
+                  let options = TapeDecoder.Options(self.decoder, keyMapping: self.decodingKeyMapping) else {
                 if keys.isEmpty { return try self.decoder.decode(Value.self, from: Data(bytes)) }
                 return try KeyPathScope.$keys.withValue(keys) {
                     try self.decoder.decode(KeyPathBox<Value>.self, from: Data(bytes)).value
                 }
             }
-            let tape = try bytes.withUnsafeBytes { try JSONTape($0) }
+            // A UTF-8 byte order mark is allowed before the document, as JSONDecoder allows it.
+            let start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+            let tape = try bytes.withUnsafeBytes { try JSONTape(UnsafeRawBufferPointer(rebasing: $0[start...])) }
             let decoder = TapeDecoder(tape: tape, options: options)
             if !keys.isEmpty { try decoder.descend(into: keys) }
             return try decoder.decodeHere(Value.self)
         } catch {
             throw ClientError.decoding(error, as: Value.self, body: bytes)
         }
+    }
+}
+
+extension Coders {
+    /// UTF-16 or UTF-32 text (a byte order mark, or a NUL among the first bytes, which UTF-8
+    /// JSON never has): left to `JSONDecoder`, which converts it.
+    static func mayBeWideText(_ bytes: [UInt8]) -> Bool {
+        guard bytes.count >= 2 else { return false }
+        return bytes[0] == 0 || bytes[1] == 0 || (bytes[0] == 0xFE && bytes[1] == 0xFF) || (bytes[0] == 0xFF && bytes[1] == 0xFE)
     }
 }
 

@@ -15,6 +15,19 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     case object([String: JSONValue])
 
     public init(from decoder: any Decoder) throws {
+        if let tape = decoder as? TapeDecoder {
+            // Salvo's decoder knows each value's kind: no trial decodes, and the error of
+            // the value that fails (a number out of range) is the one reported.
+            switch tape.entry.kind {
+            case .null: self = .null
+            case .true, .false: self = .bool(try tape.decodeBool())
+            case .number: self = .number(try tape.decodeDouble())
+            case .string: self = .string(try tape.decodeString())
+            case .array: self = .array(try tape.decodeHere([JSONValue].self))
+            case .object: self = .object(try tape.decodeHere([String: JSONValue].self))
+            }
+            return
+        }
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null

@@ -106,8 +106,7 @@ extension JSONTape {
             let byte = raw[index]
             guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else {
                 // A fraction or an exponent: exact only.
-                guard let double = self.double(entry), double.rounded() == double, let exact = T(exactly: double) else { return nil }
-                return exact
+                return Self.exactInteger(raw, as: T.self)
             }
             let digit = T(byte - UInt8(ascii: "0"))
             let (shifted, overflow1) = value.multipliedReportingOverflow(by: 10)
@@ -115,6 +114,52 @@ extension JSONTape {
             guard !overflow1 && !overflow2 else { return nil }
             value = next
             index += 1
+        }
+        return value
+    }
+
+    /// `1.0`, `12e3`, `1.5e1` as `T` when the text is exactly a whole number of `T`, digit
+    /// by digit (a `Double` would round numbers past 2^53).
+    private static func exactInteger<T: FixedWidthInteger>(_ raw: UnsafeRawBufferPointer, as type: T.Type) -> T? {
+        var index = 0
+        let negative = raw[0] == UInt8(ascii: "-")
+        if negative { index = 1 }
+        var digits: [UInt8] = []
+        var exponent = 0
+        var seenPoint = false
+        while index < raw.count {
+            let byte = raw[index]
+            if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
+                if !digits.isEmpty || byte != UInt8(ascii: "0") { digits.append(byte - UInt8(ascii: "0")) }
+                if seenPoint { exponent -= 1 }
+            } else if byte == UInt8(ascii: ".") {
+                seenPoint = true
+            } else {
+                index += 1
+                var sign = 1
+                if raw[index] == UInt8(ascii: "-") { sign = -1; index += 1 } else if raw[index] == UInt8(ascii: "+") { index += 1 }
+                var written = 0
+                while index < raw.count {
+                    written = min(written * 10 + Int(raw[index] - UInt8(ascii: "0")), 1_000_000)
+                    index += 1
+                }
+                exponent += sign * written
+                break
+            }
+            index += 1
+        }
+        while exponent < 0, digits.last == 0 {
+            digits.removeLast()
+            exponent += 1
+        }
+        if digits.isEmpty { return 0 }
+        guard exponent >= 0, digits.count + exponent <= 40, !negative || T.isSigned else { return nil }
+        var value: T = 0
+        for digit in digits + repeatElement(0, count: exponent) {
+            let (shifted, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflow2) = negative ? shifted.subtractingReportingOverflow(T(digit)) : shifted.addingReportingOverflow(T(digit))
+            guard !overflow1 && !overflow2 else { return nil }
+            value = next
         }
         return value
     }
@@ -172,7 +217,7 @@ extension JSONTape {
         return value
     }
 
-    private static func hasNonZeroDigit(_ raw: UnsafeRawBufferPointer) -> Bool {
+    static func hasNonZeroDigit(_ raw: UnsafeRawBufferPointer) -> Bool {
         for byte in raw {
             if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") { return false }
             if byte >= UInt8(ascii: "1") && byte <= UInt8(ascii: "9") { return true }

@@ -25,6 +25,9 @@ final class JSONTape {
     }
 
     static let maxDepth = 512
+    /// The largest document a tape indexes: offsets are 32-bit. Larger ones go to
+    /// `JSONDecoder` (see ``Coders/decodeJSON(_:from:)``).
+    static let maxDocumentSize = Int(Int32.max) - 1
 
     /// The document, owned: decoders may outlive the call that made them.
     let bytes: UnsafeMutableRawBufferPointer
@@ -44,16 +47,22 @@ final class JSONTape {
     ///
     /// - Throws: `DecodingError.dataCorrupted` naming the first byte that breaks the grammar.
     init(_ input: UnsafeRawBufferPointer) throws {
-        self.bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: max(input.count, 1), alignment: 1)
+        guard input.count <= Self.maxDocumentSize else { throw Self.outOfRoom("the document is larger than 2 GiB") }
+        guard let copy = malloc(max(input.count, 1)) else { throw Self.outOfRoom("no memory for the document") }
+        self.bytes = UnsafeMutableRawBufferPointer(start: copy, count: max(input.count, 1))
         self.count = input.count
         if input.count > 0 { self.bytes.copyMemory(from: input) }
-        var entries = EntryBuffer(capacity: input.count / 5 + 4)
+        // About one entry per five bytes in usual documents; grown when a document has more.
+        guard var entries = EntryBuffer(capacity: min(input.count / 5 + 4, 1 << 20)) else {
+            Glibc.free(copy)
+            throw Self.outOfRoom("no memory for the index")
+        }
         var scanner = Scanner(bytes: UnsafeRawBufferPointer(self.bytes).prefix(input.count))
         do {
             try scanner.scanDocument(into: &entries)
         } catch {
             // Not every stored property is set yet: no deinit runs, so free both here.
-            self.bytes.deallocate()
+            Glibc.free(self.bytes.baseAddress)
             entries.free()
             throw error
         }
@@ -61,8 +70,12 @@ final class JSONTape {
     }
 
     deinit {
-        self.bytes.deallocate()
+        free(self.bytes.baseAddress)
         free(self.entries)
+    }
+
+    static func outOfRoom(_ reason: String) -> DecodingError {
+        DecodingError.dataCorrupted(DecodingError.Context(codingPath: [], debugDescription: "The JSON could not be read: \(reason)."))
     }
 
     /// The bytes of a string entry, without its quotes (escapes as written), or a number's.
@@ -78,19 +91,25 @@ struct EntryBuffer {
     private(set) var count = 0
     private var capacity: Int
 
-    init(capacity: Int) {
+    init?(capacity: Int) {
         self.capacity = max(capacity, 8)
-        self.base = malloc(self.capacity * MemoryLayout<JSONTape.Entry>.stride)!.assumingMemoryBound(to: JSONTape.Entry.self)
+        guard let memory = malloc(self.capacity * MemoryLayout<JSONTape.Entry>.stride) else { return nil }
+        self.base = memory.assumingMemoryBound(to: JSONTape.Entry.self)
     }
 
     @inline(__always)
-    mutating func append(_ entry: JSONTape.Entry) {
-        if self.count == self.capacity {
-            self.capacity *= 2
-            self.base = realloc(self.base, self.capacity * MemoryLayout<JSONTape.Entry>.stride)!.assumingMemoryBound(to: JSONTape.Entry.self)
-        }
+    mutating func append(_ entry: JSONTape.Entry) throws {
+        if self.count == self.capacity { try self.grow() }
         self.base[self.count] = entry
         self.count += 1
+    }
+
+    private mutating func grow() throws {
+        guard let memory = realloc(self.base, 2 * self.capacity * MemoryLayout<JSONTape.Entry>.stride) else {
+            throw JSONTape.outOfRoom("no memory for the index")
+        }
+        self.capacity *= 2
+        self.base = memory.assumingMemoryBound(to: JSONTape.Entry.self)
     }
 
     subscript(index: Int) -> JSONTape.Entry {
@@ -157,7 +176,7 @@ private struct Scanner {
                 guard self.bytes[self.offset] == UInt8(ascii: "\"") else {
                     throw self.error("expected a quoted key")
                 }
-                entries.append(try self.scanString())
+                try entries.append(self.scanString())
                 self.skipWhitespace()
                 guard self.offset < self.bytes.count, self.bytes[self.offset] == UInt8(ascii: ":") else {
                     throw self.error("expected ':' after a key")
@@ -173,7 +192,7 @@ private struct Scanner {
                     throw self.error("more than \(JSONTape.maxDepth) levels of nesting")
                 }
                 let isObject = byte == UInt8(ascii: "{")
-                entries.append(JSONTape.Entry(kind: isObject ? .object : .array, escaped: false, start: Int32(self.offset), end: 0, count: 0))
+                try entries.append(JSONTape.Entry(kind: isObject ? .object : .array, escaped: false, start: Int32(self.offset), end: 0, count: 0))
                 open.append(OpenContainer(index: entries.count - 1, object: isObject))
                 self.offset += 1
                 self.skipWhitespace()
@@ -188,15 +207,15 @@ private struct Scanner {
                     continue
                 }
             case UInt8(ascii: "\""):
-                entries.append(try self.scanString())
+                try entries.append(self.scanString())
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                entries.append(try self.scanNumber())
+                try entries.append(self.scanNumber())
             case UInt8(ascii: "t"):
-                entries.append(try self.scanLiteral("true", kind: .true))
+                try entries.append(self.scanLiteral("true", kind: .true))
             case UInt8(ascii: "f"):
-                entries.append(try self.scanLiteral("false", kind: .false))
+                try entries.append(self.scanLiteral("false", kind: .false))
             case UInt8(ascii: "n"):
-                entries.append(try self.scanLiteral("null", kind: .null))
+                try entries.append(self.scanLiteral("null", kind: .null))
             default:
                 throw self.error("unexpected character '\(Self.printable(byte))'")
             }

@@ -30,11 +30,20 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     /// The tape index of `key`'s value; the first one when a key repeats (as `JSONDecoder`).
     private func find(_ key: Key) -> Int? {
+        self.find(named: key.stringValue)
+    }
+
+    /// The tape index of the value of the member called `name` (after key conversion).
+    private func find(named name: String) -> Int? {
         let tape = self.decoder.tape
-        var name = key.stringValue
+        let count = tape.entries[self.object].count
+        if count > TapeDecoder.memberTableThreshold {
+            return self.decoder.memberTable(of: self.object, node: self.node)[name]
+        }
+        var name = name
         var member = self.object + 1
         let converts = self.decoder.convertsKeys
-        for _ in 0..<tape.entries[self.object].count {
+        for _ in 0..<count {
             let keyEntry = tape.entries[member]
             let matches: Bool
             if converts {
@@ -142,7 +151,8 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func superDecoder() throws -> any Decoder {
-        self.superDecoder(named: AnyCodingKey("super"), at: Key(stringValue: "super").flatMap { self.find($0) })
+        // Looked up by name: a type's own keys seldom have a `super` case.
+        self.superDecoder(named: AnyCodingKey("super"), at: self.find(named: "super"))
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {

@@ -22,7 +22,9 @@ final class TapeDecoder: Decoder {
             self.data = decoder.dataDecodingStrategy
             self.floats = decoder.nonConformingFloatDecodingStrategy
             self.userInfo = decoder.userInfo
-            self.keyMapping = keyMapping
+            // The mapping stands for the custom key strategy it was made with; a strategy
+            // set on the decoder since then wins.
+            if case .custom = decoder.keyDecodingStrategy { self.keyMapping = keyMapping } else { self.keyMapping = nil }
         }
 
         var keys: JSONDecoder.KeyDecodingStrategy
@@ -44,6 +46,13 @@ final class TapeDecoder: Decoder {
     var key: (any CodingKey)?
     /// Wire keys already converted by the key strategy, in this document.
     private var convertedKeys: [String: String] = [:]
+    /// The members of large objects by property name, each built on its object's first
+    /// lookup (key: the object's tape index).
+    private var memberTables: [Int: [String: Int]] = [:]
+
+    /// Objects with more members than this are looked up through a table: a scan per key
+    /// would make decoding a large object (a dictionary keyed by `Int`, say) quadratic.
+    static let memberTableThreshold = 16
 
     init(tape: JSONTape, options: Options, index: Int = 0, parent: CodingPathNode? = nil, key: (any CodingKey)? = nil) {
         self.tape = tape
@@ -192,10 +201,16 @@ final class TapeDecoder: Decoder {
     }
 
     func float(at index: Int, parent: CodingPathNode?, key: (any CodingKey)?) throws -> Float {
-        let double = try self.double(at: index, parent: parent, key: key)
-        let float = Float(double)
-        guard !double.isFinite || (float.isFinite && (float != 0 || double == 0)) else {
-            throw Self.corrupted("Parsed JSON number <\(double)> does not fit in Float.", parent: parent, key: key)
+        let entry = self.tape.entries[index]
+        guard entry.kind == .number else {
+            // Non-conforming values ("+inf") come as strings: the same rules as for Double.
+            return Float(try self.double(at: index, parent: parent, key: key))
+        }
+        // Rounded once from the text, as JSONDecoder does (through a Double it could round twice).
+        let raw = self.tape.rawBytes(of: entry)
+        guard let float = Float(String(decoding: raw, as: UTF8.self)), float.isFinite,
+              float != 0 || !JSONTape.hasNonZeroDigit(raw) else {
+            throw Self.corrupted("Parsed JSON number <\(self.tape.numberText(entry))> does not fit in Float.", parent: parent, key: key)
         }
         return float
     }
@@ -261,6 +276,24 @@ final class TapeDecoder: Decoder {
     }
 
     // MARK: Keys
+
+    /// Property name → the tape index of its value, for the object at `object` (its place:
+    /// `node`); the first one of a repeated key, as `JSONDecoder`.
+    func memberTable(of object: Int, node: CodingPathNode?) -> [String: Int] {
+        if let table = self.memberTables[object] { return table }
+        let count = Int(self.tape.entries[object].count)
+        var table = [String: Int](minimumCapacity: count)
+        var member = object + 1
+        for _ in 0..<count {
+            if case .success(let wire) = self.tape.string(self.tape.entries[member]) {
+                let name = self.convertsKeys ? self.convertedKey(wire, in: node) : wire
+                if table[name] == nil { table[name] = member + 1 }
+            }
+            member = self.tape.after(member + 1)
+        }
+        self.memberTables[object] = table
+        return table
+    }
 
     /// The property name for a wire key of the object at `node`, per the key strategy.
     func convertedKey(_ wire: String, in node: CodingPathNode?) -> String {
