@@ -151,6 +151,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.jsonl(query)
         if path == "/sse":
             return self.sse(query)
+        if path == "/refuse-stream":
+            return self.refuse_stream()
         return self.send(404, {"error": "no route %s %s" % (self.command, path)})
 
     def multipart(self, body):
@@ -273,6 +275,21 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+
+    def refuse_stream(self):
+        """A 503 whose body says why, then never ends (a blank line every 100 ms, 30 s at most)."""
+        self.send_response(503)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            self.chunk(b'{"error": "busy"}')
+            for _ in range(300):
+                time.sleep(0.1)
+                self.chunk(b"\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        self.close_connection = True
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = handle_any
 

@@ -46,6 +46,9 @@ struct Signup: Codable, Sendable {
         #expect(fields.map(\.name) == ["fullName", "age", "newsletter", "tags[0]", "tags[1]", "address.streetName", "address.city", "joined"])
         #expect(fields.first { $0.name == "newsletter" }?.value == "1")
         #expect(fields.last?.value == "1700000000000")
+        // Dates past what milliseconds in an Int64 can say are written, not a crash.
+        #expect(try form.fields(of: ["at": Date(timeIntervalSince1970: 1e19)]).first?.value == "1e+22")
+        #expect(try form.fields(of: ["at": Date(timeIntervalSince1970: .infinity)]).first?.value == "inf")
         form.arrayEncoding = .commaSeparated
         #expect(try form.fields(of: ["ids": [1, 2, 3]]) == [QueryItem("ids", "1,2,3")])
         // A dictionary's keys are sorted, so the same value always makes the same form.

@@ -91,6 +91,9 @@ struct Base64Parser: ResponseParser {
         #expect(error?.detail == "empty body")
         let teapot = try await client.value(Endpoint<Problem>.get("/teapot"), options: .init(validators: [StatusCodeValidator(acceptable: 200...499)]))
         #expect(teapot.error == "short and stout")
+        // Open-ended ranges are clamped to three-digit statuses, not an overflow.
+        #expect(StatusCodeValidator(acceptable: 200...Int.max).acceptable == 200..<1000)
+        #expect(StatusCodeValidator(acceptable: 5000...6000).acceptable.isEmpty)
     }
 
     @Test func aParsedResponse() async throws {

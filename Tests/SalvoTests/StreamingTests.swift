@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 @testable import Salvo
 import SalvoTestSupport
 import Testing
@@ -123,6 +124,45 @@ import Testing
         // A refused status is thrown at once.
         await #expect(throws: ClientError.self) {
             for try await _ in client.events(Endpoint<Empty>.get("/status/404"), reconnect: .automatic()) {}
+        }
+    }
+
+    /// The first reconnection finds the server down; the next one gets through.
+    @Test func aReconnectionThatCannotConnectIsAnotherAttempt() async throws {
+        let mock = MockTransport()
+        let calls = Mutex(0)
+        mock.on(.get, "/ticks") { _ in
+            switch calls.withLock({ count in count += 1; return count }) {
+            case 1: return .text("id: 1\ndata: one\n\n", contentType: "text/event-stream")
+            case 2: return .error(HTTPClientError(.connectionRefused))
+            case 3: return .text("id: 2\ndata: two\n\n", contentType: "text/event-stream")
+            default: return .text(": nothing new\n\n", contentType: "text/event-stream")
+            }
+        }
+        let client = try Client(baseURL: "http://api.test", transport: mock)
+        var ids: [String?] = []
+        for try await event in client.events(Endpoint<Empty>.get("/ticks"), reconnect: .automatic(maxAttempts: 3, delay: .milliseconds(5))) {
+            ids.append(event.id)
+        }
+        #expect(ids == ["1", "2"])
+        #expect(mock.requests.count == 6, "two streams, one refused connection, three empty reconnections")
+        #expect(mock.requests.last?.headerFields[HTTPField.Name("Last-Event-ID")!] == "2")
+    }
+
+    /// A refused stream whose body never ends: the call reports the refusal with the body's
+    /// beginning instead of waiting for an end that never comes.
+    @Test func aRefusedStreamDoesNotWaitForItsBody() async throws {
+        struct Refusal: Decodable { var error: String }
+        let client = try SharedAPI.client()
+        do {
+            _ = try await client.stream(Endpoint<Empty>.get("/refuse-stream").failing(as: Refusal.self))
+            Issue.record("a 503 was accepted")
+        } catch {
+            #expect(error.code == .unacceptableStatus)
+            #expect(error.responseHead?.status.code == 503)
+            #expect((error.decodedFailureBody as? Refusal)?.error == "busy", "\(error)")
+            // The server sends 300 more bytes over 30 s; the call did not wait for them all.
+            #expect((error.responseBody?.count ?? 0) < #"{"error": "busy"}"#.utf8.count + 300)
         }
     }
 

@@ -104,6 +104,17 @@ import Testing
             #expect(error.code == .fileFailed)
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["data.bin"])
+
+        // A transport that ends a body short of its Content-Length without saying so.
+        let mock = MockTransport(always: MockTransport.Reply(headerFields: [.contentLength: "10"], body: [1, 2, 3, 4, 5]))
+        let short = try Client(baseURL: "http://api.test", transport: mock)
+        do {
+            _ = try await short.download(Endpoint<Empty>.get("/file"), to: directory.appendingPathComponent("short.bin").path)
+            Issue.record("a short body was saved")
+        } catch {
+            #expect(error.transportError?.code == .truncatedBody, "\(error)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["data.bin"])
     }
 
     @Test func cancellingADownloadLeavesNothing() async throws {

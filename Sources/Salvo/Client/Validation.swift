@@ -24,7 +24,10 @@ public struct StatusCodeValidator: ResponseValidator {
     }
 
     public init(acceptable: ClosedRange<Int>) {
-        self.acceptable = acceptable.lowerBound..<(acceptable.upperBound + 1)
+        // Status codes have three digits: the bounds are clamped there, so `200...Int.max`
+        // means "200 and up".
+        let upper = Swift.min(acceptable.upperBound, 999) + 1
+        self.acceptable = Swift.min(acceptable.lowerBound, upper)..<upper
     }
 
     public func validate(_ response: HTTPResponse, body: [UInt8], for request: HTTPRequest) throws(ClientError) {

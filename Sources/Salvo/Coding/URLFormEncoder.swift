@@ -156,7 +156,9 @@ public struct URLFormEncoder: Sendable {
     func string(for date: Date) -> String {
         switch self.dateEncoding {
         case .secondsSince1970: "\(date.timeIntervalSince1970)"
-        case .millisecondsSince1970: "\(Int64((date.timeIntervalSince1970 * 1000).rounded()))"
+        case .millisecondsSince1970:
+            // Beyond Int64 (a date billions of years away, or infinity) as the Double's text.
+            Int64(exactly: (date.timeIntervalSince1970 * 1000).rounded()).map { "\($0)" } ?? "\(date.timeIntervalSince1970 * 1000)"
         case .iso8601: date.formatted(.iso8601)
         case .custom(let format): format(date)
         }

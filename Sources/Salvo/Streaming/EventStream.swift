@@ -10,6 +10,9 @@ public struct EventStreamReconnect: Sendable, Hashable {
         self.delay = delay
     }
 
+    /// The longest wait a stream's `retry:` can ask for; a larger one is taken as this.
+    public static let longestDelay = Duration.seconds(3600)
+
     /// One connection: its end is the sequence's end, its failure the sequence's failure.
     public static let never = EventStreamReconnect(maxAttempts: 0)
 
@@ -95,19 +98,21 @@ public struct EventStream: AsyncSequence, Sendable {
 
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(ClientError) -> ServerSentEvent? {
             while !self.finished {
-                if self.lines == nil {
-                    guard try await self.connect(isolation: actor) else { return nil }
-                }
                 do {
+                    // A reconnection that cannot connect (the server restarting) is one more
+                    // failed attempt, not the end.
+                    if self.lines == nil {
+                        guard try await self.connect(isolation: actor) else { return nil }
+                    }
                     while let line = try await self.lines?.next(isolation: actor) {
                         if let event = try self.parser.push(line: line) {
                             self.failedAttempts = 0
-                            if let retry = event.retry { self.delay = retry }
+                            if let retry = event.retry { self.delay = Swift.min(retry, EventStreamReconnect.longestDelay) }
                             return event
                         }
                     }
                     // The server ended the stream: reconnect, as a browser would.
-                    if let retry = self.parser.pendingRetry { self.delay = retry }
+                    if let retry = self.parser.pendingRetry { self.delay = Swift.min(retry, EventStreamReconnect.longestDelay) }
                     self.lines = nil
                     try await self.pauseBeforeReconnecting(after: nil, isolation: actor)
                 } catch where error.code == .transportFailed {

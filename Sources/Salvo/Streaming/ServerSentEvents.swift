@@ -18,9 +18,16 @@ public struct ServerSentEvent: Sendable, Hashable {
         self.retry = retry
     }
 
-    /// The data decoded from JSON.
+    /// The data decoded from JSON, with Foundation's default decoding (see
+    /// ``decode(_:coders:)`` for a client's key mapping and strategies).
     public func decode<T: Decodable>(_ type: T.Type, decoder: JSONDecoder = JSONDecoder()) throws(ClientError) -> T {
         try Coders(decoder: decoder).decodeJSON(T.self, from: Array(self.data.utf8))
+    }
+
+    /// The data decoded from JSON as `coders` decode bodies:
+    /// `try event.decode(Note.self, coders: client.configuration.coders)`.
+    public func decode<T: Decodable>(_ type: T.Type, coders: Coders) throws(ClientError) -> T {
+        try coders.decodeJSON(T.self, from: Array(self.data.utf8))
     }
 }
 

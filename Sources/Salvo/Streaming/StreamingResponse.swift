@@ -110,11 +110,12 @@ extension Client {
                 var error = error
                 error.responseHead = streamed.head
                 if error.code == .unacceptableStatus {
-                    // The error body is short: read it, so the caller sees what the server said.
-                    if let bytes = try? await streamed.body.collect(upTo: limit) {
-                        error.responseBody = bytes
-                        error.decodedFailureBody = try? decodeFailure(bytes, self.configuration.coders)
-                    }
+                    // So that the caller sees what the server said; bounded, as a stream has
+                    // no total timeout and a refusal's body may never end.
+                    let bytes = await Self.beginning(of: streamed.body, upTo: min(limit, Self.refusalBodyLimit),
+                                                     within: Self.refusalBodyWait)
+                    error.responseBody = bytes
+                    error.decodedFailureBody = try? decodeFailure(bytes, self.configuration.coders)
                 } else {
                     streamed.body.cancel()
                 }
@@ -122,5 +123,29 @@ extension Client {
             }
         }
         return response
+    }
+
+    /// How much of a refused stream's body is kept, and how long it is waited for.
+    static let refusalBodyLimit = 64 * 1024
+    static let refusalBodyWait = Duration.seconds(2)
+
+    /// The first `limit` bytes of `body`, or what came within `wait`; the rest is cancelled.
+    static func beginning(of body: ResponseBody, upTo limit: Int, within wait: Duration) async -> [UInt8] {
+        let timer = Task {
+            guard (try? await Task.sleep(for: wait)) != nil else { return }
+            body.cancel()
+        }
+        defer { timer.cancel() }
+        var bytes: [UInt8] = []
+        do {
+            for try await chunk in body {
+                bytes += chunk.prefix(limit - bytes.count)
+                if bytes.count >= limit { break }
+            }
+        } catch {
+            // Cancelled by the timer, or broken: what arrived is what there is.
+        }
+        body.cancel()
+        return bytes
     }
 }

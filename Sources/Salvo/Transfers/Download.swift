@@ -61,6 +61,12 @@ extension Client {
                 written += chunk.count
                 progress?(TransferProgress(completedBytes: written, totalBytes: total))
             }
+            // The engine checks the length itself; a transport of another kind might not.
+            if let total, response.decodedContentEncoding == nil, written != total {
+                var failure = ClientError.transport(HTTPClientError(.truncatedBody, detail: "\(written) of \(total) bytes"))
+                failure.responseHead = response.head
+                throw failure
+            }
             try file.commit()
             return DownloadedFile(request: response.request, head: response.head, url: response.url, path: path, size: written)
         } catch {
