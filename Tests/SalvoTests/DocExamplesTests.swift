@@ -76,7 +76,18 @@ private struct DocUserResponse: Codable, Sendable { var token: String }
 private enum MyAppEndpoint: String, EndpointPath { case login }
 
 extension TypedEndpoint where Success == DocUserResponse, Failure == Empty {
-    fileprivate static func login(_ body: DocUserBody) -> Self { .post(MyAppEndpoint.login.rawValue, body: body) }
+    fileprivate static func login(_ body: DocUserBody) -> Self { .post(MyAppEndpoint.login, body: body) }
+}
+
+/// The guide's middleware-shaped transport (Simplicity's section).
+private struct Authorizing: Transport {
+    let next: any Transport
+    let token: @Sendable () async -> String
+    func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(HTTPClientError) -> TransportResponse {
+        var request = request
+        request.headerFields[.authorization] = "Bearer \(await self.token())"
+        return try await self.next.send(request, body: body, options: options)
+    }
 }
 
 @Suite struct DocExamplesTests {
@@ -138,6 +149,46 @@ extension TypedEndpoint where Success == DocUserResponse, Failure == Empty {
         #expect(!bytes.isEmpty)
         let inline = EndpointBody.json(["array": ["int": 42, "double": 3.14, "bool": true, "string": "foo"]] as JSONValue)
         _ = Endpoint<Empty>(method: .post, path: "/x", body: inline)
+        _ = ["name": "x", "isDone": false, "tags": ["a"]] as JSONValue
+        _ = "Basic " + Data("u:p".utf8).base64EncodedString()
+    }
+
+    /// Bodies the client encodes follow its key mapping; the guide's form and multipart examples.
+    @Test func bodiesFollowTheClientsCoders() async throws {
+        struct Signup: Encodable, Sendable { var fullName: String; var newsletter: Bool }
+        let mock = MockTransport(always: .status(.noContent))
+        let client = try Client(baseURL: "https://api.example.com", transport: mock, coders: .json(keys: .snakeCase))
+        let signup = Endpoint<Empty>(method: .post, path: "/signup", body: .form(Signup(fullName: "Ada", newsletter: true)))
+        let upload = Endpoint<Empty>(method: .post, path: "/profile", body: .encoded { coders in
+            try .multipart([.json(Signup(fullName: "Ada", newsletter: true), name: "profile", encoder: coders.encoder)])
+        })
+        _ = try await client.send(signup)
+        _ = try await client.send(upload)
+        #expect(mock.requests[0].text == "full_name=Ada&newsletter=true")
+        #expect(mock.requests[0].headerFields[.contentType] == "application/x-www-form-urlencoded")
+        #expect(mock.requests[1].text.contains(#""full_name":"Ada""#))
+    }
+
+    @Test func middlewareShapedTransportsAndRetries() async throws {
+        let mock = MockTransport(always: try .json(DocUserResponse(token: "t")))
+        mock.fail(.post, "/login", times: 1, with: HTTPClientError(.connectionRefused))
+        let session = try Client(baseURL: "https://api.example.com", transport: Authorizing(next: mock, token: { "secret" }))
+        func loginRetrying(_ body: DocUserBody) async throws(ClientError) -> DocUserResponse {
+            var attempt = 0
+            while true {
+                do {
+                    return try await session.value(.login(body))
+                } catch where error.code == .transportFailed && !error.mayHaveBeenProcessed && attempt < 2 {
+                    attempt += 1
+                }
+            }
+        }
+        #expect(try await loginRetrying(DocUserBody(username: "u", password: "p")).token == "t")
+        #expect(mock.requests.count == 2)
+        #expect(mock.requests.allSatisfy { $0.headerFields[.authorization] == "Bearer secret" })
+        let task = Task { try await session.value(.login(DocUserBody(username: "u", password: "p"))) }
+        task.cancel()
+        _ = await task.result
     }
 
     @Test func errorsAndResults() async throws {

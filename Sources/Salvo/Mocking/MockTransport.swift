@@ -159,14 +159,25 @@ public final class MockTransport: Transport {
         self.state.withLock { $0.rules.append(Rule(method: method, path: path, responder: responder, failuresLeft: 0)) }
     }
 
-    /// Fails the next `count` requests for `path` with `error` before its rule answers again
-    /// (for retry tests).
+    /// Fails the next `count` requests for `path` with `error` before its rule — or, when
+    /// the path has none, the fallback — answers again (for retry tests).
     public func fail(_ method: HTTPRequest.Method?, _ path: String, times count: Int, with error: HTTPClientError) {
         self.state.withLock { state in
+            var found = false
             for index in state.rules.indices where state.rules[index].path == path && state.rules[index].method == method {
                 state.rules[index].failuresLeft = count
                 state.rules[index].failure = error
+                found = true
             }
+            guard !found else { return }
+            // No rule yet: one that fails, then hands over to whatever answers everything else.
+            let forward: Responder = { [unowned self] request in
+                guard let fallback = self.state.withLock({ $0.fallback }) else {
+                    throw HTTPClientError(.invalidRequest, detail: "MockTransport has no reply for \(request.method.rawValue) \(request.target)")
+                }
+                return try await fallback(request)
+            }
+            state.rules.append(Rule(method: method, path: path, responder: forward, failuresLeft: count, failure: error))
         }
     }
 

@@ -14,7 +14,7 @@ public typealias Endpoint<Success: Sendable> = TypedEndpoint<Success, Empty>
 /// let login = Endpoint<Token>.post("/login", body: Credentials(username: "ada", password: "…"))
 /// let search = Endpoint<[User]>(path: "/users", query: [QueryItem("q", "ada")])   // GET by default
 ///
-/// extension Endpoint where Success == [Post] {
+/// extension TypedEndpoint where Success == [Post], Failure == Empty {
 ///     static func posts(by user: Int) -> Self { .get("/users/\(segment: user)/posts") }
 /// }
 /// let posts = try await client.value(.posts(by: 7))
@@ -191,8 +191,25 @@ public struct EndpointBody: Sendable {
         EndpointBody { (coders) throws(ClientError) in .bytes(try coders.encodeJSON(value), contentType: "application/json") }
     }
 
-    /// A body made from the client's coders when the request is made.
-    public static func encoded(_ make: @escaping @Sendable (Coders) throws(ClientError) -> HTTPBody?) -> EndpointBody {
-        EndpointBody(make: make)
+    /// `value` as a form (`application/x-www-form-urlencoded`), with the client's form
+    /// encoder (its key mapping, array and date styles).
+    public static func form<Value: Encodable & Sendable>(_ value: Value) -> EndpointBody {
+        EndpointBody { (coders) throws(ClientError) in try .form(value, encoder: coders.formEncoder) }
+    }
+
+    /// A body made from the client's coders when the request is made; an error it throws
+    /// fails the call as `.encodingFailed` (a `ClientError` passes as it is).
+    ///
+    /// ```swift
+    /// body: .encoded { coders in try .multipart([.json(profile, name: "profile", encoder: coders.encoder)]) }
+    /// ```
+    public static func encoded(_ make: @escaping @Sendable (Coders) throws -> HTTPBody?) -> EndpointBody {
+        EndpointBody { (coders) throws(ClientError) in
+            do {
+                return try make(coders)
+            } catch {
+                throw ClientError.encoding(error, of: HTTPBody.self)
+            }
+        }
     }
 }

@@ -52,7 +52,7 @@ public struct StreamingResponse<Failure: Sendable>: Sendable {
     }
 
     /// The body as Server-Sent Events (`text/event-stream`). To reconnect with
-    /// `Last-Event-ID` when the stream ends, use ``Client/events(_:reconnect:options:)``.
+    /// `Last-Event-ID` when the stream ends, use ``Client/events(_:reconnect:lastEventID:options:)``.
     public func serverSentEvents(maxEventSize: Int = 1 << 20) -> ServerSentEvents {
         ServerSentEvents(body: self.body, maxEventSize: maxEventSize)
     }

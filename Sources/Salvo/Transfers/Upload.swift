@@ -30,11 +30,13 @@ extension UploadRequest where RequestBody == Never? {
 
 extension Client {
     /// Uploads `request`'s data, with `timeout` for the whole exchange (instead of the
-    /// client's), reporting to `progress` as the bytes go. Returns the response whatever its
-    /// status, as ``send(_:options:)`` does.
-    public func upload<R: UploadRequest>(_ request: R, timeout: Duration? = nil, progress: ProgressHandler? = nil)
+    /// client's, and of `options.timeout`), reporting to `progress` as the bytes go. Returns
+    /// the response whatever its status, as ``send(_:options:)`` does; `options` gives the
+    /// rest (deadline, head and read timeouts, body size limit).
+    public func upload<R: UploadRequest>(_ request: R, timeout: Duration? = nil, options: CallOptions = CallOptions(),
+                                         progress: ProgressHandler? = nil)
         async throws(ClientError) -> Response<R.SuccessResponseBody, R.FailureResponseBody> {
-        try await self.upload(request, body: try request.encodeUploadData(), timeout: timeout, progress: progress)
+        try await self.upload(request, body: try request.encodeUploadData(), timeout: timeout, options: options, progress: progress)
     }
 
     /// Uploads `body` as `request`'s body (any request: its own body is not used).
@@ -43,12 +45,13 @@ extension Client {
     /// let file = try HTTPBody.file(path: "/var/backups/db.tar.gz")
     /// let response = try await client.upload(Endpoint<Receipt>.put("/backups/today"), body: file, timeout: .seconds(600))
     /// ```
-    public func upload<R: Request>(_ request: R, body: HTTPBody, timeout: Duration? = nil, progress: ProgressHandler? = nil)
+    public func upload<R: Request>(_ request: R, body: HTTPBody, timeout: Duration? = nil, options: CallOptions = CallOptions(),
+                                   progress: ProgressHandler? = nil)
         async throws(ClientError) -> Response<R.SuccessResponseBody, R.FailureResponseBody> {
         let sent = progress.map { body.reportingProgress($0) } ?? body
         let (head, prepared) = try self.prepare(request, body: sent)
-        var options = CallOptions()
-        options.timeout = timeout
+        var options = options
+        if let timeout { options.timeout = timeout }
         return try await self.exchange(request, head: head, body: prepared, options: options)
     }
 }
