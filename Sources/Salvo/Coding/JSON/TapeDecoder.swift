@@ -46,6 +46,8 @@ final class TapeDecoder: Decoder {
     var key: (any CodingKey)?
     /// Wire keys already converted by the key strategy, in this document.
     private var convertedKeys: [String: String] = [:]
+    /// The last type found to be none of those decoded apart (``decodeHere(_:)``).
+    private var lastPlainType: ObjectIdentifier?
     /// The members of large objects by property name, each built on its object's first
     /// lookup (key: the object's tape index).
     private var memberTables: [Int: [String: Int]] = [:]
@@ -112,6 +114,9 @@ final class TapeDecoder: Decoder {
         if T.self == Bool.self { return try self.decodeBool() as! T }
         if T.self == Date.self { return try self.decodeDate() as! T }
         if T.self == Data.self { return try self.decodeData() as! T }
+        // The elements of an array are of one type: checked once, not per element.
+        let identity = ObjectIdentifier(T.self)
+        if identity == self.lastPlainType { return try T(from: self) }
         switch type {
         case is URL.Type:
             let text = try self.decodeString()
@@ -131,6 +136,7 @@ final class TapeDecoder: Decoder {
         case let dictionary as any StringKeyedDictionary.Type:
             return try dictionary.decodeStringKeyed(from: self) as! T
         default:
+            self.lastPlainType = identity
             return try T(from: self)
         }
     }
