@@ -163,6 +163,21 @@ extension TypedEndpoint where Success == [User], Failure == Empty {
             client.value(GetUser(id: 1)) { continuation.resume(returning: $0) }
         }
         #expect(try viaHandler.get().id == 1)
+        let pairViaHandler = await withCheckedContinuation { continuation in
+            client.valueAndResponse(GetUser(id: 1)) { continuation.resume(returning: $0) }
+        }
+        #expect(try pairViaHandler.get().response.status == .ok)
+        let failedViaHandler = await withCheckedContinuation { continuation in
+            client.send(GetUser(id: 9)) { continuation.resume(returning: $0) }
+        }
+        #expect(try failedViaHandler.get().status == .notFound, "send hands over any status")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-handler-\(UInt32.random(in: 0 ... .max))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let saved = await withCheckedContinuation { continuation in
+            client.download(GetUser(id: 1), to: directory.appendingPathComponent("user.json").path) { continuation.resume(returning: $0) }
+        }
+        #expect(try saved.get().size > 0)
         // Any status goes through a call whose validators accept it.
         let lenient = try await client.value(GetUser(id: 9).mapFailure(), options: .init(validators: []))
         #expect(lenient.error == "no user 9")

@@ -40,54 +40,6 @@ extension Client {
             return (nil, error)
         }
     }
-
-    // MARK: Completion handlers
-
-    /// ``send(_:options:)`` with a completion handler, called once on a thread of Swift's
-    /// global executor (never the caller's). The returned handle cancels the call.
-    @discardableResult
-    public func send<R: Request>(
-        _ request: R, options: CallOptions = CallOptions(),
-        completion: @escaping @Sendable (Result<Response<R.SuccessResponseBody, R.FailureResponseBody>, ClientError>) -> Void
-    ) -> CallHandle {
-        CallHandle(Task {
-            do throws(ClientError) {
-                completion(.success(try await self.send(request, options: options)))
-            } catch {
-                completion(.failure(error))
-            }
-        })
-    }
-
-    /// ``value(_:options:)`` with a completion handler, called once on a thread of Swift's
-    /// global executor. The returned handle cancels the call.
-    @discardableResult
-    public func value<R: Request>(
-        _ request: R, options: CallOptions = CallOptions(),
-        completion: @escaping @Sendable (Result<R.SuccessResponseBody, ClientError>) -> Void
-    ) -> CallHandle {
-        CallHandle(Task {
-            do throws(ClientError) {
-                completion(.success(try await self.value(request, options: options)))
-            } catch {
-                completion(.failure(error))
-            }
-        })
-    }
-}
-
-/// Cancels a call started with a completion handler: its handler then gets `.cancelled`
-/// (unless it already ran).
-public struct CallHandle: Sendable {
-    private let task: Task<Void, Never>
-
-    init(_ task: Task<Void, Never>) {
-        self.task = task
-    }
-
-    public func cancel() {
-        self.task.cancel()
-    }
 }
 
 // MARK: Endpoint values by implicit member
