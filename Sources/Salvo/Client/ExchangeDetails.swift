@@ -8,25 +8,34 @@ struct ExchangeDetails: Sendable {
     var decodedContentEncoding: String?
     var metrics: TransportMetrics
 
-    /// From `response`, its metrics complete when its body has been read.
-    init(_ response: TransportResponse) {
+    /// From a streamed or a collected response; a streamed one's metrics are complete once
+    /// its body has been read.
+    init(_ response: some TransportExchange) {
         self.redirectChain = response.redirectChain
         self.redirects = response.redirects
         self.effectiveRequest = response.effectiveRequest
         self.version = response.version
         self.interimResponses = response.interimResponses
         self.decodedContentEncoding = response.decodedContentEncoding
-        self.metrics = response.body.metrics ?? response.metrics
+        self.metrics = response.exchangeMetrics
     }
+}
 
-    /// From a collected response.
-    init(_ response: HTTPClientResponse) {
-        self.redirectChain = response.redirectChain
-        self.redirects = response.redirects
-        self.effectiveRequest = response.effectiveRequest
-        self.version = response.version
-        self.interimResponses = response.interimResponses
-        self.decodedContentEncoding = response.decodedContentEncoding
-        self.metrics = response.metrics
-    }
+/// The two forms a transport answers in, seen alike for their ``ExchangeDetails``.
+protocol TransportExchange {
+    var redirectChain: [String] { get }
+    var redirects: [RedirectHop] { get }
+    var effectiveRequest: HTTPRequest? { get }
+    var version: HTTPVersion { get }
+    var interimResponses: [HTTPResponse] { get }
+    var decodedContentEncoding: String? { get }
+    var exchangeMetrics: TransportMetrics { get }
+}
+
+extension TransportResponse: TransportExchange {
+    var exchangeMetrics: TransportMetrics { self.body.metrics ?? self.metrics }
+}
+
+extension HTTPClientResponse: TransportExchange {
+    var exchangeMetrics: TransportMetrics { self.metrics }
 }
