@@ -127,8 +127,12 @@ import Testing
         #expect(self.salvo(Int64.self, "-9223372036854775808.0") == .value(.min))
         #expect(self.salvo(Int64.self, "9223372036854775807e0") == .value(.max))
         #expect(self.salvo(Int64.self, "1e-400") == .failure(kind: "dataCorrupted", path: ""))
-        for json in ["1.000000178813934326171874999", "16777217.0", "1.17549435e-38", "1e-46"] {
+        for json in ["1.000000178813934326171874999", "16777217.0", "1.17549435e-38", "1e-46", "null", "\"x\""] {
             self.same(Float.self, json)
+        }
+        self.same(Int64.self, "100000000000000000000e-2")
+        for json in ["-0.0", "-0e5", "-0.5", "-1.0"] {
+            self.same(UInt32.self, json)
         }
     }
 
@@ -161,6 +165,17 @@ import Testing
         self.same(Wide.self, "{\(members.replacingOccurrences(of: "\"k39\": 39", with: "\"k39\": \"x\""))}")
     }
 
+    @Test func keysInAnotherNormalization() {
+        struct Accented: Decodable, Equatable {
+            var café: Int
+            enum CodingKeys: String, CodingKey { case café = "caf\u{E9}" }
+        }
+        self.same(Accented.self, "{\"cafe\u{301}\": 1}")
+        self.same(Accented.self, "{\"caf\u{E9}\": 2}")
+        let wide = (0..<40).map { "\"k\($0)\": \($0)" }.joined(separator: ", ")
+        self.same(Accented.self, "{\(wide), \"cafe\u{301}\": 3}")
+    }
+
     @Test func theClientsCodersTakeWhatJSONDecoderTakes() throws {
         struct Pair: Decodable, Equatable { var a: Int; var b: String }
         let coders = Coders()
@@ -178,6 +193,10 @@ import Testing
         #expect(try mapped.decodeJSON(Snaked.self, from: Array(#"{"user_name": "a"}"#.utf8)) == Snaked(userName: "a"))
         mapped.decoder = JSONDecoder()
         #expect(try mapped.decodeJSON(Snaked.self, from: Array(#"{"user_name": "a"}"#.utf8)) == Snaked(userName: nil))
+        // A strategy replaced on the same decoder object wins over the mapping made for the old one.
+        let inPlace = Coders.json(keys: .snakeCase)
+        inPlace.decoder.keyDecodingStrategy = .custom { path in AnyCodingKey(path.last!.stringValue == "NAME" ? "userName" : "other") }
+        #expect(try inPlace.decodeJSON(Snaked.self, from: Array(#"{"NAME": "b", "user_name": "a"}"#.utf8)) == Snaked(userName: "b"))
     }
 
     @Test func invalidDocumentsFailBoth() {

@@ -231,12 +231,17 @@ extension TypedEndpoint where Success == [User], Failure == Empty {
             #expect(error?.transportError?.code == .connectionRefused)
         }
         #expect(try await client.value(Endpoint<String>.get("/flaky")) == "fine")
+        // Injected failures sit apart from the rules: a rule for any method keeps answering after them.
+        mock.on(nil, "/any", reply: .text("own"))
+        mock.fail(.get, "/any", times: 1, with: HTTPClientError(.connectionRefused))
+        #expect(await client.outcome(Endpoint<String>.get("/any")).error?.transportError?.code == .connectionRefused)
+        #expect(try await client.value(Endpoint<String>.get("/any")) == "own")
         do {
             _ = try await client.value(Endpoint<String>.get("/nowhere?x=1"))
         } catch {
             #expect(error.transportError?.detail?.contains("GET /nowhere?x=1") == true, "\(error)")
         }
-        #expect(mock.requests.count == 5)
+        #expect(mock.requests.count == 7)
     }
 }
 

@@ -166,6 +166,29 @@ import Testing
         }
     }
 
+    /// A transport of another kind whose refusal never ends and ignores `cancel()`: the
+    /// wait for its body is bounded all the same.
+    @Test func aRefusedStreamFromAnyTransportIsBounded() async throws {
+        final class Endless: Transport {
+            /// Held, never finished: the body has no end.
+            let open = Mutex<[AsyncStream<[UInt8]>.Continuation]>([])
+            func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(HTTPClientError) -> TransportResponse {
+                let (chunks, more) = AsyncStream<[UInt8]>.makeStream()
+                more.yield(Array(#"{"error": "busy"}"#.utf8))
+                self.open.withLock { $0.append(more) }
+                return TransportResponse(head: HTTPResponse(status: .serviceUnavailable), body: .stream(chunks))
+            }
+        }
+        struct Refusal: Decodable { var error: String }
+        let client = try Client(baseURL: "http://api.test", transport: Endless())
+        do {
+            _ = try await client.stream(Endpoint<Empty>.get("/events").failing(as: Refusal.self))
+            Issue.record("a 503 was accepted")
+        } catch {
+            #expect(error.failureBody(as: Refusal.self)?.error == "busy", "\(error)")
+        }
+    }
+
     struct Written: Decodable { var written: Int }
 
     /// A body nobody reads holds the server back: the engine stops reading the socket, the

@@ -109,13 +109,25 @@ public final class MockTransport: Transport {
         var method: HTTPRequest.Method?
         var path: String
         var responder: Responder
-        /// Requests to fail before the responder answers (failure injection).
-        var failuresLeft: Int
-        var failure: HTTPClientError?
+
+        /// Whether a request matches: the method (nil: any), and the path — with its query
+        /// when the rule's path has one.
+        func matches(_ request: RecordedRequest) -> Bool {
+            (self.method == nil || self.method == request.method)
+                && (self.path.contains("?") ? self.path == request.target : self.path == request.path)
+        }
+    }
+
+    /// Failures to inject before the rules answer again (``fail(_:_:times:with:)``).
+    private struct Injection {
+        var rule: Rule
+        var left: Int
+        var error: HTTPClientError
     }
 
     private struct State {
         var rules: [Rule] = []
+        var injections: [Injection] = []
         var fallback: Responder?
         var requests: [RecordedRequest] = []
     }
@@ -156,29 +168,16 @@ public final class MockTransport: Transport {
 
     /// Answers `method` requests for `path` (nil: any method) with what `responder` returns.
     public func on(_ method: HTTPRequest.Method?, _ path: String, _ responder: @escaping Responder) {
-        self.state.withLock { $0.rules.append(Rule(method: method, path: path, responder: responder, failuresLeft: 0)) }
+        self.state.withLock { $0.rules.append(Rule(method: method, path: path, responder: responder)) }
     }
 
-    /// Fails the next `count` requests for `path` with `error` before its rule — or, when
-    /// the path has none, the fallback — answers again (for retry tests).
+    /// Fails the next `count` requests for `path` (and `method`, nil: any) with `error`;
+    /// then the rules — or the fallback — answer again (for retry tests). Kept apart from the
+    /// rules, so it works for a path with a rule of its own, one without, or several.
     public func fail(_ method: HTTPRequest.Method?, _ path: String, times count: Int, with error: HTTPClientError) {
-        self.state.withLock { state in
-            var found = false
-            for index in state.rules.indices where state.rules[index].path == path && state.rules[index].method == method {
-                state.rules[index].failuresLeft = count
-                state.rules[index].failure = error
-                found = true
-            }
-            guard !found else { return }
-            // No rule yet: one that fails, then hands over to whatever answers everything else.
-            let forward: Responder = { [unowned self] request in
-                guard let fallback = self.state.withLock({ $0.fallback }) else {
-                    throw HTTPClientError(.invalidRequest, detail: "MockTransport has no reply for \(request.method.rawValue) \(request.target)")
-                }
-                return try await fallback(request)
-            }
-            state.rules.append(Rule(method: method, path: path, responder: forward, failuresLeft: count, failure: error))
-        }
+        guard count > 0 else { return }
+        let matcher = Rule(method: method, path: path, responder: { _ in .status(.ok) })
+        self.state.withLock { $0.injections.append(Injection(rule: matcher, left: count, error: error)) }
     }
 
     /// Answers every request no rule matches.
@@ -203,16 +202,13 @@ public final class MockTransport: Transport {
         let target = recorded.target
         let (responder, injected): (Responder?, HTTPClientError?) = self.state.withLock { state in
             state.requests.append(recorded)
-            let index = state.rules.lastIndex { rule in
-                (rule.method == nil || rule.method == request.method)
-                    && (rule.path.contains("?") ? rule.path == target : rule.path == recorded.path)
+            if let index = state.injections.firstIndex(where: { $0.left > 0 && $0.rule.matches(recorded) }) {
+                state.injections[index].left -= 1
+                return (nil, state.injections[index].error)
             }
-            guard let index else { return (state.fallback, nil) }
-            if state.rules[index].failuresLeft > 0 {
-                state.rules[index].failuresLeft -= 1
-                return (nil, state.rules[index].failure)
-            }
-            return (state.rules[index].responder, nil)
+            // The latest rule that matches wins.
+            let rule = state.rules.last { $0.matches(recorded) }
+            return (rule?.responder ?? state.fallback, nil)
         }
         if let injected { throw injected }
         guard let responder else {

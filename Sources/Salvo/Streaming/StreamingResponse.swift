@@ -1,3 +1,4 @@
+import Synchronization
 import Foundation
 
 /// A response whose body is still arriving: the head now, the body as you read it — raw
@@ -130,22 +131,35 @@ extension Client {
     static let refusalBodyWait = Duration.seconds(2)
 
     /// The first `limit` bytes of `body`, or what came within `wait`; the rest is cancelled.
+    /// Bounded even for a body that ignores cancellation: the read runs in a task of its own,
+    /// and the wait ends at the first of its end and the timer.
     static func beginning(of body: ResponseBody, upTo limit: Int, within wait: Duration) async -> [UInt8] {
-        let timer = Task {
-            guard (try? await Task.sleep(for: wait)) != nil else { return }
-            body.cancel()
-        }
-        defer { timer.cancel() }
-        var bytes: [UInt8] = []
-        do {
-            for try await chunk in body {
-                bytes += chunk.prefix(limit - bytes.count)
-                if bytes.count >= limit { break }
+        let limit = Swift.max(0, limit)
+        let collected = Mutex<[UInt8]>([])
+        let (ended, end) = AsyncStream<Void>.makeStream()
+        let reader = Task {
+            do {
+                for try await chunk in body {
+                    let full = collected.withLock { bytes in
+                        bytes += chunk.prefix(limit - bytes.count)
+                        return bytes.count >= limit
+                    }
+                    if full { break }
+                }
+            } catch {
+                // Cancelled, or broken: what arrived is what there is.
             }
-        } catch {
-            // Cancelled by the timer, or broken: what arrived is what there is.
+            end.yield()
         }
+        let timer = Task {
+            try? await Task.sleep(for: wait)
+            end.yield()
+        }
+        var first = ended.makeAsyncIterator()
+        _ = await first.next()
+        reader.cancel()
+        timer.cancel()
         body.cancel()
-        return bytes
+        return collected.withLock { $0 }
     }
 }

@@ -61,9 +61,12 @@ extension Client {
                 written += chunk.count
                 progress?(TransferProgress(completedBytes: written, totalBytes: total))
             }
-            // The engine checks the length itself; a transport of another kind might not.
-            if let total, response.decodedContentEncoding == nil, written != total {
-                var failure = ClientError.transport(HTTPClientError(.truncatedBody, detail: "\(written) of \(total) bytes"))
+            // The engine checks the length itself; a transport of another kind might not. A
+            // HEAD, 204 or 304 announces a length it does not send.
+            let bodiless = response.request.method == .head || [204, 304].contains(response.status.code)
+            if let total, response.decodedContentEncoding == nil, !bodiless, written != total {
+                let detail = written < total ? "\(written) of \(total) bytes" : "\(written) bytes, \(total) announced"
+                var failure = ClientError.transport(HTTPClientError(written < total ? .truncatedBody : .invalidResponse, detail: detail))
                 failure.responseHead = response.head
                 throw failure
             }

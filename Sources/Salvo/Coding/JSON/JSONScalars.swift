@@ -56,15 +56,16 @@ extension JSONTape {
         return .success(text)
     }
 
-    /// Whether a string entry's text equals `key`'s UTF-8, without making a String.
+    /// Whether a string entry's text equals `key`, comparing UTF-8 bytes without making a
+    /// String when `key` is ASCII (`keyIsASCII`, worked out once by the caller).
     @inline(__always)
-    func stringEquals(_ entry: Entry, _ key: inout String) -> Bool {
+    func stringEquals(_ entry: Entry, _ key: inout String, keyIsASCII: Bool) -> Bool {
         if entry.escaped {
             guard case .success(let text) = self.string(entry) else { return false }
             return text == key
         }
         let length = Int(entry.end - entry.start)
-        return key.withUTF8 { utf8 in
+        let same = key.withUTF8 { utf8 -> Bool in
             guard utf8.count == length else { return false }
             let wire = self.bytes.baseAddress! + Int(entry.start)
             // Keys are short: a loop beats a call to memcmp.
@@ -73,6 +74,10 @@ extension JSONTape {
             }
             return true
         }
+        if same || keyIsASCII { return same }
+        // Non-ASCII text may be the same string in another normalization ("é" as one scalar
+        // or two): compared as Swift compares strings, as JSONDecoder's dictionary does.
+        return String(decoding: self.rawBytes(of: entry), as: UTF8.self) == key
     }
 
     private static func hex4(_ raw: UnsafeRawBufferPointer, at index: Int) -> UInt32 {
@@ -98,7 +103,8 @@ extension JSONTape {
         var index = 0
         let negative = raw[0] == UInt8(ascii: "-")
         if negative {
-            guard T.isSigned else { return raw.count == 2 && raw[1] == UInt8(ascii: "0") ? 0 : nil }
+            // Only a zero is negative and unsigned: "-0", "-0.0", "-0e5".
+            guard T.isSigned else { return Self.exactInteger(raw, as: T.self) }
             index = 1
         }
         var value: T = 0
@@ -111,7 +117,8 @@ extension JSONTape {
             let digit = T(byte - UInt8(ascii: "0"))
             let (shifted, overflow1) = value.multipliedReportingOverflow(by: 10)
             let (next, overflow2) = negative ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
-            guard !overflow1 && !overflow2 else { return nil }
+            // Too many digits — unless a fraction or an exponent brings the value back in range.
+            guard !overflow1 && !overflow2 else { return Self.exactInteger(raw, as: T.self) }
             value = next
             index += 1
         }

@@ -43,6 +43,7 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         var name = name
         var member = self.object + 1
         let converts = self.decoder.convertsKeys
+        let ascii = name.utf8.allSatisfy { $0 < 0x80 }
         for _ in 0..<count {
             let keyEntry = tape.entries[member]
             let matches: Bool
@@ -53,7 +54,7 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
                     matches = false
                 }
             } else {
-                matches = tape.stringEquals(keyEntry, &name)
+                matches = tape.stringEquals(keyEntry, &name, keyIsASCII: ascii)
             }
             if matches { return member + 1 }
             member = tape.after(member + 1)

@@ -46,15 +46,18 @@ final class TapeDecoder: Decoder {
     var key: (any CodingKey)?
     /// Wire keys already converted by the key strategy, in this document.
     private var convertedKeys: [String: String] = [:]
+    /// Whether the key mapping agrees with the decoder's strategy (nil: not checked yet).
+    private var mappingVerdict: Bool?
     /// The last type found to be none of those decoded apart (``decodeHere(_:)``).
     private var lastPlainType: ObjectIdentifier?
-    /// The members of large objects by property name, each built on its object's first
-    /// lookup (key: the object's tape index).
-    private var memberTables: [Int: [String: Int]] = [:]
+    /// Tables of the members of large objects by property name, for the object being
+    /// decoded and those around it (a stack: the objects it is inside), so that memory stays
+    /// bounded by the nesting, not the document.
+    private var memberTables: [(object: Int, table: [String: Int])] = []
 
     /// Objects with more members than this are looked up through a table: a scan per key
     /// would make decoding a large object (a dictionary keyed by `Int`, say) quadratic.
-    static let memberTableThreshold = 16
+    static let memberTableThreshold = 32
 
     init(tape: JSONTape, options: Options, index: Int = 0, parent: CodingPathNode? = nil, key: (any CodingKey)? = nil) {
         self.tape = tape
@@ -185,7 +188,7 @@ final class TapeDecoder: Decoder {
         return value
     }
 
-    func double(at index: Int, parent: CodingPathNode?, key: (any CodingKey)?) throws -> Double {
+    func double(at index: Int, parent: CodingPathNode?, key: (any CodingKey)?, as type: Any.Type = Double.self) throws -> Double {
         let entry = self.tape.entries[index]
         switch entry.kind {
         case .number:
@@ -200,9 +203,9 @@ final class TapeDecoder: Decoder {
                 if text == negative { return -.infinity }
                 if text == nan { return .nan }
             }
-            throw self.mismatch(Double.self, entry, parent: parent, key: key)
+            throw self.mismatch(type, entry, parent: parent, key: key)
         default:
-            throw self.mismatch(Double.self, entry, parent: parent, key: key)
+            throw self.mismatch(type, entry, parent: parent, key: key)
         }
     }
 
@@ -210,7 +213,7 @@ final class TapeDecoder: Decoder {
         let entry = self.tape.entries[index]
         guard entry.kind == .number else {
             // Non-conforming values ("+inf") come as strings: the same rules as for Double.
-            return Float(try self.double(at: index, parent: parent, key: key))
+            return Float(try self.double(at: index, parent: parent, key: key, as: Float.self))
         }
         // Rounded once from the text, as JSONDecoder does (through a Double it could round twice).
         let raw = self.tape.rawBytes(of: entry)
@@ -286,7 +289,11 @@ final class TapeDecoder: Decoder {
     /// Property name → the tape index of its value, for the object at `object` (its place:
     /// `node`); the first one of a repeated key, as `JSONDecoder`.
     func memberTable(of object: Int, node: CodingPathNode?) -> [String: Int] {
-        if let table = self.memberTables[object] { return table }
+        if let cached = self.memberTables.last(where: { $0.object == object }) { return cached.table }
+        // Tables of objects this one is not inside are done with.
+        while let top = self.memberTables.last, !(top.object < object && object < Int(self.tape.entries[top.object].end)) {
+            self.memberTables.removeLast()
+        }
         let count = Int(self.tape.entries[object].count)
         var table = [String: Int](minimumCapacity: count)
         var member = object + 1
@@ -297,13 +304,13 @@ final class TapeDecoder: Decoder {
             }
             member = self.tape.after(member + 1)
         }
-        self.memberTables[object] = table
+        self.memberTables.append((object, table))
         return table
     }
 
     /// The property name for a wire key of the object at `node`, per the key strategy.
     func convertedKey(_ wire: String, in node: CodingPathNode?) -> String {
-        if let mapping = self.options.keyMapping {
+        if let mapping = self.options.keyMapping, self.mappingHolds(mapping, for: wire, in: node) {
             if let cached = self.convertedKeys[wire] { return cached }
             let converted = mapping(wire)
             self.convertedKeys[wire] = converted
@@ -322,6 +329,19 @@ final class TapeDecoder: Decoder {
         @unknown default:
             return wire
         }
+    }
+
+    /// Whether `mapping` (made with the decoder's custom key strategy) still says what the
+    /// strategy says — checked once per document, on its first key: a strategy replaced on the
+    /// decoder in place since then wins.
+    private func mappingHolds(_ mapping: @Sendable (String) -> String, for wire: String, in node: CodingPathNode?) -> Bool {
+        if let verdict = self.mappingVerdict { return verdict }
+        var verdict = false
+        if case .custom(let convert) = self.options.keys {
+            verdict = convert(CodingPathNode.path(node, then: AnyCodingKey(wire))).stringValue == mapping(wire)
+        }
+        self.mappingVerdict = verdict
+        return verdict
     }
 
     /// Whether wire keys go through a strategy before they are compared.
