@@ -83,8 +83,6 @@ extension Client {
     public func stream<Success, Failure>(_ endpoint: TypedEndpoint<Success, Failure>, options: CallOptions = CallOptions())
         async throws(ClientError) -> StreamingResponse<Failure> {
         let (head, body) = try self.prepare(endpoint)
-        return try await self.stream(endpoint.operationName, head: head, body: body, decodeFailure: { (bytes, coders) throws(ClientError) in
-            try endpoint.decodeFailureBody(from: bytes, coders: coders)
-        }, options: options)
+        return try await self.stream(endpoint, head: head, body: body, options: options)
     }
 }

@@ -37,17 +37,21 @@ public final class Client: Sendable {
         /// ``Client/send(_:options:)``, which returns any status): by default the status is
         /// 2xx and the `Content-Type` is one the request's `Accept` names.
         public var validators: [any ResponseValidator]
+        /// Code every request and response passes through, in this order: the first sees
+        /// the request first and the response last (see ``Middleware``).
+        public var middleware: [any Middleware]
 
         public init(coders: Coders = .json, headerFields: HTTPFields = [:], queryItems: [QueryItem] = [],
                     timeout: Duration? = nil, maxBodySize: Int = 64 << 20,
                     validators: [any ResponseValidator] = [StatusCodeValidator(), ContentTypeValidator()],
-                    activity: ClientActivity? = nil) {
+                    middleware: [any Middleware] = [], activity: ClientActivity? = nil) {
             self.coders = coders
             self.headerFields = headerFields
             self.queryItems = queryItems
             self.timeout = timeout
             self.maxBodySize = maxBodySize
             self.validators = validators
+            self.middleware = middleware
             self.activity = activity
         }
     }
@@ -190,21 +194,37 @@ public final class Client: Sendable {
     func exchange<R: Request>(_ request: R, head: HTTPRequest, body: HTTPBody?, options: CallOptions) async throws(ClientError)
         -> Response<R.SuccessResponseBody, R.FailureResponseBody> {
         let limit = options.maxBodySize ?? self.configuration.maxBodySize
+        let coders = self.configuration.coders
+        let successDecoder = { @Sendable (bytes: [UInt8]) throws(ClientError) in try request.decodeSuccessBody(from: bytes, coders: coders) }
+        let failureDecoder = { @Sendable (bytes: [UInt8]) throws(ClientError) in try request.decodeFailureBody(from: bytes, coders: coders) }
+        guard self.configuration.middleware.isEmpty else {
+            // Through the middleware: the transport still collects (the cheaper path), and
+            // whatever body the middleware hand back is read here.
+            let routed = try await self.tracked(request.operationName, head) { () async throws(ClientError) in
+                try await self.dispatch(ClientRequest(head: head, body: body, operationName: request.operationName, baseURL: self.baseURL,
+                                                      options: options, metadata: request.metadata))
+            }
+            let bytes: [UInt8]
+            do {
+                bytes = try await routed.body.collect(upTo: limit)
+            } catch {
+                throw Self.collectingError(error, limit: limit)
+            }
+            return Response(request: routed.request, head: routed.head, body: bytes, url: routed.url,
+                            details: ExchangeDetails(routed.exchange), successDecoder: successDecoder, failureDecoder: failureDecoder)
+        }
         let transportOptions = self.transportOptions(options)
         let collected = try await self.tracked(request.operationName, head) { () async throws(ClientError) in
             do throws(HTTPClientError) {
                 return try await self.transport.sendCollecting(head, body: body, options: transportOptions, maxBodySize: limit)
             } catch {
-                throw error.code == .bodyTooLarge ? ClientError(.bodyTooLarge, detail: "more than \(limit) bytes") : ClientError.transport(error)
+                throw Self.collectingError(error, limit: limit)
             }
         }
-        let coders = self.configuration.coders
         return Response(
             request: head, head: collected.head, body: collected.body,
             url: Self.finalURL(of: head, chain: collected.redirectChain),
-            details: ExchangeDetails(collected),
-            successDecoder: { (bytes) throws(ClientError) in try request.decodeSuccessBody(from: bytes, coders: coders) },
-            failureDecoder: { (bytes) throws(ClientError) in try request.decodeFailureBody(from: bytes, coders: coders) })
+            details: ExchangeDetails(collected), successDecoder: successDecoder, failureDecoder: failureDecoder)
     }
 
     /// Runs the validators on `response`; on failure the error carries the response and, for

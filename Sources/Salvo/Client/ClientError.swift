@@ -37,6 +37,9 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
         public static let fileFailed = Code(name: "file could not be read or written")
         /// The call was cancelled.
         public static let cancelled = Code(name: "cancelled")
+        /// A middleware threw an error of its own (not a ``ClientError``): see ``detail``
+        /// and ``underlyingError``.
+        public static let middlewareFailed = Code(name: "middleware failed")
 
         public var description: String { self.name }
     }
@@ -55,6 +58,8 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
     /// For `.decodingFailed` and `.encodingFailed`: where in the value, as a dotted path
     /// (`data.items[2].price`).
     public var codingPath: String?
+    /// For `.middlewareFailed`: the error the middleware threw.
+    public var underlyingError: (any Error)?
     /// For `.decodingFailed`: what was wrong at ``codingPath``.
     public var decodingProblem: DecodingProblem?
 
@@ -119,6 +124,14 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
     public static func transport(_ error: HTTPClientError) -> ClientError {
         var wrapped = ClientError(error.code == .cancelled ? .cancelled : .transportFailed)
         wrapped.transportError = error
+        return wrapped
+    }
+
+    /// `error` from a middleware: a ``ClientError`` as it is, anything else as `.middlewareFailed`.
+    static func middleware(_ error: any Error, in name: String) -> ClientError {
+        if let error = error as? ClientError { return error }
+        var wrapped = ClientError(.middlewareFailed, detail: "\(name): \(error)")
+        wrapped.underlyingError = error
         return wrapped
     }
 

@@ -33,6 +33,8 @@ public struct TypedEndpoint<Success: Sendable, Failure: Sendable>: Request {
     public var body: EndpointBody
     /// The operation's name for logs, metrics and middleware (default: method and path).
     public var operationName: String
+    /// Tags and typed values for middleware (see ``tagged(_:)`` and ``with(_:_:)``).
+    public var metadata = RequestMetadata()
     private let decodeSuccess: @Sendable ([UInt8], Coders) throws(ClientError) -> Success
     private let decodeFailure: @Sendable ([UInt8], Coders) throws(ClientError) -> Failure
 
@@ -79,17 +81,21 @@ public struct TypedEndpoint<Success: Sendable, Failure: Sendable>: Request {
 
     /// The same request with another success decoder.
     func replacingSuccessDecoder<T>(_ decode: @escaping @Sendable ([UInt8], Coders) throws(ClientError) -> T) -> TypedEndpoint<T, Failure> {
-        TypedEndpoint<T, Failure>(method: self.method, path: self.path, query: self.queryItems, headers: self.headerFields,
-                                  body: self.body, operationName: self.operationName,
-                                  decodeSuccess: decode, decodeFailure: self.decodeFailure)
+        var endpoint = TypedEndpoint<T, Failure>(method: self.method, path: self.path, query: self.queryItems, headers: self.headerFields,
+                                                 body: self.body, operationName: self.operationName,
+                                                 decodeSuccess: decode, decodeFailure: self.decodeFailure)
+        endpoint.metadata = self.metadata
+        return endpoint
     }
 
     /// The same request, its failure body decoded as `type`.
     public func failing<E: Decodable & Sendable>(as type: E.Type) -> TypedEndpoint<Success, E> {
-        TypedEndpoint<Success, E>(method: self.method, path: self.path, query: self.queryItems, headers: self.headerFields,
-                             body: self.body, operationName: self.operationName,
-                             decodeSuccess: self.decodeSuccess,
-                             decodeFailure: { (bytes, coders) throws(ClientError) in try ResponseDecoding.decode(E.self, from: bytes, coders: coders) })
+        var endpoint = TypedEndpoint<Success, E>(
+            method: self.method, path: self.path, query: self.queryItems, headers: self.headerFields,
+            body: self.body, operationName: self.operationName, decodeSuccess: self.decodeSuccess,
+            decodeFailure: { (bytes, coders) throws(ClientError) in try ResponseDecoding.decode(E.self, from: bytes, coders: coders) })
+        endpoint.metadata = self.metadata
+        return endpoint
     }
 
     /// The same request with `name: value` added to its headers.
@@ -103,6 +109,20 @@ public struct TypedEndpoint<Success: Sendable, Failure: Sendable>: Request {
     public func query(_ items: QueryItem...) -> Self {
         var copy = self
         copy.queryItems += items
+        return copy
+    }
+
+    /// The same request with `tags` added, for middleware that applies to some requests.
+    public func tagged(_ tags: String...) -> Self {
+        var copy = self
+        copy.metadata.tags.formUnion(tags)
+        return copy
+    }
+
+    /// The same request carrying `value` under `key`, for middleware to read.
+    public func with<Key: RequestMetadataKey>(_ key: Key.Type, _ value: Key.Value) -> Self {
+        var copy = self
+        copy.metadata[key] = value
         return copy
     }
 }

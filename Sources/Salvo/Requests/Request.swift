@@ -47,6 +47,8 @@ public protocol Request<SuccessResponseBody, FailureResponseBody>: Sendable {
     var headerFields: HTTPFields { get }
     var queryItems: [QueryItem] { get }
     var body: RequestBody { get }
+    /// Tags and typed values for the client's middleware (default: none).
+    var metadata: RequestMetadata { get }
 
     /// The body as it goes on the wire; nil sends none.
     func encodeBody(with coders: Coders) throws(ClientError) -> HTTPBody?
@@ -63,6 +65,7 @@ extension Request {
     public var method: HTTPRequest.Method { .get }
     public var headerFields: HTTPFields { [:] }
     public var queryItems: [QueryItem] { [] }
+    public var metadata: RequestMetadata { RequestMetadata() }
 
     public func makeHTTPRequest(baseURL: BaseURL, coders: Coders) throws(ClientError) -> HTTPRequest {
         let target = baseURL.target(path: self.path, query: QueryItem.encode(self.queryItems))

@@ -47,9 +47,7 @@ extension Client {
                 return (head, body)
             },
             open: { (head, body) async throws(ClientError) in
-                try await self.stream(request.operationName, head: head, body: body, decodeFailure: { (bytes, coders) throws(ClientError) in
-                    try request.decodeFailureBody(from: bytes, coders: coders)
-                }, options: options).erased
+                try await self.stream(request, head: head, body: body, options: options).erased
             },
             reconnect: reconnect, lastEventID: lastEventID)
     }

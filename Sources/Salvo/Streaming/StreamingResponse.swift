@@ -88,25 +88,29 @@ extension Client {
     public func stream<R: Request>(_ request: R, options: CallOptions = CallOptions()) async throws(ClientError)
         -> StreamingResponse<R.FailureResponseBody> {
         let (head, body) = try self.prepare(request)
-        return try await self.stream(request.operationName, head: head, body: body, decodeFailure: { (bytes, coders) throws(ClientError) in
-            try request.decodeFailureBody(from: bytes, coders: coders)
-        }, options: options)
+        return try await self.stream(request, head: head, body: body, options: options)
     }
 
     /// The streaming exchange for a prepared head.
-    func stream<Failure>(_ operationName: String, head: HTTPRequest, body: HTTPBody?,
-                         decodeFailure: @escaping @Sendable ([UInt8], Coders) throws(ClientError) -> Failure,
-                         options: CallOptions) async throws(ClientError) -> StreamingResponse<Failure> {
-        let streamed = try await self.tracked(operationName, head) { () async throws(ClientError) in
-            try await self.transportSend(head, body: body, options: options)
+    func stream<R: Request>(_ request: R, head: HTTPRequest, body: HTTPBody?,
+                            options: CallOptions) async throws(ClientError) -> StreamingResponse<R.FailureResponseBody> {
+        let routed = try await self.tracked(request.operationName, head) { () async throws(ClientError) in
+            if self.configuration.middleware.isEmpty {
+                let streamed = try await self.transportSend(head, body: body, options: options)
+                return ClientResponse(streamed, request: head, url: Self.finalURL(of: head, streamed))
+            }
+            return try await self.dispatch(ClientRequest(head: head, body: body, operationName: request.operationName, baseURL: self.baseURL,
+                                                         options: options, metadata: request.metadata, isStreaming: true))
         }
+        let streamed = routed.exchange
         let limit = options.maxBodySize ?? self.configuration.maxBodySize
-        let response = StreamingResponse<Failure>(request: head, head: streamed.head, body: streamed.body,
-                                                  url: Self.finalURL(of: head, streamed), coders: self.configuration.coders,
-                                                  maxBodySize: limit, details: ExchangeDetails(streamed))
+        let response = StreamingResponse<R.FailureResponseBody>(request: routed.request, head: streamed.head, body: streamed.body,
+                                                                url: routed.url, coders: self.configuration.coders,
+                                                                maxBodySize: limit, details: ExchangeDetails(streamed))
+        let decodeFailure = { (bytes: [UInt8], coders: Coders) throws(ClientError) in try request.decodeFailureBody(from: bytes, coders: coders) }
         for validator in options.validators ?? self.configuration.validators {
             do {
-                try validator.validate(streamed.head, body: [], for: head)
+                try validator.validate(streamed.head, body: [], for: routed.request)
             } catch {
                 var error = error
                 error.responseHead = streamed.head

@@ -1,0 +1,34 @@
+/// Typed values that travel with a request for middleware to read: an endpoint's tags, or
+/// anything a policy needs to know about one call.
+///
+/// ```swift
+/// enum Audience: RequestMetadataKey { typealias Value = String }
+///
+/// let report = Endpoint<Report>.get("/reports/today").tagged("reports").with(Audience.self, "finance")
+/// // in a middleware:
+/// if request.metadata.tags.contains("reports"), request.metadata[Audience.self] == "finance" { … }
+/// ```
+public struct RequestMetadata: Sendable {
+    private var values: [ObjectIdentifier: any Sendable] = [:]
+    /// Free-form labels (`"reports"`, `"no-auth"`), for middleware that applies to some requests.
+    public var tags: Set<String> = []
+
+    public init(tags: Set<String> = []) {
+        self.tags = tags
+    }
+
+    /// The value stored under `key`, if any.
+    public subscript<Key: RequestMetadataKey>(_ key: Key.Type) -> Key.Value? {
+        get { self.values[ObjectIdentifier(key)] as? Key.Value }
+        set { self.values[ObjectIdentifier(key)] = newValue }
+    }
+
+    /// Whether nothing is stored.
+    public var isEmpty: Bool { self.values.isEmpty && self.tags.isEmpty }
+}
+
+/// A key for a value in ``RequestMetadata``: a type, so that keys of different modules never
+/// collide and each value has its own type.
+public protocol RequestMetadataKey {
+    associatedtype Value: Sendable
+}

@@ -1,0 +1,136 @@
+import Foundation
+@testable import Salvo
+import SalvoTestSupport
+import Synchronization
+import Testing
+
+/// The middleware chain: order, answering early, errors, metadata, streams — over the mock,
+/// and over the engine against the test API.
+@Suite struct MiddlewareTests {
+    struct User: Codable, Sendable, Equatable { var id: Int; var name: String }
+
+    /// Records what it sees, in order, under its name.
+    final class Log: Sendable {
+        let lines = Mutex<[String]>([])
+        var all: [String] { self.lines.withLock { $0 } }
+        func add(_ line: String) { self.lines.withLock { $0.append(line) } }
+    }
+
+    struct Recording: Middleware {
+        let name: String
+        let log: Log
+        func intercept(_ request: ClientRequest, next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
+            self.log.add("\(self.name)>")
+            let response = try await next(request)
+            self.log.add("<\(self.name)")
+            return response
+        }
+    }
+
+    @Test func middlewareRunInTheOrderGiven() async throws {
+        let mock = MockTransport(always: try .json(User(id: 1, name: "Ada")))
+        let log = Log()
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [
+            Recording(name: "a", log: log),
+            RequestModifier { request in request.head.headerFields[.userAgent] = "modified" },
+            Recording(name: "b", log: log),
+        ]))
+        let (user, response) = try await client.valueAndResponse(Endpoint<User>.get("/users/1"))
+        #expect(user == User(id: 1, name: "Ada"))
+        #expect(log.all == ["a>", "b>", "<b", "<a"])
+        #expect(mock.requests.first?.headerFields[.userAgent] == "modified")
+        #expect(response.request.headerFields[.userAgent] == "modified", "the response knows the request as sent")
+    }
+
+    @Test func aMiddlewareCanAnswerWithoutTheTransport() async throws {
+        let mock = MockTransport()
+        let stub = InterceptMiddleware { request, next in
+            guard request.head.path == "/users/7" else { return try await next(request) }
+            return ClientResponse(head: HTTPResponse(status: .ok, headerFields: [.contentType: "application/json"]),
+                                  body: Array(#"{"id": 7, "name": "Stubbed"}"#.utf8), for: request)
+        }
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [stub]))
+        #expect(try await client.value(Endpoint<User>.get("/users/7")).name == "Stubbed")
+        #expect(mock.requests.isEmpty)
+        // A request it does not answer goes on, and the mock's own message comes back.
+        let (_, error) = await client.outcome(Endpoint<User>.get("/users/8"))
+        #expect(error?.transportError?.detail?.contains("GET /users/8") == true, "\(String(describing: error))")
+    }
+
+    struct Refused: Error { var reason: String }
+
+    @Test func errorsFromMiddlewareAreTyped() async throws {
+        let mock = MockTransport(always: .text("fine"))
+        let throwing = InterceptMiddleware("gate") { _, _ in throw Refused(reason: "closed") }
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [throwing]))
+        let (_, error) = await client.outcome(Endpoint<String>.get("/x"))
+        #expect(error?.code == .middlewareFailed)
+        #expect((error?.underlyingError as? Refused)?.reason == "closed")
+        #expect(error?.detail?.hasPrefix("gate:") == true)
+        // A ClientError passes through as it is.
+        let typed = RequestModifier { _ in throw ClientError(.invalidRequest, detail: "no") }
+        let strict = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [typed]))
+        #expect(await strict.outcome(Endpoint<String>.get("/x")).error?.code == .invalidRequest)
+        #expect(mock.requests.isEmpty)
+    }
+
+    enum Audience: RequestMetadataKey { typealias Value = String }
+
+    @Test func metadataReachesMiddleware() async throws {
+        let seen = Mutex<[String]>([])
+        let reader = InterceptMiddleware { request, next in
+            seen.withLock { $0.append("\(request.operationName) \(request.metadata.tags.sorted()) \(request.metadata[Audience.self] ?? "-")") }
+            return try await next(request)
+        }
+        let mock = MockTransport(always: .text("ok"))
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [reader]))
+        _ = try await client.value(Endpoint<String>.get("/reports").tagged("reports", "no-auth").with(Audience.self, "finance"))
+        _ = try await client.value(Endpoint<String>.get("/plain").decoding(String.self))
+        #expect(seen.withLock { $0 } == ["GET /reports [\"no-auth\", \"reports\"] finance", "GET /plain [] -"])
+    }
+
+    /// A middleware that tries once more after a transport failure, replaying the body.
+    @Test func aMiddlewareCanSendAgain() async throws {
+        let mock = MockTransport(always: .text("saved"))
+        mock.fail(.post, "/notes", times: 1, with: HTTPClientError(.connectionRefused))
+        let again = InterceptMiddleware { request, next in
+            do {
+                return try await next(request)
+            } catch let error as ClientError where error.code == .transportFailed && request.body?.isReplayable != false {
+                return try await next(request)
+            }
+        }
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [again]))
+        #expect(try await client.value(Endpoint<String>.post("/notes", body: ["text": "hello"])) == "saved")
+        #expect(mock.requests.map(\.text) == [#"{"text":"hello"}"#, #"{"text":"hello"}"#])
+    }
+
+    @Test func streamsStayStreamsThroughMiddleware() async throws {
+        let kinds = Mutex<[Bool]>([])
+        let observer = InterceptMiddleware { request, next in
+            kinds.withLock { $0.append(request.isStreaming) }
+            return try await next(request)
+        }
+        let client = try SharedAPI.client(.init(middleware: [observer]))
+        let response = try await client.stream(Endpoint<Empty>.get("/jsonl", query: [QueryItem("n", "3")]))
+        struct Line: Decodable, Sendable { var index: Int }
+        var indexes: [Int] = []
+        for try await line in response.jsonLines(of: Line.self) { indexes.append(line.index) }
+        #expect(indexes == [0, 1, 2])
+        _ = try await client.value(Endpoint<JSONValue>.get("/users/1"))
+        #expect(kinds.withLock { $0 } == [true, false])
+    }
+
+    /// Over the engine: a header added by middleware reaches the server; the body limit
+    /// still holds when middleware are present.
+    @Test func overTheEngine() async throws {
+        struct Echo: Decodable { var headers: [[String]] }
+        let client = try SharedAPI.client(.init(maxBodySize: 1 << 10, middleware: [
+            RequestModifier { request in request.head.headerFields[HTTPField.Name("X-Trace")!] = "t-1" },
+        ]))
+        let echo = try await client.value(Endpoint<Echo>.get("/echo"))
+        #expect(echo.headers.contains(["X-Trace", "t-1"]))
+        let (_, error) = await client.outcome(Endpoint<Empty>.get("/download", query: [QueryItem("size", "5000")]))
+        #expect(error?.code == .bodyTooLarge)
+    }
+}
