@@ -53,6 +53,7 @@ SCENARIOS = {
 JSON_SCENARIOS = {"json-64"}
 TYPED_LOAD_MODES = {  # client name -> typed-load --mode
     "salvo-typed": "typed",
+    "salvo-typed-mw5": "typed-mw5",  # the typed client with five pass-through middleware
     "salvo-raw-json": "raw",
 }
 JSON_CLIENTS = {*TYPED_LOAD_MODES, "ahc-json"}  # decode JSON: run on JSON scenarios only

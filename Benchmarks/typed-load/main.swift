@@ -2,9 +2,14 @@
 // API with a JSONDecoder, decoding every response into the same struct as ahc-load's
 // --decode-json. Run by ../compare.py for the "json" scenarios.
 //
-//   typed-load --url URL --connections N --duration SECONDS --mode typed|raw
+//   typed-load --url URL --connections N --duration SECONDS --mode typed|typed-mw5|raw
 //   typed-load --url URL --duration SECONDS --mode decode
 //
+// --mode typed-mw5 is the typed client with five middleware that only pass the request on:
+// what the middleware chain costs.
+// --mode chain sends through an in-process transport that answers at once with the fetched
+// document (no network), with no middleware and with five, and prints the nanoseconds per
+// call of each: the typed layer's own cost and the chain's.
 // --mode decode fetches the document once, then only decodes it, in a loop, with Salvo's
 // decoder and with JSONDecoder, and prints the nanoseconds per decode of each.
 //
@@ -46,7 +51,7 @@ struct Options {
     var duration = 5.0
     var mode = "typed"
 
-    static let usage = "usage: typed-load --url URL --connections N --duration SECONDS --mode typed|raw|decode"
+    static let usage = "usage: typed-load --url URL --connections N --duration SECONDS --mode typed|typed-mw5|raw|decode|chain"
 
     static func parse(_ arguments: [String]) -> Options {
         var options = Options()
@@ -72,12 +77,31 @@ struct Options {
                 options.duration = seconds
             case "--mode":
                 options.mode = value(for: flag)
-                guard ["typed", "raw", "decode"].contains(options.mode) else { fail("bad --mode") }
+                guard ["typed", "typed-mw1", "typed-mw5", "raw", "decode", "chain"].contains(options.mode) else { fail("bad --mode") }
             default: fail("unknown argument \(flag)")
             }
         }
         if options.url.isEmpty { fail("--url is required") }
         return options
+    }
+}
+
+/// A middleware that only passes the request on.
+struct PassOn: Middleware {
+    func intercept(_ request: ClientRequest, next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
+        try await next(request)
+    }
+}
+
+/// Answers every request at once with the same document.
+struct Canned: Transport {
+    let document: [UInt8]
+    func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(HTTPClientError) -> TransportResponse {
+        TransportResponse(head: HTTPResponse(status: .ok, headerFields: [.contentType: "application/json"]), body: .bytes(self.document))
+    }
+    func sendCollecting(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions,
+                        maxBodySize: Int) async throws(HTTPClientError) -> HTTPClientResponse {
+        HTTPClientResponse(head: HTTPResponse(status: .ok, headerFields: [.contentType: "application/json"]), body: self.document)
     }
 }
 
@@ -103,10 +127,34 @@ struct TypedLoad {
         configuration.threads = 1
         configuration.maxConnectionsPerHost = options.connections
         let engine = try HTTPClient(configuration: configuration)
-        let typed = try Client(baseURL: base, transport: engine)
+        let middleware: [any Middleware] = Array(repeating: PassOn(), count: options.mode == "typed-mw5" ? 5 : options.mode == "typed-mw1" ? 1 : 0)
+        let typed = try Client(baseURL: base, transport: engine, configuration: .init(middleware: middleware))
         let endpoint = Endpoint<Profile>.get(path)
         let request = try HTTPRequest(method: .get, url: options.url)
         let decoder = JSONDecoder()
+        if options.mode == "chain" {
+            let document = try await engine.execute(request).body
+            engine.shutdown()
+            let counts = ProcessInfo.processInfo.environment["CHAIN_ONLY"].flatMap { Int($0) }.map { [$0] } ?? [0, 1, 5, 0, 1, 5]
+            for count in counts {
+                let client = try Client(baseURL: base, transport: Canned(document: document),
+                                        configuration: .init(middleware: Array(repeating: PassOn(), count: count)))
+                // Off the main actor, as a server's tasks are: no hop per call.
+                let ns = try await Task.detached {
+                    let start = ContinuousClock.now
+                    let end = start + .nanoseconds(Int64(options.duration * 1e9 / Double(counts.count)))
+                    var calls = 0
+                    while ContinuousClock.now < end {
+                        for _ in 0..<100 { _ = try await client.value(endpoint) }
+                        calls += 100
+                    }
+                    let elapsed = ContinuousClock.now - start
+                    return (Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9) / Double(calls)
+                }.value
+                print("{\"middleware\":\(count),\"ns_per_call\":\(Int(ns))}")
+            }
+            return
+        }
         if options.mode == "decode" {
             let document = try await engine.execute(request).body
             engine.shutdown()
@@ -135,7 +183,7 @@ struct TypedLoad {
                 tasks.addTask {
                     var tally = Tally()
                     while ContinuousClock.now < deadline {
-                        if options.mode == "typed" {
+                        if options.mode != "raw" {
                             do {
                                 let (profile, response) = try await typed.valueAndResponse(endpoint)
                                 tally.requests += profile.id == 0 ? 0 : 1

@@ -81,7 +81,7 @@ public struct ResponseBody: AsyncSequence, Sendable {
                 self.source.cancel()
                 throw HTTPClientError(.bodyTooLarge, phase: .readBody, detail: "more than \(maxBytes) bytes")
             }
-            all.append(contentsOf: chunk)
+            if all.isEmpty { all = chunk } else { all.append(contentsOf: chunk) }   // one chunk: no copy
         }
         return all
     }

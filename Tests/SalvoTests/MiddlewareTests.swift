@@ -74,6 +74,26 @@ import Testing
         #expect(mock.requests.isEmpty)
     }
 
+    /// A middleware that reads the body and hands on another: the caller gets the new one.
+    @Test func aMiddlewareCanReplaceTheBody() async throws {
+        let shout = InterceptMiddleware { request, next in
+            var response = try await next(request)
+            let text = try await response.body.collect(upTo: 1 << 20)
+            response.body = .bytes(Array(String(decoding: text, as: UTF8.self).uppercased().utf8))
+            return response
+        }
+        let peek = InterceptMiddleware { request, next in
+            let response = try await next(request)
+            _ = try await response.body.collect(upTo: 1 << 20)   // read, not replaced: the bytes stay the caller's
+            return response
+        }
+        let mock = MockTransport(always: .text("quiet"))
+        let loud = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [shout]))
+        #expect(try await loud.value(Endpoint<String>.get("/x")) == "QUIET")
+        let watched = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [peek]))
+        #expect(try await watched.value(Endpoint<String>.get("/x")) == "quiet")
+    }
+
     enum Audience: RequestMetadataKey { typealias Value = String }
 
     @Test func metadataReachesMiddleware() async throws {

@@ -90,12 +90,15 @@ public final class Client: Sendable {
     public let baseURL: BaseURL
     public let transport: any Transport
     public let configuration: Configuration
+    /// The middleware, linked once (nil without any).
+    let chain: MiddlewareNext?
 
     /// A client for `baseURL` over `transport` (default: Salvo's engine, shared).
     public init(baseURL: BaseURL, transport: (any Transport)? = nil, configuration: Configuration = Configuration()) {
         self.baseURL = baseURL
         self.transport = transport ?? DefaultTransport.shared
         self.configuration = configuration
+        self.chain = Self.chain(configuration.middleware, transport: self.transport, defaults: configuration)
     }
 
     /// A client for the URL in `baseURL`.
@@ -171,7 +174,11 @@ public final class Client: Sendable {
     }
 
     func transportOptions(_ options: CallOptions) -> TransportOptions {
-        TransportOptions(timeout: options.timeout ?? self.configuration.timeout, deadline: options.deadline,
+        Self.transportOptions(options, defaultTimeout: self.configuration.timeout)
+    }
+
+    static func transportOptions(_ options: CallOptions, defaultTimeout: Duration?) -> TransportOptions {
+        TransportOptions(timeout: options.timeout ?? defaultTimeout, deadline: options.deadline,
                          headTimeout: options.headTimeout, readTimeout: options.readTimeout)
     }
 
@@ -197,7 +204,7 @@ public final class Client: Sendable {
         let coders = self.configuration.coders
         let successDecoder = { @Sendable (bytes: [UInt8]) throws(ClientError) in try request.decodeSuccessBody(from: bytes, coders: coders) }
         let failureDecoder = { @Sendable (bytes: [UInt8]) throws(ClientError) in try request.decodeFailureBody(from: bytes, coders: coders) }
-        guard self.configuration.middleware.isEmpty else {
+        guard self.chain == nil else {
             // Through the middleware: the transport still collects (the cheaper path), and
             // whatever body the middleware hand back is read here.
             let routed = try await self.tracked(request.operationName, head) { () async throws(ClientError) in
@@ -205,10 +212,14 @@ public final class Client: Sendable {
                                                       options: options, metadata: request.metadata))
             }
             let bytes: [UInt8]
-            do {
-                bytes = try await routed.body.collect(upTo: limit)
-            } catch {
-                throw Self.collectingError(error, limit: limit)
+            if let collected = routed.collectedBody {
+                bytes = collected
+            } else {
+                do {
+                    bytes = try await routed.body.collect(upTo: limit)
+                } catch {
+                    throw Self.collectingError(error, limit: limit)
+                }
             }
             return Response(request: routed.request, head: routed.head, body: bytes, url: routed.url,
                             details: ExchangeDetails(routed.exchange), successDecoder: successDecoder, failureDecoder: failureDecoder)

@@ -1,33 +1,42 @@
 extension Client {
     /// Sends `request` through the client's middleware, then the transport.
     func dispatch(_ request: ClientRequest) async throws(ClientError) -> ClientResponse {
-        try await self.run(request, from: 0)
+        guard let chain = self.chain else {
+            return try await Self.sendToTransport(request, transport: self.transport, defaults: self.configuration)
+        }
+        return try await chain(request)
     }
 
-    private func run(_ request: ClientRequest, from index: Int) async throws(ClientError) -> ClientResponse {
-        let chain = self.configuration.middleware
-        guard index < chain.count else { return try await self.sendToTransport(request) }
-        return try await chain[index].intercept(request, next: MiddlewareNext { (next) async throws(ClientError) in
-            try await self.run(next, from: index + 1)
+    /// The middleware as one chain of links, built once per client: each link calls its
+    /// middleware with the link after it, the last one the transport. Nil without middleware.
+    static func chain(_ middleware: [any Middleware], transport: any Transport, defaults: Configuration) -> MiddlewareNext? {
+        guard !middleware.isEmpty else { return nil }
+        var link = MiddlewareLink(middleware: nil, following: nil, terminal: { (request) async throws(ClientError) in
+            try await Self.sendToTransport(request, transport: transport, defaults: defaults)
         })
+        for middleware in middleware.reversed() {
+            link = MiddlewareLink(middleware: middleware, following: link, terminal: nil)
+        }
+        return MiddlewareNext(link: link)
     }
 
     /// The end of the chain: the transport, streamed or collected as the call wants.
-    private func sendToTransport(_ request: ClientRequest) async throws(ClientError) -> ClientResponse {
-        let options = self.transportOptions(request.options)
+    static func sendToTransport(_ request: ClientRequest, transport: any Transport, defaults: Configuration) async throws(ClientError)
+        -> ClientResponse {
+        let options = Self.transportOptions(request.options, defaultTimeout: defaults.timeout)
         if request.isStreaming {
             let streamed: TransportResponse
             do {
-                streamed = try await self.transport.send(request.head, body: request.body, options: options)
+                streamed = try await transport.send(request.head, body: request.body, options: options)
             } catch {
                 throw ClientError.transport(error)
             }
             return ClientResponse(streamed, request: request.head, url: Self.finalURL(of: request.head, streamed))
         }
-        let limit = request.options.maxBodySize ?? self.configuration.maxBodySize
+        let limit = request.options.maxBodySize ?? defaults.maxBodySize
         let collected: HTTPClientResponse
         do {
-            collected = try await self.transport.sendCollecting(request.head, body: request.body, options: options, maxBodySize: limit)
+            collected = try await transport.sendCollecting(request.head, body: request.body, options: options, maxBodySize: limit)
         } catch {
             throw Self.collectingError(error, limit: limit)
         }
@@ -39,7 +48,9 @@ extension Client {
         exchange.interimResponses = collected.interimResponses
         exchange.decodedContentEncoding = collected.decodedContentEncoding
         exchange.metrics = collected.metrics
-        return ClientResponse(exchange, request: request.head, url: Self.finalURL(of: request.head, chain: collected.redirectChain))
+        var response = ClientResponse(exchange, request: request.head, url: Self.finalURL(of: request.head, chain: collected.redirectChain))
+        response.collectedBody = collected.body
+        return response
     }
 
     static func collectingError(_ error: HTTPClientError, limit: Int) -> ClientError {

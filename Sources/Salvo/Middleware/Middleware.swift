@@ -24,14 +24,42 @@ public protocol Middleware: Sendable {
 
 /// The rest of the chain, as a middleware sees it: call it with the request to pass it on.
 public struct MiddlewareNext: Sendable {
-    let run: @Sendable (ClientRequest) async throws(ClientError) -> ClientResponse
+    @usableFromInline let link: MiddlewareLink
 
+    /// The rest of a chain as a function (to call a middleware by hand, in a test say).
     public init(_ run: @escaping @Sendable (ClientRequest) async throws(ClientError) -> ClientResponse) {
-        self.run = run
+        self.link = MiddlewareLink(middleware: nil, following: nil, terminal: run)
     }
 
+    @usableFromInline
+    init(link: MiddlewareLink) {
+        self.link = link
+    }
+
+    // Inlined into the calling middleware, so that passing a request on costs one call: the
+    // next middleware's own.
+    @inlinable
     public func callAsFunction(_ request: ClientRequest) async throws(ClientError) -> ClientResponse {
-        try await self.run(request)
+        if let middleware = self.link.middleware, let following = self.link.following {
+            return try await middleware.intercept(request, next: MiddlewareNext(link: following))
+        }
+        return try await self.link.terminal!(request)
+    }
+}
+
+/// One link of a client's chain, built once with the client: a middleware and the link
+/// after it, or, at the end, the call to the transport.
+@usableFromInline
+final class MiddlewareLink: Sendable {
+    @usableFromInline let middleware: (any Middleware)?
+    @usableFromInline let following: MiddlewareLink?
+    @usableFromInline let terminal: (@Sendable (ClientRequest) async throws(ClientError) -> ClientResponse)?
+
+    init(middleware: (any Middleware)?, following: MiddlewareLink?,
+         terminal: (@Sendable (ClientRequest) async throws(ClientError) -> ClientResponse)?) {
+        self.middleware = middleware
+        self.following = following
+        self.terminal = terminal
     }
 }
 
@@ -80,6 +108,9 @@ public struct ClientResponse: Sendable {
     public var request: HTTPRequest
     /// The URL the response came from (after redirects).
     public var url: String
+    /// The whole body when the transport collected it and no middleware replaced it: read
+    /// as it is, without going through ``body``'s chunks.
+    var collectedBody: [UInt8]?
 
     public init(_ exchange: TransportResponse, request: HTTPRequest, url: String) {
         self.exchange = exchange
@@ -101,7 +132,10 @@ public struct ClientResponse: Sendable {
     /// The body, chunk by chunk (read once; a middleware that reads it hands on a new one).
     public var body: ResponseBody {
         get { self.exchange.body }
-        set { self.exchange.body = newValue }
+        set {
+            self.exchange.body = newValue
+            self.collectedBody = nil
+        }
     }
 
     public var status: HTTPResponse.Status { self.exchange.head.status }

@@ -95,7 +95,7 @@ extension Client {
     func stream<R: Request>(_ request: R, head: HTTPRequest, body: HTTPBody?,
                             options: CallOptions) async throws(ClientError) -> StreamingResponse<R.FailureResponseBody> {
         let routed = try await self.tracked(request.operationName, head) { () async throws(ClientError) in
-            if self.configuration.middleware.isEmpty {
+            if self.chain == nil {
                 let streamed = try await self.transportSend(head, body: body, options: options)
                 return ClientResponse(streamed, request: head, url: Self.finalURL(of: head, streamed))
             }

@@ -57,9 +57,9 @@ extension JSONTape {
     }
 
     /// Whether a string entry's text equals `key`, comparing UTF-8 bytes without making a
-    /// String when `key` is ASCII (`keyIsASCII`, worked out once by the caller).
+    /// String unless the entry has text outside ASCII.
     @inline(__always)
-    func stringEquals(_ entry: Entry, _ key: inout String, keyIsASCII: Bool) -> Bool {
+    func stringEquals(_ entry: Entry, _ key: inout String) -> Bool {
         if entry.escaped {
             guard case .success(let text) = self.string(entry) else { return false }
             return text == key
@@ -74,7 +74,7 @@ extension JSONTape {
             }
             return true
         }
-        if same || keyIsASCII { return same }
+        if same || !entry.nonASCII { return same }
         // Non-ASCII text may be the same string in another normalization ("é" as one scalar
         // or two): compared as Swift compares strings, as JSONDecoder's dictionary does.
         return String(decoding: self.rawBytes(of: entry), as: UTF8.self) == key

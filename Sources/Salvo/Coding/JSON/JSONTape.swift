@@ -22,6 +22,8 @@ final class JSONTape {
         var end: Int32
         /// Containers: members (objects) or elements (arrays).
         var count: Int32
+        /// A string with bytes outside ASCII (written as they are, not escaped).
+        var nonASCII = false
     }
 
     static let maxDepth = 512
@@ -269,6 +271,7 @@ private struct Scanner {
         let start = self.offset + 1
         var index = start
         var escaped = false
+        var nonASCII = false
         let count = self.bytes.count
         let base = self.bytes.baseAddress!
         while index < count {
@@ -285,7 +288,7 @@ private struct Scanner {
             }
             if byte == UInt8(ascii: "\"") {
                 self.offset = index + 1
-                return JSONTape.Entry(kind: .string, escaped: escaped, start: Int32(start), end: Int32(index), count: 0)
+                return JSONTape.Entry(kind: .string, escaped: escaped, start: Int32(start), end: Int32(index), count: 0, nonASCII: nonASCII)
             }
             if byte == UInt8(ascii: "\\") {
                 escaped = true
@@ -323,6 +326,7 @@ private struct Scanner {
                 throw self.error("an unescaped control character in a string")
             }
             if byte >= 0x80 {
+                nonASCII = true
                 guard let length = self.utf8Sequence(at: index) else {
                     self.offset = index
                     throw self.error("a string that is not valid UTF-8")

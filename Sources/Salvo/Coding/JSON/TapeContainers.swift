@@ -43,7 +43,6 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         var name = name
         var member = self.object + 1
         let converts = self.decoder.convertsKeys
-        let ascii = name.utf8.allSatisfy { $0 < 0x80 }
         for _ in 0..<count {
             let keyEntry = tape.entries[member]
             let matches: Bool
@@ -54,7 +53,7 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
                     matches = false
                 }
             } else {
-                matches = tape.stringEquals(keyEntry, &name, keyIsASCII: ascii)
+                matches = tape.stringEquals(keyEntry, &name)
             }
             if matches { return member + 1 }
             member = tape.after(member + 1)
