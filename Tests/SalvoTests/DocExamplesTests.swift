@@ -79,6 +79,18 @@ extension TypedEndpoint where Success == DocUserResponse, Failure == Empty {
     fileprivate static func login(_ body: DocUserBody) -> Self { .post(MyAppEndpoint.login, body: body) }
 }
 
+/// The guide's middleware section.
+private struct Timing: Middleware {
+    func intercept(_ request: ClientRequest, next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
+        let start = ContinuousClock.now
+        let response = try await next(request)
+        print(request.operationName, response.status.code, ContinuousClock.now - start)
+        return response
+    }
+}
+
+private enum Audience: RequestMetadataKey { typealias Value = String }
+
 /// The guide's middleware-shaped transport (Simplicity's section).
 private struct Authorizing: Transport {
     let next: any Transport
@@ -167,6 +179,23 @@ private struct Authorizing: Transport {
         #expect(mock.requests[0].text == "full_name=Ada&newsletter=true")
         #expect(mock.requests[0].headerFields[.contentType] == "application/x-www-form-urlencoded")
         #expect(mock.requests[1].text.contains(#""full_name":"Ada""#))
+    }
+
+    @Test func theMiddlewareSection() async throws {
+        let token = "t0k"
+        let mock = MockTransport(always: .status(.unauthorized))
+        let client = try Client(baseURL: "https://api.example.com", transport: mock, configuration: .init(middleware: [
+            RequestModifier { request in request.head.headerFields[.authorization] = "Bearer \(token)" },
+            InterceptMiddleware { request, next in
+                let response = try await next(request)
+                if response.status == .unauthorized { print("token refused for", request.url) }
+                return response
+            },
+            Timing(),
+        ]))
+        let report = Endpoint<Empty>.get("/reports").tagged("no-auth").with(Audience.self, "finance")
+        #expect(try await client.send(report).status == .unauthorized)
+        #expect(mock.requests.first?.headerFields[.authorization] == "Bearer t0k")
     }
 
     @Test func middlewareShapedTransportsAndRetries() async throws {
