@@ -1,0 +1,113 @@
+/// A request as a `curl` command line: pasted into a POSIX shell, it sends the same method,
+/// URL, header fields and body bytes — for bug reports, and for trying a request by hand.
+///
+/// ```swift
+/// print(try await client.curlCommand(for: Endpoint<Empty>.post("/notes", body: ["text": "it's"])))
+/// // curl --http1.1 --globoff --path-as-is -X 'POST' -H 'User-Agent:' -H 'Accept:' -H 'Content-Type: application/json'
+/// //   --data-binary '{"text":"it'\''s"}' 'https://api.example.com/notes'
+/// ```
+///
+/// The fields are the request's own: curl's defaults it would add (`User-Agent`, `Accept`, a
+/// form `Content-Type`) are switched off when the request does not set them. What the
+/// transport adds on the way (`Host`, `Content-Length`, `Accept-Encoding` when it decompresses)
+/// curl adds in the same way. Quoting is POSIX single quotes; a body that is not printable
+/// text goes through `printf` with octal escapes, so every byte arrives as it was. A streamed
+/// body that cannot be replayed — or is longer than `maxInlineBody` — is read from standard
+/// input (`--data-binary @-`), and the first line of the command says so.
+extension ClientRequest {
+    public func curlCommand(maxInlineBody: Int = 1 << 20) async -> String {
+        var words = ["curl", "--http1.1", "--globoff", "--path-as-is"]
+        let method = self.head.method
+        if method == .head {
+            words.append("--head")
+        } else if method != .get || self.body != nil {
+            words += ["-X", Self.quoted(method.rawValue)]
+        }
+        let fields = self.head.headerFields
+        for (name, curlDefault) in [(HTTPField.Name.userAgent, true), (.accept, true)] where curlDefault && fields[name] == nil {
+            words += ["-H", Self.quoted("\(name.rawName):")]
+        }
+        if self.body != nil, fields[.contentType] == nil {
+            words += ["-H", Self.quoted("Content-Type:")]
+        }
+        for field in fields {
+            // "Name;" is curl's spelling of a field with an empty value.
+            words += ["-H", Self.quoted(field.value.isEmpty ? "\(field.name.rawName);" : "\(field.name.rawName): \(field.value)")]
+        }
+        var prefix = ""
+        if let body = self.body {
+            switch await Self.inlineBytes(of: body, upTo: maxInlineBody) {
+            case .some(let bytes) where Self.isPrintable(bytes):
+                words += ["--data-binary", Self.quoted(String(decoding: bytes, as: UTF8.self))]
+            case .some(let bytes):
+                prefix = "printf '\(Self.printfEscaped(bytes))' | "
+                words += ["--data-binary", "@-"]
+            case .none:
+                prefix = "# the body (\(Self.describe(body.length))) is streamed: pipe it into this command\n"
+                words += ["--data-binary", "@-"]
+            }
+        }
+        words.append(Self.quoted(self.url))
+        return prefix + words.joined(separator: " ")
+    }
+
+    /// The body's bytes when they can be had without consuming it: in memory, or a
+    /// replayable stream no longer than `limit`.
+    private static func inlineBytes(of body: HTTPBody, upTo limit: Int) async -> [UInt8]? {
+        switch body.content {
+        case .bytes(let bytes):
+            return bytes
+        case .stream(let length, let replayable, _):
+            guard replayable, let length, length <= limit else { return nil }
+            return try? await MockTransport.collect(body)
+        }
+    }
+
+    private static func describe(_ length: HTTPBody.Length) -> String {
+        switch length {
+        case .known(let count): "\(count) bytes"
+        case .unknown: "length unknown"
+        }
+    }
+
+    /// `text` in single quotes: every byte literal but `'`, written `'\''`.
+    static func quoted(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
+    }
+
+    /// UTF-8 text without NUL or other control bytes but tab, CR and LF: safe inside quotes.
+    private static func isPrintable(_ bytes: [UInt8]) -> Bool {
+        String(validating: bytes, as: UTF8.self) != nil
+            && bytes.allSatisfy { $0 >= 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+    }
+
+    /// Bytes for a `printf` format: printable ASCII as it is (but `\`, `%` and `'`), the rest
+    /// as octal escapes.
+    private static func printfEscaped(_ bytes: [UInt8]) -> String {
+        var text = ""
+        for byte in bytes {
+            if byte >= 0x20 && byte < 0x7F && byte != UInt8(ascii: "\\") && byte != UInt8(ascii: "%") && byte != UInt8(ascii: "'") {
+                text.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                text += "\\" + String(byte, radix: 8).leftPadded(to: 3)
+            }
+        }
+        return text
+    }
+}
+
+extension Client {
+    /// `request` as a `curl` command line, built as the client would send it (base URL,
+    /// default headers and query, the body from its coders) — before any middleware.
+    public func curlCommand<R: Request>(for request: R, options: CallOptions = CallOptions()) async throws(ClientError) -> String {
+        let (head, body) = try self.prepare(request)
+        return await ClientRequest(head: head, body: body, operationName: request.operationName, baseURL: self.baseURL,
+                                   options: options, metadata: request.metadata).curlCommand()
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        String(repeating: "0", count: Swift.max(0, width - self.count)) + self
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+@testable import Salvo
+import SalvoTestSupport
+import Testing
+
+/// Requests exported as `curl` commands, run with the real curl against the test API's echo:
+/// the server must receive what the request says.
+@Suite struct CurlCommandTests {
+    func request(_ head: HTTPRequest, body: HTTPBody? = nil) throws -> ClientRequest {
+        ClientRequest(head: head, body: body, operationName: "test", baseURL: try BaseURL("http://api.test"))
+    }
+
+    @Test func quotingAndSpellings() async throws {
+        var head = HTTPRequest(method: .get, scheme: "http", authority: "api.test", path: "/a?b[]=1&c='x'")
+        head.headerFields[HTTPField.Name("X-Empty")!] = ""
+        let get = try await self.request(head).curlCommand()
+        #expect(get == #"curl --http1.1 --globoff --path-as-is -H 'User-Agent:' -H 'Accept:' -H 'X-Empty;' 'http://api.test/a?b[]=1&c='\''x'\'''"#)
+        head.method = .head
+        #expect(try await self.request(head).curlCommand().contains(" --head "))
+        let binary = try await self.request(HTTPRequest(method: .put, scheme: "http", authority: "api.test", path: "/b"),
+                                            body: .bytes([0, 0x25, 0x5C, 0x27, 0x41, 0xFF])).curlCommand()
+        #expect(binary.hasPrefix(#"printf '\000\045\134\047A\377' | curl "#))
+        let streamed = try await self.request(HTTPRequest(method: .post, scheme: "http", authority: "api.test", path: "/c"),
+                                              body: .stream(AsyncStream<[UInt8]> { $0.finish() })).curlCommand()
+        #expect(streamed.hasPrefix("# the body"))
+        #expect(streamed.hasSuffix("--data-binary @- 'http://api.test/c'"))
+    }
+
+    /// Runs `command` in `sh` and decodes the echo it prints.
+    func run(_ command: String) throws -> Echo {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command + " --silent --show-error --max-time 10"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return try decoder.decode(Echo.self, from: data)
+    }
+
+    @Test func theRealCurlSendsWhatTheRequestSays() async throws {
+        let client = try SharedAPI.client(.init(headerFields: [HTTPField.Name("X-Team")!: "it's \"ours\" $HOME `x`"]))
+        struct Note: Encodable, Sendable { var text: String }
+        let cases: [Endpoint<Empty>] = [
+            .post("/echo", body: Note(text: "it's a \"note\"\nwith $(two) lines & 100%"), query: [QueryItem("tag[]", "a b"), QueryItem("q", "ü")]),
+            .get("/echo", headers: [.accept: "text/plain", HTTPField.Name("X-Empty")!: ""]),
+            Endpoint(method: .put, path: "/echo", body: .raw(.bytes([0, 1, 2, 0x25, 0x5C, 0x27, 0x0A, 0xFF, 0xFE]))),
+            Endpoint(method: .patch, path: "/echo", body: .raw(.bytes(Array("é plain utf-8 ✓".utf8), contentType: "text/plain"))),
+        ]
+        for endpoint in cases {
+            let (head, body) = try client.prepare(endpoint)
+            let command = try await client.curlCommand(for: endpoint)
+            let echo = try self.run(command)
+            #expect(echo.method == head.method.rawValue, "\(command)")
+            let target = (head.path ?? "/").split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+            #expect(echo.path == String(target[0]))
+            #expect(echo.query == (target.count > 1 ? String(target[1]) : ""))
+            let sent: [UInt8] = if case .bytes(let bytes) = body?.content { bytes } else { [] }
+            #expect(echo.body.unicodeScalars.map { UInt8($0.value) } == sent, "\(command)")
+            // The fields the server got: the request's own, plus Host and the body's length.
+            let expected = head.headerFields.map { "\($0.name.rawName.lowercased()): \($0.value)" }.sorted()
+            let received = echo.headers.filter { !["host", "content-length"].contains($0[0].lowercased()) }
+                .map { "\($0[0].lowercased()): \($0[1])" }.sorted()
+            #expect(received == expected, "\(command)")
+        }
+    }
+}
