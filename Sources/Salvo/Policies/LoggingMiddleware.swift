@@ -1,0 +1,113 @@
+import Logging
+
+/// Logs every request and its outcome through swift-log: method, URL, status and duration;
+/// header fields and bodies when asked, with credentials redacted and bodies capped.
+///
+/// ```swift
+/// var logging = LoggingMiddleware(logger: Logger(label: "api"))
+/// logging.headers = true
+/// logging.bodies = .upTo(2048)
+/// let client = try Client(baseURL: "https://api.example.com", configuration: .init(middleware: [logging]))
+/// // info: GET https://api.example.com/users/7 → 200 in 12.4 ms   [operation: GET /users/7, status: 200, …]
+/// ```
+///
+/// A call that fails is logged at `.error` with the error, then the error goes on unchanged.
+/// Bodies are logged only for collected calls (a stream is never read here) and only up to
+/// the cap, as UTF-8 text (other bytes as a count).
+public struct LoggingMiddleware: Middleware {
+    /// How much of each body to log.
+    public enum BodyLogging: Sendable, Hashable {
+        case none
+        /// At most this many bytes of each body.
+        case upTo(Int)
+    }
+
+    public var logger: Logger
+    /// The level of the request and response lines (failures are `.error`).
+    public var level: Logger.Level
+    /// Whether to log header fields (as metadata), redacted.
+    public var headers: Bool
+    public var bodies: BodyLogging
+    /// Fields whose values are never logged: credentials and cookies by default.
+    public var redactedFields: Set<HTTPField.Name>
+
+    public init(logger: Logger, level: Logger.Level = .info, headers: Bool = false, bodies: BodyLogging = .none,
+                redactedFields: Set<HTTPField.Name> = [.authorization, .proxyAuthorization, .cookie, .setCookie]) {
+        self.logger = logger
+        self.level = level
+        self.headers = headers
+        self.bodies = bodies
+        self.redactedFields = redactedFields
+    }
+
+    public func intercept(_ request: ClientRequest, next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
+        let start = ContinuousClock.now
+        let line = "\(request.head.method.rawValue) \(request.url)"
+        var metadata: Logger.Metadata = ["operation": "\(request.operationName)"]
+        if self.headers { metadata["request.headers"] = self.describe(request.head.headerFields) }
+        if case .upTo(let cap) = self.bodies, case .bytes(let bytes)? = request.body?.content {
+            metadata["request.body"] = "\(Self.text(of: bytes, cap: cap))"
+        }
+        var response: ClientResponse
+        do {
+            response = try await next(request)
+        } catch {
+            metadata["duration"] = "\(Self.milliseconds(ContinuousClock.now - start)) ms"
+            self.logger.error("\(line) failed: \(error)", metadata: metadata)
+            throw error
+        }
+        let elapsed = ContinuousClock.now - start
+        metadata["status"] = "\(response.status.code)"
+        metadata["duration"] = "\(Self.milliseconds(elapsed)) ms"
+        if self.headers { metadata["response.headers"] = self.describe(response.headerFields) }
+        if case .upTo(let cap) = self.bodies, !request.isStreaming {
+            let bytes = try await Self.readBody(of: &response, limit: request.options.maxBodySize)
+            metadata["response.body"] = "\(Self.text(of: bytes, cap: cap))"
+        }
+        self.logger.log(level: self.level, "\(line) → \(response.status.code) in \(Self.milliseconds(elapsed)) ms", metadata: metadata)
+        return response
+    }
+
+    /// The fields as `name: value` lines, redacted ones as `name: ‹redacted›`.
+    func describe(_ fields: HTTPFields) -> Logger.MetadataValue {
+        .array(fields.map { field in
+            .string("\(field.name.rawName): \(self.redactedFields.contains(field.name) ? "‹redacted›" : field.value)")
+        })
+    }
+
+    /// The whole body of a collected response, handing the same bytes on to the caller.
+    private static func readBody(of response: inout ClientResponse, limit: Int?) async throws(ClientError) -> [UInt8] {
+        if let collected = response.collectedBody { return collected }
+        let bytes: [UInt8]
+        do {
+            bytes = try await response.body.collect(upTo: limit ?? Int.max)
+        } catch {
+            throw ClientError.transport(error)
+        }
+        response.body = .bytes(bytes, trailers: response.body.trailers)
+        response.collectedBody = bytes
+        return bytes
+    }
+
+    static func text(of bytes: [UInt8], cap: Int) -> String {
+        let shown = bytes.prefix(Swift.max(0, cap))
+        // The cap may cut a character in two: up to three bytes of it are left out.
+        let text = (0...Swift.min(3, shown.count)).lazy.compactMap { String(validating: shown.dropLast($0), as: UTF8.self) }.first
+        guard let text else { return "\(bytes.count) bytes, not text" }
+        return shown.count < bytes.count ? "\(text)… (\(bytes.count) bytes)" : text
+    }
+
+    static func milliseconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let ms = Double(seconds) * 1000 + Double(attoseconds) / 1e15
+        return String(Int((ms * 10).rounded())).inserting(decimalPointBeforeLast: 1)
+    }
+}
+
+extension String {
+    /// "124" → "12.4".
+    fileprivate func inserting(decimalPointBeforeLast digits: Int) -> String {
+        let padded = self.count <= digits ? String(repeating: "0", count: digits - self.count + 1) + self : self
+        return String(padded.dropLast(digits)) + "." + String(padded.suffix(digits))
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import Logging
+@testable import Salvo
+import Synchronization
+import Testing
+
+/// The logging middleware, with a log handler that keeps what it is given.
+@Suite struct LoggingMiddlewareTests {
+    struct Record: Sendable {
+        var level: Logger.Level
+        var message: String
+        var metadata: Logger.Metadata
+    }
+
+    final class Records: Sendable {
+        let list = Mutex<[Record]>([])
+        var all: [Record] { self.list.withLock { $0 } }
+    }
+
+    struct Capturing: LogHandler {
+        let records: Records
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { self.metadata[key] }
+            set { self.metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            self.records.list.withLock { $0.append(Record(level: event.level, message: "\(event.message)", metadata: event.metadata ?? [:])) }
+        }
+    }
+
+    func logging(_ records: Records, headers: Bool = false, bodies: LoggingMiddleware.BodyLogging = .none) -> LoggingMiddleware {
+        LoggingMiddleware(logger: Logger(label: "test") { _ in Capturing(records: records) }, headers: headers, bodies: bodies)
+    }
+
+    @Test func requestsAndOutcomesAreLoggedWithCredentialsRedacted() async throws {
+        let records = Records()
+        let mock = MockTransport()
+        mock.on(.post, "/login", reply: MockTransport.Reply(headerFields: [.setCookie: "session=s3cr3t", .contentType: "application/json"],
+                                                           body: Array(#"{"token": "abc"}"#.utf8)))
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(
+            headerFields: [.authorization: "Bearer t0ken", .cookie: "a=b"], middleware: [self.logging(records, headers: true, bodies: .upTo(8))]))
+        struct Login: Encodable, Sendable { var user: String; var password: String }
+        let body = try await client.send(Endpoint<JSONValue>.post("/login", body: Login(user: "ada", password: "pässword"))).body
+        #expect(body == Array(#"{"token": "abc"}"#.utf8), "the caller still gets the whole body")
+        let record = try #require(records.all.first)
+        #expect(record.level == .info)
+        #expect(record.message == "POST http://api.test/login → 200 in \(record.metadata["duration"]!.description.dropLast(3)) ms")
+        let logged = "\(record.metadata)"
+        for secret in ["t0ken", "s3cr3t", "a=b"] { #expect(!logged.contains(secret), "\(secret) in \(logged)") }
+        #expect(logged.lowercased().contains("authorization: ‹redacted›") && logged.lowercased().contains("set-cookie: ‹redacted›"))
+        #expect(record.metadata["request.body"]?.description == #"{"user":… (37 bytes)"#)
+        #expect(record.metadata["response.body"]?.description == #"{"token"… (16 bytes)"#)
+    }
+
+    @Test func failuresAreLoggedAndPassedOn() async throws {
+        let records = Records()
+        let mock = MockTransport(always: .error(HTTPClientError(.connectionRefused)))
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [self.logging(records)]))
+        let (_, error) = await client.outcome(Endpoint<Empty>.get("/down"))
+        #expect(error?.transportError?.code == .connectionRefused)
+        #expect(records.all.map(\.level) == [.error])
+        #expect(records.all.first?.message.hasPrefix("GET http://api.test/down failed:") == true)
+    }
+
+    @Test func streamsAreNotReadByTheLog() async throws {
+        let records = Records()
+        let mock = MockTransport(always: .text("line one\nline two\n"))
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [self.logging(records, bodies: .upTo(100))]))
+        let stream = try await client.stream(Endpoint<Empty>.get("/lines"))
+        var lines: [String] = []
+        for try await line in stream.lines() { lines.append(line) }
+        #expect(lines == ["line one", "line two"])
+        #expect(records.all.first?.metadata["response.body"] == nil)
+    }
+
+    @Test func bodiesAreCutOnCharacters() {
+        #expect(LoggingMiddleware.text(of: Array("aé".utf8), cap: 2) == "a… (3 bytes)")
+        #expect(LoggingMiddleware.text(of: [0xFF, 0xFE, 0xFD, 0xFC, 0xFB], cap: 5) == "5 bytes, not text")
+        #expect(LoggingMiddleware.milliseconds(.microseconds(12_345)) == "12.3")
+        #expect(LoggingMiddleware.milliseconds(.microseconds(50)) == "0.1")
+    }
+}
