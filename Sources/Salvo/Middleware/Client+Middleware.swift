@@ -1,4 +1,12 @@
 extension Client {
+    /// A call's options as middleware see them: the client's timeout filled in, so that a
+    /// middleware knows the call's whole time (a retry's deadline spans its attempts).
+    func middlewareOptions(_ options: CallOptions) -> CallOptions {
+        var options = options
+        if options.timeout == nil { options.timeout = self.configuration.timeout }
+        return options
+    }
+
     /// Sends `request` through the client's middleware, then the transport.
     func dispatch(_ request: ClientRequest) async throws(ClientError) -> ClientResponse {
         guard let chain = self.chain else {

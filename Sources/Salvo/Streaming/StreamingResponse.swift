@@ -100,7 +100,7 @@ extension Client {
                 return ClientResponse(streamed, request: head, url: Self.finalURL(of: head, streamed))
             }
             return try await self.dispatch(ClientRequest(head: head, body: body, operationName: request.operationName, baseURL: self.baseURL,
-                                                         options: options, metadata: request.metadata, isStreaming: true))
+                                                         options: self.middlewareOptions(options), metadata: request.metadata, isStreaming: true))
         }
         let streamed = routed.exchange
         let limit = options.maxBodySize ?? self.configuration.maxBodySize

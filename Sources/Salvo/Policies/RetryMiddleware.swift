@@ -1,0 +1,91 @@
+import Foundation
+
+/// Sends a request again when it failed in a way that a second try may fix, as its
+/// ``RetryPolicy`` says: a status such as 503, or a transport failure.
+///
+/// ```swift
+/// let client = try Client(baseURL: "https://api.example.com", configuration: .init(middleware: [
+///     RetryMiddleware(RetryPolicy(maxAttempts: 4, idempotencyKeys: true)),
+/// ]))
+/// ```
+///
+/// - The call's deadline (its `timeout` or `deadline`, or the client's timeout) spans every
+///   attempt and wait: a retry never outlives it.
+/// - A body that cannot be replayed (a one-shot stream) is never sent twice.
+/// - A refused response's body is drained before the next attempt, so that its connection
+///   can carry it; the last response (or error) is what the caller gets.
+/// - Cancelling the call ends the waits too.
+/// Put it first in the list to retry around the other middleware, last to retry only the
+/// transport.
+public struct RetryMiddleware: Middleware {
+    public var policy: RetryPolicy
+
+    public init(_ policy: RetryPolicy = RetryPolicy()) {
+        self.policy = policy
+    }
+
+    public func intercept(_ request: ClientRequest, next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
+        var request = request
+        let method = request.head.method
+        var retriesMethod = self.policy.methods.contains(method)
+        if self.policy.idempotencyKeys, method == .post || method == .patch {
+            if request.head.headerFields[.idempotencyKey] == nil {
+                request.head.headerFields[.idempotencyKey] = UUID().uuidString
+            }
+            retriesMethod = true
+        }
+        let replayable = request.body?.isReplayable ?? true
+        // One end for all the attempts.
+        let start = ContinuousClock.now
+        let end = [request.options.deadline, request.options.timeout.map { start + $0 }].compactMap { $0 }.min()
+        if let end {
+            request.options.deadline = end
+            request.options.timeout = nil
+        }
+        self.policy.budget?.deposit()
+
+        var attempt = 1
+        while true {
+            let outcome: Result<ClientResponse, ClientError>
+            do {
+                outcome = .success(try await next(request))
+            } catch {
+                outcome = .failure(error)
+            }
+            guard attempt < self.policy.maxAttempts, replayable else { return try outcome.get() }
+            var wait: Duration
+            switch outcome {
+            case .success(let response):
+                guard retriesMethod, self.policy.statuses.contains(response.status.code) else { return response }
+                let asked = RetryAfter.delay(response.headerFields[.retryAfter])
+                if let asked, asked > self.policy.maxRetryAfter { return response }
+                wait = asked ?? self.policy.backoff(before: attempt)
+                guard self.fits(wait, before: end), self.policy.budget?.withdraw() ?? true else { return response }
+                // Read what is left of it (up to a point) so that its connection is kept.
+                if !(await response.body.drain(upTo: 64 * 1024)) { response.body.cancel() }
+            case .failure(let error):
+                guard self.policy.retriesTransportFailures, error.code == .transportFailed,
+                      retriesMethod || !error.mayHaveBeenProcessed else { throw error }
+                wait = self.policy.backoff(before: attempt)
+                guard self.fits(wait, before: end), self.policy.budget?.withdraw() ?? true else { throw error }
+            }
+            do {
+                try await Task.sleep(for: wait)
+            } catch {
+                throw ClientError(.cancelled, detail: "cancelled while waiting to retry")
+            }
+            attempt += 1
+        }
+    }
+
+    /// Whether waiting `wait` still leaves time before `end` for another attempt.
+    private func fits(_ wait: Duration, before end: ContinuousClock.Instant?) -> Bool {
+        guard let end else { return true }
+        return ContinuousClock.now + wait < end
+    }
+}
+
+extension HTTPField.Name {
+    /// `Idempotency-Key` (an IETF draft that payment and other APIs follow).
+    static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
+}

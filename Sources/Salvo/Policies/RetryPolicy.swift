@@ -1,0 +1,107 @@
+import Synchronization
+
+/// When and how often a failed request is sent again (see ``RetryMiddleware``).
+///
+/// By default: up to 3 attempts in all; idempotent methods only; statuses 408, 429, 500,
+/// 502, 503 and 504, and transport failures; exponential backoff from 100 ms with full jitter,
+/// at most 10 s between attempts; `Retry-After` honoured up to 60 s (a server that asks for
+/// longer gets its answer returned instead); retries limited by a per-client budget.
+public struct RetryPolicy: Sendable {
+    /// Attempts in all, the first included.
+    public var maxAttempts: Int
+    /// The backoff's first step; each retry may wait up to twice as long as the one before.
+    public var baseDelay: Duration
+    /// The longest wait between attempts the backoff chooses.
+    public var maxDelay: Duration
+    /// Methods that are retried. POST and PATCH are not idempotent: add them only for an API
+    /// that makes them so, or turn on ``idempotencyKeys``.
+    public var methods: Set<HTTPRequest.Method>
+    /// Response statuses that are retried.
+    public var statuses: Set<Int>
+    /// Whether transport failures (refused connections, resets, read timeouts) are retried.
+    /// A request whose method is not retried is still retried when the failure came before
+    /// anything was sent (``ClientError/mayHaveBeenProcessed`` is false).
+    public var retriesTransportFailures: Bool
+    /// The longest `Retry-After` waited for.
+    public var maxRetryAfter: Duration
+    /// Sends POST and PATCH with an `Idempotency-Key` (one random value for all attempts of a
+    /// call, unless the request has its own) and retries them like idempotent methods.
+    public var idempotencyKeys: Bool
+    /// Limits retries to a share of requests, so that an outage is not multiplied by the
+    /// retries of every client (nil: no limit).
+    public var budget: RetryBudget?
+
+    public init(maxAttempts: Int = 3, baseDelay: Duration = .milliseconds(100), maxDelay: Duration = .seconds(10),
+                methods: Set<HTTPRequest.Method> = [.get, .head, .options, .put, .delete, .trace],
+                statuses: Set<Int> = [408, 429, 500, 502, 503, 504], retriesTransportFailures: Bool = true,
+                maxRetryAfter: Duration = .seconds(60), idempotencyKeys: Bool = false,
+                budget: RetryBudget? = RetryBudget()) {
+        self.maxAttempts = maxAttempts
+        self.baseDelay = baseDelay
+        self.maxDelay = maxDelay
+        self.methods = methods
+        self.statuses = statuses
+        self.retriesTransportFailures = retriesTransportFailures
+        self.maxRetryAfter = maxRetryAfter
+        self.idempotencyKeys = idempotencyKeys
+        self.budget = budget
+    }
+
+    /// The backoff before retry number `retry` (1 for the first): full jitter, a random wait
+    /// between zero and `min(maxDelay, baseDelay × 2^(retry-1))`.
+    func backoff(before retry: Int) -> Duration {
+        let ceiling = Swift.min(self.maxDelay, self.baseDelay * (1 << Swift.min(Swift.max(retry - 1, 0), 30)))
+        let nanoseconds = ceiling.components.seconds * 1_000_000_000 + ceiling.components.attoseconds / 1_000_000_000
+        return .nanoseconds(nanoseconds > 0 ? Int64.random(in: 0...nanoseconds) : 0)
+    }
+}
+
+/// A share of requests that may be retried — by default 10% of them, and at least a few
+/// retries a second whatever the traffic — shared by every client the policy is installed
+/// in. When it is spent, failures are returned at once instead of retried.
+///
+/// A token bucket: each first attempt adds `ratio` of a token (up to `ratio × 100` stored);
+/// each retry takes one, or one of `minimumPerSecond` retries allowed each second.
+public final class RetryBudget: Sendable {
+    public let ratio: Double
+    public let minimumPerSecond: Int
+
+    private struct State {
+        var tokens: Double
+        var second: ContinuousClock.Instant
+        var usedThisSecond = 0
+    }
+
+    private let state: Mutex<State>
+
+    public init(ratio: Double = 0.1, minimumPerSecond: Int = 3) {
+        self.ratio = Swift.max(0, ratio)
+        self.minimumPerSecond = Swift.max(0, minimumPerSecond)
+        self.state = Mutex(State(tokens: 0, second: .now))
+    }
+
+    /// A first attempt went out.
+    func deposit() {
+        self.state.withLock { state in
+            state.tokens = Swift.min(state.tokens + self.ratio, Swift.max(self.ratio * 100, 1))
+        }
+    }
+
+    /// Whether a retry may go now (and it is counted).
+    func withdraw() -> Bool {
+        self.state.withLock { state in
+            if state.tokens >= 1 {
+                state.tokens -= 1
+                return true
+            }
+            let now = ContinuousClock.now
+            if now - state.second >= .seconds(1) {
+                state.second = now
+                state.usedThisSecond = 0
+            }
+            guard state.usedThisSecond < self.minimumPerSecond else { return false }
+            state.usedThisSecond += 1
+            return true
+        }
+    }
+}
