@@ -52,6 +52,9 @@ USERS = [
 
 # Bytes the latest /download has written (a client that reads slowly holds the server back).
 DOWNLOAD_PROGRESS = [0]
+# /flaky: requests seen per key, to fail the first few of each.
+FLAKY_COUNTS = {}
+FLAKY_LOCK = threading.Lock()
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -153,6 +156,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.sse(query)
         if path == "/refuse-stream":
             return self.refuse_stream()
+        if path == "/flaky":
+            return self.flaky(query)
         return self.send(404, {"error": "no route %s %s" % (self.command, path)})
 
     def multipart(self, body):
@@ -275,6 +280,25 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+
+    def flaky(self, query):
+        """503 with Retry-After for the first `fail` requests of each `key`, then 200 with
+        the number of attempts and the Idempotency-Key seen."""
+        key = query.get("key", [""])[0]
+        fail = int(query.get("fail", ["1"])[0])
+        with FLAKY_LOCK:
+            FLAKY_COUNTS[key] = FLAKY_COUNTS.get(key, 0) + 1
+            seen = FLAKY_COUNTS[key]
+        if seen <= fail:
+            body = json.dumps({"error": "busy", "attempt": seen}).encode()
+            self.send_response(503)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Retry-After", query.get("after", ["0"])[0])
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        return self.send(200, {"attempts": seen, "idempotency_key": self.headers.get("Idempotency-Key")})
 
     def refuse_stream(self):
         """A 503 whose body says why, then never ends (a blank line every 100 ms, 30 s at most)."""

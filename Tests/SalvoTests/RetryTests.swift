@@ -112,6 +112,23 @@ import Testing
         #expect(retries >= 10)
     }
 
+    /// Over the engine against the test API: a 503 with Retry-After (as seconds, and as a
+    /// date already past), then an answer; the POST's key is the same on every attempt.
+    @Test func overTheEngine() async throws {
+        struct Done: Decodable { var attempts: Int; var idempotencyKey: String? }
+        var policy = RetryPolicy(idempotencyKeys: true, budget: nil)
+        policy.baseDelay = .milliseconds(1)
+        let client = try SharedAPI.client(.init(coders: .json(keys: .snakeCase), middleware: [RetryMiddleware(policy)]))
+        let key = UUID().uuidString
+        let done = try await client.value(Endpoint<Done>.get("/flaky", query: [QueryItem("key", key), QueryItem("fail", "2")]))
+        #expect(done.attempts == 3)
+        let past = "Sun, 06 Nov 1994 08:49:37 GMT"
+        let posted = try await client.value(Endpoint<Done>.post("/flaky", body: ["n": 1], query: [
+            QueryItem("key", key + "-post"), QueryItem("fail", "1"), QueryItem("after", past)]))
+        #expect(posted.attempts == 2)
+        #expect(posted.idempotencyKey?.isEmpty == false)
+    }
+
     @Test func cancellingEndsTheWait() async throws {
         let later = self.flaky(1, headers: [.retryAfter: "30"])
         let client = try self.client(later, RetryPolicy(budget: nil))
