@@ -38,16 +38,36 @@ extension Transport {
                                maxBodySize: Int) async throws(HTTPClientError) -> HTTPClientResponse {
         let streamed = try await self.send(request, body: body, options: options)
         let bytes = try await streamed.body.collect(upTo: maxBodySize)
-        var response = HTTPClientResponse(head: streamed.head, body: bytes, trailers: streamed.body.trailers)
-        response.redirectChain = streamed.redirectChain
-        response.unfollowedRedirect = streamed.unfollowedRedirect
-        response.redirects = streamed.redirects
-        response.effectiveRequest = streamed.effectiveRequest
-        response.version = streamed.version
-        response.interimResponses = streamed.interimResponses
-        response.decodedContentEncoding = streamed.decodedContentEncoding
-        response.metrics = streamed.body.metrics ?? streamed.metrics
-        return response
+        return HTTPClientResponse(streamed, body: bytes)
+    }
+}
+
+extension HTTPClientResponse {
+    /// `streamed` with its body collected as `body`: the same head, details and metrics.
+    public init(_ streamed: TransportResponse, body: [UInt8]) {
+        self.init(head: streamed.head, body: body, trailers: streamed.body.trailers)
+        self.redirectChain = streamed.redirectChain
+        self.unfollowedRedirect = streamed.unfollowedRedirect
+        self.redirects = streamed.redirects
+        self.effectiveRequest = streamed.effectiveRequest
+        self.version = streamed.version
+        self.interimResponses = streamed.interimResponses
+        self.decodedContentEncoding = streamed.decodedContentEncoding
+        self.metrics = streamed.body.metrics ?? streamed.metrics
+    }
+}
+
+extension TransportResponse {
+    /// A collected response as one that streams: its body handed out as one chunk.
+    public init(_ collected: HTTPClientResponse) {
+        self.init(head: collected.head, body: .bytes(collected.body, trailers: collected.trailers),
+                  redirectChain: collected.redirectChain, unfollowedRedirect: collected.unfollowedRedirect)
+        self.redirects = collected.redirects
+        self.effectiveRequest = collected.effectiveRequest
+        self.version = collected.version
+        self.interimResponses = collected.interimResponses
+        self.decodedContentEncoding = collected.decodedContentEncoding
+        self.metrics = collected.metrics
     }
 }
 

@@ -48,15 +48,8 @@ extension Client {
         } catch {
             throw Self.collectingError(error, limit: limit)
         }
-        var exchange = TransportResponse(head: collected.head, body: .bytes(collected.body, trailers: collected.trailers),
-                                         redirectChain: collected.redirectChain, unfollowedRedirect: collected.unfollowedRedirect)
-        exchange.redirects = collected.redirects
-        exchange.effectiveRequest = collected.effectiveRequest
-        exchange.version = collected.version
-        exchange.interimResponses = collected.interimResponses
-        exchange.decodedContentEncoding = collected.decodedContentEncoding
-        exchange.metrics = collected.metrics
-        var response = ClientResponse(exchange, request: request.head, url: Self.finalURL(of: request.head, chain: collected.redirectChain))
+        var response = ClientResponse(TransportResponse(collected), request: request.head,
+                                      url: Self.finalURL(of: request.head, chain: collected.redirectChain))
         response.collectedBody = collected.body
         return response
     }
