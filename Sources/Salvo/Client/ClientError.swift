@@ -37,6 +37,9 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
         public static let fileFailed = Code(name: "file could not be read or written")
         /// The call was cancelled.
         public static let cancelled = Code(name: "cancelled")
+        /// Credentials could not be had: a refresh failed, or a token store cannot be read or
+        /// written (see ``detail`` and ``underlyingError``).
+        public static let authorizationFailed = Code(name: "authorization failed")
         /// A middleware threw an error of its own (not a ``ClientError``): see ``detail``
         /// and ``underlyingError``.
         public static let middlewareFailed = Code(name: "middleware failed")

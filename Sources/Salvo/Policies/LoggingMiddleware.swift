@@ -61,7 +61,7 @@ public struct LoggingMiddleware: Middleware {
         metadata["duration"] = "\(Self.milliseconds(elapsed)) ms"
         if self.headers { metadata["response.headers"] = self.describe(response.headerFields) }
         if case .upTo(let cap) = self.bodies, !request.isStreaming {
-            let bytes = try await Self.readBody(of: &response, limit: request.options.maxBodySize)
+            let bytes = try await response.collectedBytes(limit: request.options.maxBodySize)
             metadata["response.body"] = "\(Self.text(of: bytes, cap: cap))"
         }
         self.logger.log(level: self.level, "\(line) → \(response.status.code) in \(Self.milliseconds(elapsed)) ms", metadata: metadata)
@@ -73,20 +73,6 @@ public struct LoggingMiddleware: Middleware {
         .array(fields.map { field in
             .string("\(field.name.rawName): \(self.redactedFields.contains(field.name) ? "‹redacted›" : field.value)")
         })
-    }
-
-    /// The whole body of a collected response, handing the same bytes on to the caller.
-    private static func readBody(of response: inout ClientResponse, limit: Int?) async throws(ClientError) -> [UInt8] {
-        if let collected = response.collectedBody { return collected }
-        let bytes: [UInt8]
-        do {
-            bytes = try await response.body.collect(upTo: limit ?? Int.max)
-        } catch {
-            throw ClientError.transport(error)
-        }
-        response.body = .bytes(bytes, trailers: response.body.trailers)
-        response.collectedBody = bytes
-        return bytes
     }
 
     static func text(of bytes: [UInt8], cap: Int) -> String {

@@ -1,0 +1,190 @@
+import Foundation
+import Synchronization
+
+/// Bearer tokens from a ``TokenStore``, renewed by your `refresh` when the server answers
+/// 401 (or the token has expired), and the request sent again with the new one.
+///
+/// ```swift
+/// let auth = TokenAuthorization(store: FileTokenStore(path: "/var/lib/app/token.json")) { old in
+///     // Runs alone: 100 requests that meet a 401 together cause one refresh.
+///     try await authClient.value(Endpoint<AuthToken>.post("/oauth/refresh", body: ["refresh_token": old?.refreshToken ?? ""]))
+/// }
+/// let client = try Client(baseURL: "https://api.example.com", configuration: .init(middleware: [auth]))
+/// ```
+///
+/// - **Single flight**: concurrent requests that meet a 401 share one refresh and are all
+///   sent again with its token; a request that went out with a token older than the current
+///   one is sent again with the current one, without another refresh.
+/// - A refresh that fails fails every request waiting for it, with `.authorizationFailed`
+///   and the refresh's error in ``ClientError/underlyingError``.
+/// - The requests `refresh` makes never trigger a refresh themselves (even through a client
+///   with this middleware): they go as they are.
+/// - A request is sent again at most once, and only with a body that can be replayed.
+/// - Requests tagged ``noAuthorization`` or with an `Authorization` of their own go as they
+///   are; a response to a request tagged ``login`` is offered to `capture`, which may take
+///   a token from it (004's "after authorization").
+/// - A store that cannot be read counts as empty (a refresh follows); a token that cannot be
+///   saved is still used for this process.
+public struct TokenAuthorization: Middleware {
+    public static let noAuthorization = StaticAuthorization.noAuthorization
+    /// The tag of a login request, whose response `capture` may take a token from.
+    public static let login = "login"
+
+    let coordinator: TokenCoordinator
+    let capture: (@Sendable (HTTPResponse, [UInt8]) -> AuthToken?)?
+
+    public init(store: any TokenStore = InMemoryTokenStore(),
+                capture: (@Sendable (HTTPResponse, [UInt8]) -> AuthToken?)? = nil,
+                refresh: @escaping @Sendable (AuthToken?) async throws -> AuthToken) {
+        self.coordinator = TokenCoordinator(store: store, refresh: refresh)
+        self.capture = capture
+    }
+
+    /// The token in use now (loaded from the store if need be), nil when there is none yet.
+    public func currentToken() -> AuthToken? {
+        self.coordinator.loaded().token
+    }
+
+    /// Sets the token (after a login of your own), and stores it.
+    public func setToken(_ token: AuthToken?) {
+        self.coordinator.set(token)
+    }
+
+    @TaskLocal static var isRefreshing = false
+
+    public func intercept(_ request: ClientRequest, next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
+        let tags = request.metadata.tags
+        if Self.isRefreshing || tags.contains(Self.noAuthorization) || request.head.headerFields[.authorization] != nil {
+            return try await next(request)
+        }
+        if tags.contains(Self.login) {
+            var response = try await next(request)
+            if let capture = self.capture, !request.isStreaming {
+                let bytes = try await response.collectedBytes(limit: request.options.maxBodySize)
+                if let token = capture(response.head, bytes) { self.coordinator.set(token) }
+            }
+            return response
+        }
+        let (token, generation) = try await self.coordinator.usable()
+        var authorized = request
+        authorized.head.headerFields[.authorization] = HTTPCredentials.bearer(token.accessToken).headerValue
+        let response = try await next(authorized)
+        guard response.status == .unauthorized, request.body?.isReplayable ?? true else { return response }
+        if !(await response.body.drain(upTo: 64 * 1024)) { response.body.cancel() }
+        let (fresh, _) = try await self.coordinator.refreshed(after: generation)
+        authorized.head.headerFields[.authorization] = HTTPCredentials.bearer(fresh.accessToken).headerValue
+        return try await next(authorized)
+    }
+}
+
+/// The token of one ``TokenAuthorization``, and its one refresh at a time.
+final class TokenCoordinator: Sendable {
+    private struct State {
+        var token: AuthToken?
+        var loaded = false
+        /// Bumped by each new token: a request knows which token it went with.
+        var generation = 0
+        var refreshing: Task<AuthToken, any Error>?
+    }
+
+    private let state = Mutex(State())
+    private let store: any TokenStore
+    private let refresh: @Sendable (AuthToken?) async throws -> AuthToken
+
+    init(store: any TokenStore, refresh: @escaping @Sendable (AuthToken?) async throws -> AuthToken) {
+        self.store = store
+        self.refresh = refresh
+    }
+
+    /// The token and its generation, loaded from the store the first time.
+    func loaded() -> (token: AuthToken?, generation: Int) {
+        if let known = self.state.withLock({ $0.loaded ? ($0.token, $0.generation) : nil }) { return known }
+        let stored = try? self.store.load()   // unreadable: as if empty (documented)
+        return self.state.withLock { state in
+            if !state.loaded {
+                state.loaded = true
+                state.token = stored
+            }
+            return (state.token, state.generation)
+        }
+    }
+
+    /// A token to send now: the current one, or a refreshed one when there is none or it
+    /// has expired.
+    func usable() async throws(ClientError) -> (AuthToken, Int) {
+        let (token, generation) = self.loaded()
+        if let token, (token.expiresAt ?? .distantFuture) > Date() { return (token, generation) }
+        return try await self.refreshed(after: generation)
+    }
+
+    /// A token newer than `generation`: the one another refresh already brought, or the
+    /// result of the refresh under way, or of a new one.
+    func refreshed(after generation: Int) async throws(ClientError) -> (AuthToken, Int) {
+        enum Step { case done(AuthToken, Int), wait(Task<AuthToken, any Error>) }
+        let step: Step = self.state.withLock { state in
+            if state.generation > generation, let token = state.token { return .done(token, state.generation) }
+            if let refreshing = state.refreshing { return .wait(refreshing) }
+            let old = state.token
+            let refresh = self.refresh
+            let task = Task { try await TokenAuthorization.$isRefreshing.withValue(true) { try await refresh(old) } }
+            state.refreshing = task
+            return .wait(task)
+        }
+        switch step {
+        case .done(let token, let current): return (token, current)
+        case .wait(let task): return try await self.finish(task)
+        }
+    }
+
+    /// Waits for `task`; the first waiter to see it end applies its token.
+    private func finish(_ task: Task<AuthToken, any Error>) async throws(ClientError) -> (AuthToken, Int) {
+        let outcome = await task.result
+        let applied: (AuthToken, Int, Bool)? = self.state.withLock { state in
+            let first = state.refreshing == task
+            if first { state.refreshing = nil }
+            guard case .success(let token) = outcome else { return nil }
+            if first {
+                state.token = token
+                state.loaded = true
+                state.generation += 1
+            }
+            return (state.token ?? token, state.generation, first)
+        }
+        switch outcome {
+        case .success:
+            let (token, current, first) = applied!
+            if first { try? self.store.save(token) }   // a store that fails: the token still serves this process
+            return (token, current)
+        case .failure(let error):
+            if let error = error as? ClientError, error.code == .authorizationFailed { throw error }
+            var failure = ClientError(.authorizationFailed, detail: "the token refresh failed: \(error)")
+            failure.underlyingError = error
+            throw failure
+        }
+    }
+
+    func set(_ token: AuthToken?) {
+        self.state.withLock { state in
+            state.token = token
+            state.loaded = true
+            state.generation += 1
+        }
+        try? self.store.save(token)
+    }
+}
+
+extension ClientResponse {
+    /// The whole body of a collected response, the same bytes handed on to the caller.
+    mutating func collectedBytes(limit: Int?) async throws(ClientError) -> [UInt8] {
+        if let collected = self.collectedBody { return collected }
+        let bytes: [UInt8]
+        do {
+            bytes = try await self.body.collect(upTo: limit ?? Int.max)
+        } catch {
+            throw ClientError.transport(error)
+        }
+        self.body = .bytes(bytes, trailers: self.body.trailers)
+        self.collectedBody = bytes
+        return bytes
+    }
+}
