@@ -158,6 +158,12 @@ class Handler(BaseHTTPRequestHandler):
             return self.refuse_stream()
         if path == "/flaky":
             return self.flaky(query)
+        if path == "/protected":
+            # 200 for the bearer token the query names, 401 for any other.
+            expected = "Bearer " + query.get("token", [""])[0]
+            if self.headers.get("Authorization") != expected:
+                return self.send(401, {"error": "unauthorized"})
+            return self.send(200, {"ok": True})
         return self.send(404, {"error": "no route %s %s" % (self.command, path)})
 
     def multipart(self, body):

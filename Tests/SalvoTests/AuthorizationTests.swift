@@ -1,5 +1,6 @@
 import Foundation
 @testable import Salvo
+import SalvoTestSupport
 import Synchronization
 import Testing
 
@@ -122,6 +123,21 @@ import Testing
         #expect(login["token"]?.stringValue == "t9", "the caller still gets the body")
         #expect(try await client.value(Endpoint<String>.get("/me")) == "me")
         #expect(mock.requests.last?.headerFields[.authorization] == "Bearer t9")
+    }
+
+    /// Over the engine against the test API: a 401 for the stored token, one refresh, then 200.
+    @Test func overTheEngine() async throws {
+        let refreshes = Counter()
+        let auth = TokenAuthorization(store: InMemoryTokenStore(AuthToken(accessToken: "stale"))) { _ in
+            _ = refreshes.next()
+            return AuthToken(accessToken: "fresh")
+        }
+        let client = try SharedAPI.client(.init(middleware: [auth]))
+        let answer = try await client.value(Endpoint<JSONValue>.get("/protected", query: [QueryItem("token", "fresh")]))
+        #expect(answer["ok"] == .bool(true))
+        #expect(refreshes.count == 1)
+        #expect(try await client.value(Endpoint<JSONValue>.get("/protected", query: [QueryItem("token", "fresh")]))["ok"] == .bool(true))
+        #expect(refreshes.count == 1, "the new token is kept")
     }
 
     @Test func theFileStoreIsPrivateWholeAndForgiving() throws {
