@@ -75,9 +75,13 @@ public final class Client: Sendable {
         /// Validators for this call instead of the client's.
         public var validators: [any ResponseValidator]?
         public var maxBodySize: Int?
+        /// The call's id, to cancel it by (see ``RequestControl``); a new one when nil.
+        public var id: RequestID?
 
         public init(timeout: Duration? = nil, validators: [any ResponseValidator]? = nil, maxBodySize: Int? = nil,
-                    deadline: ContinuousClock.Instant? = nil, headTimeout: Duration? = nil, readTimeout: Duration? = nil) {
+                    deadline: ContinuousClock.Instant? = nil, headTimeout: Duration? = nil, readTimeout: Duration? = nil,
+                    id: RequestID? = nil) {
+            self.id = id
             self.timeout = timeout
             self.validators = validators
             self.maxBodySize = maxBodySize

@@ -81,10 +81,13 @@ public struct ClientRequest: Sendable {
     /// Whether the caller reads the response as a stream (`stream`, `download`, `events`)
     /// rather than collected; a middleware that reads the body must leave a stream alone.
     public let isStreaming: Bool
+    /// The call's id: the caller's (``Client/CallOptions/id``), or one of its own.
+    public let id: RequestID
 
     public init(head: HTTPRequest, body: HTTPBody? = nil, operationName: String, baseURL: BaseURL,
                 options: Client.CallOptions = Client.CallOptions(), metadata: RequestMetadata = RequestMetadata(),
                 isStreaming: Bool = false) {
+        self.id = options.id ?? RequestID()
         self.head = head
         self.body = body
         self.operationName = operationName

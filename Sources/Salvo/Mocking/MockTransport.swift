@@ -219,6 +219,8 @@ public final class MockTransport: Transport {
             reply = try await responder(recorded)
         } catch let error as HTTPClientError {
             throw error
+        } catch is CancellationError {
+            throw .cancelled(.caller, phase: .readHead)
         } catch {
             throw HTTPClientError(.invalidRequest, detail: "MockTransport responder for \(request.method.rawValue) \(target) threw \(error)")
         }

@@ -1,0 +1,177 @@
+import Synchronization
+
+/// Control over a client's calls while they run: cancel one by its id, or all of them, from
+/// any thread; at most so many at once — in all and per host — with the rest waiting in
+/// order of priority, then of arrival. With `maxConcurrent: 1` it is a serial queue.
+///
+/// ```swift
+/// let control = RequestControl(maxConcurrent: 8, maxPerHost: 4)
+/// let client = try Client(baseURL: "https://api.example.com", configuration: .init(middleware: [control]))
+///
+/// let id = RequestID()
+/// Task { try await client.value(Endpoint<Report>.get("/reports/slow"), options: .init(id: id)) }
+/// control.cancel(id)          // that call ends with .cancelled
+/// control.cancelAll()         // every call running or waiting
+/// ```
+///
+/// A cancelled call — running or still waiting for its turn — ends with `.cancelled`, once;
+/// the transport closes or keeps its connection as for any cancelled task. Each running call
+/// runs in a task of its own (that is what lets another thread cancel it), which costs a
+/// little: install this middleware where you need it. Put it first to count and cancel the
+/// whole call (retries included), last to count each attempt.
+public final class RequestControl: Middleware {
+    /// Calls running at once, in all (nil: no limit).
+    public let maxConcurrent: Int?
+    /// Calls running at once to one host (nil: no limit).
+    public let maxPerHost: Int?
+
+    private struct Waiter {
+        let id: RequestID
+        let host: String
+        let priority: RequestPriority
+        let arrival: UInt64
+        let continuation: CheckedContinuation<Bool, Never>
+    }
+
+    private struct State {
+        var running: [RequestID: Task<ClientResponse, any Error>] = [:]
+        var admitted: [RequestID: String] = [:]
+        var perHost: [String: Int] = [:]
+        var waiting: [Waiter] = []
+        var arrivals: UInt64 = 0
+        /// Ids cancelled before their call got this far.
+        var cancelledEarly: Set<RequestID> = []
+    }
+
+    private let state = Mutex(State())
+
+    public init(maxConcurrent: Int? = nil, maxPerHost: Int? = nil) {
+        self.maxConcurrent = maxConcurrent.map { Swift.max(1, $0) }
+        self.maxPerHost = maxPerHost.map { Swift.max(1, $0) }
+    }
+
+    /// A client whose calls run one after another, in the order they were made.
+    public static func serialQueue() -> RequestControl { RequestControl(maxConcurrent: 1) }
+
+    /// The ids of the calls running or waiting now.
+    public var inFlight: [RequestID] {
+        self.state.withLock { Array($0.admitted.keys) + $0.waiting.map(\.id) }
+    }
+
+    /// Cancels the call with `id`, running or waiting (nothing when there is none).
+    public func cancel(_ id: RequestID) {
+        let (task, waiter) = self.state.withLock { state -> (Task<ClientResponse, any Error>?, Waiter?) in
+            if let index = state.waiting.firstIndex(where: { $0.id == id }) {
+                return (nil, state.waiting.remove(at: index))
+            }
+            if let task = state.running[id] { return (task, nil) }
+            if state.admitted[id] != nil { state.cancelledEarly.insert(id) }
+            return (nil, nil)
+        }
+        task?.cancel()
+        waiter?.continuation.resume(returning: false)
+    }
+
+    /// Cancels every call running or waiting.
+    public func cancelAll() {
+        let (tasks, waiters) = self.state.withLock { state -> ([Task<ClientResponse, any Error>], [Waiter]) in
+            let waiters = state.waiting
+            state.waiting.removeAll()
+            state.cancelledEarly.formUnion(state.admitted.keys)
+            return (Array(state.running.values), waiters)
+        }
+        for task in tasks { task.cancel() }
+        for waiter in waiters { waiter.continuation.resume(returning: false) }
+    }
+
+    public func intercept(_ request: ClientRequest, next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
+        let id = request.id
+        let host = request.head.authority ?? ""
+        guard await self.admit(id, host: host, priority: request.metadata[RequestPriority.self] ?? .normal) else {
+            throw ClientError(.cancelled, detail: "call \(id) cancelled before it ran")
+        }
+        defer { self.leave(id, host: host) }
+        let task = Task { try await next(request) }
+        let cancelledAlready = self.state.withLock { state in
+            state.running[id] = task
+            return state.cancelledEarly.remove(id) != nil
+        }
+        if cancelledAlready { task.cancel() }
+        let result = await withTaskCancellationHandler { await task.result } onCancel: { task.cancel() }
+        switch result {
+        case .success(let response): return response
+        case .failure(let error as ClientError): throw error
+        case .failure(let error): throw ClientError.middleware(error, in: "request control")
+        }
+    }
+
+    /// Waits for a place (true), or for a cancellation (false).
+    private func admit(_ id: RequestID, host: String, priority: RequestPriority) async -> Bool {
+        enum Decision { case now, wait, never }
+        let cancelled = Mutex(false)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let decision: Decision = self.state.withLock { state in
+                    if cancelled.withLock({ $0 }) { return .never }
+                    if self.hasRoom(state, host: host) {
+                        self.take(&state, id: id, host: host)
+                        return .now
+                    }
+                    state.arrivals += 1
+                    state.waiting.append(Waiter(id: id, host: host, priority: priority, arrival: state.arrivals, continuation: continuation))
+                    return .wait
+                }
+                switch decision {
+                case .now: continuation.resume(returning: true)
+                case .never: continuation.resume(returning: false)
+                case .wait: break
+                }
+            }
+        } onCancel: {
+            cancelled.withLock { $0 = true }
+            self.cancel(id)
+        }
+    }
+
+    private func hasRoom(_ state: State, host: String) -> Bool {
+        (self.maxConcurrent.map { state.admitted.count < $0 } ?? true)
+            && (self.maxPerHost.map { (state.perHost[host] ?? 0) < $0 } ?? true)
+    }
+
+    private func take(_ state: inout State, id: RequestID, host: String) {
+        state.admitted[id] = host
+        state.perHost[host, default: 0] += 1
+    }
+
+    /// The call is over: its place goes to the most urgent waiter that fits, earliest first.
+    private func leave(_ id: RequestID, host: String) {
+        let admitted: [Waiter] = self.state.withLock { state in
+            state.running[id] = nil
+            state.cancelledEarly.remove(id)
+            if state.admitted.removeValue(forKey: id) != nil {
+                state.perHost[host, default: 1] -= 1
+                if state.perHost[host] == 0 { state.perHost[host] = nil }
+            }
+            var admitted: [Waiter] = []
+            while let index = self.nextWaiter(state) {
+                let waiter = state.waiting.remove(at: index)
+                self.take(&state, id: waiter.id, host: waiter.host)
+                admitted.append(waiter)
+            }
+            return admitted
+        }
+        for waiter in admitted { waiter.continuation.resume(returning: true) }
+    }
+
+    private func nextWaiter(_ state: State) -> Int? {
+        var best: Int?
+        for (index, waiter) in state.waiting.enumerated() where self.hasRoom(state, host: waiter.host) {
+            guard let current = best else { best = index; continue }
+            let other = state.waiting[current]
+            if waiter.priority > other.priority || (waiter.priority == other.priority && waiter.arrival < other.arrival) {
+                best = index
+            }
+        }
+        return best
+    }
+}

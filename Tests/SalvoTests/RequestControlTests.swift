@@ -1,0 +1,105 @@
+import Foundation
+@testable import Salvo
+import SalvoTestSupport
+import Synchronization
+import Testing
+
+/// Calls cancelled by id, limited in number, queued by priority.
+@Suite struct RequestControlTests {
+    /// A mock whose replies take `delay`, counting how many are answered at once.
+    final class Busy: Sendable {
+        let mock = MockTransport()
+        let now = Mutex(0)
+        let most = Mutex(0)
+        let order = Mutex<[String]>([])
+
+        init(delay: Duration) {
+            self.mock.fallback { [self] request in
+                let current = self.now.withLock { value in value += 1; return value }
+                self.most.withLock { $0 = Swift.max($0, current) }
+                self.order.withLock { $0.append(request.path) }
+                defer { self.now.withLock { $0 -= 1 } }
+                try await Task.sleep(for: delay)
+                return .text("ok")
+            }
+        }
+    }
+
+    @Test func limitsInAllAndPerHost() async throws {
+        let busy = Busy(delay: .milliseconds(30))
+        let control = RequestControl(maxConcurrent: 2)
+        let client = try Client(baseURL: "http://api.test", transport: busy.mock, configuration: .init(middleware: [control]))
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<8 { group.addTask { _ = try? await client.value(Endpoint<String>.get("/\(index)")) } }
+        }
+        #expect(busy.most.withLock { $0 } == 2)
+        #expect(busy.mock.requests.count == 8)
+
+        let perHost = Busy(delay: .milliseconds(30))
+        let shared = RequestControl(maxPerHost: 1)
+        let a = try Client(baseURL: "http://a.test", transport: perHost.mock, configuration: .init(middleware: [shared]))
+        let b = try Client(baseURL: "http://b.test", transport: perHost.mock, configuration: .init(middleware: [shared]))
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<4 {
+                group.addTask { _ = try? await a.value(Endpoint<String>.get("/a\(index)")) }
+                group.addTask { _ = try? await b.value(Endpoint<String>.get("/b\(index)")) }
+            }
+        }
+        #expect(perHost.most.withLock { $0 } == 2, "one per host, both hosts at once")
+    }
+
+    /// Starts `path` on `client` and waits until `control` has it (running or waiting).
+    func start(_ client: Client, _ path: String, _ control: RequestControl, priority: RequestPriority = .normal,
+               id: RequestID = RequestID()) async throws -> Task<ClientError?, Never> {
+        let before = control.inFlight.count
+        let task = Task { await client.outcome(Endpoint<String>.get(path).with(RequestPriority.self, priority), options: .init(id: id)).error }
+        while control.inFlight.count == before { try await Task.sleep(for: .milliseconds(2)) }
+        return task
+    }
+
+    @Test func aSerialQueueRunsInOrderOfPriorityThenArrival() async throws {
+        let busy = Busy(delay: .milliseconds(20))
+        let control = RequestControl.serialQueue()
+        let client = try Client(baseURL: "http://api.test", transport: busy.mock, configuration: .init(middleware: [control]))
+        var calls = [try await self.start(client, "/first", control)]
+        for (path, priority) in [("/low", RequestPriority.low), ("/normal-1", .normal), ("/high", .high), ("/normal-2", .normal)] {
+            calls.append(try await self.start(client, path, control, priority: priority))
+        }
+        for call in calls { #expect(await call.value == nil) }
+        #expect(busy.order.withLock { $0 } == ["/first", "/high", "/normal-1", "/normal-2", "/low"])
+        #expect(busy.most.withLock { $0 } == 1)
+    }
+
+    @Test func cancelByIdRunningOrWaitingAndAll() async throws {
+        let busy = Busy(delay: .seconds(30))
+        let control = RequestControl.serialQueue()
+        let client = try Client(baseURL: "http://api.test", transport: busy.mock, configuration: .init(middleware: [control]))
+        let runningID = RequestID(), waitingID = RequestID()
+        let running = try await self.start(client, "/running", control, id: runningID)
+        let waiting = try await self.start(client, "/waiting", control, id: waitingID)
+        let other = try await self.start(client, "/other", control)
+        control.cancel(waitingID)
+        #expect(await waiting.value?.code == .cancelled)
+        control.cancel(runningID)
+        #expect(await running.value?.code == .cancelled)
+        // The next one took the freed place; cancelAll ends it.
+        while busy.order.withLock({ $0.count }) < 2 { try await Task.sleep(for: .milliseconds(2)) }
+        control.cancelAll()
+        #expect(await other.value?.code == .cancelled)
+        #expect(control.inFlight.isEmpty)
+        #expect(busy.order.withLock { $0 } == ["/running", "/other"], "the cancelled waiter never ran")
+    }
+
+    /// Over the engine: a slow call cancelled by id ends at once; the client goes on.
+    @Test func overTheEngine() async throws {
+        let control = RequestControl()
+        let client = try SharedAPI.client(.init(middleware: [control]))
+        let id = RequestID()
+        let slow = Task { await client.outcome(Endpoint<JSONValue>.get("/slow", query: [QueryItem("ms", "20000")]), options: .init(id: id)).error }
+        while control.inFlight.isEmpty { try await Task.sleep(for: .milliseconds(2)) }
+        try await Task.sleep(for: .milliseconds(50))
+        control.cancel(id)
+        #expect(await slow.value?.code == .cancelled)
+        #expect(try await client.value(Endpoint<JSONValue>.get("/users/1"))["id"] == .number(1))
+    }
+}
