@@ -61,6 +61,8 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
     /// For `.decodingFailed` and `.encodingFailed`: where in the value, as a dotted path
     /// (`data.items[2].price`).
     public var codingPath: String?
+    /// The response an ``Interceptor`` turned into this error for its `rescue` hook.
+    var interceptedResponse: ClientResponse?
     /// For `.middlewareFailed`: the error the middleware threw.
     public var underlyingError: (any Error)?
     /// For `.decodingFailed`: what was wrong at ``codingPath``.

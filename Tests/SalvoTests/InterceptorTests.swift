@@ -1,0 +1,79 @@
+import Foundation
+@testable import Salvo
+import Synchronization
+import Testing
+
+/// The interceptor and hooks spellings of middleware.
+@Suite struct InterceptorTests {
+    final class Journal: Sendable {
+        let lines = Mutex<[String]>([])
+        func add(_ line: String) { self.lines.withLock { $0.append(line) } }
+        var all: [String] { self.lines.withLock { $0 } }
+    }
+
+    /// Adds the current token; on a 401 renews it once and asks to send again.
+    final class Session: Interceptor {
+        let token: Mutex<String>
+        let journal: Journal
+        init(journal: Journal) {
+            self.token = Mutex("old")
+            self.journal = journal
+        }
+        func adaptRequest(_ request: ClientRequest) async throws -> ClientRequest {
+            var request = request
+            request.head.headerFields[.authorization] = "Bearer \(self.token.withLock { $0 })"
+            self.journal.add("adapt")
+            return request
+        }
+        func rescue(_ error: ClientError, for request: ClientRequest, attempt: Int) async -> Bool {
+            self.journal.add("rescue \(error.status?.code ?? 0) #\(attempt)")
+            guard error.status == .unauthorized else { return false }
+            self.token.withLock { $0 = "new" }
+            return true
+        }
+        func adaptResponse(_ response: ClientResponse, for request: ClientRequest) async throws -> ClientResponse {
+            var response = response
+            response.head.headerFields[HTTPField.Name("X-Adapted")!] = "yes"
+            return response
+        }
+        func receivedResponse(_ result: Result<ClientResponse, ClientError>, for request: ClientRequest) async {
+            self.journal.add((try? result.get()).map { "received \($0.status.code)" } ?? "received error")
+        }
+    }
+
+    @Test func theFourHooksInOrder() async throws {
+        let mock = MockTransport()
+        mock.fallback { request in request.headerFields[.authorization] == "Bearer new" ? .text("ok") : .status(.unauthorized) }
+        let journal = Journal()
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [Session(journal: journal)]))
+        let (value, response) = try await client.valueAndResponse(Endpoint<String>.get("/x"))
+        #expect(value == "ok" && response.headerFields[HTTPField.Name("X-Adapted")!] == "yes")
+        #expect(journal.all == ["adapt", "rescue 401 #1", "adapt", "received 200"])
+
+        // Not rescued: the refused response reaches the client's validators as without the interceptor.
+        let denied = MockTransport(always: .status(.forbidden))
+        let other = Journal()
+        let strict = try Client(baseURL: "http://api.test", transport: denied, configuration: .init(middleware: [Session(journal: other)]))
+        #expect(try await strict.send(Endpoint<String>.get("/y")).status == .forbidden)
+        #expect(await strict.outcome(Endpoint<String>.get("/y")).error?.status?.code == 403)
+        #expect(other.all.prefix(3) == ["adapt", "rescue 403 #1", "received error"])
+    }
+
+    @Test func beforeAndAfterEach() async throws {
+        let mock = MockTransport(always: .text("ok"))
+        mock.fail(.get, "/down", times: 1, with: HTTPClientError(.connectionRefused))
+        let journal = Journal()
+        let hooks = CallHooks(beforeEach: { request in
+            request.head.headerFields[HTTPField.Name("X-Api-Key")!] = "k"
+            if request.head.path == "/refused" { throw ClientError(.invalidRequest, detail: "not here") }
+        }, afterEach: { request, result in
+            journal.add("\(request.head.path ?? "") \((try? result.get()).map { "\($0.status.code)" } ?? "failed")")
+        })
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [hooks]))
+        _ = try await client.value(Endpoint<String>.get("/up"))
+        _ = await client.outcome(Endpoint<String>.get("/down"))
+        #expect(await client.outcome(Endpoint<String>.get("/refused")).error?.detail == "not here")
+        #expect(journal.all == ["/up 200", "/down failed"])
+        #expect(mock.requests.allSatisfy { $0.headerFields[HTTPField.Name("X-Api-Key")!] == "k" })
+    }
+}
