@@ -1,0 +1,124 @@
+import Synchronization
+
+/// Identical GETs in flight at the same time share one exchange: the first goes to the
+/// server, the others wait for its response, and every caller gets it (with a body of its
+/// own). Opt-in.
+///
+/// ```swift
+/// let client = try Client(baseURL: "https://api.example.com", configuration: .init(middleware: [RequestCoalescing()]))
+/// async let a = client.value(Endpoint<Config>.get("/config"))
+/// async let b = client.value(Endpoint<Config>.get("/config"))   // no second request
+/// ```
+///
+/// Identical means the same method (GET or HEAD), URL and header fields, no body, and a
+/// collected call (streams are never shared). A caller that is cancelled stops waiting at
+/// once; the shared exchange is cancelled only when every caller waiting for it is. The
+/// exchange runs with the options of the call that started it.
+public final class RequestCoalescing: Middleware {
+    private struct Shared: Sendable {
+        var response: ClientResponse
+        var body: [UInt8]
+    }
+
+    private let flights = Mutex<[String: Flight]>([:])
+
+    public init() {}
+
+    public func intercept(_ request: ClientRequest, next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
+        let method = request.head.method
+        guard method == .get || method == .head, request.body == nil, !request.isStreaming else { return try await next(request) }
+        let key = Self.key(of: request)
+        let (flight, leads) = self.flights.withLock { flights -> (Flight, Bool) in
+            if let flight = flights[key] { return (flight, false) }
+            let flight = Flight()
+            flights[key] = flight
+            return (flight, true)
+        }
+        if leads {
+            flight.start { [weak self] () async -> Result<Shared, ClientError> in
+                let outcome: Result<Shared, ClientError>
+                do throws(ClientError) {
+                    var response = try await next(request)
+                    let body = try await response.collectedBytes(limit: request.options.maxBodySize)
+                    outcome = .success(Shared(response: response, body: body))
+                } catch {
+                    outcome = .failure(error)
+                }
+                // Later identical requests start afresh.
+                self?.flights.withLock { flights in
+                    if flights[key] === flight { flights[key] = nil }
+                }
+                return outcome
+            }
+        }
+        let outcome = await flight.wait()
+        if case .failure(let error) = outcome, error.code == .cancelled, !Task.isCancelled {
+            // Every other caller gave up and the shared exchange with them: go alone.
+            return try await next(request)
+        }
+        let shared = try outcome.get()
+        var response = shared.response
+        response.body = .bytes(shared.body, trailers: shared.response.body.trailers)
+        response.collectedBody = shared.body
+        return response
+    }
+
+    private static func key(of request: ClientRequest) -> String {
+        let fields = request.head.headerFields.map { "\($0.name.canonicalName): \($0.value)" }.sorted()
+        return ([request.head.method.rawValue, request.url] + fields).joined(separator: "\n")
+    }
+
+    /// One shared exchange and the callers waiting for it.
+    private final class Flight: Sendable {
+        private struct State {
+            var outcome: Result<Shared, ClientError>?
+            var waiters: [UInt64: CheckedContinuation<Result<Shared, ClientError>, Never>] = [:]
+            var cancelled: Set<UInt64> = []
+            var tickets: UInt64 = 0
+            var task: Task<Void, Never>?
+        }
+
+        private let state = Mutex(State())
+
+        func start(_ work: @escaping @Sendable () async -> Result<Shared, ClientError>) {
+            let task = Task {
+                let outcome = await work()
+                let waiters = self.state.withLock { state in
+                    state.outcome = outcome
+                    defer { state.waiters.removeAll() }
+                    return Array(state.waiters.values)
+                }
+                for waiter in waiters { waiter.resume(returning: outcome) }
+            }
+            self.state.withLock { $0.task = task }
+        }
+
+        func wait() async -> Result<Shared, ClientError> {
+            let ticket = self.state.withLock { state in
+                state.tickets += 1
+                return state.tickets
+            }
+            return await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Result<Shared, ClientError>, Never>) in
+                    let ready: Result<Shared, ClientError>? = self.state.withLock { state in
+                        if let outcome = state.outcome { return outcome }
+                        if state.cancelled.contains(ticket) { return .failure(Self.cancelled) }
+                        state.waiters[ticket] = continuation
+                        return nil
+                    }
+                    if let ready { continuation.resume(returning: ready) }
+                }
+            } onCancel: {
+                let (waiter, abandoned) = self.state.withLock { state in
+                    let waiter = state.waiters.removeValue(forKey: ticket)
+                    if waiter == nil { state.cancelled.insert(ticket) }
+                    return (waiter, state.outcome == nil && state.waiters.isEmpty ? state.task : nil)
+                }
+                waiter?.resume(returning: .failure(Self.cancelled))
+                abandoned?.cancel()
+            }
+        }
+
+        static let cancelled = ClientError(.cancelled, detail: "cancelled while waiting for an identical request")
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+@testable import Salvo
+import Synchronization
+import Testing
+
+/// Identical GETs in flight share one exchange.
+@Suite struct CoalescingTests {
+    func slowMock(_ delay: Duration = .milliseconds(300)) -> MockTransport {
+        let mock = MockTransport()
+        mock.fallback { request in
+            try await Task.sleep(for: delay)
+            return .text("answer to \(request.target)")
+        }
+        return mock
+    }
+
+    @Test func identicalGetsShareOneExchange() async throws {
+        let mock = self.slowMock()
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [RequestCoalescing()]))
+        let answers = await withTaskGroup(of: String?.self) { group in
+            for _ in 0..<10 { group.addTask { try? await client.value(Endpoint<String>.get("/config")) } }
+            group.addTask { try? await client.value(Endpoint<String>.get("/config", headers: [.acceptLanguage: "fr"])) }
+            group.addTask { try? await client.value(Endpoint<String>.post("/config")) }
+            return await group.reduce(into: [String?]()) { $0.append($1) }
+        }
+        #expect(answers.filter { $0 == "answer to /config" }.count == 12)
+        #expect(mock.requests.count == 3, "one shared GET, one with other headers, the POST")
+        // Not in flight together: each goes.
+        _ = try await client.value(Endpoint<String>.get("/config"))
+        #expect(mock.requests.count == 4)
+    }
+
+    @Test func aCancelledCallerStopsWaitingAlone() async throws {
+        let mock = self.slowMock(.milliseconds(300))
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [RequestCoalescing()]))
+        let first = Task { await client.outcome(Endpoint<String>.get("/slow")) }
+        while mock.requests.isEmpty { try await Task.sleep(for: .milliseconds(2)) }
+        let second = Task { await client.outcome(Endpoint<String>.get("/slow")) }
+        try await Task.sleep(for: .milliseconds(20))
+        second.cancel()
+        #expect(await second.value.error?.code == .cancelled)
+        #expect(await first.value.value == "answer to /slow", "the other caller still gets the answer")
+        #expect(mock.requests.count == 1)
+        // Everyone gives up: the shared exchange is cancelled too.
+        let lone = Task { await client.outcome(Endpoint<String>.get("/alone")) }
+        while mock.requests.count < 2 { try await Task.sleep(for: .milliseconds(2)) }
+        lone.cancel()
+        #expect(await lone.value.error?.code == .cancelled)
+    }
+}
