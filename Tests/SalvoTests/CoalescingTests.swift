@@ -21,13 +21,14 @@ import Testing
             for _ in 0..<10 { group.addTask { try? await client.value(Endpoint<String>.get("/config")) } }
             group.addTask { try? await client.value(Endpoint<String>.get("/config", headers: [.acceptLanguage: "fr"])) }
             group.addTask { try? await client.value(Endpoint<String>.post("/config")) }
+            group.addTask { try? await client.value(Endpoint<String>.get("/config").tagged("no-auth")) }
             return await group.reduce(into: [String?]()) { $0.append($1) }
         }
-        #expect(answers.filter { $0 == "answer to /config" }.count == 12)
-        #expect(mock.requests.count == 3, "one shared GET, one with other headers, the POST")
+        #expect(answers.filter { $0 == "answer to /config" }.count == 13)
+        #expect(mock.requests.count == 4, "one shared GET, one with other headers, one with other tags, the POST")
         // Not in flight together: each goes.
         _ = try await client.value(Endpoint<String>.get("/config"))
-        #expect(mock.requests.count == 4)
+        #expect(mock.requests.count == 5)
     }
 
     @Test func aCancelledCallerStopsWaitingAlone() async throws {

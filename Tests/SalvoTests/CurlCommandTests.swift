@@ -24,6 +24,11 @@ import Testing
                                               body: .stream(AsyncStream<[UInt8]> { $0.finish() })).curlCommand()
         #expect(streamed.hasPrefix("# the body"))
         #expect(streamed.hasSuffix("--data-binary @- 'http://api.test/c'"))
+        for risky in ["@/etc/passwd", "a\u{7F}b", "tab\there", "cr\r"] {
+            let command = try await self.request(HTTPRequest(method: .post, scheme: "http", authority: "api.test", path: "/d"),
+                                                 body: .bytes(Array(risky.utf8))).curlCommand()
+            #expect(command.hasPrefix("printf '"), "\(risky) must not go in quotes: \(command)")
+        }
     }
 
     /// Runs `command` in `sh` and decodes the echo it prints.
@@ -49,6 +54,9 @@ import Testing
             .get("/echo", headers: [.accept: "text/plain", HTTPField.Name("X-Empty")!: ""]),
             Endpoint(method: .put, path: "/echo", body: .raw(.bytes([0, 1, 2, 0x25, 0x5C, 0x27, 0x0A, 0xFF, 0xFE]))),
             Endpoint(method: .patch, path: "/echo", body: .raw(.bytes(Array("é plain utf-8 ✓".utf8), contentType: "text/plain"))),
+            // Bytes a terminal or curl would take otherwise: a file name, DEL, tab, CR.
+            Endpoint(method: .post, path: "/echo", body: .raw(.bytes(Array("@/etc/hostname".utf8), contentType: "text/plain"))),
+            Endpoint(method: .post, path: "/echo", body: .raw(.bytes(Array("a\u{7F}'; touch /tmp/salvo-curl-test #\tb\r\n".utf8)))),
         ]
         for endpoint in cases {
             let (head, body) = try client.prepare(endpoint)

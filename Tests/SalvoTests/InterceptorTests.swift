@@ -56,7 +56,7 @@ import Testing
         let strict = try Client(baseURL: "http://api.test", transport: denied, configuration: .init(middleware: [Session(journal: other)]))
         #expect(try await strict.send(Endpoint<String>.get("/y")).status == .forbidden)
         #expect(await strict.outcome(Endpoint<String>.get("/y")).error?.status?.code == 403)
-        #expect(other.all.prefix(3) == ["adapt", "rescue 403 #1", "received error"])
+        #expect(other.all.prefix(3) == ["adapt", "rescue 403 #1", "received 403"], "the hook hears what the caller gets")
     }
 
     @Test func beforeAndAfterEach() async throws {
@@ -73,7 +73,7 @@ import Testing
         _ = try await client.value(Endpoint<String>.get("/up"))
         _ = await client.outcome(Endpoint<String>.get("/down"))
         #expect(await client.outcome(Endpoint<String>.get("/refused")).error?.detail == "not here")
-        #expect(journal.all == ["/up 200", "/down failed"])
+        #expect(journal.all == ["/up 200", "/down failed", "/refused failed"], "afterEach hears a refusal too")
         #expect(mock.requests.allSatisfy { $0.headerFields[HTTPField.Name("X-Api-Key")!] == "k" })
     }
 }

@@ -80,5 +80,7 @@ import Testing
         #expect(LoggingMiddleware.text(of: [0xFF, 0xFE, 0xFD, 0xFC, 0xFB], cap: 5) == "5 bytes, not text")
         #expect(LoggingMiddleware.milliseconds(.microseconds(12_345)) == "12.3")
         #expect(LoggingMiddleware.milliseconds(.microseconds(50)) == "0.1")
+        #expect(LoggingMiddleware.withoutQueryValues("http://a.test/s?q=secret&api_key=k&flag") == "http://a.test/s?q=‹›&api_key=‹›&flag=‹›")
+        #expect(LoggingMiddleware.credentialFields.contains(HTTPField.Name("x-api-key")!))
     }
 }

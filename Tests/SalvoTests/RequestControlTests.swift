@@ -90,6 +90,33 @@ import Testing
         #expect(busy.order.withLock { $0 } == ["/running", "/other"], "the cancelled waiter never ran")
     }
 
+    @Test func idsAreOneCallEachAndCanBeCancelledBeforeArriving() async throws {
+        let busy = Busy(delay: .milliseconds(200))
+        let control = RequestControl()
+        let client = try Client(baseURL: "http://api.test", transport: busy.mock, configuration: .init(middleware: [control]))
+        let shared = RequestID()
+        let first = try await self.start(client, "/one", control, id: shared)
+        #expect(await client.outcome(Endpoint<String>.get("/two"), options: .init(id: shared)).error?.code == .invalidRequest)
+        #expect(await first.value == nil)
+        let early = RequestID()
+        control.cancel(early)
+        #expect(await client.outcome(Endpoint<String>.get("/three"), options: .init(id: early)).error?.code == .cancelled)
+        #expect(busy.order.withLock { $0 } == ["/one"])
+    }
+
+    /// A serial queue in front of token authorization whose refresh uses the same client:
+    /// the refresh's request does not wait behind the call that waits for it.
+    @Test func aRefreshThroughTheSameQueuedClientDoesNotDeadlock() async throws {
+        let mock = MockTransport()
+        mock.on(.post, "/refresh", reply: .text("fresh"))
+        mock.fallback { request in request.headerFields[.authorization] == "Bearer fresh" ? .text("ok") : .status(.unauthorized) }
+        let box = Mutex<Client?>(nil)
+        let auth = TokenAuthorization { _ in AuthToken(accessToken: try await box.withLock { $0 }!.value(Endpoint<String>.post("/refresh"))) }
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [RequestControl.serialQueue(), auth]))
+        box.withLock { $0 = client }
+        #expect(try await client.value(Endpoint<String>.get("/data")) == "ok")
+    }
+
     /// Over the engine: a slow call cancelled by id ends at once; the client goes on.
     @Test func overTheEngine() async throws {
         let control = RequestControl()

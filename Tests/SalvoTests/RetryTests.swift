@@ -77,6 +77,9 @@ import Testing
         #expect(RetryAfter.delay("Sunday, 06-Nov-94 08:51:37 GMT", now: now) == .seconds(120))
         #expect(RetryAfter.delay("Sun Nov  6 08:49:47 1994", now: now) == .seconds(10))
         #expect(RetryAfter.delay("Sat, 05 Nov 1994 08:49:37 GMT", now: now) == .zero, "a date in the past: now")
+        #expect(RetryAfter.delay("0000000005", now: now) == .seconds(5))
+        #expect(RetryAfter.delay("Sunday, 06-Nov-1994 08:51:37 GMT", now: now) == .seconds(120))
+        #expect(RetryAfter.delay("Tue, 31 Feb 1995 08:49:37 GMT", now: now) == nil)
         for garbage in ["", "soon", "-5", "1.5", "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT", "99999999999999999999999"] {
             #expect(RetryAfter.delay(garbage, now: now) == (garbage.hasPrefix("9999") ? .seconds(999_999_999) : nil), "\(garbage)")
         }
@@ -132,6 +135,14 @@ import Testing
             QueryItem("key", key + "-post"), QueryItem("fail", "1"), QueryItem("after", past)]))
         #expect(posted.attempts == 2)
         #expect(posted.idempotencyKey?.isEmpty == false)
+    }
+
+    /// A call's own timeout, longer than the client's, holds for every attempt.
+    @Test func aLongerCallTimeoutHolds() async throws {
+        let mock = MockTransport(always: MockTransport.Reply.text("late").delayed(by: .milliseconds(150)))
+        let client = try self.client(mock, Self.quick, timeout: .milliseconds(50))
+        #expect(try await client.value(Endpoint<String>.get("/x"), options: .init(timeout: .seconds(5))) == "late")
+        #expect(await client.outcome(Endpoint<String>.get("/x")).error?.transportError?.code == .totalTimeout)
     }
 
     @Test func cancellingEndsTheWait() async throws {

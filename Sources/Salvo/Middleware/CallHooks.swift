@@ -29,7 +29,9 @@ public struct CallHooks: Middleware {
             do {
                 try await beforeEach(&request)
             } catch {
-                throw ClientError.middleware(error, in: "beforeEach")
+                let refused = ClientError.middleware(error, in: "beforeEach")
+                await self.afterEach?(request, .failure(refused))
+                throw refused
             }
         }
         let result: Result<ClientResponse, ClientError>

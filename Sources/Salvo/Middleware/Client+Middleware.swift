@@ -31,7 +31,9 @@ extension Client {
     /// The end of the chain: the transport, streamed or collected as the call wants.
     static func sendToTransport(_ request: ClientRequest, transport: any Transport, defaults: Configuration) async throws(ClientError)
         -> ClientResponse {
-        let options = Self.transportOptions(request.options, defaultTimeout: defaults.timeout)
+        // The client's timeout is in the call's options already (middlewareOptions); a
+        // middleware that moved it into a deadline (a retry) must not get it back.
+        let options = Self.transportOptions(request.options, defaultTimeout: nil)
         if request.isStreaming {
             let streamed: TransportResponse
             do {

@@ -70,15 +70,11 @@ extension Interceptor {
                 }
                 result = .failure(error)
             }
-            await self.receivedResponse(result, for: request)
-            switch result {
-            case .success(let response): return response
-            case .failure(let error):
-                // A refused status the hooks did not rescue reaches the caller as a response:
-                // the client's validators decide, as without the interceptor.
-                if let response = error.interceptedResponse { return response }
-                throw error
-            }
+            // A refused status the hooks did not rescue reaches the caller as a response: the
+            // client's validators decide, as without the interceptor.
+            let outcome = result.flatMapError { error in error.interceptedResponse.map { .success($0) } ?? .failure(error) }
+            await self.receivedResponse(outcome, for: request)
+            return try outcome.get()
         }
     }
 

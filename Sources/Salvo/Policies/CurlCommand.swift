@@ -75,10 +75,14 @@ extension ClientRequest {
         "'" + text.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
     }
 
-    /// UTF-8 text without NUL or other control bytes but tab, CR and LF: safe inside quotes.
+    /// Text that pastes into a terminal as it is: UTF-8 of printable characters and line
+    /// feeds — no tab (completion), CR (turned into LF), DEL (erases), other control
+    /// characters, C1 controls — and not starting with `@`, which curl reads as a file name.
     private static func isPrintable(_ bytes: [UInt8]) -> Bool {
-        String(validating: bytes, as: UTF8.self) != nil
-            && bytes.allSatisfy { $0 >= 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+        guard bytes.first != UInt8(ascii: "@"), let text = String(validating: bytes, as: UTF8.self) else { return false }
+        return text.unicodeScalars.allSatisfy { scalar in
+            scalar == "\n" || (scalar.value >= 0x20 && scalar.value != 0x7F && !(0x80...0x9F).contains(scalar.value))
+        }
     }
 
     /// Bytes for a `printf` format: printable ASCII as it is (but `\`, `%` and `'`), the rest

@@ -28,21 +28,32 @@ public struct LoggingMiddleware: Middleware {
     /// Whether to log header fields (as metadata), redacted.
     public var headers: Bool
     public var bodies: BodyLogging
-    /// Fields whose values are never logged: credentials and cookies by default.
+    /// Fields whose values are never logged: credentials, cookies and API keys by default.
     public var redactedFields: Set<HTTPField.Name>
+    /// Whether query values are logged (off by default: API keys travel there too); names
+    /// always are.
+    public var queryValues: Bool
 
     public init(logger: Logger, level: Logger.Level = .info, headers: Bool = false, bodies: BodyLogging = .none,
-                redactedFields: Set<HTTPField.Name> = [.authorization, .proxyAuthorization, .cookie, .setCookie]) {
+                redactedFields: Set<HTTPField.Name> = LoggingMiddleware.credentialFields, queryValues: Bool = false) {
         self.logger = logger
         self.level = level
         self.headers = headers
         self.bodies = bodies
         self.redactedFields = redactedFields
+        self.queryValues = queryValues
     }
+
+    /// `Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie`, `X-Api-Key`, `Api-Key`,
+    /// `X-Auth-Token`.
+    public static let credentialFields: Set<HTTPField.Name> = [
+        .authorization, .proxyAuthorization, .cookie, .setCookie,
+        HTTPField.Name("X-Api-Key")!, HTTPField.Name("Api-Key")!, HTTPField.Name("X-Auth-Token")!,
+    ]
 
     public func intercept(_ request: ClientRequest, next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
         let start = ContinuousClock.now
-        let line = "\(request.head.method.rawValue) \(request.url)"
+        let line = "\(request.head.method.rawValue) \(self.queryValues ? request.url : Self.withoutQueryValues(request.url))"
         var metadata: Logger.Metadata = ["operation": "\(request.operationName)"]
         if self.headers { metadata["request.headers"] = self.describe(request.head.headerFields) }
         if case .upTo(let cap) = self.bodies, case .bytes(let bytes)? = request.body?.content {
@@ -73,6 +84,15 @@ public struct LoggingMiddleware: Middleware {
         .array(fields.map { field in
             .string("\(field.name.rawName): \(self.redactedFields.contains(field.name) ? "‹redacted›" : field.value)")
         })
+    }
+
+    /// `…/search?q=‹›&key=‹›`: the names of the query, not its values.
+    static func withoutQueryValues(_ url: String) -> String {
+        guard let mark = url.firstIndex(of: "?") else { return url }
+        let query = url[url.index(after: mark)...].split(separator: "&", omittingEmptySubsequences: false).map { item in
+            item.split(separator: "=", maxSplits: 1).first.map { "\($0)=‹›" } ?? ""
+        }
+        return String(url[...mark]) + query.joined(separator: "&")
     }
 
     static func text(of bytes: [UInt8], cap: Int) -> String {

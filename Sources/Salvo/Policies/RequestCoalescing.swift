@@ -52,7 +52,7 @@ public final class RequestCoalescing: Middleware {
             }
         }
         let outcome = await flight.wait()
-        if case .failure(let error) = outcome, error.code == .cancelled, !Task.isCancelled {
+        if case .failure = outcome, flight.wasAbandoned, !Task.isCancelled {
             // Every other caller gave up and the shared exchange with them: go alone.
             return try await next(request)
         }
@@ -65,7 +65,9 @@ public final class RequestCoalescing: Middleware {
 
     private static func key(of request: ClientRequest) -> String {
         let fields = request.head.headerFields.map { "\($0.name.canonicalName): \($0.value)" }.sorted()
-        return ([request.head.method.rawValue, request.url] + fields).joined(separator: "\n")
+        // Tags change what other middleware do (no-auth, login): only alike requests share.
+        let tags = request.metadata.tags.sorted().map { "tag \($0)" }
+        return ([request.head.method.rawValue, request.url] + fields + tags).joined(separator: "\n")
     }
 
     /// One shared exchange and the callers waiting for it.
@@ -76,7 +78,11 @@ public final class RequestCoalescing: Middleware {
             var cancelled: Set<UInt64> = []
             var tickets: UInt64 = 0
             var task: Task<Void, Never>?
+            /// Every caller left, and the exchange was cancelled for that.
+            var abandoned = false
         }
+
+        var wasAbandoned: Bool { self.state.withLock { $0.abandoned } }
 
         private let state = Mutex(State())
 
@@ -112,7 +118,9 @@ public final class RequestCoalescing: Middleware {
                 let (waiter, abandoned) = self.state.withLock { state in
                     let waiter = state.waiters.removeValue(forKey: ticket)
                     if waiter == nil { state.cancelled.insert(ticket) }
-                    return (waiter, state.outcome == nil && state.waiters.isEmpty ? state.task : nil)
+                    let abandon = state.outcome == nil && state.waiters.isEmpty
+                    if abandon { state.abandoned = true }
+                    return (waiter, abandon ? state.task : nil)
                 }
                 waiter?.resume(returning: .failure(Self.cancelled))
                 abandoned?.cancel()

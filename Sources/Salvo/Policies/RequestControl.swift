@@ -10,12 +10,15 @@ import Synchronization
 ///
 /// let id = RequestID()
 /// Task { try await client.value(Endpoint<Report>.get("/reports/slow"), options: .init(id: id)) }
-/// control.cancel(id)          // that call ends with .cancelled
+/// control.cancel(id)          // that call ends with .cancelled (even if it has not arrived yet)
 /// control.cancelAll()         // every call running or waiting
 /// ```
 ///
-/// A cancelled call — running or still waiting for its turn — ends with `.cancelled`, once;
-/// the transport closes or keeps its connection as for any cancelled task. Each running call
+/// A cancelled call — running, waiting for its turn, or cancelled by id before it even got
+/// here — ends with `.cancelled`, once; the transport closes or keeps its connection as for
+/// any cancelled task. Two calls in flight with the same id: the second is refused
+/// (`.invalidRequest`). A streamed call (`stream`, `download`, `events`) holds its place until
+/// its response head; its body is the caller's, cancelled with the caller's task. Each running call
 /// runs in a task of its own (that is what lets another thread cancel it), which costs a
 /// little: install this middleware where you need it. Put it first to count and cancel the
 /// whole call (retries included), last to count each attempt.
@@ -30,7 +33,7 @@ public final class RequestControl: Middleware {
         let host: String
         let priority: RequestPriority
         let arrival: UInt64
-        let continuation: CheckedContinuation<Bool, Never>
+        let continuation: CheckedContinuation<Admission, Never>
     }
 
     private struct State {
@@ -41,7 +44,12 @@ public final class RequestControl: Middleware {
         var arrivals: UInt64 = 0
         /// Ids cancelled before their call got this far.
         var cancelledEarly: Set<RequestID> = []
+        /// Ids cancelled before their call arrived at all (the most recent ones, bounded).
+        var cancelledBeforeArrival: [RequestID] = []
     }
+
+    /// How many cancellations of calls not yet arrived are remembered.
+    private static let rememberedCancellations = 1024
 
     private let state = Mutex(State())
 
@@ -65,11 +73,17 @@ public final class RequestControl: Middleware {
                 return (nil, state.waiting.remove(at: index))
             }
             if let task = state.running[id] { return (task, nil) }
-            if state.admitted[id] != nil { state.cancelledEarly.insert(id) }
+            if state.admitted[id] != nil {
+                state.cancelledEarly.insert(id)
+            } else {
+                // Not arrived yet (the call is on its way): it is refused when it comes.
+                state.cancelledBeforeArrival.append(id)
+                if state.cancelledBeforeArrival.count > Self.rememberedCancellations { state.cancelledBeforeArrival.removeFirst() }
+            }
             return (nil, nil)
         }
         task?.cancel()
-        waiter?.continuation.resume(returning: false)
+        waiter?.continuation.resume(returning: .cancelled)
     }
 
     /// Cancels every call running or waiting.
@@ -81,14 +95,19 @@ public final class RequestControl: Middleware {
             return (Array(state.running.values), waiters)
         }
         for task in tasks { task.cancel() }
-        for waiter in waiters { waiter.continuation.resume(returning: false) }
+        for waiter in waiters { waiter.continuation.resume(returning: .cancelled) }
     }
 
     public func intercept(_ request: ClientRequest, next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
+        // A token refresh's own requests go at once: the calls waiting for the refresh may
+        // hold every place.
+        if TokenAuthorization.isRefreshing { return try await next(request) }
         let id = request.id
         let host = request.head.authority ?? ""
-        guard await self.admit(id, host: host, priority: request.metadata[RequestPriority.self] ?? .normal) else {
-            throw ClientError(.cancelled, detail: "call \(id) cancelled before it ran")
+        switch await self.admit(id, host: host, priority: request.metadata[RequestPriority.self] ?? .normal) {
+        case .admitted: break
+        case .cancelled: throw ClientError(.cancelled, detail: "call \(id) cancelled before it ran")
+        case .duplicate: throw ClientError(.invalidRequest, detail: "the id \(id) is already used by a call in flight")
         }
         defer { self.leave(id, host: host) }
         let task = Task { try await next(request) }
@@ -105,13 +124,20 @@ public final class RequestControl: Middleware {
         }
     }
 
-    /// Waits for a place (true), or for a cancellation (false).
-    private func admit(_ id: RequestID, host: String, priority: RequestPriority) async -> Bool {
-        enum Decision { case now, wait, never }
+    private enum Admission { case admitted, cancelled, duplicate }
+
+    /// Waits for a place, or for a cancellation; refuses an id already in flight.
+    private func admit(_ id: RequestID, host: String, priority: RequestPriority) async -> Admission {
+        enum Decision { case now, wait, never, duplicate }
         let cancelled = Mutex(false)
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        let admitted = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Admission, Never>) in
                 let decision: Decision = self.state.withLock { state in
+                    if state.admitted[id] != nil || state.waiting.contains(where: { $0.id == id }) { return .duplicate }
+                    if let early = state.cancelledBeforeArrival.firstIndex(of: id) {
+                        state.cancelledBeforeArrival.remove(at: early)
+                        return .never
+                    }
                     if cancelled.withLock({ $0 }) { return .never }
                     if self.hasRoom(state, host: host) {
                         self.take(&state, id: id, host: host)
@@ -122,15 +148,26 @@ public final class RequestControl: Middleware {
                     return .wait
                 }
                 switch decision {
-                case .now: continuation.resume(returning: true)
-                case .never: continuation.resume(returning: false)
+                case .now: continuation.resume(returning: .admitted)
+                case .never: continuation.resume(returning: .cancelled)
+                case .duplicate: continuation.resume(returning: .duplicate)
                 case .wait: break
                 }
             }
         } onCancel: {
             cancelled.withLock { $0 = true }
-            self.cancel(id)
+            self.cancelWaiting(id)
         }
+        return admitted
+    }
+
+    /// The caller's own task was cancelled while it waited for a place.
+    private func cancelWaiting(_ id: RequestID) {
+        let waiter = self.state.withLock { state -> Waiter? in
+            guard let index = state.waiting.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.waiting.remove(at: index)
+        }
+        waiter?.continuation.resume(returning: .cancelled)
     }
 
     private func hasRoom(_ state: State, host: String) -> Bool {
@@ -160,7 +197,7 @@ public final class RequestControl: Middleware {
             }
             return admitted
         }
-        for waiter in admitted { waiter.continuation.resume(returning: true) }
+        for waiter in admitted { waiter.continuation.resume(returning: .admitted) }
     }
 
     private func nextWaiter(_ state: State) -> Int? {

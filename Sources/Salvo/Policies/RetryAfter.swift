@@ -7,9 +7,10 @@ enum RetryAfter {
     static func delay(_ value: String?, now: Date = Date()) -> Duration? {
         guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
         if value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
-            // Past a day is as good as forever: capped so that the number always fits.
-            guard let seconds = Int(value.prefix(9)) else { return nil }
-            return .seconds(value.count > 9 ? 999_999_999 : seconds)
+            // Capped so that the number always fits (a cap far past any retry's).
+            let digits = value.drop { $0 == "0" }
+            guard digits.count <= 9 else { return .seconds(999_999_999) }
+            return .seconds(Int(digits) ?? 0)
         }
         guard let date = self.httpDate(value) else { return nil }
         let seconds = date.timeIntervalSince(now)
@@ -29,8 +30,8 @@ enum RetryAfter {
             guard parts.count == 3, let short = Int(parts[2]) else { return nil }
             // Two-digit years: the RFC's rule — more than 50 years ahead means the past century.
             let current = Calendar(identifier: .gregorian).component(.year, from: Date())
-            var full = current / 100 * 100 + short
-            if full > current + 50 { full -= 100 }
+            var full = parts[2].count == 4 ? short : current / 100 * 100 + short
+            if parts[2].count != 4, full > current + 50 { full -= 100 }
             (day, month, year, time) = (Int(parts[0]), self.month(parts[1]), full, words[2])
         } else if words.count == 5 {
             (day, month, year, time) = (Int(words[2]), self.month(words[1]), Int(words[4]), words[3])
@@ -41,7 +42,9 @@ enum RetryAfter {
               (0...60).contains(clock[2]), (1...9999).contains(year) else { return nil }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "GMT")!
-        return calendar.date(from: DateComponents(year: year, month: month, day: day, hour: clock[0], minute: clock[1], second: clock[2]))
+        guard let date = calendar.date(from: DateComponents(year: year, month: month, day: day, hour: clock[0], minute: clock[1], second: clock[2])),
+              calendar.component(.day, from: date) == day else { return nil }   // 31 Feb is not 3 Mar
+        return date
     }
 
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]

@@ -70,7 +70,8 @@ public struct TokenAuthorization: Middleware {
         authorized.head.headerFields[.authorization] = HTTPCredentials.bearer(token.accessToken).headerValue
         let response = try await next(authorized)
         guard response.status == .unauthorized, request.body?.isReplayable ?? true else { return response }
-        if !(await response.body.drain(upTo: 64 * 1024)) { response.body.cancel() }
+        let kept = request.isStreaming ? false : await response.body.drain(upTo: 64 * 1024)   // a stream may never end
+        if !kept { response.body.cancel() }
         let (fresh, _) = try await self.coordinator.refreshed(after: generation)
         authorized.head.headerFields[.authorization] = HTTPCredentials.bearer(fresh.accessToken).headerValue
         return try await next(authorized)
