@@ -154,7 +154,7 @@ final class TokenCoordinator: Sendable {
         switch outcome {
         case .success:
             let (token, current, first) = applied!
-            if first { try? self.store.save(token) }   // a store that fails: the token still serves this process
+            if first { self.persist(token, generation: current) }
             return (token, current)
         case .failure(let error):
             if let error = error as? ClientError, error.code == .authorizationFailed { throw error }
@@ -165,12 +165,26 @@ final class TokenCoordinator: Sendable {
     }
 
     func set(_ token: AuthToken?) {
-        self.state.withLock { state in
+        let generation = self.state.withLock { state in
             state.token = token
             state.loaded = true
             state.generation += 1
+            return state.generation
         }
-        try? self.store.save(token)
+        self.persist(token, generation: generation)
+    }
+
+    /// The newest generation written to the store: an older token never replaces a newer one.
+    private let persisted = Mutex(-1)
+
+    /// Saves `token` unless a newer one is stored already. A store that fails: the token
+    /// still serves this process (documented on ``TokenAuthorization``).
+    private func persist(_ token: AuthToken?, generation: Int) {
+        self.persisted.withLock { newest in
+            guard generation > newest else { return }
+            newest = generation
+            try? self.store.save(token)
+        }
     }
 }
 
