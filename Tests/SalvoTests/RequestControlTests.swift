@@ -12,6 +12,8 @@ import Testing
         let now = Mutex(0)
         let most = Mutex(0)
         let order = Mutex<[String]>([])
+        let nowPerHost = Mutex<[String: Int]>([:])
+        let mostPerHost = Mutex(0)
         /// A request for /gate waits until this is set (at most 10 s).
         let gateOpen = Mutex(false)
 
@@ -20,7 +22,13 @@ import Testing
                 let current = self.now.withLock { value in value += 1; return value }
                 self.most.withLock { $0 = Swift.max($0, current) }
                 self.order.withLock { $0.append(request.path) }
-                defer { self.now.withLock { $0 -= 1 } }
+                let host = request.head.authority ?? ""
+                let onHost = self.nowPerHost.withLock { counts in counts[host, default: 0] += 1; return counts[host]! }
+                self.mostPerHost.withLock { $0 = Swift.max($0, onHost) }
+                defer {
+                    self.now.withLock { $0 -= 1 }
+                    self.nowPerHost.withLock { $0[host, default: 1] -= 1 }
+                }
                 if request.path == "/gate" {
                     for _ in 0..<5000 where !self.gateOpen.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(2)) }
                 }
@@ -50,7 +58,8 @@ import Testing
                 group.addTask { _ = try? await b.value(Endpoint<String>.get("/b\(index)")) }
             }
         }
-        #expect(perHost.most.withLock { $0 } <= 2, "one per host at most")
+        #expect(perHost.mostPerHost.withLock { $0 } == 1, "one per host at most")
+        #expect(perHost.mock.requests.count == 8)
     }
 
     /// Starts `path` on `client` and waits until `control` has it (running or waiting).
