@@ -52,6 +52,8 @@ USERS = [
 
 # Bytes the latest /download has written (a client that reads slowly holds the server back).
 DOWNLOAD_PROGRESS = [0]
+# /concurrent: requests in progress now and the most at once, per key.
+CONCURRENT = {}
 # /flaky: requests seen per key, to fail the first few of each.
 FLAKY_COUNTS = {}
 FLAKY_LOCK = threading.Lock()
@@ -158,6 +160,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.refuse_stream()
         if path == "/flaky":
             return self.flaky(query)
+        if path == "/concurrent":
+            return self.concurrent(query)
         if path == "/protected":
             # 200 for the bearer token the query names, 401 for any other.
             expected = "Bearer " + query.get("token", [""])[0]
@@ -305,6 +309,25 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
             return
         return self.send(200, {"attempts": seen, "idempotency_key": self.headers.get("Idempotency-Key")})
+
+    def concurrent(self, query):
+        """Holds each request `ms` milliseconds, counting how many of one `key` run at once;
+        `?stats=1` answers the most seen for that key."""
+        key = query.get("key", [""])[0]
+        if "stats" in query:
+            with FLAKY_LOCK:
+                now, most = CONCURRENT.get(key, (0, 0))
+            return self.send(200, {"now": now, "most": most})
+        with FLAKY_LOCK:
+            now, most = CONCURRENT.get(key, (0, 0))
+            CONCURRENT[key] = (now + 1, max(most, now + 1))
+        try:
+            time.sleep(int(query.get("ms", ["100"])[0]) / 1000)
+        finally:
+            with FLAKY_LOCK:
+                now, most = CONCURRENT[key]
+                CONCURRENT[key] = (now - 1, most)
+        return self.send(200, {"ok": True})
 
     def refuse_stream(self):
         """A 503 whose body says why, then never ends (a blank line every 100 ms, 30 s at most)."""

@@ -133,6 +133,30 @@ import Testing
         #expect(try await client.value(Endpoint<String>.get("/data")) == "ok")
     }
 
+    /// Over the engine: the server counts the requests it holds at once.
+    @Test func theServerSeesTheLimit() async throws {
+        let control = RequestControl(maxConcurrent: 2)
+        let client = try SharedAPI.client(.init(middleware: [control]))
+        let key = UUID().uuidString
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<6 {
+                group.addTask { _ = try? await client.value(Endpoint<JSONValue>.get("/concurrent", query: [QueryItem("key", key), QueryItem("ms", "100")])) }
+            }
+        }
+        let stats = try await client.value(Endpoint<JSONValue>.get("/concurrent", query: [QueryItem("key", key), QueryItem("stats", "1")]))
+        #expect(stats["most"] == .number(2) || stats["most"] == .number(1), "\(stats)")
+        #expect(stats["now"] == .number(0))
+        let unlimited = try SharedAPI.client()
+        let free = UUID().uuidString
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<6 {
+                group.addTask { _ = try? await unlimited.value(Endpoint<JSONValue>.get("/concurrent", query: [QueryItem("key", free), QueryItem("ms", "300")])) }
+            }
+        }
+        let freeStats = try await unlimited.value(Endpoint<JSONValue>.get("/concurrent", query: [QueryItem("key", free), QueryItem("stats", "1")]))
+        #expect((freeStats["most"]?.doubleValue ?? 0) > 2, "without the control more run at once: \(freeStats)")
+    }
+
     /// Over the engine: a slow call cancelled by id ends at once; the client goes on.
     @Test func overTheEngine() async throws {
         let control = RequestControl()
