@@ -109,6 +109,22 @@ import Testing
         #expect(server.seen.withLock { $0 }.count == 2, "the request, then the refresh (without a token); no loop")
     }
 
+    /// A refresh that hangs does not pin a caller that gives up.
+    @Test func aCallerWaitingForAHungRefreshCanLeave() async throws {
+        let server = TokenServer()
+        let started = Counter()
+        let auth = TokenAuthorization { _ in
+            _ = started.next()
+            try await Task.sleep(for: .seconds(30))
+            return AuthToken(accessToken: "late")
+        }
+        let client = try Client(baseURL: "http://api.test", transport: server.mock, configuration: .init(middleware: [auth]))
+        let call = Task { await client.outcome(Endpoint<String>.get("/data")).error }
+        while started.count == 0 { try await Task.sleep(for: .milliseconds(2)) }
+        call.cancel()
+        #expect(await call.value?.code == .cancelled)
+    }
+
     @Test func aLoginResponseSetsTheToken() async throws {
         let mock = MockTransport()
         mock.on(.post, "/login", reply: .text(#"{"token": "t9"}"#, contentType: "application/json"))

@@ -20,6 +20,8 @@ public final class RequestCoalescing: Middleware {
         var body: [UInt8]
     }
 
+    private typealias Flight = SharedWork<Shared>
+
     private let flights = Mutex<[String: Flight]>([:])
 
     public init() {}
@@ -30,7 +32,8 @@ public final class RequestCoalescing: Middleware {
         let key = Self.key(of: request)
         let (flight, leads) = self.flights.withLock { flights -> (Flight, Bool) in
             if let flight = flights[key] { return (flight, false) }
-            let flight = Flight()
+            let flight = Flight(cancellation: ClientError(.cancelled, detail: "cancelled while waiting for an identical request"),
+                                stopsWhenAbandoned: true)
             flights[key] = flight
             return (flight, true)
         }
@@ -68,65 +71,5 @@ public final class RequestCoalescing: Middleware {
         // Tags change what other middleware do (no-auth, login): only alike requests share.
         let tags = request.metadata.tags.sorted().map { "tag \($0)" }
         return ([request.head.method.rawValue, request.url] + fields + tags).joined(separator: "\n")
-    }
-
-    /// One shared exchange and the callers waiting for it.
-    private final class Flight: Sendable {
-        private struct State {
-            var outcome: Result<Shared, ClientError>?
-            var waiters: [UInt64: CheckedContinuation<Result<Shared, ClientError>, Never>] = [:]
-            var cancelled: Set<UInt64> = []
-            var tickets: UInt64 = 0
-            var task: Task<Void, Never>?
-            /// Every caller left, and the exchange was cancelled for that.
-            var abandoned = false
-        }
-
-        var wasAbandoned: Bool { self.state.withLock { $0.abandoned } }
-
-        private let state = Mutex(State())
-
-        func start(_ work: @escaping @Sendable () async -> Result<Shared, ClientError>) {
-            let task = Task {
-                let outcome = await work()
-                let waiters = self.state.withLock { state in
-                    state.outcome = outcome
-                    defer { state.waiters.removeAll() }
-                    return Array(state.waiters.values)
-                }
-                for waiter in waiters { waiter.resume(returning: outcome) }
-            }
-            self.state.withLock { $0.task = task }
-        }
-
-        func wait() async -> Result<Shared, ClientError> {
-            let ticket = self.state.withLock { state in
-                state.tickets += 1
-                return state.tickets
-            }
-            return await withTaskCancellationHandler {
-                await withCheckedContinuation { (continuation: CheckedContinuation<Result<Shared, ClientError>, Never>) in
-                    let ready: Result<Shared, ClientError>? = self.state.withLock { state in
-                        if let outcome = state.outcome { return outcome }
-                        if state.cancelled.contains(ticket) { return .failure(Self.cancelled) }
-                        state.waiters[ticket] = continuation
-                        return nil
-                    }
-                    if let ready { continuation.resume(returning: ready) }
-                }
-            } onCancel: {
-                let (waiter, abandoned) = self.state.withLock { state in
-                    let waiter = state.waiters.removeValue(forKey: ticket)
-                    if waiter == nil { state.cancelled.insert(ticket) }
-                    let abandon = state.outcome == nil && state.waiters.isEmpty
-                    if abandon { state.abandoned = true }
-                    return (waiter, abandon ? state.task : nil)
-                }
-                waiter?.resume(returning: .failure(Self.cancelled))
-                abandoned?.cancel()
-            }
-        }
-
-        static let cancelled = ClientError(.cancelled, detail: "cancelled while waiting for an identical request")
     }
 }

@@ -85,7 +85,7 @@ final class TokenCoordinator: Sendable {
         var loaded = false
         /// Bumped by each new token: a request knows which token it went with.
         var generation = 0
-        var refreshing: Task<AuthToken, any Error>?
+        var refreshing: SharedWork<(AuthToken, Int)>?
     }
 
     private let state = Mutex(State())
@@ -119,48 +119,57 @@ final class TokenCoordinator: Sendable {
     }
 
     /// A token newer than `generation`: the one another refresh already brought, or the
-    /// result of the refresh under way, or of a new one.
+    /// result of the refresh under way, or of a new one. A caller whose task is cancelled
+    /// stops waiting at once; the refresh goes on for the others (and for the store).
     func refreshed(after generation: Int) async throws(ClientError) -> (AuthToken, Int) {
-        enum Step { case done(AuthToken, Int), wait(Task<AuthToken, any Error>) }
+        enum Step { case done(AuthToken, Int), wait(SharedWork<(AuthToken, Int)>, start: AuthToken??) }
         let step: Step = self.state.withLock { state in
             if state.generation > generation, let token = state.token { return .done(token, state.generation) }
-            if let refreshing = state.refreshing { return .wait(refreshing) }
-            let old = state.token
-            let refresh = self.refresh
-            let task = Task { try await TokenAuthorization.$isRefreshing.withValue(true) { try await refresh(old) } }
-            state.refreshing = task
-            return .wait(task)
+            if let refreshing = state.refreshing { return .wait(refreshing, start: nil) }
+            let refreshing = SharedWork<(AuthToken, Int)>(cancellation: ClientError(.cancelled, detail: "cancelled while waiting for a token refresh"),
+                                                          stopsWhenAbandoned: false)
+            state.refreshing = refreshing
+            return .wait(refreshing, start: .some(state.token))
         }
         switch step {
-        case .done(let token, let current): return (token, current)
-        case .wait(let task): return try await self.finish(task)
+        case .done(let token, let current):
+            return (token, current)
+        case .wait(let refreshing, let start):
+            if case .some(let old) = start {
+                refreshing.start { [self] in await self.runRefresh(from: old, as: refreshing) }
+            }
+            return try await refreshing.wait().get()
         }
     }
 
-    /// Waits for `task`; the first waiter to see it end applies its token.
-    private func finish(_ task: Task<AuthToken, any Error>) async throws(ClientError) -> (AuthToken, Int) {
-        let outcome = await task.result
-        let applied: (AuthToken, Int, Bool)? = self.state.withLock { state in
-            let first = state.refreshing == task
-            if first { state.refreshing = nil }
+    /// The refresh itself, its requests marked so that they never refresh; its token applied
+    /// and stored before the waiters hear of it.
+    private func runRefresh(from old: AuthToken?, as refreshing: SharedWork<(AuthToken, Int)>) async -> Result<(AuthToken, Int), ClientError> {
+        let refresh = self.refresh
+        let outcome: Result<AuthToken, any Error>
+        do {
+            outcome = .success(try await TokenAuthorization.$isRefreshing.withValue(true) { try await refresh(old) })
+        } catch {
+            outcome = .failure(error)
+        }
+        let applied: (AuthToken, Int)? = self.state.withLock { state in
+            if state.refreshing === refreshing { state.refreshing = nil }
             guard case .success(let token) = outcome else { return nil }
-            if first {
-                state.token = token
-                state.loaded = true
-                state.generation += 1
-            }
-            return (state.token ?? token, state.generation, first)
+            state.token = token
+            state.loaded = true
+            state.generation += 1
+            return (token, state.generation)
         }
         switch outcome {
-        case .success:
-            let (token, current, first) = applied!
-            if first { self.persist(token, generation: current) }
-            return (token, current)
+        case .success(let token):
+            let current = applied?.1 ?? 0
+            self.persist(token, generation: current)
+            return .success((token, current))
         case .failure(let error):
-            if let error = error as? ClientError, error.code == .authorizationFailed { throw error }
+            if let error = error as? ClientError, error.code == .authorizationFailed { return .failure(error) }
             var failure = ClientError(.authorizationFailed, detail: "the token refresh failed: \(error)")
             failure.underlyingError = error
-            throw failure
+            return .failure(failure)
         }
     }
 

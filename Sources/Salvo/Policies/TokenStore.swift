@@ -97,11 +97,18 @@ public final class FileTokenStore: TokenStore {
             written += count
         }
         if failure == 0 && fsync(fd) != 0 { failure = errno }
-        close(fd)
+        if close(fd) != 0 && failure == 0 { failure = errno }
         if failure == 0 && rename(temporary, self.path) != 0 { failure = errno }
         if failure != 0 {
             unlink(temporary)
             throw ClientError(.authorizationFailed, detail: "cannot write the token file \(self.path): errno \(failure)")
+        }
+        // The rename itself survives a crash once the directory is on disk too.
+        let directory = (self.path as NSString).deletingLastPathComponent
+        let dirfd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dirfd >= 0 {
+            _ = fsync(dirfd)
+            close(dirfd)
         }
     }
 }
