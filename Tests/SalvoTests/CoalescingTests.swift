@@ -42,9 +42,16 @@ import Testing
         #expect(await second.value.error?.code == .cancelled)
         #expect(await first.value.value == "answer to /slow", "the other caller still gets the answer")
         #expect(mock.requests.count == 1)
+        // A caller that joins keeps its own deadline.
+        let leader = Task { await client.outcome(Endpoint<String>.get("/timed")) }
+        while mock.requests.count < 2 { try await Task.sleep(for: .milliseconds(2)) }
+        let hurried = await client.outcome(Endpoint<String>.get("/timed"), options: .init(timeout: .milliseconds(50)))
+        #expect(hurried.error?.transportError?.code == .totalTimeout, "\(String(describing: hurried.error))")
+        #expect(await leader.value.value == "answer to /timed")
+        #expect(mock.requests.count == 2)
         // Everyone gives up: the shared exchange is cancelled too.
         let lone = Task { await client.outcome(Endpoint<String>.get("/alone")) }
-        while mock.requests.count < 2 { try await Task.sleep(for: .milliseconds(2)) }
+        while mock.requests.count < 3 { try await Task.sleep(for: .milliseconds(2)) }
         lone.cancel()
         #expect(await lone.value.error?.code == .cancelled)
     }

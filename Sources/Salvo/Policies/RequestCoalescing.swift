@@ -13,7 +13,8 @@ import Synchronization
 /// Identical means the same method (GET or HEAD), URL and header fields, no body, and a
 /// collected call (streams are never shared). A caller that is cancelled stops waiting at
 /// once; the shared exchange is cancelled only when every caller waiting for it is. The
-/// exchange runs with the options of the call that started it.
+/// exchange runs with the options of the call that started it; a caller that joins it keeps
+/// its own deadline (its wait ends with `.totalTimeout` when that comes first).
 public final class RequestCoalescing: Middleware {
     private struct Shared: Sendable {
         var response: ClientResponse
@@ -54,8 +55,8 @@ public final class RequestCoalescing: Middleware {
                 return outcome
             }
         }
-        let outcome = await flight.wait()
-        if case .failure = outcome, flight.wasAbandoned, !Task.isCancelled {
+        let outcome = leads ? await flight.wait() : await Self.wait(for: flight, until: Self.end(of: request.options))
+        if case .failure(let error) = outcome, error.code == .cancelled, flight.wasAbandoned, !Task.isCancelled {
             // Every other caller gave up and the shared exchange with them: go alone.
             return try await next(request)
         }
@@ -64,6 +65,27 @@ public final class RequestCoalescing: Middleware {
         response.body = .bytes(shared.body, trailers: shared.response.body.trailers)
         response.collectedBody = shared.body
         return response
+    }
+
+    /// When a call's own time is up: the earlier of its deadline and its timeout from now.
+    private static func end(of options: Client.CallOptions) -> ContinuousClock.Instant? {
+        [options.deadline, options.timeout.map { ContinuousClock.now + $0 }].compactMap { $0 }.min()
+    }
+
+    /// A follower's wait, ended by its own deadline (the shared exchange runs on the
+    /// leader's), as a total timeout.
+    private static func wait(for flight: Flight, until end: ContinuousClock.Instant?) async -> Result<Shared, ClientError> {
+        guard let end else { return await flight.wait() }
+        return await withTaskGroup(of: Result<Shared, ClientError>?.self) { group in
+            group.addTask { await flight.wait() }
+            group.addTask {
+                try? await Task.sleep(until: end, clock: .continuous)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? .failure(ClientError.transport(HTTPClientError(.totalTimeout, detail: "waiting for an identical request in flight")))
+        }
     }
 
     private static func key(of request: ClientRequest) -> String {
