@@ -168,15 +168,6 @@ public final class Client: Sendable {
         return (head, body)
     }
 
-    /// Hands a prepared request to the transport.
-    func transportSend(_ head: HTTPRequest, body: HTTPBody?, options: CallOptions) async throws(ClientError) -> TransportResponse {
-        do {
-            return try await self.transport.send(head, body: body, options: self.transportOptions(options))
-        } catch {
-            throw ClientError.transport(error)
-        }
-    }
-
     func transportOptions(_ options: CallOptions) -> TransportOptions {
         Self.transportOptions(options, defaultTimeout: self.configuration.timeout)
     }

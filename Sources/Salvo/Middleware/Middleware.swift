@@ -142,5 +142,13 @@ public struct ClientResponse: Sendable {
     }
 
     public var status: HTTPResponse.Status { self.exchange.head.status }
+
+    /// Drops the body of a response that will be answered again (a retry, a replay): what is
+    /// left of a collected one is read, up to 64 KiB, so that its connection is kept; a
+    /// stream's is cancelled, as it may never end.
+    func discardBody(streaming: Bool) async {
+        let kept = streaming ? false : await self.body.drain(upTo: 64 * 1024)
+        if !kept { self.body.cancel() }
+    }
     public var headerFields: HTTPFields { self.exchange.head.headerFields }
 }

@@ -61,10 +61,7 @@ public struct RetryMiddleware: Middleware {
                 if let asked, asked > self.policy.maxRetryAfter { return response }
                 wait = asked ?? self.policy.backoff(before: attempt)
                 guard self.fits(wait, before: end), self.policy.budget?.withdraw() ?? true else { return response }
-                // Read what is left of it (up to a point) so that its connection is kept; a
-                // stream's body may never end: it is cancelled.
-                let kept = request.isStreaming ? false : await response.body.drain(upTo: 64 * 1024)
-                if !kept { response.body.cancel() }
+                await response.discardBody(streaming: request.isStreaming)
             case .failure(let error):
                 guard self.policy.retriesTransportFailures, error.code == .transportFailed,
                       retriesMethod || !error.mayHaveBeenProcessed else { throw error }

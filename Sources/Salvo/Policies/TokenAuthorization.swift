@@ -70,8 +70,7 @@ public struct TokenAuthorization: Middleware {
         authorized.head.headerFields[.authorization] = HTTPCredentials.bearer(token.accessToken).headerValue
         let response = try await next(authorized)
         guard response.status == .unauthorized, request.body?.isReplayable ?? true else { return response }
-        let kept = request.isStreaming ? false : await response.body.drain(upTo: 64 * 1024)   // a stream may never end
-        if !kept { response.body.cancel() }
+        await response.discardBody(streaming: request.isStreaming)
         let (fresh, _) = try await self.coordinator.refreshed(after: generation)
         authorized.head.headerFields[.authorization] = HTTPCredentials.bearer(fresh.accessToken).headerValue
         return try await next(authorized)

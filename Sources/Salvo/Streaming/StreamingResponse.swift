@@ -94,13 +94,11 @@ extension Client {
     /// The streaming exchange for a prepared head.
     func stream<R: Request>(_ request: R, head: HTTPRequest, body: HTTPBody?,
                             options: CallOptions) async throws(ClientError) -> StreamingResponse<R.FailureResponseBody> {
+        // Through the chain (straight to the transport without middleware): a stream is not
+        // a hot path worth a second route.
         let routed = try await self.tracked(request.operationName, head) { () async throws(ClientError) in
-            if self.chain == nil {
-                let streamed = try await self.transportSend(head, body: body, options: options)
-                return ClientResponse(streamed, request: head, url: Self.finalURL(of: head, streamed))
-            }
-            return try await self.dispatch(ClientRequest(head: head, body: body, operationName: request.operationName, baseURL: self.baseURL,
-                                                         options: self.middlewareOptions(options), metadata: request.metadata, isStreaming: true))
+            try await self.dispatch(ClientRequest(head: head, body: body, operationName: request.operationName, baseURL: self.baseURL,
+                                                  options: self.middlewareOptions(options), metadata: request.metadata, isStreaming: true))
         }
         let streamed = routed.exchange
         let limit = options.maxBodySize ?? self.configuration.maxBodySize

@@ -105,12 +105,7 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     /// Runs `read` with the decoder at `key`'s value (nested containers).
     private func nested<T>(_ key: Key, _ read: (TapeDecoder) throws -> T) throws -> T {
-        let index = try self.value(for: key)
-        let decoder = self.decoder
-        let saved = (decoder.index, decoder.parent, decoder.key)
-        (decoder.index, decoder.parent, decoder.key) = (index, self.node, key)
-        defer { (decoder.index, decoder.parent, decoder.key) = saved }
-        return try read(decoder)
+        try self.decoder.at(try self.value(for: key), in: self.node, key: key, read)
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
@@ -192,12 +187,8 @@ struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
             throw DecodingError.valueNotFound(type, .init(codingPath: self.codingPath + [IndexCodingKey(self.currentIndex)],
                                                           debugDescription: "Unkeyed container is at end."))
         }
-        let decoder = self.decoder
-        let saved = (decoder.index, decoder.parent, decoder.key)
-        (decoder.index, decoder.parent, decoder.key) = (self.next, self.node, IndexCodingKey(self.currentIndex))
-        defer { (decoder.index, decoder.parent, decoder.key) = saved }
-        let value = try read(decoder)
-        self.next = decoder.tape.after(self.next)
+        let value = try self.decoder.at(self.next, in: self.node, key: IndexCodingKey(self.currentIndex), read)
+        self.next = self.decoder.tape.after(self.next)
         self.currentIndex += 1
         return value
     }
@@ -288,11 +279,7 @@ struct TapeSingleValueContainer: SingleValueDecodingContainer {
 
     /// Runs `body` with the decoder at this value (a nested decode moves it).
     private func read<T>(_ body: (TapeDecoder) throws -> T) throws -> T {
-        let decoder = self.decoder
-        let saved = (decoder.index, decoder.parent, decoder.key)
-        (decoder.index, decoder.parent, decoder.key) = (self.index, self.parent, self.key)
-        defer { (decoder.index, decoder.parent, decoder.key) = saved }
-        return try body(decoder)
+        try self.decoder.at(self.index, in: self.parent, key: self.key, body)
     }
 
     func decodeNil() -> Bool { self.decoder.tape.entries[self.index].kind == .null }

@@ -99,13 +99,18 @@ final class TapeDecoder: Decoder {
     // MARK: Values
 
     /// Decodes the value at `index`, `key` in the container at `parent`.
-    func decode<T: Decodable>(_ type: T.Type, at index: Int, in parent: CodingPathNode?, key: any CodingKey) throws -> T {
+    func decode<T: Decodable>(_ type: T.Type, at index: Int, in parent: CodingPathNode?, key: (any CodingKey)?) throws -> T {
+        try self.at(index, in: parent, key: key) { try $0.decodeHere(T.self) }
+    }
+
+    /// Runs `body` with the decoder moved to the value at `index` (`key` in the container at
+    /// `parent`), then moves it back: one decoder serves the whole document.
+    @inline(__always)
+    func at<T>(_ index: Int, in parent: CodingPathNode?, key: (any CodingKey)?, _ body: (TapeDecoder) throws -> T) rethrows -> T {
         let saved = (self.index, self.parent, self.key)
-        self.index = index
-        self.parent = parent
-        self.key = key
+        (self.index, self.parent, self.key) = (index, parent, key)
         defer { (self.index, self.parent, self.key) = saved }
-        return try self.decodeHere(T.self)
+        return try body(self)
     }
 
     /// Decodes the value at ``index``, with the types `JSONDecoder` treats apart.
