@@ -53,6 +53,7 @@ SCENARIOS = {
 JSON_SCENARIOS = {"json-64"}
 TYPED_LOAD_MODES = {  # client name -> typed-load --mode
     "salvo-typed": "typed",
+    "salvo-typed-mw1": "typed-mw1",  # the typed client with one pass-through middleware
     "salvo-typed-mw5": "typed-mw5",  # the typed client with five pass-through middleware
     "salvo-raw-json": "raw",
 }

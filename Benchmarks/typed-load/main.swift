@@ -45,6 +45,12 @@ struct Profile: Decodable, Sendable {
     var projects: [Project]
 }
 
+/// The document of `--mode chain` with `CHAIN_TINY=1`.
+struct Tiny: Decodable, Sendable {
+    var id: Int
+    var name: String
+}
+
 struct Options {
     var url = ""
     var connections = 64
@@ -133,24 +139,18 @@ struct TypedLoad {
         let request = try HTTPRequest(method: .get, url: options.url)
         let decoder = JSONDecoder()
         if options.mode == "chain" {
-            let document = try await engine.execute(request).body
+            // CHAIN_TINY=1: a two-field document instead of the fetched one, so that what is
+            // measured is the client and its chain rather than the decoder.
+            let tiny = ProcessInfo.processInfo.environment["CHAIN_TINY"] == "1"
+            let document = tiny ? Array(#"{"id":7,"name":"x"}"#.utf8) : try await engine.execute(request).body
             engine.shutdown()
             let counts = ProcessInfo.processInfo.environment["CHAIN_ONLY"].flatMap { Int($0) }.map { [$0] } ?? [0, 1, 5, 0, 1, 5]
             for count in counts {
                 let client = try Client(baseURL: base, transport: Canned(document: document),
                                         configuration: .init(middleware: Array(repeating: PassOn(), count: count)))
-                // Off the main actor, as a server's tasks are: no hop per call.
-                let ns = try await Task.detached {
-                    let start = ContinuousClock.now
-                    let end = start + .nanoseconds(Int64(options.duration * 1e9 / Double(counts.count)))
-                    var calls = 0
-                    while ContinuousClock.now < end {
-                        for _ in 0..<100 { _ = try await client.value(endpoint) }
-                        calls += 100
-                    }
-                    let elapsed = ContinuousClock.now - start
-                    return (Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9) / Double(calls)
-                }.value
+                let slice = options.duration / Double(counts.count)
+                let ns = tiny ? try await Self.timeCalls(client, Endpoint<Tiny>.get(path), seconds: slice)
+                    : try await Self.timeCalls(client, endpoint, seconds: slice)
                 print("{\"middleware\":\(count),\"ns_per_call\":\(Int(ns))}")
             }
             return
@@ -222,5 +222,21 @@ struct TypedLoad {
         engine.shutdown()
         print("{\"requests\":\(total.requests),\"errors\":\(total.errors),\"bytes\":\(total.bytes),\"seconds\":\(seconds)}")
         if total.requests == 0 { exit(1) }
+    }
+
+    /// Nanoseconds per `client.value(endpoint)`, called in a loop for `seconds` off the main
+    /// actor, as a server's tasks are (no hop per call).
+    static func timeCalls<T: Decodable & Sendable>(_ client: Client, _ endpoint: Endpoint<T>, seconds: Double) async throws -> Double {
+        try await Task.detached {
+            let start = ContinuousClock.now
+            let end = start + .nanoseconds(Int64(seconds * 1e9))
+            var calls = 0
+            while ContinuousClock.now < end {
+                for _ in 0..<100 { _ = try await client.value(endpoint) }
+                calls += 100
+            }
+            let elapsed = ContinuousClock.now - start
+            return (Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9) / Double(calls)
+        }.value
     }
 }

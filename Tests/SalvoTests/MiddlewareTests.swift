@@ -94,6 +94,23 @@ import Testing
         #expect(try await watched.value(Endpoint<String>.get("/x")) == "quiet")
     }
 
+    @Test func aMiddlewareCanChangeTheHeadOfACollectedResponse() async throws {
+        let stamp = InterceptMiddleware { request, next in
+            var response = try await next(request)
+            response.head.headerFields[HTTPField.Name("X-Stamped")!] = "before"
+            response.body = .bytes(Array("replaced".utf8))
+            response.head.headerFields[HTTPField.Name("X-Stamped-Again")!] = "after"
+            return response
+        }
+        let mock = MockTransport(always: .text("original"))
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [stamp]))
+        let response = try await client.send(Endpoint<String>.get("/x"))
+        #expect(try response.decodeSuccessBody() == "replaced")
+        #expect(response.head.headerFields[HTTPField.Name("X-Stamped")!] == "before", "a head change survives a body change")
+        #expect(response.head.headerFields[HTTPField.Name("X-Stamped-Again")!] == "after")
+        #expect(response.head.headerFields[.contentType]?.hasPrefix("text/plain") == true, "the transport's fields stay")
+    }
+
     enum Audience: RequestMetadataKey { typealias Value = String }
 
     @Test func metadataReachesMiddleware() async throws {

@@ -217,7 +217,7 @@ public final class Client: Sendable {
                 }
             }
             return Response(request: routed.request, head: routed.head, body: bytes, url: routed.url,
-                            details: ExchangeDetails(routed.exchange), successDecoder: successDecoder, failureDecoder: failureDecoder)
+                            details: routed.details, successDecoder: successDecoder, failureDecoder: failureDecoder)
         }
         let transportOptions = self.transportOptions(options)
         let collected = try await self.tracked(request.operationName, head) { () async throws(ClientError) in

@@ -19,16 +19,15 @@ extension Client {
     /// middleware with the link after it, the last one the transport. Nil without middleware.
     static func chain(_ middleware: [any Middleware], transport: any Transport, defaults: Configuration) -> MiddlewareNext? {
         guard !middleware.isEmpty else { return nil }
-        var link = MiddlewareLink(middleware: nil, following: nil, terminal: { (request) async throws(ClientError) in
-            try await Self.sendToTransport(request, transport: transport, defaults: defaults)
-        })
+        var link = MiddlewareLink(.transport(transport, defaults))
         for middleware in middleware.reversed() {
-            link = MiddlewareLink(middleware: middleware, following: link, terminal: nil)
+            link = MiddlewareLink(.middleware(middleware, link))
         }
         return MiddlewareNext(link: link)
     }
 
     /// The end of the chain: the transport, streamed or collected as the call wants.
+    @usableFromInline
     static func sendToTransport(_ request: ClientRequest, transport: any Transport, defaults: Configuration) async throws(ClientError)
         -> ClientResponse {
         // The client's timeout is in the call's options already (middlewareOptions); a
@@ -50,10 +49,8 @@ extension Client {
         } catch {
             throw Self.collectingError(error, limit: limit)
         }
-        var response = ClientResponse(TransportResponse(collected), request: request.head,
-                                      url: Self.finalURL(of: request.head, chain: collected.redirectChain))
-        response.collectedBody = collected.body
-        return response
+        return ClientResponse(collected: collected, request: request.head,
+                              url: Self.finalURL(of: request.head, chain: collected.redirectChain))
     }
 
     static func collectingError(_ error: HTTPClientError, limit: Int) -> ClientError {

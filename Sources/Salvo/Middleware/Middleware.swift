@@ -28,7 +28,7 @@ public struct MiddlewareNext: Sendable {
 
     /// The rest of a chain as a function (to call a middleware by hand, in a test say).
     public init(_ run: @escaping @Sendable (ClientRequest) async throws(ClientError) -> ClientResponse) {
-        self.link = MiddlewareLink(middleware: nil, following: nil, terminal: run)
+        self.link = MiddlewareLink(.function(run))
     }
 
     @usableFromInline
@@ -37,29 +37,35 @@ public struct MiddlewareNext: Sendable {
     }
 
     // Inlined into the calling middleware, so that passing a request on costs one call: the
-    // next middleware's own.
-    @inlinable
+    // next middleware's own, or the transport's.
+    @inlinable @inline(__always)
     public func callAsFunction(_ request: ClientRequest) async throws(ClientError) -> ClientResponse {
-        if let middleware = self.link.middleware, let following = self.link.following {
+        switch self.link.step {
+        case .middleware(let middleware, let following):
             return try await middleware.intercept(request, next: MiddlewareNext(link: following))
+        case .transport(let transport, let defaults):
+            return try await Client.sendToTransport(request, transport: transport, defaults: defaults)
+        case .function(let run):
+            return try await run(request)
         }
-        return try await self.link.terminal!(request)
     }
 }
 
 /// One link of a client's chain, built once with the client: a middleware and the link
-/// after it, or, at the end, the call to the transport.
+/// after it, or, at the end, the transport (or a function standing in for it).
 @usableFromInline
 final class MiddlewareLink: Sendable {
-    @usableFromInline let middleware: (any Middleware)?
-    @usableFromInline let following: MiddlewareLink?
-    @usableFromInline let terminal: (@Sendable (ClientRequest) async throws(ClientError) -> ClientResponse)?
+    @usableFromInline
+    enum Step: Sendable {
+        case middleware(any Middleware, MiddlewareLink)
+        case transport(any Transport, Client.Configuration)
+        case function(@Sendable (ClientRequest) async throws(ClientError) -> ClientResponse)
+    }
 
-    init(middleware: (any Middleware)?, following: MiddlewareLink?,
-         terminal: (@Sendable (ClientRequest) async throws(ClientError) -> ClientResponse)?) {
-        self.middleware = middleware
-        self.following = following
-        self.terminal = terminal
+    @usableFromInline let step: Step
+
+    init(_ step: Step) {
+        self.step = step
     }
 }
 
@@ -105,50 +111,121 @@ public struct ClientRequest: Sendable {
 
 /// A response on its way back through a client's middleware.
 public struct ClientResponse: Sendable {
-    /// Everything the transport said: head, body, redirects, version, interim heads, metrics.
-    public var exchange: TransportResponse
+    /// The transport's answer, kept in the form it came in: a collected one is not turned
+    /// into a stream (three allocations and copies of every field) unless a middleware asks
+    /// for it as one — passing a collected response through the chain copies nothing.
+    enum Answer: Sendable {
+        case collected(HTTPClientResponse)
+        case streamed(TransportResponse)
+    }
+
+    var answer: Answer
     /// The request this answers, as it was sent (after every middleware's changes).
     public var request: HTTPRequest
     /// The URL the response came from (after redirects).
     public var url: String
-    /// The whole body when the transport collected it and no middleware replaced it: read
-    /// as it is, without going through ``body``'s chunks.
-    var collectedBody: [UInt8]?
 
     public init(_ exchange: TransportResponse, request: HTTPRequest, url: String) {
-        self.exchange = exchange
+        self.answer = .streamed(exchange)
+        self.request = request
+        self.url = url
+    }
+
+    /// A response whose body the transport collected.
+    init(collected: HTTPClientResponse, request: HTTPRequest, url: String) {
+        self.answer = .collected(collected)
         self.request = request
         self.url = url
     }
 
     /// A response made by a middleware itself (a cache, a stub): `body` as the whole body.
     public init(head: HTTPResponse, body: [UInt8], for request: ClientRequest) {
-        self.init(TransportResponse(head: head, body: .bytes(body)), request: request.head, url: request.url)
+        self.init(collected: HTTPClientResponse(head: head, body: body), request: request.head, url: request.url)
+    }
+
+    /// Everything the transport said: head, body, redirects, version, interim heads, metrics.
+    public var exchange: TransportResponse {
+        get {
+            switch self.answer {
+            case .collected(let collected): TransportResponse(collected)
+            case .streamed(let streamed): streamed
+            }
+        }
+        set { self.answer = .streamed(newValue) }
     }
 
     /// The response head.
     public var head: HTTPResponse {
-        get { self.exchange.head }
-        set { self.exchange.head = newValue }
-    }
-
-    /// The body, chunk by chunk (read once; a middleware that reads it hands on a new one).
-    public var body: ResponseBody {
-        get { self.exchange.body }
+        get {
+            switch self.answer {
+            case .collected(let collected): collected.head
+            case .streamed(let streamed): streamed.head
+            }
+        }
         set {
-            self.exchange.body = newValue
-            self.collectedBody = nil
+            switch self.answer {
+            case .collected(var collected):
+                collected.head = newValue
+                self.answer = .collected(collected)
+            case .streamed(var streamed):
+                streamed.head = newValue
+                self.answer = .streamed(streamed)
+            }
         }
     }
 
-    public var status: HTTPResponse.Status { self.exchange.head.status }
-
-    /// Drops the body of a response that will be answered again (a retry, a replay): what is
-    /// left of a collected one is read, up to 64 KiB, so that its connection is kept; a
-    /// stream's is cancelled, as it may never end.
-    func discardBody(streaming: Bool) async {
-        let kept = streaming ? false : await self.body.drain(upTo: 64 * 1024)
-        if !kept { self.body.cancel() }
+    /// The body, chunk by chunk (read once; a middleware that reads it hands on a new one).
+    /// A collected body reads as one chunk, and can be read again.
+    public var body: ResponseBody {
+        get {
+            switch self.answer {
+            case .collected(let collected): .bytes(collected.body, trailers: collected.trailers)
+            case .streamed(let streamed): streamed.body
+            }
+        }
+        set {
+            var exchange = self.exchange
+            exchange.body = newValue
+            self.answer = .streamed(exchange)
+        }
     }
-    public var headerFields: HTTPFields { self.exchange.head.headerFields }
+
+    public var status: HTTPResponse.Status { self.head.status }
+    public var headerFields: HTTPFields { self.head.headerFields }
+
+    /// The whole body when the transport collected it, or a middleware handed on a whole
+    /// body (``setCollectedBody(_:)``): read as it is, without going through ``body``'s chunks.
+    var collectedBody: [UInt8]? {
+        if case .collected(let collected) = self.answer { return collected.body }
+        return nil
+    }
+
+    /// Replaces the body with `bytes`, read in full (the trailers and details stay).
+    mutating func setCollectedBody(_ bytes: [UInt8]) {
+        switch self.answer {
+        case .collected(var collected):
+            collected.body = bytes
+            self.answer = .collected(collected)
+        case .streamed(let streamed):
+            self.answer = .collected(HTTPClientResponse(streamed, body: bytes))
+        }
+    }
+
+    /// What the transport said besides head and body.
+    var details: ExchangeDetails {
+        switch self.answer {
+        case .collected(let collected): ExchangeDetails(collected)
+        case .streamed(let streamed): ExchangeDetails(streamed)
+        }
+    }
+
+    /// Drops the body of a response that will be answered again (a retry, a replay): a
+    /// collected one is already off its connection; what is left of a stream read for a
+    /// collected call is read, up to 64 KiB, so that its connection is kept; a stream's is
+    /// cancelled, as it may never end.
+    func discardBody(streaming: Bool) async {
+        guard case .streamed(let streamed) = self.answer else { return }
+        let kept = streaming ? false : await streamed.body.drain(upTo: 64 * 1024)
+        if !kept { streamed.body.cancel() }
+    }
 }

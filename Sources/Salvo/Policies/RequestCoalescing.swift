@@ -62,8 +62,7 @@ public final class RequestCoalescing: Middleware {
         }
         let shared = try outcome.get()
         var response = shared.response
-        response.body = .bytes(shared.body, trailers: shared.response.body.trailers)
-        response.collectedBody = shared.body
+        response.setCollectedBody(shared.body)
         return response
     }
 

@@ -206,8 +206,7 @@ extension ClientResponse {
         } catch {
             throw ClientError.transport(error)
         }
-        self.body = .bytes(bytes, trailers: self.body.trailers)
-        self.collectedBody = bytes
+        self.setCollectedBody(bytes)
         return bytes
     }
 }
