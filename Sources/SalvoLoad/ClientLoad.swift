@@ -187,7 +187,7 @@ extension LoadStatistics {
         case .dnsFailure, .connectionRefused, .connectFailed, .connectTimeout: self.errors.connect += 1
         case .writeFailed: self.errors.write += 1
         case .readTimeout, .totalTimeout, .poolWaitTimeout: self.errors.timeout += 1
-        case .readFailed, .remoteClosed, .emptyResponse, .truncatedBody: self.errors.read += 1
+        case .readFailed, .remoteClosed, .emptyResponse, .truncatedBody, .truncatedHead: self.errors.read += 1
         default: self.errors.protocol += 1
         }
     }

@@ -23,6 +23,7 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
             case invalidURL, invalidRequest, dnsFailure, connectionRefused, connectFailed
             case connectTimeout, readTimeout, totalTimeout, poolWaitTimeout
             case invalidResponse, notHTTPResponse, unsupportedEncoding, emptyResponse, truncatedBody, remoteClosed, readFailed, writeFailed
+            case truncatedHead
             case headerTooLarge, tooManyHeaders, bodyTooLarge
             case cancelled, shutdown, unsupportedScheme, invalidConfiguration
             case tlsHandshakeFailed, tlsCertificateInvalid, tlsLocalCertificate, tlsPinMismatch
@@ -64,6 +65,8 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let truncatedBody = Code(base: .truncatedBody)
         /// The server closed the connection in the middle of the response head.
         public static let remoteClosed = Code(base: .remoteClosed)
+        /// The connection ended in the middle of the response head, before its blank line.
+        public static let truncatedHead = Code(base: .truncatedHead)
         /// Reading from the socket failed (a reset, for example).
         public static let readFailed = Code(base: .readFailed)
         /// Writing the request failed.
@@ -133,6 +136,7 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
             case .emptyResponse: "empty reply from server"
             case .truncatedBody: "response body ended early"
             case .remoteClosed: "server closed the connection"
+            case .truncatedHead: "response head ended early"
             case .readFailed: "receive failure"
             case .writeFailed: "send failure"
             case .headerTooLarge: "response head too large"

@@ -16,7 +16,7 @@ enum CurlExitCode {
         case .unsupportedEncoding: 61
         // curl 7.x says "out of memory" past its header limit; 8.x says "too large" (100).
         case .headerTooLarge, .tooManyHeaders: 27
-        case .truncatedBody: 18
+        case .truncatedBody, .truncatedHead: 18
         case .emptyResponse: 52
         case .remoteClosed, .readFailed: 56
         case .writeFailed: 55

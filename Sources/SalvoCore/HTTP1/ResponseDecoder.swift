@@ -88,6 +88,18 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     private var sawTransferEncoding = false
     /// Set when an interim response just ended: the bytes counted so far were only 1xx.
     private var interimBytesPending = false
+    /// Bytes of the current head that came in earlier reads, kept only while a head spans
+    /// reads, so that a head llhttp refuses can be read again whole (``ResponseHeadRepair``).
+    private var headCarry: [UInt8] = []
+    /// While a refused head is collected to be repaired: its bytes so far, and the error that
+    /// stands if it cannot be.
+    private var repairing: (bytes: [UInt8], error: HTTPClientError)?
+    /// The parser paused at the end of an interim response, so that the next head's start is
+    /// known; it resumes at once.
+    private var pausedAfterInterim = false
+    /// The head had Transfer-Encoding and Content-Length both: the body is read as chunked
+    /// (RFC 9112 §6.3) and the connection is not reused after it.
+    private var closeAfterResponse = false
     /// Bytes seen since the current response began (0: nothing of it yet).
     private(set) var bytesOfCurrentResponse = 0
     /// True between the final head and the end of its body.
@@ -96,8 +108,16 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     public init(limits: ResponseHeadLimits = ResponseHeadLimits()) {
         self.limits = limits
         self.parser = .allocate(capacity: 1)
+        self.restartParser()
+    }
+
+    /// A fresh llhttp state, as for a new connection.
+    private func restartParser() {
         llhttp_init(self.parser, HTTP_RESPONSE, Self.sharedSettings)
         self.parser.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        // The one leniency llhttp's flags give: Transfer-Encoding with Content-Length is read
+        // as chunked (the length ignored) instead of refused, as curl and browsers do.
+        llhttp_set_lenient_chunked_length(self.parser, 1)
     }
 
     deinit {
@@ -111,6 +131,10 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         self.sawFinalHead = false
         self.inBody = false
         self.interimBytesPending = false
+        self.headCarry.removeAll(keepingCapacity: true)
+        self.repairing = nil
+        self.pausedAfterInterim = false
+        self.closeAfterResponse = false
         if llhttp_get_errno(self.parser) == HPE_PAUSED {
             llhttp_resume(self.parser)
         }
@@ -118,23 +142,105 @@ public struct ResponseHeadLimits: Sendable, Hashable {
 
     /// Parses `bytes`. Throws a typed error on anything that is not a valid HTTP/1.x response.
     public func feed(_ bytes: UnsafeRawBufferPointer) throws(HTTPClientError) -> FeedResult {
-        guard let base = bytes.baseAddress, bytes.count > 0 else { return .needMore }
+        guard bytes.baseAddress != nil, bytes.count > 0 else { return .needMore }
         self.bytesOfCurrentResponse &+= bytes.count
-        let start = base.assumingMemoryBound(to: CChar.self)
-        let rc = llhttp_execute(self.parser, start, bytes.count)
-        switch rc {
-        case HPE_OK:
+        if self.repairing != nil {
+            return try self.continueRepair(bytes, newBytesFrom: 0)
+        }
+        return try self.parse(bytes, from: 0)
+    }
+
+    /// Runs llhttp over `bytes[offset...]`: one call, unless an interim response ends inside.
+    private func parse(_ bytes: UnsafeRawBufferPointer, from offset: Int) throws(HTTPClientError) -> FeedResult {
+        let start = bytes.baseAddress!.assumingMemoryBound(to: CChar.self)
+        var offset = offset
+        var headStart = offset
+        while true {
+            let rc = llhttp_execute(self.parser, start + offset, bytes.count - offset)
+            switch rc {
+            case HPE_OK:
+                if !self.sawFinalHead {
+                    // A head spread over reads (rare: heads are small): kept until it ends.
+                    self.headCarry.append(contentsOf: bytes[headStart...])
+                }
+                return .needMore
+            case HPE_PAUSED:
+                let position = llhttp_get_error_pos(self.parser).map { start.distance(to: $0) } ?? bytes.count
+                self.headCarry.removeAll(keepingCapacity: true)
+                if self.pausedAfterInterim {
+                    self.pausedAfterInterim = false
+                    llhttp_resume(self.parser)
+                    if position == bytes.count { return .needMore }
+                    offset = position
+                    headStart = position
+                    continue
+                }
+                self.bytesOfCurrentResponse -= bytes.count - position
+                return .complete(consumed: position)
+            case HPE_PAUSED_UPGRADE:
+                throw self.protocolError("unexpected 101 Switching Protocols: no upgrade was requested")
+            default:
+                if let failure = self.failure { throw failure }
+                let error = self.protocolError(nil)
+                guard !self.sawFinalHead, Self.mayBeRepairable(llhttp_get_errno(self.parser)) else { throw error }
+                var collected = self.headCarry
+                collected.append(contentsOf: bytes[headStart...])
+                self.headCarry = []
+                self.repairing = (collected, error)
+                return try self.continueRepair(bytes, newBytesFrom: nil)
+            }
+        }
+    }
+
+    /// The errors llhttp gives for a bare LF or a repeated Content-Length.
+    private static func mayBeRepairable(_ errno: llhttp_errno_t) -> Bool {
+        errno == HPE_INVALID_HEADER_TOKEN || errno == HPE_LF_EXPECTED || errno == HPE_CR_EXPECTED
+            || errno == HPE_UNEXPECTED_CONTENT_LENGTH || errno == HPE_INVALID_CONTENT_LENGTH
+    }
+
+    /// Collects a refused head until its end, then parses it again as ``ResponseHeadRepair``
+    /// rewrote it — or throws the parser's error when it is not one of the repairable faults.
+    /// `newBytesFrom`: where this read's bytes not yet collected begin (nil: all are).
+    private func continueRepair(_ bytes: UnsafeRawBufferPointer, newBytesFrom: Int?) throws(HTTPClientError) -> FeedResult {
+        guard let (bytesSoFar, error) = self.repairing else { return .needMore }
+        var collected = bytesSoFar
+        if let newBytesFrom { collected.append(contentsOf: bytes[newBytesFrom...]) }
+        let outcome = collected.withUnsafeBytes { ResponseHeadRepair.repair($0) }
+        switch outcome {
+        case .unrepairable:
+            self.repairing = nil
+            throw error
+        case .incomplete:
+            // The status line and the fields, with room for their line ends.
+            guard collected.count <= self.limits.maxHeaderBytes + 8 * 1024 else {
+                self.repairing = nil
+                throw HTTPClientError(.headerTooLarge, phase: .readHead, detail: "more than \(self.limits.maxHeaderBytes) bytes of header fields")
+            }
+            self.repairing = (collected, error)
             return .needMore
-        case HPE_PAUSED:
-            let position = llhttp_get_error_pos(self.parser)
-            let consumed = position.map { start.distance(to: $0) } ?? bytes.count
-            self.bytesOfCurrentResponse -= bytes.count - consumed
-            return .complete(consumed: consumed)
-        case HPE_PAUSED_UPGRADE:
-            throw self.protocolError("unexpected 101 Switching Protocols: no upgrade was requested")
-        default:
-            if let failure = self.failure { throw failure }
-            throw self.protocolError(nil)
+        case .repaired(let head, let length, _):
+            self.repairing = nil
+            // What follows the head is the end of this read: earlier reads held head only.
+            let tail = collected.count - length
+            guard tail <= bytes.count else { throw error }
+            let resumeAt = bytes.count - tail
+            self.restartParser()
+            let rc = head.withUnsafeBufferPointer { llhttp_execute(self.parser, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), $0.count) }
+            switch rc {
+            case HPE_OK:
+                break
+            case HPE_PAUSED where self.pausedAfterInterim:
+                self.pausedAfterInterim = false
+                llhttp_resume(self.parser)
+            case HPE_PAUSED:
+                // A response without a body (HEAD, 204, 304, Content-Length: 0) ends with its head.
+                self.bytesOfCurrentResponse -= tail
+                return .complete(consumed: resumeAt)
+            default:
+                if let failure = self.failure { throw failure }
+                throw self.protocolError(nil)
+            }
+            return resumeAt == bytes.count ? .needMore : try self.parse(bytes, from: resumeAt)
         }
     }
 
@@ -144,6 +250,14 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     /// Tells the parser the connection ended. A close-delimited body ends here; anything else
     /// unfinished is an error saying what was cut short.
     public func finish() throws(HTTPClientError) -> Bool {
+        if let repairing = self.repairing {
+            // The connection ended inside a head being repaired: cut short if what came is a
+            // well-formed start, else the parser's error.
+            self.repairing = nil
+            let closed = repairing.bytes + [0x0A, 0x0A]
+            guard case .repaired = closed.withUnsafeBytes({ ResponseHeadRepair.repair($0) }) else { throw repairing.error }
+            throw self.endOfStreamError()
+        }
         if llhttp_get_errno(self.parser) == HPE_PAUSED { return false }
         let rc = llhttp_finish(self.parser)
         if rc == HPE_OK || rc == HPE_PAUSED {
@@ -161,7 +275,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         if self.inBody {
             return HTTPClientError(.truncatedBody, phase: .readBody, detail: "the connection closed before the end of the body")
         }
-        return HTTPClientError(.remoteClosed, phase: .readHead, detail: "the connection closed in the middle of the response head")
+        return HTTPClientError(.truncatedHead, phase: .readHead, detail: "the connection closed in the middle of the response head")
     }
 
     private func protocolError(_ detail: String?) -> HTTPClientError {
@@ -288,6 +402,11 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         let status = HTTPResponse.Status(code: code, reasonPhrase: String(decoding: self.reason, as: UTF8.self))
         let head = HTTPResponse(status: status, headerFields: self.fields)
         self.fields = HTTPFields()
+        if code < 100 {
+            // llhttp takes any number below 1000; a status code has three digits (RFC 9110 §15).
+            self.failure = HTTPClientError(.notHTTPResponse, phase: .readHead, detail: "status code \(code) is not three digits")
+            return Self.userError
+        }
         if (100..<200).contains(code) {
             if code == 101 {
                 // A protocol switch this client never asked for; llhttp reports it as an upgrade.
@@ -305,6 +424,11 @@ public struct ResponseHeadLimits: Sendable, Hashable {
             self.failure = HTTPClientError(.unsupportedEncoding, phase: .readHead,
                                            detail: "Transfer-Encoding: \(codings)")
             return Self.userError
+        }
+        if self.sawTransferEncoding, head.headerFields[.contentLength] != nil {
+            // llhttp reads it as chunked (RFC 9112 §6.3: Transfer-Encoding overrides); such a
+            // response may be an attempt at splitting, so its connection is not kept.
+            self.closeAfterResponse = true
         }
         self.sawFinalHead = true
         self.inBody = true
@@ -342,15 +466,19 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     }
 
     private func messageComplete() -> Int32 {
+        // A 101: llhttp reports the protocol switch, refused in feed().
+        if !self.sawFinalHead && self.parser.pointee.status_code == 101 { return Self.proceed }
         guard self.sawFinalHead else {
             // The end of an interim (1xx) response: the final one follows on the same stream.
             // Until its first byte, a close means "no response" (curl: empty reply).
             self.interimBytesPending = true
             self.sawStatus = false
-            return Self.proceed
+            // Paused so that feed() learns where the next head starts (see parse).
+            self.pausedAfterInterim = true
+            return Int32(HPE_PAUSED.rawValue)
         }
         self.inBody = false
-        let keepAlive = llhttp_should_keep_alive(self.parser) != 0
+        let keepAlive = llhttp_should_keep_alive(self.parser) != 0 && !self.closeAfterResponse
         self.delegate?.decoderReceivedEnd(trailers: self.trailerFields, keepAlive: keepAlive)
         self.trailerFields = nil
         return Int32(HPE_PAUSED.rawValue)

@@ -201,10 +201,83 @@ func expectEverySplit(_ text: String, eof: Bool = false, head: Bool = false,
         #expect(code == .invalidResponse)
     }
 
-    @Test func contentLengthWithChunkedIsRejected() {
-        let text = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
-        guard case .failed(_, let code) = decode(text) else { Issue.record("accepted"); return }
-        #expect(code == .invalidResponse)
+    @Test func chunkedWinsOverContentLengthAndTheConnectionIsNotKept() {
+        // RFC 9112 §6.3: Transfer-Encoding overrides Content-Length; curl reads it as chunked.
+        let text = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
+        for splits in [[], [20], [40, 60]] {
+            #expect(decode(text, splits: splits) == .complete([
+                .head(200, ["Content-Length: 5", "Transfer-Encoding: chunked"]), .body(Array("abc".utf8)),
+                .end(trailers: nil, keepAlive: false),
+            ], consumed: text.utf8.count), "splits \(splits)")
+        }
+    }
+
+    @Test func bareLineFeedsEndLinesOfTheHead() {
+        // RFC 9112 §2.2: a recipient may take a lone LF as a line end; curl does.
+        let text = "HTTP/1.1 200 OK\nContent-Length: 3\nX-A: b\n\nabcHTTP/1.1"
+        let expected = DecodeOutcome.complete([.head(200, ["Content-Length: 3", "X-A: b"]), .body(Array("abc".utf8)),
+                                               .end(trailers: nil, keepAlive: true)], consumed: 45)
+        for split in 0..<text.utf8.count {
+            #expect(decode(text, splits: split == 0 ? [] : [split]) == expected, "split at \(split)")
+        }
+        let mixed = "HTTP/1.1 204 No Content\r\nX-A: b\nX-B: c\r\n\n"
+        #expect(decode(mixed) == .complete([.head(204, ["X-A: b", "X-B: c"]), .end(trailers: nil, keepAlive: true)],
+                                           consumed: mixed.utf8.count))
+    }
+
+    @Test func interimHeadsWithBareLineFeeds() {
+        let text = "HTTP/1.1 100 Continue\n\nHTTP/1.1 200 OK\nContent-Length: 2\n\nok"
+        for splits in [[], [10], [23], [24], [30, 50]] {
+            #expect(decode(text, splits: splits) == .complete([
+                .informational(100), .head(200, ["Content-Length: 2"]), .body(Array("ok".utf8)), .end(trailers: nil, keepAlive: true),
+            ], consumed: text.utf8.count), "splits \(splits)")
+        }
+        let crlfThenBare = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\nContent-Length: 2\n\nok"
+        #expect(decode(crlfThenBare) == .complete([
+            .informational(100), .head(200, ["Content-Length: 2"]), .body(Array("ok".utf8)), .end(trailers: nil, keepAlive: true),
+        ], consumed: crlfThenBare.utf8.count))
+    }
+
+    @Test func repeatedIdenticalContentLengthIsOneLength() {
+        // RFC 9110 §8.6: identical values, as fields or as a list, may be taken as one.
+        for (fields, text) in [
+            (["Content-Length: 2"], "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok"),
+            (["Content-Length: 2"], "HTTP/1.1 200 OK\r\nContent-Length: 2, 02,2\r\n\r\nok"),
+            (["Content-Length: 2", "X-A: b"], "HTTP/1.1 200 OK\r\ncontent-length: 2\r\nX-A: b\r\nContent-Length:2\r\n\r\nok"),
+        ] {
+            let outcome = decode(text)
+            guard case .complete(let events, let consumed) = outcome else { Issue.record("\(text.debugDescription): \(outcome)"); continue }
+            #expect(consumed == text.utf8.count)
+            #expect(events.count == 3 && events[1] == .body(Array("ok".utf8)), "\(text.debugDescription)")
+            if case .head(200, let got) = events.first {
+                #expect(got.map { $0.lowercased() } == fields.map { $0.lowercased() }, "\(text.debugDescription)")
+            } else {
+                Issue.record("no head: \(events)")
+            }
+        }
+        for text in ["HTTP/1.1 200 OK\r\nContent-Length: 2, 3\r\n\r\nok", "HTTP/1.1 200 OK\r\nContent-Length: 2,\r\n\r\nok",
+                     "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: +2\r\n\r\nok"] {
+            guard case .failed(_, let code) = decode(text) else { Issue.record("accepted \(text.debugDescription)"); continue }
+            #expect(code == .invalidResponse, "\(text.debugDescription)")
+        }
+    }
+
+    @Test func aStatusCodeHasThreeDigits() {
+        for text in ["HTTP/1.1 20 OK\r\nContent-Length: 0\r\n\r\n", "HTTP/1.1 099 Low\r\n\r\n"] {
+            guard case .failed(_, let code) = decode(text) else { Issue.record("accepted \(text.debugDescription)"); continue }
+            #expect(code == .notHTTPResponse, "\(text.debugDescription)")
+        }
+    }
+
+    @Test func aHeadCutShortByCloseIsTruncated() {
+        #expect(decode("HTTP/1.1 200 OK\nContent-Length: 3\n", eof: true) == .failed([], .truncatedHead))
+        #expect(decode("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n", eof: true) == .failed([], .truncatedHead))
+    }
+
+    @Test func whatIsNotRepairableStaysRefused() {
+        for text in ["HTTP/1.1 200 OK\nBad Name: x\n\n", "HTTP/1.1 200 OK\r\nX-A: b\rc\r\n\r\n", "HTTP/1.1 200 OK\nX: \u{1}\n\n"] {
+            guard case .failed = decode(text) else { Issue.record("accepted \(text.debugDescription)"); continue }
+        }
     }
 
     @Test func notHTTPAtAll() {
@@ -263,7 +336,7 @@ func expectEverySplit(_ text: String, eof: Bool = false, head: Bool = false,
 
     @Test func endOfStreamErrors() {
         #expect(decode("", eof: true) == .failed([], .emptyResponse))
-        #expect(decode("HTTP/1.1 200 OK\r\nContent-Le", eof: true) == .failed([], .remoteClosed))
+        #expect(decode("HTTP/1.1 200 OK\r\nContent-Le", eof: true) == .failed([], .truncatedHead))
         let truncated = decode("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", eof: true)
         #expect(truncated == .failed([.head(200, ["Content-Length: 10"]), .body(Array("abc".utf8))], .truncatedBody))
         let chunked = decode("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n", eof: true)
