@@ -31,6 +31,12 @@ Prints "PORT <n>" once listening, then serves HTTP/1.1 with keep-alive until kil
   GET  /sse?n=N&ms=M          N Server-Sent Events (id i, data {"index": i}); a
                               Last-Event-ID header resumes after it; &drop=K closes
                               the stream after K events the first time
+  GET  /refuse-stream         503 with a JSON reason, then a body that never ends
+  GET  /flaky?key=K&fail=N    503 + Retry-After for the first N requests of K, then
+                              {"attempts", "idempotency_key"}
+  GET  /concurrent?key=K&ms=M holds each request M ms, counting those of K at once;
+                              ?stats=1&key=K answers the most seen
+  GET  /protected?token=T     200 for "Authorization: Bearer T", else 401
 """
 import argparse
 import email.parser

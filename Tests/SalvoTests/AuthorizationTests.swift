@@ -79,8 +79,12 @@ import Testing
     @Test func aFailedRefreshFailsEveryWaiter() async throws {
         let server = TokenServer()
         struct Denied: Error {}
+        let refreshes = Counter()
         let auth = TokenAuthorization(store: InMemoryTokenStore(AuthToken(accessToken: "t0"))) { _ in
-            try await Task.sleep(for: .milliseconds(30))
+            _ = refreshes.next()
+            // Fails only once all ten have met their 401 and wait for this refresh.
+            let end = ContinuousClock.now + .seconds(10)
+            while server.seen.withLock({ $0.count }) < 10, ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(5)) }
             throw Denied()
         }
         let client = try Client(baseURL: "http://api.test", transport: server.mock, configuration: .init(middleware: [auth]))
@@ -89,6 +93,33 @@ import Testing
             return await group.reduce(into: [ClientError?]()) { $0.append($1) }
         }
         #expect(errors.allSatisfy { $0?.code == .authorizationFailed && $0?.underlyingError is Denied })
+        #expect(refreshes.count == 1, "one refresh, its failure shared")
+    }
+
+    /// An expired token is refreshed before it is sent: no 401 round trip.
+    @Test func anExpiredTokenIsRefreshedFirst() async throws {
+        let server = TokenServer()
+        let refreshes = Counter()
+        let expired = AuthToken(accessToken: "t0", expiresAt: Date(timeIntervalSinceNow: -60))
+        let auth = TokenAuthorization(store: InMemoryTokenStore(expired)) { old in
+            #expect(old?.accessToken == "t0", "the refresh sees the token it replaces")
+            return AuthToken(accessToken: "t\(refreshes.next())")
+        }
+        let client = try Client(baseURL: "http://api.test", transport: server.mock, configuration: .init(middleware: [auth]))
+        #expect(try await client.value(Endpoint<String>.get("/data")) == "ok")
+        #expect(server.seen.withLock { $0 } == ["Bearer t1"])
+    }
+
+    /// A refresh that hangs holds a call no longer than the call's timeout.
+    @Test func waitingForARefreshIsBoundedByTheCallsTimeout() async throws {
+        let server = TokenServer()
+        let auth = TokenAuthorization(store: InMemoryTokenStore(AuthToken(accessToken: "t0"))) { _ in
+            try await Task.sleep(for: .seconds(60))
+            return AuthToken(accessToken: "late")
+        }
+        let client = try Client(baseURL: "http://api.test", transport: server.mock, configuration: .init(middleware: [auth]))
+        let error = await client.outcome(Endpoint<String>.get("/data"), options: .init(timeout: .milliseconds(200))).error
+        #expect(error?.transportError?.code == .totalTimeout, "\(String(describing: error))")
     }
 
     /// The refresh itself goes through the same client: its 401 does not start another refresh.
@@ -139,6 +170,23 @@ import Testing
         #expect(login["token"]?.stringValue == "t9", "the caller still gets the body")
         #expect(try await client.value(Endpoint<String>.get("/me")) == "me")
         #expect(mock.requests.last?.headerFields[.authorization] == "Bearer t9")
+    }
+
+    /// A login that carries credentials of its own (Basic, to a token endpoint): sent with
+    /// them, its token still captured.
+    @Test func aLoginWithItsOwnCredentialsIsCaptured() async throws {
+        let mock = MockTransport()
+        mock.on(.post, "/token", reply: .text("t7"))
+        mock.on(.get, "/me", reply: .text("me"))
+        let auth = TokenAuthorization(capture: { _, body in AuthToken(accessToken: String(decoding: body, as: UTF8.self)) },
+                                      refresh: { _ in throw ClientError(.authorizationFailed, detail: "log in first") })
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [auth]))
+        let login = Endpoint<String>.post("/token", headers: [.authorization: HTTPCredentials.basic(username: "app", password: "s3cret").headerValue])
+            .tagged(TokenAuthorization.login)
+        #expect(try await client.value(login) == "t7")
+        #expect(mock.requests.first?.headerFields[.authorization]?.hasPrefix("Basic ") == true, "its own credentials")
+        #expect(try await client.value(Endpoint<String>.get("/me")) == "me")
+        #expect(mock.requests.last?.headerFields[.authorization] == "Bearer t7")
     }
 
     /// Over the engine against the test API: a 401 for the stored token, one refresh, then 200.

@@ -55,4 +55,22 @@ import Testing
         lone.cancel()
         #expect(await lone.value.error?.code == .cancelled)
     }
+
+    /// The shared exchange cancelled for its leader's sake (here by a RequestControl placed
+    /// after the coalescing): the callers who did not give up go alone and get their answer.
+    @Test func followersOfACancelledLeaderGoAlone() async throws {
+        let mock = self.slowMock(.milliseconds(200))
+        let control = RequestControl()
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [RequestCoalescing(), control]))
+        let leaderID = RequestID()
+        let leader = Task { await client.outcome(Endpoint<String>.get("/shared"), options: .init(id: leaderID)) }
+        while mock.requests.isEmpty { try await Task.sleep(for: .milliseconds(2)) }
+        let follower = Task { await client.outcome(Endpoint<String>.get("/shared")) }
+        try await Task.sleep(for: .milliseconds(20))
+        control.cancel(leaderID)
+        #expect(await leader.value.error?.code == .cancelled)
+        let followed = await follower.value
+        #expect(followed.value == "answer to /shared", "\(String(describing: followed.error))")
+        #expect(mock.requests.count == 2, "the follower's own exchange")
+    }
 }

@@ -34,8 +34,12 @@ import Testing
     /// Runs `command` in `sh` and decodes the echo it prints.
     func run(_ command: String) throws -> Echo {
         let process = Process()
+        // Read by the shell as a script, as when pasted: no single argument holds it.
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-curl-\(UUID().uuidString).sh")
+        try Data((command + " --silent --show-error --max-time 10\n").utf8).write(to: script)
+        defer { try? FileManager.default.removeItem(at: script) }
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command + " --silent --show-error --max-time 10"]
+        process.arguments = [script.path]
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -57,6 +61,15 @@ import Testing
             // Bytes a terminal or curl would take otherwise: a file name, DEL, tab, CR.
             Endpoint(method: .post, path: "/echo", body: .raw(.bytes(Array("@/etc/hostname".utf8), contentType: "text/plain"))),
             Endpoint(method: .post, path: "/echo", body: .raw(.bytes(Array("a\u{7F}'; touch /tmp/salvo-curl-test #\tb\r\n".utf8)))),
+            // A multipart body starts with "--", which printf would take for an option.
+            Endpoint(method: .post, path: "/echo", body: .raw(.bytes(
+                Array("--b0undary\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--b0undary--\r\n".utf8),
+                contentType: "multipart/form-data; boundary=b0undary"))),
+            // Longer than one argument may be; longer than curl's threshold for Expect.
+            Endpoint(method: .post, path: "/echo", body: .raw(.bytes(Array(String(repeating: "0123456789abcdef", count: 9 * 1024).utf8),
+                                                                      contentType: "text/plain"))),
+            Endpoint(method: .post, path: "/echo", body: .raw(.bytes(Array(String(repeating: "ab\n", count: 400_000).utf8),
+                                                                      contentType: "text/plain"))),
         ]
         for endpoint in cases {
             let (head, body) = try client.prepare(endpoint)

@@ -76,4 +76,19 @@ import Testing
         #expect(journal.all == ["/up 200", "/down failed", "/refused failed"], "afterEach hears a refusal too")
         #expect(mock.requests.allSatisfy { $0.headerFields[HTTPField.Name("X-Api-Key")!] == "k" })
     }
+
+    /// An interceptor that always rescues: its attempts share the call's deadline instead of
+    /// each getting the whole timeout again.
+    @Test func rescuesShareTheCallsDeadline() async throws {
+        struct Persistent: Interceptor {
+            var maxAttempts: Int { 50 }
+            func rescue(_ error: ClientError, for request: ClientRequest, attempt: Int) async -> Bool { true }
+        }
+        let mock = MockTransport(always: .status(.serviceUnavailable).delayed(by: .milliseconds(100)))
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [Persistent()]))
+        let error = await client.outcome(Endpoint<String>.get("/x"), options: .init(timeout: .milliseconds(350))).error
+        // The deadline ends it: in an attempt, or just after one (its 503 then stands).
+        #expect(error?.transportError?.code == .totalTimeout || error?.status == .serviceUnavailable, "\(String(describing: error))")
+        #expect(mock.requests.count <= 4, "\(mock.requests.count) attempts in 350 ms of 100 ms each")
+    }
 }

@@ -64,6 +64,25 @@ import Testing
         #expect(records.all.first?.message.hasPrefix("GET http://api.test/down failed:") == true)
     }
 
+    /// Query values stay out of the log everywhere: the URL, a redirect's Location, and a
+    /// failure whose detail quotes a URL.
+    @Test func queryValuesStayOutOfFailuresAndLocations() async throws {
+        let records = Records()
+        let mock = MockTransport()
+        mock.on(.get, "/moved", reply: MockTransport.Reply(status: .found, headerFields: [.location: "/next?token=s3cr3t"]))
+        mock.on(.get, "/down", reply: .error(HTTPClientError(.redirectRefused, detail: "to http://evil.test/?token=s3cr3t")))
+        let client = try Client(baseURL: "http://api.test", transport: mock,
+                                configuration: .init(validators: [], middleware: [self.logging(records, headers: true)]))
+        _ = await client.outcome(Endpoint<Empty>.get("/moved", query: [QueryItem("key", "s3cr3t")]))
+        _ = await client.outcome(Endpoint<Empty>.get("/down"))
+        #expect(records.all.count == 2)
+        for record in records.all {
+            let logged = record.message + "\(record.metadata)"
+            #expect(!logged.contains("s3cr3t"), "\(logged)")
+        }
+        #expect(records.all.first?.message.contains("key=‹›") == true)
+    }
+
     @Test func streamsAreNotReadByTheLog() async throws {
         let records = Records()
         let mock = MockTransport(always: .text("line one\nline two\n"))

@@ -111,6 +111,48 @@ import Testing
         #expect(response.head.headerFields[.contentType]?.hasPrefix("text/plain") == true, "the transport's fields stay")
     }
 
+    @Test func aCancelledWaitInAMiddlewareIsACancellation() async throws {
+        let slow = InterceptMiddleware { request, next in
+            try await Task.sleep(for: .seconds(30))
+            return try await next(request)
+        }
+        let client = try Client(baseURL: "http://api.test", transport: MockTransport(always: .text("x")),
+                                configuration: .init(middleware: [slow]))
+        let call = Task { await client.outcome(Endpoint<String>.get("/x")).error }
+        try await Task.sleep(for: .milliseconds(20))
+        call.cancel()
+        #expect(await call.value?.code == .cancelled)
+    }
+
+    @Test func aBodyAMiddlewareHandsOnMeetsTheCallsLimit() async throws {
+        let stub = InterceptMiddleware { request, _ in
+            ClientResponse(head: HTTPResponse(status: .ok), body: Array(repeating: 0x61, count: 100), for: request)
+        }
+        let client = try Client(baseURL: "http://api.test", transport: MockTransport(always: .text("x")),
+                                configuration: .init(middleware: [stub]))
+        #expect(try await client.value(Endpoint<String>.get("/x")).count == 100)
+        let limited = await client.outcome(Endpoint<String>.get("/x"), options: .init(maxBodySize: 10)).error
+        #expect(limited?.code == .bodyTooLarge, "\(String(describing: limited))")
+    }
+
+    /// An endpoint's own timeout: between the call's and the client's, and readable by
+    /// middleware, which see the call's time as one deadline.
+    @Test func anEndpointsOwnTimeout() async throws {
+        let seen = Mutex<(Duration?, Bool)>((nil, false))
+        let watch = InterceptMiddleware { request, next in
+            seen.withLock { $0 = (request.metadata[RequestTimeout.self], request.options.deadline != nil && request.options.timeout == nil) }
+            return try await next(request)
+        }
+        let mock = MockTransport(always: MockTransport.Reply.text("late").delayed(by: .milliseconds(300)))
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(timeout: .seconds(30), middleware: [watch]))
+        let quick = Endpoint<String>.get("/x").timeout(.milliseconds(50))
+        #expect(await client.outcome(quick).error?.transportError?.code == .totalTimeout)
+        #expect(seen.withLock { $0.0 } == .milliseconds(50))
+        #expect(seen.withLock { $0.1 }, "the call's time reaches middleware as one deadline")
+        #expect(try await client.value(quick, options: .init(timeout: .seconds(5))) == "late", "the call's own timeout wins")
+        #expect(try await client.value(Endpoint<String>.get("/x")) == "late", "else the client's")
+    }
+
     enum Audience: RequestMetadataKey { typealias Value = String }
 
     @Test func metadataReachesMiddleware() async throws {

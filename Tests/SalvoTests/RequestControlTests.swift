@@ -106,6 +106,21 @@ import Testing
         #expect(busy.order.withLock { $0 } == ["/running", "/other"], "the cancelled waiter never ran")
     }
 
+    /// Waiting for a place spends the call's own time: a queued call with a timeout ends
+    /// with it, and the place it never took is not lost.
+    @Test func aWaitingCallEndsAtItsDeadline() async throws {
+        let busy = Busy(delay: .milliseconds(1))
+        let control = RequestControl.serialQueue()
+        let client = try Client(baseURL: "http://api.test", transport: busy.mock, configuration: .init(middleware: [control]))
+        let holder = try await self.start(client, "/gate", control)
+        let hurried = await client.outcome(Endpoint<String>.get("/hurried"), options: .init(timeout: .milliseconds(100)))
+        #expect(hurried.error?.transportError?.code == .totalTimeout, "\(String(describing: hurried.error))")
+        busy.gateOpen.withLock { $0 = true }
+        #expect(await holder.value == nil)
+        #expect(try await client.value(Endpoint<String>.get("/after")) == "ok", "the queue still moves")
+        #expect(busy.order.withLock { $0 } == ["/gate", "/after"], "the call that timed out never ran")
+    }
+
     @Test func idsAreOneCallEachAndCanBeCancelledBeforeArriving() async throws {
         let busy = Busy(delay: .milliseconds(200))
         let control = RequestControl()

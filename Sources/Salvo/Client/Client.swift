@@ -195,6 +195,7 @@ public final class Client: Sendable {
     /// Sends a prepared `request` and reads the whole response.
     func exchange<R: Request>(_ request: R, head: HTTPRequest, body: HTTPBody?, options: CallOptions) async throws(ClientError)
         -> Response<R.SuccessResponseBody, R.FailureResponseBody> {
+        let options = options.withTimeout(of: request.metadata)
         let limit = options.maxBodySize ?? self.configuration.maxBodySize
         let coders = self.configuration.coders
         let successDecoder = { @Sendable (bytes: [UInt8]) throws(ClientError) in try request.decodeSuccessBody(from: bytes, coders: coders) }
@@ -208,6 +209,9 @@ public final class Client: Sendable {
             }
             let bytes: [UInt8]
             if let collected = routed.collectedBody {
+                // A body a middleware handed on (a shared exchange's, a cache's) meets this
+                // call's limit too.
+                guard collected.count <= limit else { throw Self.collectingError(HTTPClientError(.bodyTooLarge), limit: limit) }
                 bytes = collected
             } else {
                 do {

@@ -132,9 +132,12 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
         return wrapped
     }
 
-    /// `error` from a middleware: a ``ClientError`` as it is, anything else as `.middlewareFailed`.
+    /// `error` from a middleware: a ``ClientError`` as it is, a `CancellationError` (a
+    /// cancelled `Task.sleep` in a hook, say) as `.cancelled`, anything else as
+    /// `.middlewareFailed`.
     static func middleware(_ error: any Error, in name: String) -> ClientError {
         if let error = error as? ClientError { return error }
+        if error is CancellationError { return ClientError(.cancelled, detail: "\(name): cancelled") }
         var wrapped = ClientError(.middlewareFailed, detail: "\(name): \(error)")
         wrapped.underlyingError = error
         return wrapped

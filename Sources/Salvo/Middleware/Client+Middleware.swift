@@ -1,9 +1,14 @@
 extension Client {
-    /// A call's options as middleware see them: the client's timeout filled in, so that a
-    /// middleware knows the call's whole time (a retry's deadline spans its attempts).
+    /// A call's options as middleware see them: its timeout (or the client's) turned into an
+    /// absolute deadline as the call enters the chain, so that everything a middleware does —
+    /// waiting for a place or a token refresh, a retry, a replay — spends the same time, and
+    /// the client's body size limit filled in.
     func middlewareOptions(_ options: CallOptions) -> CallOptions {
         var options = options
         if options.timeout == nil { options.timeout = self.configuration.timeout }
+        options.deadline = options.end(from: .now)
+        options.timeout = nil
+        if options.maxBodySize == nil { options.maxBodySize = self.configuration.maxBodySize }
         return options
     }
 
@@ -55,5 +60,15 @@ extension Client {
 
     static func collectingError(_ error: HTTPClientError, limit: Int) -> ClientError {
         error.code == .bodyTooLarge ? ClientError(.bodyTooLarge, detail: "more than \(limit) bytes") : ClientError.transport(error)
+    }
+}
+
+extension Client.CallOptions {
+    /// When the call's time is up, counted from `start`: the earlier of its deadline and its
+    /// timeout (nil: never). A timeout past any clock's range (a century) is no end rather
+    /// than an overflow.
+    func end(from start: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        let byTimeout = self.timeout.flatMap { $0 < .seconds(100 * 365 * 86_400) ? start + $0 : nil }
+        return [self.deadline, byTimeout].compactMap { $0 }.min()
     }
 }

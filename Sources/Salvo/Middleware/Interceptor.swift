@@ -21,7 +21,8 @@
 /// Order: `adaptRequest`, the rest of the chain, then `adaptResponse` on a response, or
 /// `rescue` on an error — a 4xx or 5xx of a collected call counts as an error here, with the
 /// response in it —
-/// which may send the request again (adapted anew) up to ``maxAttempts`` in all; finally
+/// which may send the request again (adapted anew) up to ``maxAttempts`` in all, and never
+/// once the call's deadline has passed (every attempt spends the call's one timeout); finally
 /// `receivedResponse` with the outcome the caller gets.
 public protocol Interceptor: Middleware {
     /// Attempts in all when `rescue` asks for more (default 3).
@@ -64,7 +65,8 @@ extension Interceptor {
                 }
             } catch {
                 let canReplay = request.body?.isReplayable ?? true
-                if attempt < self.maxAttempts, canReplay, await self.rescue(error, for: request, attempt: attempt) {
+                let timeLeft = request.options.end(from: .now).map { $0 > .now } ?? true
+                if attempt < self.maxAttempts, canReplay, timeLeft, await self.rescue(error, for: request, attempt: attempt) {
                     attempt += 1
                     continue
                 }

@@ -32,3 +32,19 @@ public struct RequestMetadata: Sendable {
 public protocol RequestMetadataKey {
     associatedtype Value: Sendable
 }
+
+/// A request's own timeout (``Endpoint/timeout(_:)``), between the call's and the client's:
+/// `options.timeout ?? endpoint's ?? configuration.timeout`.
+public enum RequestTimeout: RequestMetadataKey {
+    public typealias Value = Duration
+}
+
+extension Client.CallOptions {
+    /// These options with the request's own timeout when the call gives none.
+    func withTimeout(of metadata: RequestMetadata) -> Self {
+        guard self.timeout == nil, let own = metadata[RequestTimeout.self] else { return self }
+        var options = self
+        options.timeout = own
+        return options
+    }
+}

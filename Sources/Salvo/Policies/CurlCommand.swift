@@ -8,12 +8,14 @@
 /// ```
 ///
 /// The fields are the request's own: curl's defaults it would add (`User-Agent`, `Accept`, a
-/// form `Content-Type`) are switched off when the request does not set them. What the
-/// transport adds on the way (`Host`, `Content-Length`, `Accept-Encoding` when it decompresses)
-/// curl adds in the same way. Quoting is POSIX single quotes; a body that is not printable
-/// text goes through `printf` with octal escapes, so every byte arrives as it was. A streamed
-/// body that cannot be replayed — or is longer than `maxInlineBody` — is read from standard
-/// input (`--data-binary @-`), and the first line of the command says so.
+/// form `Content-Type`, `Expect: 100-continue` before a large body) are switched off when the
+/// request does not set them. `Host` and `Content-Length` curl adds as the transport does;
+/// the engine's own `Accept-Encoding` (when it decompresses) is not part of the request, so
+/// not of the command. Quoting is POSIX single quotes; a body that is not printable text, or
+/// is longer than a command-line argument may be (100 KiB), goes through the shell's
+/// `printf` with octal escapes, so every byte arrives as it was. A streamed body that cannot
+/// be replayed — or is longer than `maxInlineBody` — is read from standard input
+/// (`--data-binary @-`), and the first line of the command says so.
 extension ClientRequest {
     public func curlCommand(maxInlineBody: Int = 1 << 20) async -> String {
         var words = ["curl", "--http1.1", "--globoff", "--path-as-is"]
@@ -27,8 +29,18 @@ extension ClientRequest {
         for (name, curlDefault) in [(HTTPField.Name.userAgent, true), (.accept, true)] where curlDefault && fields[name] == nil {
             words += ["-H", Self.quoted("\(name.rawName):")]
         }
-        if self.body != nil, fields[.contentType] == nil {
-            words += ["-H", Self.quoted("Content-Type:")]
+        if let body = self.body {
+            if fields[.contentType] == nil {
+                words += ["-H", Self.quoted("Content-Type:")]
+            }
+            let large: Bool
+            switch body.length {
+            case .known(let count): large = count > Self.curlExpectThreshold
+            case .unknown: large = true
+            }
+            if large, fields[.expect] == nil {
+                words += ["-H", Self.quoted("Expect:")]
+            }
         }
         for field in fields {
             // "Name;" is curl's spelling of a field with an empty value.
@@ -37,7 +49,7 @@ extension ClientRequest {
         var prefix = ""
         if let body = self.body {
             switch await Self.inlineBytes(of: body, upTo: maxInlineBody) {
-            case .some(let bytes) where Self.isPrintable(bytes):
+            case .some(let bytes) where bytes.count <= Self.maxArgumentBytes && Self.isPrintable(bytes):
                 words += ["--data-binary", Self.quoted(String(decoding: bytes, as: UTF8.self))]
             case .some(let bytes):
                 prefix = "printf '\(Self.printfEscaped(bytes))' | "
@@ -50,6 +62,12 @@ extension ClientRequest {
         words.append(Self.quoted(self.url))
         return prefix + words.joined(separator: " ")
     }
+
+    /// Linux refuses a single argument over 128 KiB; a body longer than this goes through
+    /// `printf`, a shell builtin without that limit.
+    static let maxArgumentBytes = 100 * 1024
+    /// curl sends `Expect: 100-continue` before bodies over 1 MiB (or of unknown length).
+    static let curlExpectThreshold = 1 << 20
 
     /// The body's bytes when they can be had without consuming it: in memory, or a
     /// replayable stream no longer than `limit`.
@@ -85,12 +103,14 @@ extension ClientRequest {
         }
     }
 
-    /// Bytes for a `printf` format: printable ASCII as it is (but `\`, `%` and `'`), the rest
-    /// as octal escapes.
+    /// Bytes for a `printf` format: printable ASCII as it is (but `\`, `%`, `'`, and a `-`
+    /// first, which `printf` would take for an option — a multipart body starts with one),
+    /// the rest as octal escapes.
     private static func printfEscaped(_ bytes: [UInt8]) -> String {
         var text = ""
-        for byte in bytes {
-            if byte >= 0x20 && byte < 0x7F && byte != UInt8(ascii: "\\") && byte != UInt8(ascii: "%") && byte != UInt8(ascii: "'") {
+        for (index, byte) in bytes.enumerated() {
+            if byte >= 0x20 && byte < 0x7F && byte != UInt8(ascii: "\\") && byte != UInt8(ascii: "%") && byte != UInt8(ascii: "'")
+                && !(index == 0 && byte == UInt8(ascii: "-")) {
                 text.unicodeScalars.append(Unicode.Scalar(byte))
             } else {
                 text += "\\" + String(byte, radix: 8).leftPadded(to: 3)

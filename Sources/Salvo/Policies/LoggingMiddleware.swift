@@ -64,7 +64,7 @@ public struct LoggingMiddleware: Middleware {
             response = try await next(request)
         } catch {
             metadata["duration"] = "\(Self.milliseconds(ContinuousClock.now - start)) ms"
-            self.logger.error("\(line) failed: \(error)", metadata: metadata)
+            self.logger.error("\(line) failed: \(self.describe(error))", metadata: metadata)
             throw error
         }
         let elapsed = ContinuousClock.now - start
@@ -79,11 +79,28 @@ public struct LoggingMiddleware: Middleware {
         return response
     }
 
-    /// The fields as `name: value` lines, redacted ones as `name: ‹redacted›`.
+    /// The fields as `name: value` lines, redacted ones as `name: ‹redacted›`; without query
+    /// values, fields holding a URL (`Location`, `Referer`…) lose theirs too.
     func describe(_ fields: HTTPFields) -> Logger.MetadataValue {
         .array(fields.map { field in
-            .string("\(field.name.rawName): \(self.redactedFields.contains(field.name) ? "‹redacted›" : field.value)")
+            let value = if self.redactedFields.contains(field.name) {
+                "‹redacted›"
+            } else if !self.queryValues, Self.urlFields.contains(field.name) {
+                Self.withoutQueryValues(field.value)
+            } else {
+                field.value
+            }
+            return .string("\(field.name.rawName): \(value)")
         })
+    }
+
+    static let urlFields: Set<HTTPField.Name> = [.location, .contentLocation, HTTPField.Name("Referer")!]
+
+    /// A failure as logged: in full with query values shown; else its codes only, as a
+    /// transport's detail may quote a URL (a redirect's target).
+    func describe(_ error: ClientError) -> String {
+        guard !self.queryValues else { return "\(error)" }
+        return "\(error.code)" + (error.transportError.map { " (\($0.code))" } ?? "")
     }
 
     /// `…/search?q=‹›&key=‹›`: the names of the query, not its values.

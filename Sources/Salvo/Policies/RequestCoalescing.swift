@@ -55,9 +55,13 @@ public final class RequestCoalescing: Middleware {
                 return outcome
             }
         }
-        let outcome = leads ? await flight.wait() : await Self.wait(for: flight, until: Self.end(of: request.options))
-        if case .failure(let error) = outcome, error.code == .cancelled, flight.wasAbandoned, !Task.isCancelled {
-            // Every other caller gave up and the shared exchange with them: go alone.
+        // A follower's wait ends with its own deadline (the exchange runs on the leader's).
+        let outcome = leads ? await flight.wait()
+            : await flight.wait(until: Self.end(of: request.options),
+                                timeout: ClientError.transport(HTTPClientError(.totalTimeout, detail: "waiting for an identical request in flight")))
+        if case .failure(let error) = outcome, error.code == .cancelled, !leads, !Task.isCancelled {
+            // The shared exchange was cancelled — its leader's call, or every caller, gave
+            // up — but this caller did not: it goes alone.
             return try await next(request)
         }
         let shared = try outcome.get()
@@ -68,23 +72,7 @@ public final class RequestCoalescing: Middleware {
 
     /// When a call's own time is up: the earlier of its deadline and its timeout from now.
     private static func end(of options: Client.CallOptions) -> ContinuousClock.Instant? {
-        [options.deadline, options.timeout.map { ContinuousClock.now + $0 }].compactMap { $0 }.min()
-    }
-
-    /// A follower's wait, ended by its own deadline (the shared exchange runs on the
-    /// leader's), as a total timeout.
-    private static func wait(for flight: Flight, until end: ContinuousClock.Instant?) async -> Result<Shared, ClientError> {
-        guard let end else { return await flight.wait() }
-        return await withTaskGroup(of: Result<Shared, ClientError>?.self) { group in
-            group.addTask { await flight.wait() }
-            group.addTask {
-                try? await Task.sleep(until: end, clock: .continuous)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first ?? .failure(ClientError.transport(HTTPClientError(.totalTimeout, detail: "waiting for an identical request in flight")))
-        }
+        options.end(from: .now)
     }
 
     private static func key(of request: ClientRequest) -> String {

@@ -104,9 +104,10 @@ public final class RequestControl: Middleware {
         if TokenAuthorization.isRefreshing { return try await next(request) }
         let id = request.id
         let host = request.head.authority ?? ""
-        switch await self.admit(id, host: host, priority: request.metadata[RequestPriority.self] ?? .normal) {
+        switch await self.admit(id, host: host, priority: request.metadata[RequestPriority.self] ?? .normal, until: request.options.deadline) {
         case .admitted: break
         case .cancelled: throw ClientError(.cancelled, detail: "call \(id) cancelled before it ran")
+        case .timedOut: throw ClientError.transport(HTTPClientError(.totalTimeout, detail: "call \(id) waited for a place until its deadline"))
         case .duplicate: throw ClientError(.invalidRequest, detail: "the id \(id) is already used by a call in flight")
         }
         defer { self.leave(id, host: host) }
@@ -124,12 +125,14 @@ public final class RequestControl: Middleware {
         }
     }
 
-    private enum Admission { case admitted, cancelled, duplicate }
+    private enum Admission { case admitted, cancelled, duplicate, timedOut }
 
-    /// Waits for a place, or for a cancellation; refuses an id already in flight.
-    private func admit(_ id: RequestID, host: String, priority: RequestPriority) async -> Admission {
+    /// Waits for a place, for a cancellation, or until `end`; refuses an id already in flight.
+    private func admit(_ id: RequestID, host: String, priority: RequestPriority, until end: ContinuousClock.Instant?) async -> Admission {
         enum Decision { case now, wait, never, duplicate }
         let cancelled = Mutex(false)
+        let timer = Mutex<Task<Void, Never>?>(nil)
+        defer { timer.withLock { $0?.cancel() } }
         let admitted = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Admission, Never>) in
                 let decision: Decision = self.state.withLock { state in
@@ -151,23 +154,31 @@ public final class RequestControl: Middleware {
                 case .now: continuation.resume(returning: .admitted)
                 case .never: continuation.resume(returning: .cancelled)
                 case .duplicate: continuation.resume(returning: .duplicate)
-                case .wait: break
+                case .wait:
+                    if let end {
+                        timer.withLock {
+                            $0 = Task { [self] in
+                                do { try await Task.sleep(until: end, clock: .continuous) } catch { return }
+                                self.stopWaiting(id, because: .timedOut)
+                            }
+                        }
+                    }
                 }
             }
         } onCancel: {
             cancelled.withLock { $0 = true }
-            self.cancelWaiting(id)
+            self.stopWaiting(id, because: .cancelled)
         }
         return admitted
     }
 
-    /// The caller's own task was cancelled while it waited for a place.
-    private func cancelWaiting(_ id: RequestID) {
+    /// A waiting call leaves the queue: its task was cancelled, or its deadline came.
+    private func stopWaiting(_ id: RequestID, because reason: Admission) {
         let waiter = self.state.withLock { state -> Waiter? in
             guard let index = state.waiting.firstIndex(where: { $0.id == id }) else { return nil }
             return state.waiting.remove(at: index)
         }
-        waiter?.continuation.resume(returning: .cancelled)
+        waiter?.continuation.resume(returning: reason)
     }
 
     private func hasRoom(_ state: State, host: String) -> Bool {

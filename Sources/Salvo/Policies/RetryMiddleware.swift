@@ -37,7 +37,7 @@ public struct RetryMiddleware: Middleware {
         let replayable = request.body?.isReplayable ?? true
         // One end for all the attempts.
         let start = ContinuousClock.now
-        let end = [request.options.deadline, request.options.timeout.map { start + $0 }].compactMap { $0 }.min()
+        let end = request.options.end(from: start)
         if let end {
             request.options.deadline = end
             request.options.timeout = nil

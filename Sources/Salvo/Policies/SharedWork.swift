@@ -2,13 +2,14 @@ import Synchronization
 
 /// One piece of work that several callers wait for — a shared exchange, a token refresh —
 /// each of whom may stop waiting on its own: a cancelled caller gets `cancellation` at once,
-/// the others keep waiting. With `stopsWhenAbandoned`, the work is cancelled when every
-/// caller has left before it ended.
+/// a caller whose deadline comes gets its timeout error, the others keep waiting. With
+/// `stopsWhenAbandoned`, the work is cancelled when every caller has left before it ended.
 final class SharedWork<Value: Sendable>: Sendable {
     private struct State {
         var outcome: Result<Value, ClientError>?
         var waiters: [UInt64: CheckedContinuation<Result<Value, ClientError>, Never>] = [:]
-        var cancelled: Set<UInt64> = []
+        /// Callers that left before their continuation was registered, and why.
+        var left: [UInt64: ClientError] = [:]
         var tickets: UInt64 = 0
         var task: Task<Void, Never>?
         var abandoned = false
@@ -40,32 +41,46 @@ final class SharedWork<Value: Sendable>: Sendable {
         self.state.withLock { $0.task = task }
     }
 
-    /// The work's outcome, or `cancellation` as soon as the calling task is cancelled.
-    func wait() async -> Result<Value, ClientError> {
+    /// The work's outcome; `cancellation` as soon as the calling task is cancelled; `timeout`
+    /// when `end` comes first.
+    func wait(until end: ContinuousClock.Instant? = nil, timeout: ClientError? = nil) async -> Result<Value, ClientError> {
         let ticket = self.state.withLock { state in
             state.tickets += 1
             return state.tickets
         }
+        let timer = end.map { end in
+            Task { [self] in
+                do { try await Task.sleep(until: end, clock: .continuous) } catch { return }
+                self.leave(ticket, with: timeout ?? self.cancellation)
+            }
+        }
+        defer { timer?.cancel() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, ClientError>, Never>) in
                 let ready: Result<Value, ClientError>? = self.state.withLock { state in
                     if let outcome = state.outcome { return outcome }
-                    if state.cancelled.contains(ticket) { return .failure(self.cancellation) }
+                    if let reason = state.left.removeValue(forKey: ticket) { return .failure(reason) }
                     state.waiters[ticket] = continuation
                     return nil
                 }
                 if let ready { continuation.resume(returning: ready) }
             }
         } onCancel: {
-            let (waiter, abandoned) = self.state.withLock { state in
-                let waiter = state.waiters.removeValue(forKey: ticket)
-                if waiter == nil { state.cancelled.insert(ticket) }
-                let abandon = self.stopsWhenAbandoned && state.outcome == nil && state.waiters.isEmpty
-                if abandon { state.abandoned = true }
-                return (waiter, abandon ? state.task : nil)
-            }
-            waiter?.resume(returning: .failure(self.cancellation))
-            abandoned?.cancel()
+            self.leave(ticket, with: self.cancellation)
         }
+    }
+
+    /// The caller with `ticket` stops waiting, told `reason` (once: a caller already answered
+    /// is not answered again).
+    private func leave(_ ticket: UInt64, with reason: ClientError) {
+        let (waiter, abandoned) = self.state.withLock { state in
+            let waiter = state.waiters.removeValue(forKey: ticket)
+            if waiter == nil, state.outcome == nil, state.left[ticket] == nil { state.left[ticket] = reason }
+            let abandon = self.stopsWhenAbandoned && state.outcome == nil && state.waiters.isEmpty
+            if abandon { state.abandoned = true }
+            return (waiter, abandon ? state.task : nil)
+        }
+        waiter?.resume(returning: .failure(reason))
+        abandoned?.cancel()
     }
 }

@@ -54,10 +54,9 @@ public struct TokenAuthorization: Middleware {
 
     public func intercept(_ request: ClientRequest, next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
         let tags = request.metadata.tags
-        if Self.isRefreshing || tags.contains(Self.noAuthorization) || request.head.headerFields[.authorization] != nil {
-            return try await next(request)
-        }
-        if tags.contains(Self.login) {
+        if tags.contains(Self.login), !Self.isRefreshing {
+            // Checked first: a login often carries credentials of its own (Basic, for a
+            // token endpoint), and its answer is still the token to capture.
             var response = try await next(request)
             if let capture = self.capture, !request.isStreaming {
                 let bytes = try await response.collectedBytes(limit: request.options.maxBodySize)
@@ -65,13 +64,18 @@ public struct TokenAuthorization: Middleware {
             }
             return response
         }
-        let (token, generation) = try await self.coordinator.usable()
+        if Self.isRefreshing || tags.contains(Self.noAuthorization) || request.head.headerFields[.authorization] != nil {
+            return try await next(request)
+        }
+        // Waiting for a refresh is bounded by the call's deadline like the rest of it.
+        let end = request.options.deadline
+        let (token, generation) = try await self.coordinator.usable(until: end)
         var authorized = request
         authorized.head.headerFields[.authorization] = HTTPCredentials.bearer(token.accessToken).headerValue
         let response = try await next(authorized)
         guard response.status == .unauthorized, request.body?.isReplayable ?? true else { return response }
         await response.discardBody(streaming: request.isStreaming)
-        let (fresh, _) = try await self.coordinator.refreshed(after: generation)
+        let (fresh, _) = try await self.coordinator.refreshed(after: generation, until: end)
         authorized.head.headerFields[.authorization] = HTTPCredentials.bearer(fresh.accessToken).headerValue
         return try await next(authorized)
     }
@@ -111,16 +115,16 @@ final class TokenCoordinator: Sendable {
 
     /// A token to send now: the current one, or a refreshed one when there is none or it
     /// has expired.
-    func usable() async throws(ClientError) -> (AuthToken, Int) {
+    func usable(until end: ContinuousClock.Instant? = nil) async throws(ClientError) -> (AuthToken, Int) {
         let (token, generation) = self.loaded()
         if let token, (token.expiresAt ?? .distantFuture) > Date() { return (token, generation) }
-        return try await self.refreshed(after: generation)
+        return try await self.refreshed(after: generation, until: end)
     }
 
     /// A token newer than `generation`: the one another refresh already brought, or the
     /// result of the refresh under way, or of a new one. A caller whose task is cancelled
     /// stops waiting at once; the refresh goes on for the others (and for the store).
-    func refreshed(after generation: Int) async throws(ClientError) -> (AuthToken, Int) {
+    func refreshed(after generation: Int, until end: ContinuousClock.Instant? = nil) async throws(ClientError) -> (AuthToken, Int) {
         enum Step { case done(AuthToken, Int), wait(SharedWork<(AuthToken, Int)>, start: AuthToken??) }
         let step: Step = self.state.withLock { state in
             if state.generation > generation, let token = state.token { return .done(token, state.generation) }
@@ -137,7 +141,8 @@ final class TokenCoordinator: Sendable {
             if case .some(let old) = start {
                 refreshing.start { [self] in await self.runRefresh(from: old, as: refreshing) }
             }
-            return try await refreshing.wait().get()
+            return try await refreshing.wait(until: end, timeout: ClientError.transport(
+                HTTPClientError(.totalTimeout, detail: "waiting for a token refresh"))).get()
         }
     }
 

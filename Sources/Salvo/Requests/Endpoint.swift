@@ -125,6 +125,13 @@ public struct TypedEndpoint<Success: Sendable, Failure: Sendable>: Request {
         copy.metadata[key] = value
         return copy
     }
+
+    /// The same request with a time of its own (an export that is known to be slow, a
+    /// health check that must be quick): used when the call gives none, instead of the
+    /// client's. Middleware read it as `request.metadata[RequestTimeout.self]`.
+    public func timeout(_ duration: Duration) -> Self {
+        self.with(RequestTimeout.self, duration)
+    }
 }
 
 /// A path from a `String` enum, for endpoints named in one place:

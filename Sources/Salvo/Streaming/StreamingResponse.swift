@@ -94,6 +94,7 @@ extension Client {
     /// The streaming exchange for a prepared head.
     func stream<R: Request>(_ request: R, head: HTTPRequest, body: HTTPBody?,
                             options: CallOptions) async throws(ClientError) -> StreamingResponse<R.FailureResponseBody> {
+        let options = options.withTimeout(of: request.metadata)
         // Through the chain (straight to the transport without middleware): a stream is not
         // a hot path worth a second route.
         let routed = try await self.tracked(request.operationName, head) { () async throws(ClientError) in
