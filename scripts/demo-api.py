@@ -35,7 +35,7 @@ Prints "PORT <n>" once listening, then serves HTTP/1.1 with keep-alive until kil
   GET  /flaky?key=K&fail=N    503 + Retry-After for the first N requests of K, then
                               {"attempts", "idempotency_key"}
   GET  /concurrent?key=K&ms=M holds each request M ms, counting those of K at once;
-                              ?stats=1&key=K answers the most seen
+                              ?stats=1&key=K answers {"now", "most", "total"}
   GET  /protected?token=T     200 for "Authorization: Bearer T", else 401
 """
 import argparse
@@ -318,21 +318,21 @@ class Handler(BaseHTTPRequestHandler):
 
     def concurrent(self, query):
         """Holds each request `ms` milliseconds, counting how many of one `key` run at once;
-        `?stats=1` answers the most seen for that key."""
+        `?stats=1` answers the most seen at once and the total for that key."""
         key = query.get("key", [""])[0]
         if "stats" in query:
             with FLAKY_LOCK:
-                now, most = CONCURRENT.get(key, (0, 0))
-            return self.send(200, {"now": now, "most": most})
+                now, most, total = CONCURRENT.get(key, (0, 0, 0))
+            return self.send(200, {"now": now, "most": most, "total": total})
         with FLAKY_LOCK:
-            now, most = CONCURRENT.get(key, (0, 0))
-            CONCURRENT[key] = (now + 1, max(most, now + 1))
+            now, most, total = CONCURRENT.get(key, (0, 0, 0))
+            CONCURRENT[key] = (now + 1, max(most, now + 1), total + 1)
         try:
             time.sleep(int(query.get("ms", ["100"])[0]) / 1000)
         finally:
             with FLAKY_LOCK:
-                now, most = CONCURRENT[key]
-                CONCURRENT[key] = (now - 1, most)
+                now, most, total = CONCURRENT[key]
+                CONCURRENT[key] = (now - 1, most, total)
         return self.send(200, {"ok": True})
 
     def refuse_stream(self):

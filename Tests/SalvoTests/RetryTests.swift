@@ -85,6 +85,18 @@ import Testing
         }
     }
 
+    /// Full jitter under the ceiling; settings far past any sense neither trap nor wait past a day.
+    @Test func backoffStaysInItsBounds() {
+        let policy = RetryPolicy(baseDelay: .milliseconds(100), maxDelay: .seconds(1))
+        for retry in 1...40 {
+            let delay = policy.backoff(before: retry)
+            #expect(delay >= .zero && delay <= Swift.min(.seconds(1), .milliseconds(100) * (1 << Swift.min(retry - 1, 30))), "retry \(retry)")
+        }
+        let absurd = RetryPolicy(baseDelay: .seconds(Int64.max / 4), maxDelay: .seconds(Int64.max / 2))
+        for retry in [1, 31, Int.max] { #expect(absurd.backoff(before: retry) <= .seconds(86_400)) }
+        #expect(RetryPolicy(baseDelay: .seconds(-5)).backoff(before: 3) == .zero)
+    }
+
     @Test func aRetryAfterBeyondTheCapReturnsTheAnswer() async throws {
         let later = self.flaky(1, headers: [.retryAfter: "3600"])
         #expect(try await self.client(later, Self.quick).outcome(Endpoint<String>.get("/x")).error?.status?.code == 503)

@@ -50,9 +50,14 @@ public struct RetryPolicy: Sendable {
     /// The backoff before retry number `retry` (1 for the first): full jitter, a random wait
     /// between zero and `min(maxDelay, baseDelay × 2^(retry-1))`.
     func backoff(before retry: Int) -> Duration {
-        let ceiling = Swift.min(self.maxDelay, self.baseDelay * (1 << Swift.min(Swift.max(retry - 1, 0), 30)))
-        let nanoseconds = ceiling.components.seconds * 1_000_000_000 + ceiling.components.attoseconds / 1_000_000_000
-        return .nanoseconds(nanoseconds > 0 ? Int64.random(in: 0...nanoseconds) : 0)
+        // In seconds as a Double, capped at a day: no setting, however absurd, overflows.
+        func seconds(_ duration: Duration) -> Double {
+            Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        }
+        let doubled = seconds(self.baseDelay) * Double(1 << Swift.min(Swift.max(retry - 1, 0), 30))
+        let ceiling = Swift.min(seconds(self.maxDelay), doubled, 86_400)
+        guard ceiling > 0 else { return .zero }
+        return .seconds(Double.random(in: 0...ceiling))
     }
 }
 
