@@ -31,29 +31,51 @@ import Testing
         #expect(mock.requests.count == 5)
     }
 
+    /// A mock whose answers wait until the test opens the gate (10 s at most), so that what
+    /// the test checks does not depend on timing.
+    final class Gated: Sendable {
+        let mock = MockTransport()
+        let open = Mutex(false)
+        init() {
+            self.mock.fallback { [self] request in
+                for _ in 0..<5000 where !self.open.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(2)) }
+                return .text("answer to \(request.target)")
+            }
+        }
+        func release() { self.open.withLock { $0 = true } }
+    }
+
     @Test func aCancelledCallerStopsWaitingAlone() async throws {
-        let mock = self.slowMock(.milliseconds(300))
-        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [RequestCoalescing()]))
+        let gated = Gated()
+        let client = try Client(baseURL: "http://api.test", transport: gated.mock, configuration: .init(middleware: [RequestCoalescing()]))
         let first = Task { await client.outcome(Endpoint<String>.get("/slow")) }
-        while mock.requests.isEmpty { try await Task.sleep(for: .milliseconds(2)) }
+        while gated.mock.requests.isEmpty { try await Task.sleep(for: .milliseconds(2)) }
         let second = Task { await client.outcome(Endpoint<String>.get("/slow")) }
         try await Task.sleep(for: .milliseconds(20))
         second.cancel()
         #expect(await second.value.error?.code == .cancelled)
-        #expect(await first.value.value == "answer to /slow", "the other caller still gets the answer")
-        #expect(mock.requests.count == 1)
         // A caller that joins keeps its own deadline.
-        let leader = Task { await client.outcome(Endpoint<String>.get("/timed")) }
-        while mock.requests.count < 2 { try await Task.sleep(for: .milliseconds(2)) }
-        let hurried = await client.outcome(Endpoint<String>.get("/timed"), options: .init(timeout: .milliseconds(50)))
+        let hurried = await client.outcome(Endpoint<String>.get("/slow"), options: .init(timeout: .milliseconds(50)))
         #expect(hurried.error?.transportError?.code == .totalTimeout, "\(String(describing: hurried.error))")
-        #expect(await leader.value.value == "answer to /timed")
-        #expect(mock.requests.count == 2)
-        // Everyone gives up: the shared exchange is cancelled too.
+        gated.release()
+        #expect(await first.value.value == "answer to /slow", "the first caller still gets the answer")
+        #expect(gated.mock.requests.count == 1, "one exchange for the three")
+    }
+
+    @Test func whenEveryCallerGivesUpTheExchangeIsCancelled() async throws {
+        let gated = Gated()
+        let client = try Client(baseURL: "http://api.test", transport: gated.mock, configuration: .init(middleware: [RequestCoalescing()]))
         let lone = Task { await client.outcome(Endpoint<String>.get("/alone")) }
-        while mock.requests.count < 3 { try await Task.sleep(for: .milliseconds(2)) }
+        while gated.mock.requests.isEmpty { try await Task.sleep(for: .milliseconds(2)) }
         lone.cancel()
         #expect(await lone.value.error?.code == .cancelled)
+        // The exchange itself was cancelled: a new caller starts a new one at once.
+        let again = Task { await client.outcome(Endpoint<String>.get("/alone")) }
+        let end = ContinuousClock.now + .seconds(10)
+        while gated.mock.requests.count < 2, ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(2)) }
+        #expect(gated.mock.requests.count == 2, "the cancelled exchange is not joined")
+        gated.release()
+        #expect(await again.value.value == "answer to /alone")
     }
 
     /// The shared exchange cancelled for its leader's sake (here by a RequestControl placed
