@@ -1,6 +1,7 @@
 import ArgumentParser
 import HTTPTypes
 import SalvoCore
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -169,19 +170,40 @@ struct Get: AsyncParsableCommand {
         var sink = Output.Sink(path: self.output)
         defer { sink.close() }
 
-        do {
-            let response = try await client.stream(request, body: body, options: HTTPClient.RequestOptions(timeout: timeout))
-            if self.verbose { Output.stderr(Self.describe(response.head, prefix: "< ")) }
+        // Every head as it arrived (interim ones, each of a redirect chain, the lines of one
+        // that failed), shown byte for byte with -i and -v, as curl does.
+        let heads = Mutex<[ReceivedHead]>([])
+        var options = HTTPClient.RequestOptions(timeout: timeout)
+        if self.include || self.headOnly || self.verbose {
+            options.headObserver = { head in heads.withLock { $0.append(head) } }
+        }
+        /// Writes the heads that came since the last call; false when the output failed.
+        func showHeads() -> Bool {
+            let arrived = heads.withLock { list in
+                defer { list.removeAll() }
+                return list
+            }
+            for head in arrived {
+                if self.verbose { Output.stderr(Self.prefixedLines(head.raw, prefix: "< ")) }
+                if self.include || self.headOnly, !sink.write(head.raw) { return false }
+            }
+            return true
+        }
+
+        do throws(HTTPClientError) {
+            let response: HTTPClientStreamingResponse
+            do throws(HTTPClientError) {
+                response = try await client.stream(request, body: body, options: options)
+            } catch {
+                guard showHeads() else { return self.report(23, sink.failure) }
+                throw error
+            }
+            guard showHeads() else { return self.report(23, sink.failure) }
             if self.fail && response.status.code >= 400 {
                 return self.report(22, "The requested URL returned error: \(response.status.code)")
             }
             if let limit = self.maxFilesize, let length = response.headerFields[.contentLength].flatMap(Int.init), length > limit {
                 return self.report(63, "Maximum file size exceeded")
-            }
-            if self.include || self.headOnly {
-                guard sink.write(Array(Self.describe(response.head, prefix: "").utf8)) else {
-                    return self.report(23, sink.failure)
-                }
             }
             var received = 0
             for try await chunk in response.body {
@@ -261,8 +283,8 @@ struct Get: AsyncParsableCommand {
             // One regular file as is: streamed from disk rather than read into memory. Others
             // (pipes, /proc, /sys: no size up front) are read to their end below, as curl does.
             body = try .file(path: String(only.dropFirst()))
-            if fields[.contentType] == nil {
-                fields[.contentType] = "application/x-www-form-urlencoded"
+            if fields[.contentType] == nil && !removed.contains("content-type") {
+                body?.contentType = "application/x-www-form-urlencoded"
             }
         } else if !self.data.isEmpty || !self.dataBinary.isEmpty {
             var all: [UInt8] = []
@@ -280,18 +302,29 @@ struct Get: AsyncParsableCommand {
                 all += try Self.load(item)
             }
             body = .bytes(all)
-            if fields[.contentType] == nil {
-                fields[.contentType] = "application/x-www-form-urlencoded"
+            if fields[.contentType] == nil && !removed.contains("content-type") {
+                // After the length, as curl writes it (a -H Content-Type goes with the others).
+                body?.contentType = "application/x-www-form-urlencoded"
             }
         }
-        if fields[.accept] == nil && !removed.contains("accept") { fields[.accept] = "*/*" }
-        if fields[.userAgent] == nil && !removed.contains("user-agent") { fields[.userAgent] = "salvo/0.1" }
 
         let methodText = self.method ?? (self.headOnly ? "HEAD" : (self.uploadFile != nil ? "PUT" : (body != nil ? "POST" : "GET")))
         guard let method = HTTPRequest.Method(methodText) else {
             throw HTTPClientError(.invalidRequest, detail: "invalid method \"\(methodText)\"")
         }
-        let request = try HTTPRequest(method: method, url: url, headerFields: fields)
+        // curl's order: Host, Authorization (from the URL), User-Agent, Accept, then the
+        // -H fields as given (a -H of one of the first three takes its place there).
+        var request = try HTTPRequest(method: method, url: url)
+        var ordered = HTTPFields()
+        // A -H Host takes the Host line's place, first.
+        if let host = fields.first(where: { $0.name == HTTPField.Name("Host")! }) { ordered.append(host) }
+        if let credentials = request.headerFields[.authorization], fields[.authorization] == nil, !removed.contains("authorization") {
+            ordered[.authorization] = credentials
+        }
+        if fields[.userAgent] == nil && !removed.contains("user-agent") { ordered[.userAgent] = "salvo/0.1" }
+        if fields[.accept] == nil && !removed.contains("accept") { ordered[.accept] = "*/*" }
+        ordered.append(contentsOf: fields.filter { $0.name != HTTPField.Name("Host")! })
+        request.headerFields = ordered
         return (request, body)
     }
 
@@ -316,10 +349,12 @@ struct Get: AsyncParsableCommand {
         return text + ">\r\n"
     }
 
-    static func describe(_ head: HTTPResponse, prefix: String) -> String {
-        let reason = head.status.reasonPhrase
-        var text = "\(prefix)HTTP/1.1 \(head.status.code)\(reason.isEmpty ? "" : " " + reason)\r\n"
-        for field in head.headerFields { text += "\(prefix)\(field.name.rawName): \(field.value)\r\n" }
-        return text + (prefix.isEmpty ? "\r\n" : "\(prefix)\r\n")
+    /// `raw`'s lines each after `prefix`, line ends kept as they came.
+    static func prefixedLines(_ raw: [UInt8], prefix: String) -> String {
+        var text = ""
+        for line in raw.split(separator: 0x0A, omittingEmptySubsequences: false).dropLast(raw.last == 0x0A ? 1 : 0) {
+            text += prefix + String(decoding: line, as: UTF8.self) + "\n"
+        }
+        return text
     }
 }

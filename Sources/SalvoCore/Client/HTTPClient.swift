@@ -259,6 +259,7 @@ public final class HTTPClient: Sendable {
         task.continueTimeout = self.configuration.expectContinueTimeout
         task.followUp = followUp
         task.decoding = prepared.decoding
+        task.headObserver = prepared.options.headObserver
         task.requestBody = prepared.requestBody
         if cancellation.markStarted(task) {
             if prepared.arrival != nil { self.coordinator.placementAbandoned(prepared.key) }

@@ -1,3 +1,4 @@
+import HTTPTypes
 import SalvoTransport
 extension HTTPClient {
     /// Settings for one request that override the client's ``Configuration``. Every field
@@ -29,6 +30,17 @@ extension HTTPClient {
         public var redirects: RedirectPolicy?
         /// Whether this response is decoded from gzip or deflate, and within what bounds.
         public var decompression: Decompression?
+        /// Told of every response head as it arrives — interim (1xx) heads, each response of
+        /// a redirect chain, the final one — with its bytes exactly as the server sent them,
+        /// and of the lines of a head that failed to parse. Called on the event loop's
+        /// thread, in order, before the call returns: keep it short (append to a list).
+        ///
+        /// ```swift
+        /// let heads = Mutex<[ReceivedHead]>([])
+        /// var options = HTTPClient.RequestOptions()
+        /// options.headObserver = { head in heads.withLock { $0.append(head) } }
+        /// ```
+        public var headObserver: (@Sendable (ReceivedHead) -> Void)?
 
         public init(timeout: Duration? = nil, maxBodySize: Int? = nil, tls: TLSConfiguration? = nil,
                     redirects: RedirectPolicy? = nil, decompression: Decompression? = nil,
@@ -42,5 +54,29 @@ extension HTTPClient {
             self.redirects = redirects
             self.decompression = decompression
         }
+    }
+}
+
+/// A response head as it arrived, for tools that show heads as the server sent them.
+public struct ReceivedHead: Sendable {
+    public enum Kind: Sendable, Hashable {
+        /// A 1xx head before the response (`100 Continue`, `103 Early Hints`).
+        case interim
+        /// A response's head: a redirect's, or the final one.
+        case response
+        /// The complete lines of a head the parser refused, before the line it refused.
+        case failed
+    }
+
+    public var kind: Kind
+    /// The bytes as received: status line, fields and the blank line, line ends as sent.
+    public var raw: [UInt8]
+    /// The head as parsed (nil for a failed one).
+    public var head: HTTPResponse?
+
+    public init(kind: Kind, raw: [UInt8], head: HTTPResponse?) {
+        self.kind = kind
+        self.raw = raw
+        self.head = head
     }
 }

@@ -53,6 +53,8 @@ final class RequestTask {
     var requestBody: HTTPBody?
     /// Limits for decoding a gzip or deflate body; nil when the body goes as sent.
     var decoding: ContentDecoder.Limits?
+    /// Told of each head as it arrived (``HTTPClient/RequestOptions/headObserver``).
+    var headObserver: (@Sendable (ReceivedHead) -> Void)?
     /// The decoder of this response's body, when it has a content coding.
     private var decoder: ContentDecoder?
     /// The handler asked to pause during the last decoded piece.

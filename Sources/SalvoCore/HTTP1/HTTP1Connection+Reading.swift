@@ -48,6 +48,9 @@ extension HTTP1Connection {
         do {
             result = try self.decoder.feed(bytes)
         } catch {
+            if let partial = self.decoder.partialRawHead, let observer = task.headObserver {
+                observer(ReceivedHead(kind: .failed, raw: partial, head: nil))
+            }
             self.fail(self.handlerError ?? error)
             return
         }
@@ -121,6 +124,13 @@ extension HTTP1Connection {
     }
 
     private func failOnClose(_ error: HTTPClientError) {
+        if error.phase == .readHead, let observer = self.task?.headObserver {
+            // The lines of a head the close cut short, as curl shows them.
+            self.decoder.keepPartialHead(endingBefore: self.decoder.captured.count)
+            if let partial = self.decoder.partialRawHead, !partial.isEmpty {
+                observer(ReceivedHead(kind: .failed, raw: partial, head: nil))
+            }
+        }
         let action = self.machine.remoteClosed(responseStarted: self.decoder.bytesOfCurrentResponse > 0)
         if case .failRequest(let retryable) = action, retryable, let task = self.task, task.isIdempotent,
            task.isReplayable, !task.retried {
@@ -156,11 +166,17 @@ extension HTTP1Connection {
             self.writer.releaseBody()
             self.continueArrived = true
         }
+        if let observer = self.task?.headObserver {
+            observer(ReceivedHead(kind: .interim, raw: self.decoder.lastRawHead, head: head))
+        }
         self.task?.receiveInformational(head)
     }
 
     func decoderReceivedHead(_ head: HTTPResponse) -> Bool {
         guard let task = self.task else { return false }
+        if let observer = task.headObserver {
+            observer(ReceivedHead(kind: .response, raw: self.decoder.lastRawHead, head: head))
+        }
         // A final answer before 100 Continue: the body is not sent (RFC 9110 §10.1.1), so
         // the connection cannot carry another request.
         self.writer.withholdBody()

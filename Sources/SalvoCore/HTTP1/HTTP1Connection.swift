@@ -162,7 +162,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         self.sendFailure = 0
         self.producerEndDeadline = nil
         self.writer = RequestWriter(for: task, now: self.loop.now)
-        self.decoder.prepareForNextResponse(expectNoBody: task.isHead)
+        self.decoder.prepareForNextResponse(expectNoBody: task.isHead, capturingHeads: task.headObserver != nil)
         self.lastActivity = self.loop.now
         if case .write = self.machine.startRequest() {
             self.writeRequest()

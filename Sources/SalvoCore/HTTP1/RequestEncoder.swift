@@ -108,8 +108,8 @@ public enum RequestEncoder {
         }
         if let userAgent = added.userAgent { appendField(name: "User-Agent", value: userAgent, into: &buffer) }
         if let value = added.acceptEncoding { appendField(name: "Accept-Encoding", value: value, into: &buffer) }
-        if let value = added.contentType { appendField(name: "Content-Type", value: value, into: &buffer) }
-        if let value = added.contentEncoding { appendField(name: "Content-Encoding", value: value, into: &buffer) }
+        // The framing, then what the body says of itself: curl's order, so that a request
+        // made like curl's is the same bytes.
         switch body {
         case .known(let length):
             guard length >= 0 else { throw invalid("body length \(length) is negative") }
@@ -119,6 +119,8 @@ public enum RequestEncoder {
         case .none:
             if methodExpectsContent(request.method) { appendContentLength(0, into: &buffer) }
         }
+        if let value = added.contentType { appendField(name: "Content-Type", value: value, into: &buffer) }
+        if let value = added.contentEncoding { appendField(name: "Content-Encoding", value: value, into: &buffer) }
         buffer.append(0x0D)
         buffer.append(0x0A)
     }

@@ -100,6 +100,16 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     /// The head had Transfer-Encoding and Content-Length both: the body is read as chunked
     /// (RFC 9112 §6.3) and the connection is not reused after it.
     private var closeAfterResponse = false
+    /// Whether this response's heads are kept as they arrived (``lastRawHead``), for tools
+    /// that show them byte for byte. Off by default: it costs a copy of every read of a head.
+    private(set) var capturesHeads = false
+    /// While capturing: bytes of this response not yet handed out as a head.
+    var captured: [UInt8] = []
+    /// The bytes of the head just completed — status line, fields, blank line, as sent —
+    /// valid during the delegate's head callbacks (capturing only).
+    public internal(set) var lastRawHead: [UInt8] = []
+    /// The complete lines of a head that failed, before the line that failed (capturing only).
+    public internal(set) var partialRawHead: [UInt8]?
     /// Bytes seen since the current response began (0: nothing of it yet).
     private(set) var bytesOfCurrentResponse = 0
     /// True between the final head and the end of its body.
@@ -125,8 +135,12 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     }
 
     /// Prepares for the next response on the same connection (after `.complete`).
-    public func prepareForNextResponse(expectNoBody: Bool) {
+    public func prepareForNextResponse(expectNoBody: Bool, capturingHeads: Bool = false) {
         self.expectNoBody = expectNoBody
+        self.capturesHeads = capturingHeads
+        if !self.captured.isEmpty { self.captured.removeAll() }
+        self.lastRawHead = []
+        self.partialRawHead = nil
         self.bytesOfCurrentResponse = 0
         self.sawFinalHead = false
         self.inBody = false
@@ -151,7 +165,8 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     }
 
     /// Runs llhttp over `bytes[offset...]`: one call, unless an interim response ends inside.
-    private func parse(_ bytes: UnsafeRawBufferPointer, from offset: Int) throws(HTTPClientError) -> FeedResult {
+    private func parse(_ bytes: UnsafeRawBufferPointer, from offset: Int, capture: Bool = true) throws(HTTPClientError) -> FeedResult {
+        if capture && self.capturesHeads && !self.sawFinalHead { self.captured.append(contentsOf: bytes[offset...]) }
         let start = bytes.baseAddress!.assumingMemoryBound(to: CChar.self)
         var offset = offset
         var headStart = offset
@@ -180,6 +195,10 @@ public struct ResponseHeadLimits: Sendable, Hashable {
             case HPE_PAUSED_UPGRADE:
                 throw self.protocolError("unexpected 101 Switching Protocols: no upgrade was requested")
             default:
+                if self.capturesHeads && !self.sawFinalHead {
+                    let position = llhttp_get_error_pos(self.parser).map { start.distance(to: $0) } ?? bytes.count
+                    self.keepPartialHead(endingBefore: self.captured.count - (bytes.count - position))
+                }
                 if let failure = self.failure { throw failure }
                 let error = self.protocolError(nil)
                 guard !self.sawFinalHead, Self.mayBeRepairable(llhttp_get_errno(self.parser)) else { throw error }
@@ -204,7 +223,10 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     private func continueRepair(_ bytes: UnsafeRawBufferPointer, newBytesFrom: Int?) throws(HTTPClientError) -> FeedResult {
         guard let (bytesSoFar, error) = self.repairing else { return .needMore }
         var collected = bytesSoFar
-        if let newBytesFrom { collected.append(contentsOf: bytes[newBytesFrom...]) }
+        if let newBytesFrom {
+            collected.append(contentsOf: bytes[newBytesFrom...])
+            if self.capturesHeads { self.captured.append(contentsOf: bytes[newBytesFrom...]) }
+        }
         let outcome = collected.withUnsafeBytes { ResponseHeadRepair.repair($0) }
         switch outcome {
         case .unrepairable:
@@ -220,6 +242,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
             return .needMore
         case .repaired(let head, let length, _):
             self.repairing = nil
+            self.partialRawHead = nil
             // What follows the head is the end of this read: earlier reads held head only.
             let tail = collected.count - length
             guard tail <= bytes.count else { throw error }
@@ -240,7 +263,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
                 if let failure = self.failure { throw failure }
                 throw self.protocolError(nil)
             }
-            return resumeAt == bytes.count ? .needMore : try self.parse(bytes, from: resumeAt)
+            return resumeAt == bytes.count ? .needMore : try self.parse(bytes, from: resumeAt, capture: false)
         }
     }
 
@@ -412,6 +435,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
                 // A protocol switch this client never asked for; llhttp reports it as an upgrade.
                 return Self.proceed
             }
+            if self.capturesHeads { self.takeRawHead() }
             self.delegate?.decoderReceivedInformational(head)
             // The interim response's fields do not count against the final one's limits.
             self.headerBytes = 0
@@ -433,6 +457,10 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         self.sawFinalHead = true
         self.inBody = true
         self.inTrailers = true
+        if self.capturesHeads {
+            self.takeRawHead()
+            self.captured = []
+        }
         if let delegate = self.delegate, !delegate.decoderReceivedHead(head) { return Self.userError }
         // 1 tells llhttp that this response has no body whatever its head says: the answer
         // to HEAD, and 204 and 304, which never carry content (RFC 9110 §6.4.1) even when a

@@ -355,3 +355,55 @@ func expectEverySplit(_ text: String, eof: Bool = false, head: Bool = false,
                                           consumed: text.utf8.count))
     }
 }
+
+/// Heads kept as they arrived, whatever the reads' boundaries.
+@Suite struct RawHeadCaptureTests {
+    final class RawHeads: ResponseDecoderDelegate {
+        weak var decoder: ResponseDecoder?
+        var heads: [String] = []
+        func decoderReceivedInformational(_ head: HTTPResponse) { self.heads.append(String(decoding: self.decoder!.lastRawHead, as: UTF8.self)) }
+        func decoderReceivedHead(_ head: HTTPResponse) -> Bool {
+            self.heads.append(String(decoding: self.decoder!.lastRawHead, as: UTF8.self))
+            return true
+        }
+        func decoderReceivedBody(_ bytes: UnsafeRawBufferPointer) -> Bool { true }
+        func decoderReceivedEnd(trailers: HTTPFields?, keepAlive: Bool) {}
+    }
+
+    func heads(_ text: String, split: Int) -> ([String], [UInt8]?) {
+        let decoder = ResponseDecoder()
+        let delegate = RawHeads()
+        delegate.decoder = decoder
+        decoder.delegate = delegate
+        decoder.prepareForNextResponse(expectNoBody: false, capturingHeads: true)
+        let bytes = Array(text.utf8)
+        for piece in [bytes[..<split], bytes[split...]] where !piece.isEmpty {
+            do {
+                if case .complete = try Array(piece).withUnsafeBytes({ try decoder.feed($0) }) { break }
+            } catch {
+                break
+            }
+        }
+        return (delegate.heads, decoder.partialRawHead)
+    }
+
+    @Test func headsAreTheBytesAsSent() {
+        let interim = "HTTP/1.1 100 Continue\r\n\r\n"
+        let final = "HTTP/1.0 200 Fine  \nX-A:  b \nContent-Length: 2\n\n"
+        let text = interim + final + "ok"
+        for split in 0..<text.utf8.count {
+            let (heads, partial) = self.heads(text, split: split)
+            #expect(heads == [interim, final], "split at \(split)")
+            #expect(partial == nil)
+        }
+    }
+
+    @Test func theLinesBeforeAFailureAreKept() {
+        let text = "HTTP/1.1 200 OK\r\nX-A: b\r\nContent-Length: -1\r\nX-B: c\r\n\r\n"
+        for split in [0, 10, 30, 45] {
+            let (heads, partial) = self.heads(text, split: split)
+            #expect(heads.isEmpty)
+            #expect(partial.map { String(decoding: $0, as: UTF8.self) } == "HTTP/1.1 200 OK\r\nX-A: b\r\n", "split at \(split)")
+        }
+    }
+}

@@ -168,6 +168,24 @@ import Testing
         }
     }
 
+    /// `-i` writes every head as it arrived: bare LF lines, the server's version and reason,
+    /// trailing spaces, interim heads, and with `-L` each response of the chain.
+    @Test func headsAsReceived() throws {
+        let server = try Shared.faults.get()
+        let final = Self.raw(server, "HTTP/1.0 200 Fine  \nX-Odd:  spaced  \nContent-Length: 2\n\nok")
+        let path = String(final.drop(while: { $0 != "/" }).dropFirst(2).drop(while: { $0 != "/" }))
+        for text in [
+            "HTTP/1.1 200 OK\nContent-Length: 2\nX-A: b \n\nok",
+            "HTTP/1.0 404 Not Here\r\nContent-Length: 2\r\n\r\nno",
+            "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+        ] {
+            try Self.sideBySide(["-s", "-i", Self.raw(server, text)])
+        }
+        let redirect = Self.raw(server, "HTTP/1.1 302 Found\r\nLocation: \(path)\r\nContent-Length: 0\r\n\r\n", then: "keep")
+        try Self.sideBySide(["-s", "-i", "-L", redirect])
+        try Self.sideBySide(["-s", "-I", "-L", redirect])
+    }
+
     /// Where Salvo is stricter than curl 7.88 on purpose: ambiguous framing is how responses
     /// are smuggled, so it is refused (RFC 9112 §6.3).
     @Test func stricterThanCurlOnAmbiguousFraming() throws {
