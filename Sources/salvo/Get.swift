@@ -145,8 +145,9 @@ struct Get: AsyncParsableCommand {
 
         let request: HTTPRequest
         let body: HTTPBody?
+        let expectContinue: Bool
         do {
-            (request, body) = try self.buildRequest()
+            (request, body, expectContinue) = try self.buildRequest()
         } catch let error as HTTPClientError {
             return self.report(CurlExitCode.forError(error), error.description)
         } catch let error as UsageError {
@@ -174,6 +175,7 @@ struct Get: AsyncParsableCommand {
         // that failed), shown byte for byte with -i and -v, as curl does.
         let heads = Mutex<[ReceivedHead]>([])
         var options = HTTPClient.RequestOptions(timeout: timeout)
+        options.expectContinue = expectContinue
         if self.include || self.headOnly || self.verbose {
             options.headObserver = { head in heads.withLock { $0.append(head) } }
         }
@@ -233,7 +235,7 @@ struct Get: AsyncParsableCommand {
         return .milliseconds(Int64((value * 1000).rounded(.up)))
     }
 
-    func buildRequest() throws -> (HTTPRequest, HTTPBody?) {
+    func buildRequest() throws -> (HTTPRequest, HTTPBody?, expectContinue: Bool) {
         var fields = HTTPFields()
         var removed: Set<String> = []
         for header in self.headers {
@@ -272,8 +274,9 @@ struct Get: AsyncParsableCommand {
             guard self.data.isEmpty && self.dataBinary.isEmpty else {
                 throw UsageError(code: 2, message: "-T cannot be combined with -d or --data-binary")
             }
-            // Standard input goes as it comes, chunked, as curl sends it.
-            body = path == "-" ? StandardInput.body : try .file(path: path)
+            // Standard input goes as it comes, chunked, as curl sends it; an empty file with
+            // a length of 0.
+            body = path == "-" ? StandardInput.body : (Output.isEmptyRegularFile(path) ? .bytes([]) : try .file(path: path))
             // As curl: a URL ending in a slash gets the file's name.
             if url.hasSuffix("/"), path != "-", let name = path.split(separator: "/").last {
                 url += name
@@ -308,6 +311,8 @@ struct Get: AsyncParsableCommand {
             }
         }
 
+        let expectContinue: Bool
+        (body, expectContinue) = UploadFraming.shape(body, fields: &fields, removed: removed, isUpload: self.uploadFile != nil)
         let methodText = self.method ?? (self.headOnly ? "HEAD" : (self.uploadFile != nil ? "PUT" : (body != nil ? "POST" : "GET")))
         guard let method = HTTPRequest.Method(methodText) else {
             throw HTTPClientError(.invalidRequest, detail: "invalid method \"\(methodText)\"")
@@ -325,7 +330,7 @@ struct Get: AsyncParsableCommand {
         if fields[.accept] == nil && !removed.contains("accept") { ordered[.accept] = "*/*" }
         ordered.append(contentsOf: fields.filter { $0.name != HTTPField.Name("Host")! })
         request.headerFields = ordered
-        return (request, body)
+        return (request, body, expectContinue)
     }
 
     static func load(_ item: String) throws -> [UInt8] {

@@ -41,6 +41,12 @@ enum Output {
         }
     }
 
+    /// Whether `path` is a regular file of no bytes (sent with a length of 0, not chunked).
+    static func isEmptyRegularFile(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && info.st_size == 0
+    }
+
     /// Whether `path` is a regular file with a size: one that can be sent with its length
     /// known up front. Pipes, devices and the files of /proc and /sys (size 0) cannot.
     static func isRegularFileWithSize(_ path: String) -> Bool {

@@ -196,6 +196,10 @@ public final class HTTPClient: Sendable {
             added.acceptEncoding = "gzip, deflate"
             decoding = decompression.limits
         }
+        if options.expectContinue, !request.headerFields.contains(where: { $0.name == .expect }),
+           stream.map({ $0.length != 0 }) ?? !bytes.isEmpty {
+            added.expectContinue = true
+        }
         var head: [UInt8] = []
         head.reserveCapacity(256)
         try RequestEncoder.encodeHead(request, body: requestBody?.announcedLength ?? .none, adding: added, into: &head)
@@ -209,9 +213,10 @@ public final class HTTPClient: Sendable {
         } ?? false
         let redirects = options.redirects ?? self.configuration.redirects
         let hasBody = stream.map { $0.length != 0 } ?? !bytes.isEmpty
-        let expectsContinue = hasBody && request.headerFields.contains {
+        let ownExpect = request.headerFields.contains { $0.name == .expect }
+        let expectsContinue = hasBody && (options.expectContinue && !ownExpect || request.headerFields.contains {
             $0.name == .expect && $0.value.lowercased().contains("100-continue")
-        }
+        })
         return Prepared(key: key, tls: tls, head: head, body: bytes, stream: stream, expectsContinue: expectsContinue,
                         method: request.method,
                         deadline: deadline, startedAt: now, headDeadline: headDeadline, readTimeout: options.readTimeout ?? self.configuration.readTimeout,

@@ -30,6 +30,12 @@ extension HTTPClient {
         public var redirects: RedirectPolicy?
         /// Whether this response is decoded from gzip or deflate, and within what bounds.
         public var decompression: Decompression?
+        /// Ask before sending the body: `Expect: 100-continue` goes with the head, and the
+        /// body waits for the server's 100 Continue (or a final answer, which spares sending
+        /// it — a 401, a 413), at most ``HTTPClient/Configuration/expectContinueTimeout``.
+        /// For large uploads a server may refuse. Ignored without a body, or when the request
+        /// has an Expect field of its own.
+        public var expectContinue = false
         /// Told of every response head as it arrives — interim (1xx) heads, each response of
         /// a redirect chain, the final one — with its bytes exactly as the server sent them,
         /// and of the lines of a head that failed to parse. Called on the event loop's

@@ -28,6 +28,8 @@ public enum RequestEncoder {
         var acceptEncoding: StaticString?
         var contentType: String?
         var contentEncoding: String?
+        /// `Expect: 100-continue`, after the framing (``HTTPClient/RequestOptions/expectContinue``).
+        var expectContinue = false
         static let none = AddedFields()
     }
 
@@ -87,29 +89,12 @@ public enum RequestEncoder {
                 if hostWritten { continue }
                 hostWritten = true
             }
-            let nameText = name.rawName
-            // HTTPField.Name validates tokens on creation; checked again because the head is
-            // the last line of defence and names can be built unchecked elsewhere.
-            guard nameText.utf8.allSatisfy(isTokenByte) else {
-                throw invalid("field name \"\(printable(nameText))\" is not a valid token")
-            }
-            let valid = field.withUnsafeBytesOfValue { bytes in
-                !bytes.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 })
-            }
-            guard valid else {
-                throw invalid("value of \(nameText) contains CR, LF or NUL")
-            }
-            buffer.append(contentsOf: nameText.utf8)
-            buffer.append(0x3A)
-            buffer.append(0x20)
-            field.withUnsafeBytesOfValue { buffer.append(contentsOf: $0) }
-            buffer.append(0x0D)
-            buffer.append(0x0A)
+            try appendChecked(field, into: &buffer)
         }
         if let userAgent = added.userAgent { appendField(name: "User-Agent", value: userAgent, into: &buffer) }
         if let value = added.acceptEncoding { appendField(name: "Accept-Encoding", value: value, into: &buffer) }
-        // The framing, then what the body says of itself: curl's order, so that a request
-        // made like curl's is the same bytes.
+        // The framing, then what the body says of itself, then the Expect the client adds:
+        // curl's order, so that a request made like curl's is the same bytes.
         switch body {
         case .known(let length):
             guard length >= 0 else { throw invalid("body length \(length) is negative") }
@@ -121,6 +106,28 @@ public enum RequestEncoder {
         }
         if let value = added.contentType { appendField(name: "Content-Type", value: value, into: &buffer) }
         if let value = added.contentEncoding { appendField(name: "Content-Encoding", value: value, into: &buffer) }
+        if added.expectContinue { appendField(name: "Expect", value: "100-continue", into: &buffer) }
+        buffer.append(0x0D)
+        buffer.append(0x0A)
+    }
+
+    /// A field of the caller's, checked again (the head is the last line of defence, and
+    /// names can be built unchecked elsewhere): a token name, no CR, LF or NUL in the value.
+    private static func appendChecked(_ field: HTTPField, into buffer: inout [UInt8]) throws(HTTPClientError) {
+        let nameText = field.name.rawName
+        guard nameText.utf8.allSatisfy(isTokenByte) else {
+            throw invalid("field name \"\(printable(nameText))\" is not a valid token")
+        }
+        let valid = field.withUnsafeBytesOfValue { bytes in
+            !bytes.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 })
+        }
+        guard valid else {
+            throw invalid("value of \(nameText) contains CR, LF or NUL")
+        }
+        buffer.append(contentsOf: nameText.utf8)
+        buffer.append(0x3A)
+        buffer.append(0x20)
+        field.withUnsafeBytesOfValue { buffer.append(contentsOf: $0) }
         buffer.append(0x0D)
         buffer.append(0x0A)
     }

@@ -229,8 +229,14 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         }
         let outcome = collected.withUnsafeBytes { ResponseHeadRepair.repair($0) }
         switch outcome {
-        case .unrepairable:
+        case .unrepairable(let badLine):
             self.repairing = nil
+            if self.capturesHeads, let badLine {
+                // The lines before the one that cannot be read, as curl shows them.
+                var start = 0
+                while start < badLine, collected[start] == 0x0A || collected[start] == 0x0D { start += 1 }
+                self.partialRawHead = Array(collected[start..<badLine])
+            }
             throw error
         case .incomplete:
             // The status line and the fields, with room for their line ends.

@@ -18,7 +18,9 @@ enum ResponseHeadRepair {
         /// No blank line yet: the head may continue in the next read.
         case incomplete
         /// Nothing here is one of the two repairable faults: the parser's error stands.
-        case unrepairable
+        /// `badLine`: where the line that cannot be read begins, when it is one seen here (a
+        /// Content-Length of another value or not a number).
+        case unrepairable(badLine: Int?)
         /// The head as CRLF lines with one Content-Length; `length` bytes of the input were
         /// the head (blank line included); `bareLineFeeds` says whether any line ended in a
         /// lone LF (a chunked body from the same server may do the same).
@@ -41,9 +43,10 @@ enum ResponseHeadRepair {
                 bareLineFeeds = true
             }
             let line = UnsafeRawBufferPointer(rebasing: raw[lineStart..<lineEnd])
+            let thisLine = lineStart
             lineStart = newline + 1
             if line.isEmpty && !isStatusLine {
-                guard bareLineFeeds || changedContentLength else { return .unrepairable }
+                guard bareLineFeeds || changedContentLength else { return .unrepairable(badLine: nil) }
                 head.append(contentsOf: [0x0D, 0x0A])
                 return .repaired(head: head, length: lineStart, bareLineFeeds: bareLineFeeds)
             }
@@ -52,10 +55,10 @@ enum ResponseHeadRepair {
             case .none:
                 head.append(contentsOf: line)
             case .some(nil):
-                return .unrepairable   // an unreadable or self-contradicting Content-Length
+                return .unrepairable(badLine: thisLine)   // an unreadable or self-contradicting Content-Length
             case .some(let (value, isList)?):
                 if let contentLength {
-                    guard contentLength == value else { return .unrepairable }
+                    guard contentLength == value else { return .unrepairable(badLine: thisLine) }
                     changedContentLength = true
                     continue   // the same length again: dropped
                 }

@@ -186,6 +186,38 @@ import Testing
         try Self.sideBySide(["-s", "-I", "-L", redirect])
     }
 
+    /// The request fields as curl sends them, for each way of giving a body: the same names
+    /// in the same order (values of User-Agent aside), seen by the server.
+    @Test func requestFieldsInCurlsOrder() throws {
+        guard let curl = Self.curlPath else {
+            Issue.record("curl is not installed (scripts/setup installs it)")
+            return
+        }
+        let server = try Shared.faults.get()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("upload.txt").path
+        let empty = directory.appendingPathComponent("empty.txt").path
+        try Data("some bytes\n".utf8).write(to: URL(fileURLWithPath: file))
+        try Data().write(to: URL(fileURLWithPath: empty))
+        struct Seen: Decodable { var method: String; var headers: [[String]] }
+        let url = server.url("/echo")
+        for arguments in [
+            ["-T", file], ["-T", empty], ["-d", "a=1"], ["-d", "a=1", "-H", "Content-Type: text/plain", "-H", "X-A: b"],
+            ["-d", "", "-H", "Transfer-Encoding: chunked"], ["-H", "Accept: text/html", "-H", "Host: example.test"],
+            ["-T", file, "-H", "Expect:"],
+        ] {
+            func names(_ output: Data) throws -> [String] {
+                try JSONDecoder().decode(Seen.self, from: output).headers.map { $0[0].lowercased() }
+            }
+            let theirs = try Self.run(curl, ["-s"] + arguments + [url])
+            let ours = try Self.run(Self.salvoPath, ["get", "-s"] + arguments + [url])
+            #expect(ours.status == theirs.status, "\(arguments)")
+            #expect(try names(ours.stdout) == names(theirs.stdout), "\(arguments)")
+        }
+    }
+
     /// Where Salvo is stricter than curl 7.88 on purpose: ambiguous framing is how responses
     /// are smuggled, so it is refused (RFC 9112 §6.3).
     @Test func stricterThanCurlOnAmbiguousFraming() throws {
