@@ -29,8 +29,11 @@ struct Get: AsyncParsableCommand {
     @Option(name: [.customShort("T"), .customLong("upload-file")], help: "Upload this file (PUT unless -X says otherwise), streamed from disk.")
     var uploadFile: String?
 
-    @Option(name: [.customShort("o"), .customLong("output")], help: "Write the body to this file instead of stdout.")
-    var output: String?
+    @Option(name: [.customShort("o"), .customLong("output")], help: "Write the body to this file instead of stdout (the first -o is the URL's, as with curl).")
+    var outputs: [String] = []
+
+    /// curl ties each -o to a URL in order: with one URL, the first one counts.
+    var output: String? { self.outputs.first }
 
     @Flag(name: [.customShort("i"), .customLong("include")], help: "Include the response head in the output.")
     var include = false
@@ -236,32 +239,10 @@ struct Get: AsyncParsableCommand {
     }
 
     func buildRequest() throws -> (HTTPRequest, HTTPBody?, expectContinue: Bool) {
-        var fields = HTTPFields()
-        var removed: Set<String> = []
-        for header in self.headers {
-            // The value's bytes as typed: not every header value is UTF-8.
-            let bytes = RawArguments.bytes(of: header, attached: ["-H", "--header="])
-            guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else {
-                throw UsageError(code: 2, message: "header \"\(header)\" has no colon")
-            }
-            let nameText = String(decoding: bytes[..<colon], as: UTF8.self)[...].trimmingOWS
-            guard let name = HTTPField.Name(String(nameText)) else {
-                throw UsageError(code: 2, message: "invalid header name \"\(nameText)\"")
-            }
-            var value = bytes[(colon + 1)...]
-            while let first = value.first, first == 0x20 || first == 0x09 { value = value.dropFirst() }
-            while let last = value.last, last == 0x20 || last == 0x09 { value = value.dropLast() }
-            // curl: "Name:" with nothing after removes the header, defaults included.
-            if value.isEmpty {
-                removed.insert(name.canonicalName)
-                fields[name] = nil
-                continue
-            }
-            guard !value.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
-                throw HTTPClientError(.invalidRequest, detail: "header \(nameText) contains CR, LF or NUL")
-            }
-            fields.append(HTTPField(name: name, value: value))
-        }
+        let headers = try HeaderArguments(self.headers.map { RawArguments.bytes(of: $0, attached: ["-H", "--header="]) })
+        if !self.silent { for warning in headers.warnings { Output.stderr("Warning: \(warning)\n") } }
+        var fields = headers.fields
+        let removed = headers.removed
 
         var body: HTTPBody? = nil
         var url: String
@@ -295,14 +276,14 @@ struct Get: AsyncParsableCommand {
             for item in self.data {
                 if !first { all.append(UInt8(ascii: "&")) }
                 first = false
-                var bytes = try Self.load(item)
+                var bytes = self.load(item)
                 if item.hasPrefix("@") { bytes.removeAll(where: { $0 == 0x0D || $0 == 0x0A }) }
                 all += bytes
             }
             for item in self.dataBinary {
                 if !first { all.append(UInt8(ascii: "&")) }
                 first = false
-                all += try Self.load(item)
+                all += self.load(item)
             }
             body = .bytes(all)
             if fields[.contentType] == nil && !removed.contains("content-type") {
@@ -333,11 +314,14 @@ struct Get: AsyncParsableCommand {
         return (request, body, expectContinue)
     }
 
-    static func load(_ item: String) throws -> [UInt8] {
+    /// A `-d` / `--data-binary` item: the text itself, or `@file`'s bytes. A file that cannot
+    /// be read makes an empty body and a warning, as with curl.
+    func load(_ item: String) -> [UInt8] {
         guard item.hasPrefix("@") else { return Array(item.utf8) }
         let path = String(item.dropFirst())
         guard let bytes = Output.readFile(path == "-" ? nil : path) else {
-            throw UsageError(code: 26, message: "cannot read \(path)")
+            if !self.silent { Output.stderr("Warning: Couldn't read data from file \"\(path)\", this makes an empty POST.\n") }
+            return []
         }
         return bytes
     }

@@ -9,14 +9,15 @@ import CZlib
     case deflate
 
     /// The codings of a Content-Encoding value, in the order they were applied. `identity`
-    /// is dropped; anything unknown, or more than two codings, is refused.
+    /// (and `none`, which servers send for it, and curl takes as it) is dropped; anything
+    /// unknown, or more than two codings, is refused.
     public static func parse(_ value: String) throws(HTTPClientError) -> [ContentCoding] {
         var codings: [ContentCoding] = []
         for element in value.split(separator: ",") {
             let name = element.trimmingOWS.lowercased()
             switch name {
             case "": continue
-            case "identity": continue
+            case "identity", "none": continue
             case "gzip", "x-gzip": codings.append(.gzip)
             case "deflate": codings.append(.deflate)
             default:

@@ -126,8 +126,12 @@ public enum RequestEncoder {
         }
         buffer.append(contentsOf: nameText.utf8)
         buffer.append(0x3A)
-        buffer.append(0x20)
-        field.withUnsafeBytesOfValue { buffer.append(contentsOf: $0) }
+        field.withUnsafeBytesOfValue { value in
+            // An empty value goes as "Name:", without the space (as curl writes it).
+            guard !value.isEmpty else { return }
+            buffer.append(0x20)
+            buffer.append(contentsOf: value)
+        }
         buffer.append(0x0D)
         buffer.append(0x0A)
     }

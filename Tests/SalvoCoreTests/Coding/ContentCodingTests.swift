@@ -79,6 +79,7 @@ import Testing
         #expect(try ContentCoding.parse("gzip") == [.gzip])
         #expect(try ContentCoding.parse(" X-GZip ") == [.gzip])
         #expect(try ContentCoding.parse("identity") == [])
+        #expect(try ContentCoding.parse("none") == [], "an alias servers send for identity")
         #expect(try ContentCoding.parse("") == [])
         #expect(try ContentCoding.parse("deflate, gzip") == [.deflate, .gzip])
         #expect(try ContentCoding.parse("gzip,identity,,deflate") == [.gzip, .deflate])
