@@ -240,6 +240,17 @@ final class RequestTask {
         return more
     }
 
+    /// This response is a redirect being followed (or refused): its body is only skipped.
+    var isSkippingToRedirect: Bool { self.redirect != nil || self.redirectError != nil }
+
+    /// Gives up the rest of a redirect's body (one that would end only when the server
+    /// closes): the connection is closed and the redirect followed at once. The error is
+    /// what closes the connection; the task follows the redirect instead of failing.
+    func abandonRedirectBody(_ reason: String) -> HTTPClientError {
+        self.abandonedRedirectBody = true
+        return HTTPClientError.cancelled(.internal, phase: .readBody, detail: reason)
+    }
+
     /// Body bytes; false pauses reading.
     func receiveBody(_ bytes: UnsafeRawBufferPointer) throws(HTTPClientError) -> Bool {
         // The body of a redirect being followed (or refused) is read and dropped, up to a
@@ -247,8 +258,7 @@ final class RequestTask {
         if self.redirect != nil || self.redirectError != nil {
             self.skippedBytes += bytes.count
             if self.skippedBytes > Self.maxSkippedRedirectBody {
-                self.abandonedRedirectBody = true
-                throw HTTPClientError.cancelled(.internal, phase: .readBody, detail: "redirect body too long to skip")
+                throw self.abandonRedirectBody("redirect body too long to skip")
             }
             return true
         }

@@ -186,6 +186,12 @@ extension HTTP1Connection {
         task.version = self.decoder.version
         do {
             try task.receiveHead(head)
+            if task.isSkippingToRedirect, !task.isHead, self.decoder.bodyEndsAtClose {
+                // A redirect whose body ends only at the close (no length, not chunked): not
+                // waited for — the server may keep the connection open regardless.
+                self.handlerError = task.abandonRedirectBody("redirect body without length")
+                return false
+            }
             return true
         } catch {
             self.handlerError = error

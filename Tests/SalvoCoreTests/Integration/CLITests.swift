@@ -218,6 +218,15 @@ import Testing
         }
     }
 
+    /// A redirect whose body would end only at the close is followed at once, even when the
+    /// server keeps the connection open (it used to wait for the close).
+    @Test func aRedirectWithoutLengthIsFollowedAtOnce() throws {
+        let server = try Shared.faults.get()
+        let moved = Self.raw(server, "HTTP/1.1 301 Moved\r\nLocation: /ok\r\nConnection: close\r\n\r\nsee /ok", then: "stall")
+        try Self.sideBySide(["-s", "-L", "-m", "10", moved])
+        try Self.sideBySide(["-s", "-i", "-L", "-m", "10", moved])
+    }
+
     /// Where Salvo is stricter than curl 7.88 on purpose: ambiguous framing is how responses
     /// are smuggled, so it is refused (RFC 9112 §6.3).
     @Test func stricterThanCurlOnAmbiguousFraming() throws {
