@@ -144,7 +144,7 @@ enum URLReference {
     /// wire). Bytes a URL may not hold (spaces, controls, non-ASCII) are percent-encoded, as
     /// browsers and curl do with sloppy Location values.
     static func resolve(_ reference: String, against base: String) -> String {
-        let r = self.split(Substring(self.encodeUnsafeBytes(reference)))
+        let r = self.split(Substring(self.encodeUnsafeBytes(reference, asLocation: true)))
         let b = self.split(Substring(base))
         var result = Parts(path: "")
         if let scheme = r.scheme {
@@ -250,12 +250,19 @@ enum URLReference {
         return output
     }
 
-    static func encodeUnsafeBytes(_ text: String) -> String {
+    /// `text` with the bytes a URL may not hold (spaces, controls, non-ASCII) percent-encoded
+    /// in upper-case hex (RFC 3986 §2.1). `asLocation`: as curl encodes a sloppy Location
+    /// instead — lower-case hex, and a space in the query as `+` (in the path, `%20`).
+    static func encodeUnsafeBytes(_ text: String, asLocation: Bool = false) -> String {
         guard text.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7F }) else { return text }
-        let hex = Array("0123456789ABCDEF".utf8)
+        let hex = Array((asLocation ? "0123456789abcdef" : "0123456789ABCDEF").utf8)
         var bytes: [UInt8] = []
+        var inQuery = false
         for byte in text.utf8 {
-            if byte <= 0x20 || byte >= 0x7F {
+            if byte == UInt8(ascii: "?") { inQuery = asLocation }
+            if byte == 0x20 && inQuery {
+                bytes.append(UInt8(ascii: "+"))
+            } else if byte <= 0x20 || byte >= 0x7F {
                 bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
             } else {
                 bytes.append(byte)
