@@ -100,6 +100,9 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     /// The head had Transfer-Encoding and Content-Length both: the body is read as chunked
     /// (RFC 9112 §6.3) and the connection is not reused after it.
     private var closeAfterResponse = false
+    /// A Content-Length too large for any length, left out of the framing by the repair:
+    /// added back to the parsed head, which shows what the server sent.
+    private var ignoredContentLength: String?
     /// Whether this response's heads are kept as they arrived (``lastRawHead``), for tools
     /// that show them byte for byte. Off by default: it costs a copy of every read of a head.
     private(set) var capturesHeads = false
@@ -149,6 +152,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         self.repairing = nil
         self.pausedAfterInterim = false
         self.closeAfterResponse = false
+        self.ignoredContentLength = nil
         if llhttp_get_errno(self.parser) == HPE_PAUSED {
             llhttp_resume(self.parser)
         }
@@ -246,8 +250,9 @@ public struct ResponseHeadLimits: Sendable, Hashable {
             }
             self.repairing = (collected, error)
             return .needMore
-        case .repaired(let head, let length, _):
+        case .repaired(let head, let length, _, let ignoredLength):
             self.repairing = nil
+            self.ignoredContentLength = ignoredLength
             self.partialRawHead = nil
             // What follows the head is the end of this read: earlier reads held head only.
             let tail = collected.count - length
@@ -427,6 +432,10 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     }
 
     private func headersComplete() -> Int32 {
+        if let ignored = self.ignoredContentLength {
+            self.ignoredContentLength = nil
+            self.fields.append(HTTPField(name: .contentLength, value: ignored))
+        }
         let code = Int(self.parser.pointee.status_code)
         let status = HTTPResponse.Status(code: code, reasonPhrase: String(decoding: self.reason, as: UTF8.self))
         let head = HTTPResponse(status: status, headerFields: self.fields)

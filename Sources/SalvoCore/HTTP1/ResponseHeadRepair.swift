@@ -2,13 +2,15 @@
 /// that RFC 9112 lets a recipient accept and every mainstream client does — and if so,
 /// rewritten in the canonical form llhttp parses strictly.
 ///
-/// Two things are repaired, nothing else:
+/// Three things are repaired, nothing else:
 /// - a bare LF ending the status line or a field line (RFC 9112 §2.2: "a recipient MAY
 ///   recognize a single LF as a line terminator"), rewritten as CRLF;
 /// - Content-Length repeated with one value, as separate fields or as a list
 ///   (`6, 6`; RFC 9110 §8.6: the recipient "MAY … replace that invalid field value with a
 ///   single instance of the decimal value"), rewritten as one field. Different values stay
-///   an error: that is how responses are split.
+///   an error: that is how responses are split;
+/// - a Content-Length too large for any length (more than 18 digits), dropped as curl
+///   ignores it: the body then ends at the close (and the connection with it).
 ///
 /// Anything else llhttp refused stays refused, and what is repaired is then parsed by llhttp
 /// as strictly as any other head, so no limit loosens: sizes, counts, field syntax, framing
@@ -23,8 +25,10 @@ enum ResponseHeadRepair {
         case unrepairable(badLine: Int?)
         /// The head as CRLF lines with one Content-Length; `length` bytes of the input were
         /// the head (blank line included); `bareLineFeeds` says whether any line ended in a
-        /// lone LF (a chunked body from the same server may do the same).
-        case repaired(head: [UInt8], length: Int, bareLineFeeds: Bool)
+        /// lone LF (a chunked body from the same server may do the same); `ignoredLength`,
+        /// an out-of-range Content-Length value left out of the framing (the parsed head
+        /// still shows it, as sent).
+        case repaired(head: [UInt8], length: Int, bareLineFeeds: Bool, ignoredLength: String?)
     }
 
     static func repair(_ raw: UnsafeRawBufferPointer) -> Outcome {
@@ -35,6 +39,7 @@ enum ResponseHeadRepair {
         var bareLineFeeds = false
         var contentLength: UInt64?
         var changedContentLength = false
+        var ignoredLength: String?
         while let newline = raw[lineStart...].firstIndex(of: 0x0A) {
             var lineEnd = newline
             if lineEnd > lineStart, raw[lineEnd - 1] == 0x0D {
@@ -48,9 +53,17 @@ enum ResponseHeadRepair {
             if line.isEmpty && !isStatusLine {
                 guard bareLineFeeds || changedContentLength else { return .unrepairable(badLine: nil) }
                 head.append(contentsOf: [0x0D, 0x0A])
-                return .repaired(head: head, length: lineStart, bareLineFeeds: bareLineFeeds)
+                return .repaired(head: head, length: lineStart, bareLineFeeds: bareLineFeeds, ignoredLength: ignoredLength)
             }
             isStatusLine = false
+            if self.isOutOfRangeContentLength(line) {
+                // More digits than any length (curl: "overflow content-length"): ignored, so
+                // the body ends at the close — or at another Content-Length, if one is given.
+                changedContentLength = true
+                let value = line[("content-length".utf8.count + 1)...].filter { $0 != 0x20 && $0 != 0x09 }
+                ignoredLength = String(decoding: value, as: UTF8.self)
+                continue
+            }
             switch self.contentLengthValue(of: line) {
             case .none:
                 head.append(contentsOf: line)
@@ -75,6 +88,28 @@ enum ResponseHeadRepair {
         return .incomplete
     }
 
+    /// Whether `line` is a Content-Length of one decimal number too large for any length
+    /// (past a signed 64-bit count, curl's limit too).
+    static func isOutOfRangeContentLength(_ line: UnsafeRawBufferPointer) -> Bool {
+        guard case .some(nil) = self.contentLengthValue(of: line) else { return false }
+        let name = "content-length".utf8.count
+        let digits = line[(name + 1)...].filter { $0 != 0x20 && $0 != 0x09 }
+        return !digits.isEmpty && digits.allSatisfy { (0x30...0x39).contains($0) } && Self.decimal(digits[...]) == nil
+    }
+
+    /// The value of ASCII digits, nil when they are not all digits or exceed Int64.max.
+    static func decimal<Digits: Collection>(_ digits: Digits) -> UInt64? where Digits.Element == UInt8 {
+        var value: UInt64 = 0
+        for digit in digits {
+            guard (0x30...0x39).contains(digit) else { return nil }
+            let (times, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (sum, carry) = times.addingReportingOverflow(UInt64(digit - 0x30))
+            guard !overflow, !carry, sum <= UInt64(Int64.max) else { return nil }
+            value = sum
+        }
+        return value
+    }
+
     /// For a Content-Length field line: its one value and whether it came as a list (nil
     /// when the value is not a list of identical decimal numbers). For any other line: `.none`.
     static func contentLengthValue(of line: UnsafeRawBufferPointer) -> (value: UInt64, isList: Bool)?? {
@@ -90,8 +125,7 @@ enum ResponseHeadRepair {
             guard let first = element.firstIndex(where: { !isSpace($0) }),
                   let last = element.lastIndex(where: { !isSpace($0) }) else { return .some(nil) }
             let digits = element[first...last]
-            guard digits.count <= 18, digits.allSatisfy({ (0x30...0x39).contains($0) }) else { return .some(nil) }
-            let number = digits.reduce(UInt64(0)) { $0 * 10 + UInt64($1 - 0x30) }
+            guard let number = Self.decimal(digits) else { return .some(nil) }
             if let value, value != number { return .some(nil) }
             value = number
         }

@@ -262,6 +262,22 @@ func expectEverySplit(_ text: String, eof: Bool = false, head: Bool = false,
         }
     }
 
+    @Test func aContentLengthPastAnyCountIsIgnored() {
+        // curl: "overflow content-length" — the body ends at the close; the head still shows it.
+        let text = "HTTP/1.1 200 OK\r\nContent-Length: 36893488147419103232\r\n\r\nabc"
+        #expect(decode(text, eof: true) == .endOfInput([
+            .head(200, ["Content-Length: 36893488147419103232"]), .body(Array("abc".utf8)), .end(trailers: nil, keepAlive: false),
+        ], eofComplete: true))
+        // Beside a readable one, the readable one frames the body.
+        let both = "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\nContent-Length: 2\r\n\r\nokHTTP"
+        guard case .complete(let events, let consumed) = decode(both) else { Issue.record("\(decode(both))"); return }
+        #expect(consumed == both.utf8.count - 4 && events.contains(.body(Array("ok".utf8))))
+        // Not digits, or negative: refused as before.
+        for value in ["-1", "1e9", "9223372036854775808x"] {
+            guard case .failed = decode("HTTP/1.1 200 OK\r\nContent-Length: \(value)\r\n\r\n") else { Issue.record("accepted \(value)"); continue }
+        }
+    }
+
     @Test func aStatusCodeHasThreeDigits() {
         for text in ["HTTP/1.1 20 OK\r\nContent-Length: 0\r\n\r\n", "HTTP/1.1 099 Low\r\n\r\n"] {
             guard case .failed(_, let code) = decode(text) else { Issue.record("accepted \(text.debugDescription)"); continue }
