@@ -210,6 +210,11 @@ struct Get: AsyncParsableCommand {
                 throw error
             }
             guard showHeads() else { return self.report(23, sink.failure) }
+            if let reason = response.unfollowedRedirect {
+                // A 307/308 for a body that cannot be sent again (-T -): curl stops here too.
+                response.body.cancel()
+                return self.report(25, reason)
+            }
             if self.fail && response.status.code >= 400 {
                 return self.report(22, "The requested URL returned error: \(response.status.code)")
             }

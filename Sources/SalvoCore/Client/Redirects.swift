@@ -49,8 +49,11 @@ struct RedirectState: Sendable {
     static let host = HTTPField.Name("Host")!
     /// Every URL requested so far, the first one included.
     private(set) var chain: [String] = []
-    /// Method and URL of each request, to notice a loop.
-    private var visited: Set<String> = []
+    /// How often each method and URL has been requested, to notice a loop.
+    private var visits: [String: Int] = [:]
+    /// A redirect back to a URL already requested is followed — servers do that after
+    /// setting state (a cookie, a session) — but a request made this many times is a loop.
+    static let maxVisitsPerURL = 3
 
     init(policy: RedirectPolicy) {
         self.policy = policy
@@ -69,7 +72,7 @@ struct RedirectState: Sendable {
         let base = request.urlString
         if self.chain.isEmpty {
             self.chain.append(base)
-            self.visited.insert("\(request.method.rawValue) \(base)")
+            self.visits["\(request.method.rawValue) \(base)"] = 1
         }
         guard self.chain.count <= self.policy.maxRedirects else {
             throw HTTPClientError(.tooManyRedirects, phase: .readHead,
@@ -97,9 +100,12 @@ struct RedirectState: Sendable {
             return .deliverUnfollowed("the \(status) asks to send the body again to \(target), but a streamed body cannot be replayed")
         }
         let url = target.description
-        guard self.visited.insert("\(method.rawValue) \(url)").inserted else {
-            throw HTTPClientError(.redirectLoop, phase: .readHead, detail: "\(url) was already requested")
+        let visit = "\(method.rawValue) \(url)"
+        let visits = self.visits[visit, default: 0] + 1
+        guard visits <= Self.maxVisitsPerURL else {
+            throw HTTPClientError(.redirectLoop, phase: .readHead, detail: "\(url) was requested \(visits - 1) times already")
         }
+        self.visits[visit] = visits
         self.chain.append(url)
 
         var next = HTTPRequest(method: method, scheme: target.scheme.rawValue, authority: target.key.authority,

@@ -82,9 +82,20 @@ import Testing
         #expect(throws: HTTPClientError(.tooManyRedirects, phase: .readHead, detail: "more than 2 redirects, the last to /4")) {
             try decide(&state, url: "http://a.test/3", status: 302, location: "/4")
         }
+        // Back to a URL already requested is followed (servers do it after setting state),
+        // up to three requests of one URL; the fourth is a loop.
         var loop = RedirectState(policy: .follow)
         _ = try decide(&loop, url: "http://a.test/1", status: 302, location: "/2")
+        _ = try decide(&loop, url: "http://a.test/2", status: 302, location: "/1")
+        _ = try decide(&loop, url: "http://a.test/1", status: 302, location: "/2")
+        _ = try decide(&loop, url: "http://a.test/2", status: 302, location: "/1")
+        _ = try decide(&loop, url: "http://a.test/1", status: 302, location: "/2")
         #expect(performing: { try decide(&loop, url: "http://a.test/2", status: 302, location: "/1") },
+                throws: { ($0 as? HTTPClientError)?.code == .redirectLoop })
+        var same = RedirectState(policy: .follow)
+        _ = try decide(&same, url: "http://a.test/x", status: 302, location: "/x")
+        _ = try decide(&same, url: "http://a.test/x", status: 302, location: "/x")
+        #expect(performing: { try decide(&same, url: "http://a.test/x", status: 302, location: "/x") },
                 throws: { ($0 as? HTTPClientError)?.code == .redirectLoop })
         // The same URL with another method is no loop (POST /login → 303 → GET /login).
         var login = RedirectState(policy: .follow)

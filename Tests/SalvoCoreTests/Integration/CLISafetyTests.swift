@@ -48,6 +48,20 @@ import Testing
 
     /// `scheme:/host` is `scheme://host`, as curl reads it: never a plaintext request to a
     /// host named after the scheme.
+    /// A 307 for standard input, which cannot be sent again: the redirect is not followed
+    /// and the call fails (25, as curl's suite expects; curl 7.88 says 65, "rewind failed",
+    /// when the body had gone out already — either way it stops there).
+    @Test func aRedirectThatWouldReplayStandardInputStops() throws {
+        let server = try Shared.faults.get()
+        let url = server.url("/redirect?code=307&to=%2Fecho-body")
+        let ours = try Self.shell("exec '\(CLITests.salvoPath)' get -s -L -T - '\(url)'", input: Data("from stdin".utf8))
+        #expect(ours.status == 25)
+        if let curl = CLITests.curlPath {
+            let theirs = try Self.shell("exec '\(curl)' -s -L -T - '\(url)'", input: Data("from stdin".utf8))
+            #expect([25, 65].contains(theirs.status), "curl stops there too")
+        }
+    }
+
     @Test func oneSlashAfterTheSchemeKeepsTheScheme() throws {
         let server = try FaultServer.start()
         defer { server.stop() }
