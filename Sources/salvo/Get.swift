@@ -270,9 +270,12 @@ struct Get: AsyncParsableCommand {
             }
             // Standard input goes as it comes, chunked, as curl sends it; an empty file with
             // a length of 0.
-            body = path == "-" ? StandardInput.body : (Output.isEmptyRegularFile(path) ? .bytes([]) : try .file(path: path))
+            // "-T ." is curl's standard input read without blocking the transfer; reads here
+            // never block the event loop anyway (they run on a thread of their own).
+            let fromStandardInput = path == "-" || path == "."
+            body = fromStandardInput ? StandardInput.body : (Output.isEmptyRegularFile(path) ? .bytes([]) : try .file(path: path))
             // As curl: a URL ending in a slash gets the file's name.
-            if url.hasSuffix("/"), path != "-", let name = path.split(separator: "/").last {
+            if url.hasSuffix("/"), !fromStandardInput, let name = path.split(separator: "/").last {
                 url += name
             }
         } else if self.data.isEmpty, self.dataBinary.count == 1, let only = self.dataBinary.first,

@@ -132,6 +132,11 @@ import Testing
             #expect(requests.last?.header("transfer-encoding") == "chunked")
             #expect(requests.last?.bodyLength == payload.count)
         }
+        // "-T ." is standard input too.
+        try server.resetLog()
+        let dot = try Self.both("-s -T . '\(server.url("/echo"))'", input: Data("dot".utf8))
+        #expect(dot.salvo.status == 0)
+        #expect(try server.log().requests.allSatisfy { $0.method == "PUT" && $0.bodyLength == 3 })
 
         try server.resetLog()
         let version = try String(contentsOfFile: "/proc/version", encoding: .utf8)
