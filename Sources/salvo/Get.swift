@@ -179,6 +179,8 @@ struct Get: AsyncParsableCommand {
         let heads = Mutex<[ReceivedHead]>([])
         var options = HTTPClient.RequestOptions(timeout: timeout)
         options.expectContinue = expectContinue
+        // -H "Host:" removes the Host line itself, as curl does.
+        options.omitsHost = self.headers.contains { RawArguments.bytes(of: $0).isHostRemoval }
         if self.include || self.headOnly || self.verbose {
             options.headObserver = { head in heads.withLock { $0.append(head) } }
         }
@@ -361,5 +363,14 @@ struct Get: AsyncParsableCommand {
             text += prefix + String(decoding: line, as: UTF8.self) + "\n"
         }
         return text
+    }
+}
+
+extension [UInt8] {
+    /// Whether this -H argument is `Host:` with nothing after it.
+    fileprivate var isHostRemoval: Bool {
+        guard let colon = self.firstIndex(of: UInt8(ascii: ":")) else { return false }
+        let name = String(decoding: self[..<colon], as: UTF8.self).trimmingCharacters(in: .whitespaces)
+        return name.lowercased() == "host" && self[(colon + 1)...].allSatisfy { $0 == 0x20 || $0 == 0x09 }
     }
 }

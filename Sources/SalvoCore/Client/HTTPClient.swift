@@ -196,6 +196,7 @@ public final class HTTPClient: Sendable {
             added.acceptEncoding = "gzip, deflate"
             decoding = decompression.limits
         }
+        added.omitsHost = options.omitsHost
         if options.expectContinue, !request.headerFields.contains(where: { $0.name == .expect }),
            stream.map({ $0.length != 0 }) ?? !bytes.isEmpty {
             added.expectContinue = true

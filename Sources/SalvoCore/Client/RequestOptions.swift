@@ -36,6 +36,9 @@ extension HTTPClient {
         /// For large uploads a server may refuse. Ignored without a body, or when the request
         /// has an Expect field of its own.
         public var expectContinue = false
+        /// Send no `Host` field (curl's `-H "Host:"`), to see how a server takes a request
+        /// without one; HTTP/1.1 requires it (RFC 9112 §3.2), so leave this off otherwise.
+        public var omitsHost = false
         /// Told of every response head as it arrives — interim (1xx) heads, each response of
         /// a redirect chain, the final one — with its bytes exactly as the server sent them,
         /// and of the lines of a head that failed to parse. Called on the event loop's

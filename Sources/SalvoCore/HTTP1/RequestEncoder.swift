@@ -30,6 +30,8 @@ public enum RequestEncoder {
         var contentEncoding: String?
         /// `Expect: 100-continue`, after the framing (``HTTPClient/RequestOptions/expectContinue``).
         var expectContinue = false
+        /// No Host line at all (``HTTPClient/RequestOptions/omitsHost``).
+        var omitsHost = false
         static let none = AddedFields()
     }
 
@@ -77,7 +79,7 @@ public enum RequestEncoder {
 
         let hostName = HTTPField.Name("Host")!
         let explicitHost = request.headerFields.containsField(hostName)
-        if let authority = request.authority, !explicitHost {
+        if let authority = request.authority, !explicitHost, !added.omitsHost {
             appendField(name: "Host", value: authority, into: &buffer)
         }
         var hostWritten = false

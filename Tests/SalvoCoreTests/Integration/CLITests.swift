@@ -206,7 +206,7 @@ import Testing
         for arguments in [
             ["-T", file], ["-T", empty], ["-d", "a=1"], ["-d", "a=1", "-H", "Content-Type: text/plain", "-H", "X-A: b"],
             ["-d", "", "-H", "Transfer-Encoding: chunked"], ["-H", "Accept: text/html", "-H", "Host: example.test"],
-            ["-T", file, "-H", "Expect:"],
+            ["-T", file, "-H", "Expect:"], ["-H", "Host:", "-H", "Accept;"], ["-H", "User-Agent:", "-H", "X-Empty;"],
         ] {
             func names(_ output: Data) throws -> [String] {
                 try JSONDecoder().decode(Seen.self, from: output).headers.map { $0[0].lowercased() }
