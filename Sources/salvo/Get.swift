@@ -149,8 +149,9 @@ struct Get: AsyncParsableCommand {
         let request: HTTPRequest
         let body: HTTPBody?
         let expectContinue: Bool
+        let removesHost: Bool
         do {
-            (request, body, expectContinue) = try self.buildRequest()
+            (request, body, expectContinue, removesHost) = try self.buildRequest()
         } catch let error as HTTPClientError {
             return self.report(CurlExitCode.forError(error), error.description)
         } catch let error as UsageError {
@@ -179,8 +180,8 @@ struct Get: AsyncParsableCommand {
         let heads = Mutex<[ReceivedHead]>([])
         var options = HTTPClient.RequestOptions(timeout: timeout)
         options.expectContinue = expectContinue
-        // -H "Host:" removes the Host line itself, as curl does.
-        options.omitsHost = self.headers.contains { RawArguments.bytes(of: $0).isHostRemoval }
+        // -H "Host:" (on the command line or in a -H @file) removes the Host line itself, as curl does.
+        options.omitsHost = removesHost
         if self.include || self.headOnly || self.verbose {
             options.headObserver = { head in heads.withLock { $0.append(head) } }
         }
@@ -253,7 +254,7 @@ struct Get: AsyncParsableCommand {
         return .milliseconds(Int64((value * 1000).rounded(.up)))
     }
 
-    func buildRequest() throws -> (HTTPRequest, HTTPBody?, expectContinue: Bool) {
+    func buildRequest() throws -> (HTTPRequest, HTTPBody?, expectContinue: Bool, removesHost: Bool) {
         let headers = try HeaderArguments(self.headers.map { RawArguments.bytes(of: $0, attached: ["-H", "--header="]) })
         if !self.silent { for warning in headers.warnings { Output.stderr("Warning: \(warning)\n") } }
         var fields = headers.fields
@@ -329,7 +330,7 @@ struct Get: AsyncParsableCommand {
         if fields[.accept] == nil && !removed.contains("accept") { ordered[.accept] = "*/*" }
         ordered.append(contentsOf: fields.filter { $0.name != HTTPField.Name("Host")! })
         request.headerFields = ordered
-        return (request, body, expectContinue)
+        return (request, body, expectContinue, removed.contains("host"))
     }
 
     /// A `-d` / `--data-binary` item: the text itself, or `@file`'s bytes. A file that cannot
@@ -366,11 +367,3 @@ struct Get: AsyncParsableCommand {
     }
 }
 
-extension [UInt8] {
-    /// Whether this -H argument is `Host:` with nothing after it.
-    fileprivate var isHostRemoval: Bool {
-        guard let colon = self.firstIndex(of: UInt8(ascii: ":")) else { return false }
-        let name = String(decoding: self[..<colon], as: UTF8.self).trimmingCharacters(in: .whitespaces)
-        return name.lowercased() == "host" && self[(colon + 1)...].allSatisfy { $0 == 0x20 || $0 == 0x09 }
-    }
-}

@@ -5,7 +5,8 @@ import SalvoCore
 /// - `Name: value` adds a field (the value's bytes as typed: not every value is UTF-8);
 /// - `Name:` removes the field, the ones salvo would add included;
 /// - `Name;` sends the field with an empty value;
-/// - `@file` reads one such argument per line of the file (`@-`: standard input);
+/// - `@file` reads one such argument per line of the file (`@-`: standard input); a file
+///   that cannot be read is warned about and sends nothing;
 /// - an argument with neither colon nor semicolon is ignored, and one whose name is not a
 ///   token (spaces, bytes outside ASCII) is skipped with a warning, as curl does.
 struct HeaderArguments {
@@ -19,7 +20,9 @@ struct HeaderArguments {
             if argument.first == UInt8(ascii: "@") {
                 let path = String(decoding: argument.dropFirst(), as: UTF8.self)
                 guard let contents = Output.readFile(path == "-" ? nil : path) else {
-                    throw Get.UsageError(code: 26, message: "cannot read headers from \(path)")
+                    // As curl: said, and the request goes on without them.
+                    self.warnings.append("cannot read headers from \(path); sending none from it")
+                    continue
                 }
                 for line in contents.split(separator: 0x0A, omittingEmptySubsequences: true) {
                     try self.add(Array(line.last == 0x0D ? line.dropLast() : line))

@@ -103,6 +103,13 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     /// A Content-Length too large for any length, left out of the framing by the repair:
     /// added back to the parsed head, which shows what the server sent.
     private var ignoredContentLength: String?
+    /// The body's Content-Length is past any count: it ends at the close instead.
+    private var lengthPastAnyCount = false
+    /// Interim (1xx) responses of this request so far, and their bytes: bounded, as an
+    /// endless run of them would hold the request forever.
+    private var interimCount = 0
+    private var interimBytes = 0
+    static let maxInterimResponses = 32
     /// Whether this response's heads are kept as they arrived (``lastRawHead``), for tools
     /// that show them byte for byte. Off by default: it costs a copy of every read of a head.
     private(set) var capturesHeads = false
@@ -153,6 +160,9 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         self.pausedAfterInterim = false
         self.closeAfterResponse = false
         self.ignoredContentLength = nil
+        self.lengthPastAnyCount = false
+        self.interimCount = 0
+        self.interimBytes = 0
         if llhttp_get_errno(self.parser) == HPE_PAUSED {
             llhttp_resume(self.parser)
         }
@@ -162,15 +172,29 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     public func feed(_ bytes: UnsafeRawBufferPointer) throws(HTTPClientError) -> FeedResult {
         guard bytes.baseAddress != nil, bytes.count > 0 else { return .needMore }
         self.bytesOfCurrentResponse &+= bytes.count
-        if self.repairing != nil {
-            return try self.continueRepair(bytes, newBytesFrom: 0)
+        var step = self.repairing != nil ? try self.continueRepair(bytes, newBytesFrom: 0) : try self.parse(bytes, from: 0)
+        // A repaired head hands the rest of the read back here: a loop, not a recursion, however
+        // many heads the read holds.
+        while case .resume(let offset) = step {
+            step = try self.parse(bytes, from: offset, capture: false)
         }
-        return try self.parse(bytes, from: 0)
+        guard case .done(let result) = step else { return .needMore }
+        return result
+    }
+
+    /// What one pass over a read came to: a result, or the rest of the read to parse after a
+    /// repaired head.
+    private enum Step {
+        case done(FeedResult)
+        case resume(at: Int)
     }
 
     /// Runs llhttp over `bytes[offset...]`: one call, unless an interim response ends inside.
-    private func parse(_ bytes: UnsafeRawBufferPointer, from offset: Int, capture: Bool = true) throws(HTTPClientError) -> FeedResult {
-        if capture && self.capturesHeads && !self.sawFinalHead { self.captured.append(contentsOf: bytes[offset...]) }
+    private func parse(_ bytes: UnsafeRawBufferPointer, from offset: Int, capture: Bool = true) throws(HTTPClientError) -> Step {
+        if capture && self.capturesHeads && !self.sawFinalHead {
+            self.captured.append(contentsOf: bytes[offset...])
+            try self.checkHeadBuffer(self.captured.count)
+        }
         let start = bytes.baseAddress!.assumingMemoryBound(to: CChar.self)
         var offset = offset
         var headStart = offset
@@ -181,21 +205,22 @@ public struct ResponseHeadLimits: Sendable, Hashable {
                 if !self.sawFinalHead {
                     // A head spread over reads (rare: heads are small): kept until it ends.
                     self.headCarry.append(contentsOf: bytes[headStart...])
+                    try self.checkHeadBuffer(self.headCarry.count)
                 }
-                return .needMore
+                return .done(.needMore)
             case HPE_PAUSED:
                 let position = llhttp_get_error_pos(self.parser).map { start.distance(to: $0) } ?? bytes.count
                 self.headCarry.removeAll(keepingCapacity: true)
                 if self.pausedAfterInterim {
                     self.pausedAfterInterim = false
                     llhttp_resume(self.parser)
-                    if position == bytes.count { return .needMore }
+                    if position == bytes.count { return .done(.needMore) }
                     offset = position
                     headStart = position
                     continue
                 }
                 self.bytesOfCurrentResponse -= bytes.count - position
-                return .complete(consumed: position)
+                return .done(.complete(consumed: position))
             case HPE_PAUSED_UPGRADE:
                 throw self.protocolError("unexpected 101 Switching Protocols: no upgrade was requested")
             default:
@@ -207,13 +232,24 @@ public struct ResponseHeadLimits: Sendable, Hashable {
                 let error = self.protocolError(nil)
                 guard !self.sawFinalHead, Self.mayBeRepairable(llhttp_get_errno(self.parser)) else { throw error }
                 var collected = self.headCarry
-                collected.append(contentsOf: bytes[headStart...])
                 self.headCarry = []
+                collected.append(contentsOf: bytes[headStart...])
                 self.repairing = (collected, error)
-                return try self.continueRepair(bytes, newBytesFrom: nil)
+                return try self.continueRepair(bytes, newBytesFrom: nil, searchedUpTo: 0)
             }
         }
     }
+
+    /// Bytes kept for one head — carried over reads, captured, collected for repair — are
+    /// bounded like the head itself, whatever llhttp skips without counting (CR LF before a
+    /// status line, spaces after a colon).
+    private func checkHeadBuffer(_ count: Int) throws(HTTPClientError) {
+        guard count > self.limits.maxHeaderBytes + Self.headSlack else { return }
+        throw HTTPClientError(.headerTooLarge, phase: .readHead, detail: "more than \(self.limits.maxHeaderBytes) bytes of header fields")
+    }
+
+    /// Room beyond the fields' bytes for the status line and the line ends.
+    private static let headSlack = 8 * 1024
 
     /// The errors llhttp gives for a bare LF or a repeated Content-Length.
     private static func mayBeRepairable(_ errno: llhttp_errno_t) -> Bool {
@@ -223,18 +259,28 @@ public struct ResponseHeadLimits: Sendable, Hashable {
 
     /// Collects a refused head until its end, then parses it again as ``ResponseHeadRepair``
     /// rewrote it — or throws the parser's error when it is not one of the repairable faults.
-    /// `newBytesFrom`: where this read's bytes not yet collected begin (nil: all are).
-    private func continueRepair(_ bytes: UnsafeRawBufferPointer, newBytesFrom: Int?) throws(HTTPClientError) -> FeedResult {
-        guard let (bytesSoFar, error) = self.repairing else { return .needMore }
-        var collected = bytesSoFar
+    /// `newBytesFrom`: where this read's bytes not yet collected begin (nil: all are);
+    /// `searchedUpTo`: how much of the collected bytes is known to hold no end of head.
+    private func continueRepair(_ bytes: UnsafeRawBufferPointer, newBytesFrom: Int?, searchedUpTo: Int? = nil) throws(HTTPClientError) -> Step {
+        guard let error = self.repairing?.error else { return .done(.needMore) }
+        // Taken out first, so that appending does not copy what was collected.
+        var collected = self.repairing?.bytes ?? []
+        self.repairing = nil
+        let searched = searchedUpTo ?? collected.count
         if let newBytesFrom {
             collected.append(contentsOf: bytes[newBytesFrom...])
             if self.capturesHeads { self.captured.append(contentsOf: bytes[newBytesFrom...]) }
         }
+        // Only the new bytes are searched for the end of the head: a head trickled in byte
+        // by byte costs one scan, not one per read.
+        guard collected.withUnsafeBytes({ ResponseHeadRepair.headEnds(in: $0, searchingFrom: searched) }) else {
+            try self.checkHeadBuffer(collected.count)
+            self.repairing = (collected, error)
+            return .done(.needMore)
+        }
         let outcome = collected.withUnsafeBytes { ResponseHeadRepair.repair($0) }
         switch outcome {
         case .unrepairable(let badLine):
-            self.repairing = nil
             if self.capturesHeads, let badLine {
                 // The lines before the one that cannot be read, as curl shows them.
                 var start = 0
@@ -243,21 +289,17 @@ public struct ResponseHeadLimits: Sendable, Hashable {
             }
             throw error
         case .incomplete:
-            // The status line and the fields, with room for their line ends.
-            guard collected.count <= self.limits.maxHeaderBytes + 8 * 1024 else {
-                self.repairing = nil
-                throw HTTPClientError(.headerTooLarge, phase: .readHead, detail: "more than \(self.limits.maxHeaderBytes) bytes of header fields")
-            }
+            try self.checkHeadBuffer(collected.count)
             self.repairing = (collected, error)
-            return .needMore
+            return .done(.needMore)
         case .repaired(let head, let length, _, let ignoredLength):
-            self.repairing = nil
             self.ignoredContentLength = ignoredLength
-            self.partialRawHead = nil
             // What follows the head is the end of this read: earlier reads held head only.
             let tail = collected.count - length
             guard tail <= bytes.count else { throw error }
             let resumeAt = bytes.count - tail
+            // The head is whole now: what the first refusal kept of it is no longer a failed head.
+            self.partialRawHead = nil
             self.restartParser()
             let rc = head.withUnsafeBufferPointer { llhttp_execute(self.parser, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), $0.count) }
             switch rc {
@@ -269,17 +311,17 @@ public struct ResponseHeadLimits: Sendable, Hashable {
             case HPE_PAUSED:
                 // A response without a body (HEAD, 204, 304, Content-Length: 0) ends with its head.
                 self.bytesOfCurrentResponse -= tail
-                return .complete(consumed: resumeAt)
+                return .done(.complete(consumed: resumeAt))
             default:
                 if let failure = self.failure { throw failure }
                 throw self.protocolError(nil)
             }
-            return resumeAt == bytes.count ? .needMore : try self.parse(bytes, from: resumeAt, capture: false)
+            return resumeAt == bytes.count ? .done(.needMore) : .resume(at: resumeAt)
         }
     }
 
     /// Whether the current response's body ends only when the connection does.
-    var bodyEndsAtClose: Bool { self.inBody && llhttp_message_needs_eof(self.parser) != 0 }
+    var bodyEndsAtClose: Bool { self.inBody && (self.lengthPastAnyCount || llhttp_message_needs_eof(self.parser) != 0) }
 
     /// Tells the parser the connection ended. A close-delimited body ends here; anything else
     /// unfinished is an error saying what was cut short.
@@ -293,6 +335,12 @@ public struct ResponseHeadLimits: Sendable, Hashable {
             throw self.endOfStreamError()
         }
         if llhttp_get_errno(self.parser) == HPE_PAUSED { return false }
+        if self.lengthPastAnyCount && self.inBody {
+            // The close ends a body whose length could not be counted.
+            self.inBody = false
+            self.delegate?.decoderReceivedEnd(trailers: nil, keepAlive: false)
+            return true
+        }
         let rc = llhttp_finish(self.parser)
         if rc == HPE_OK || rc == HPE_PAUSED {
             // Complete when a close-delimited body just ended (on_message_complete paused).
@@ -433,7 +481,9 @@ public struct ResponseHeadLimits: Sendable, Hashable {
 
     private func headersComplete() -> Int32 {
         if let ignored = self.ignoredContentLength {
+            // As curl: the response is read, then its connection closed ("overflow content-length").
             self.ignoredContentLength = nil
+            self.closeAfterResponse = true
             self.fields.append(HTTPField(name: .contentLength, value: ignored))
         }
         let code = Int(self.parser.pointee.status_code)
@@ -449,6 +499,14 @@ public struct ResponseHeadLimits: Sendable, Hashable {
             if code == 101 {
                 // A protocol switch this client never asked for; llhttp reports it as an upgrade.
                 return Self.proceed
+            }
+            self.interimCount += 1
+            self.interimBytes += self.headerBytes
+            guard self.interimCount <= Self.maxInterimResponses, self.interimBytes <= self.limits.maxHeaderBytes else {
+                // An endless run of 1xx heads would hold the request forever.
+                self.failure = HTTPClientError(.headerTooLarge, phase: .readHead,
+                                               detail: "more than \(Self.maxInterimResponses) interim responses or \(self.limits.maxHeaderBytes) bytes of them")
+                return Self.userError
             }
             if self.capturesHeads { self.takeRawHead() }
             self.delegate?.decoderReceivedInformational(head)
@@ -467,6 +525,13 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         if self.sawTransferEncoding, head.headerFields[.contentLength] != nil {
             // llhttp reads it as chunked (RFC 9112 §6.3: Transfer-Encoding overrides); such a
             // response may be an attempt at splitting, so its connection is not kept.
+            self.closeAfterResponse = true
+        }
+        if self.parser.pointee.flags & UInt16(F_CONTENT_LENGTH.rawValue) != 0, self.parser.pointee.flags & UInt16(F_CHUNKED.rawValue) == 0,
+           self.parser.pointee.content_length > UInt64(Int64.max) {
+            // Past any count (llhttp takes up to 2^64 − 1): as one past 2^64, the body ends
+            // at the close, and nothing follows it on this connection.
+            self.lengthPastAnyCount = true
             self.closeAfterResponse = true
         }
         self.sawFinalHead = true

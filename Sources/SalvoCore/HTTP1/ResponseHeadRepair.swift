@@ -19,7 +19,7 @@ enum ResponseHeadRepair {
     enum Outcome: Equatable {
         /// No blank line yet: the head may continue in the next read.
         case incomplete
-        /// Nothing here is one of the two repairable faults: the parser's error stands.
+        /// Nothing here is one of the repairable faults: the parser's error stands.
         /// `badLine`: where the line that cannot be read begins, when it is one seen here (a
         /// Content-Length of another value or not a number).
         case unrepairable(badLine: Int?)
@@ -34,7 +34,9 @@ enum ResponseHeadRepair {
     static func repair(_ raw: UnsafeRawBufferPointer) -> Outcome {
         var head: [UInt8] = []
         head.reserveCapacity(raw.count + 32)
+        // Empty lines before the status line are skipped, as llhttp skips them.
         var lineStart = 0
+        while lineStart < raw.count, raw[lineStart] == 0x0A || raw[lineStart] == 0x0D { lineStart += 1 }
         var isStatusLine = true
         var bareLineFeeds = false
         var contentLength: UInt64?
@@ -60,8 +62,7 @@ enum ResponseHeadRepair {
                 // More digits than any length (curl: "overflow content-length"): ignored, so
                 // the body ends at the close — or at another Content-Length, if one is given.
                 changedContentLength = true
-                let value = line[("content-length".utf8.count + 1)...].filter { $0 != 0x20 && $0 != 0x09 }
-                ignoredLength = String(decoding: value, as: UTF8.self)
+                ignoredLength = String(decoding: Self.trimmed(line[("content-length".utf8.count + 1)...]), as: UTF8.self)
                 continue
             }
             switch self.contentLengthValue(of: line) {
@@ -92,9 +93,33 @@ enum ResponseHeadRepair {
     /// (past a signed 64-bit count, curl's limit too).
     static func isOutOfRangeContentLength(_ line: UnsafeRawBufferPointer) -> Bool {
         guard case .some(nil) = self.contentLengthValue(of: line) else { return false }
-        let name = "content-length".utf8.count
-        let digits = line[(name + 1)...].filter { $0 != 0x20 && $0 != 0x09 }
-        return !digits.isEmpty && digits.allSatisfy { (0x30...0x39).contains($0) } && Self.decimal(digits[...]) == nil
+        let digits = Self.trimmed(line[("content-length".utf8.count + 1)...])
+        return !digits.isEmpty && digits.allSatisfy { (0x30...0x39).contains($0) } && Self.decimal(digits) == nil
+    }
+
+    /// `bytes` without the spaces and tabs at either end.
+    static func trimmed(_ bytes: Slice<UnsafeRawBufferPointer>) -> Slice<UnsafeRawBufferPointer> {
+        let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) }) else {
+            return bytes[bytes.startIndex..<bytes.startIndex]
+        }
+        return bytes[first...last]
+    }
+
+    /// Whether a blank line ends a head in `raw` (after the empty lines before its status
+    /// line), looking only from `from` on: the bytes before it were searched already.
+    static func headEnds(in raw: UnsafeRawBufferPointer, searchingFrom from: Int) -> Bool {
+        var start = 0
+        while start < raw.count, raw[start] == 0x0A || raw[start] == 0x0D { start += 1 }
+        var index = Swift.max(start, from - 2)
+        while index < raw.count {
+            if raw[index] == 0x0A {
+                if index + 1 < raw.count, raw[index + 1] == 0x0A { return true }
+                if index + 2 < raw.count, raw[index + 1] == 0x0D, raw[index + 2] == 0x0A { return true }
+            }
+            index += 1
+        }
+        return false
     }
 
     /// The value of ASCII digits, nil when they are not all digits or exceed Int64.max.
@@ -115,17 +140,17 @@ enum ResponseHeadRepair {
     static func contentLengthValue(of line: UnsafeRawBufferPointer) -> (value: UInt64, isList: Bool)?? {
         let name = "content-length".utf8
         guard line.count > name.count, line[name.count] == UInt8(ascii: ":") else { return .none }
-        for (index, expected) in name.enumerated() where line[index] | 0x20 != expected {
-            return .none
+        // Letters in either case; the hyphen as it is (a CR or another byte is no hyphen).
+        for (index, expected) in name.enumerated() {
+            let byte = line[index]
+            let matches = expected == UInt8(ascii: "-") ? byte == expected : (byte | 0x20) == expected && byte >= 0x41
+            if !matches { return .none }
         }
         var value: UInt64?
         let elements = line[(name.count + 1)...].split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false)
         for element in elements {
-            let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
-            guard let first = element.firstIndex(where: { !isSpace($0) }),
-                  let last = element.lastIndex(where: { !isSpace($0) }) else { return .some(nil) }
-            let digits = element[first...last]
-            guard let number = Self.decimal(digits) else { return .some(nil) }
+            let digits = Self.trimmed(line[element.startIndex..<element.endIndex])
+            guard !digits.isEmpty, let number = Self.decimal(digits) else { return .some(nil) }
             if let value, value != number { return .some(nil) }
             value = number
         }

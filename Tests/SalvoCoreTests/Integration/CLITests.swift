@@ -225,6 +225,13 @@ import Testing
         let moved = Self.raw(server, "HTTP/1.1 301 Moved\r\nLocation: /ok\r\nConnection: close\r\n\r\nsee /ok", then: "stall")
         try Self.sideBySide(["-s", "-L", "-m", "10", moved])
         try Self.sideBySide(["-s", "-i", "-L", "-m", "10", moved])
+        // The same with bare LF line ends (curl 7.88 waits for the close here, until -m):
+        // followed at once, the repaired head shown once, as it came.
+        let head = "HTTP/1.1 302 OK swsclose\nLocation: /ok\nConnection: close\n\n"
+        let bare = try Self.salvo("-s", "-i", "-L", "-m", "10", Self.raw(server, head, then: "stall"))
+        #expect(bare.status == 0)
+        let text = String(decoding: bare.stdout, as: UTF8.self)
+        #expect(text.hasPrefix(head) && text.hasSuffix("hello") && text.components(separatedBy: "302 OK").count == 2, "\(text)")
     }
 
     /// Where Salvo is stricter than curl 7.88 on purpose: ambiguous framing is how responses
