@@ -13,6 +13,8 @@ enum CurlExitCode {
         // curl reports broken body framing (a bad chunk size, say) as a receive error.
         case .invalidResponse: error.phase == .readBody ? 56 : 8
         case .notHTTPResponse: 1
+        // A weird server reply, as a too-long head is.
+        case .chunkExtensionTooLong: 8
         case .unsupportedEncoding: 61
         // curl 7.x says "out of memory" past its header limit; 8.x says "too large" (100).
         case .headerTooLarge, .tooManyHeaders: 27

@@ -110,6 +110,9 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     private var interimCount = 0
     private var interimBytes = 0
     static let maxInterimResponses = 32
+    /// Bytes of extensions on the current chunk-size line.
+    private var chunkExtensionBytes = 0
+    static let maxChunkExtensionBytes = 16 * 1024
     /// Whether this response's heads are kept as they arrived (``lastRawHead``), for tools
     /// that show them byte for byte. Off by default: it costs a copy of every read of a head.
     private(set) var capturesHeads = false
@@ -163,6 +166,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         self.lengthPastAnyCount = false
         self.interimCount = 0
         self.interimBytes = 0
+        self.chunkExtensionBytes = 0
         if llhttp_get_errno(self.parser) == HPE_PAUSED {
             llhttp_resume(self.parser)
         }
@@ -392,6 +396,9 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         s.pointee.on_headers_complete = { p in ResponseDecoder.decoder(p).headersComplete() }
         s.pointee.on_body = { p, at, length in ResponseDecoder.decoder(p).body(at, length) }
         s.pointee.on_message_complete = { p in ResponseDecoder.decoder(p).messageComplete() }
+        s.pointee.on_chunk_extension_name = { p, _, length in ResponseDecoder.decoder(p).chunkExtension(length) }
+        s.pointee.on_chunk_extension_value = { p, _, length in ResponseDecoder.decoder(p).chunkExtension(length) }
+        s.pointee.on_chunk_header = { p in ResponseDecoder.decoder(p).chunkHeader() }
     }
 
     private static let proceed: Int32 = 0
@@ -570,6 +577,23 @@ public struct ResponseHeadLimits: Sendable, Hashable {
            !delegate.decoderReceivedBody(UnsafeRawBufferPointer(start: at, count: length)) {
             return Self.userError
         }
+        return Self.proceed
+    }
+
+    /// Extensions of the chunk-size line being read: ignored, but bounded (Node.js bounded
+    /// them after CVE-2024-22019: a server could send megabytes on one line).
+    private func chunkExtension(_ length: Int) -> Int32 {
+        self.chunkExtensionBytes += length
+        guard self.chunkExtensionBytes <= Self.maxChunkExtensionBytes else {
+            self.failure = HTTPClientError(.chunkExtensionTooLong, phase: .readBody,
+                                           detail: "more than \(Self.maxChunkExtensionBytes) bytes of chunk extensions on one line")
+            return Self.userError
+        }
+        return Self.proceed
+    }
+
+    private func chunkHeader() -> Int32 {
+        self.chunkExtensionBytes = 0
         return Self.proceed
     }
 

@@ -310,6 +310,20 @@ func expectEverySplit(_ text: String, eof: Bool = false, head: Bool = false,
         }
     }
 
+    @Test func chunkExtensionsAreBoundedPerLine() {
+        let head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        let long = head + "3;x=" + String(repeating: "a", count: 20_000) + "\r\nabc\r\n0\r\n\r\n"
+        for splits in [[], [100, 5000, 15000]] {
+            guard case .failed(_, let code) = decode(long, splits: splits) else { Issue.record("accepted 20 KB of extensions"); continue }
+            #expect(code == .chunkExtensionTooLong)
+        }
+        // Many lines, each under the bound: the count starts again on every line.
+        let line = ";name=" + String(repeating: "v", count: 10_000)
+        let many = head + (0..<5).map { _ in "1\(line)\r\nx\r\n" }.joined() + "0\r\n\r\n"
+        guard case .complete(let events, _) = decode(many) else { Issue.record("\(decode(many))"); return }
+        #expect(events.contains(.body(Array("xxxxx".utf8))))
+    }
+
     @Test func interimResponsesAreBounded() {
         let many = String(repeating: "HTTP/1.1 100 Continue\r\n\r\n", count: 40) + "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
         guard case .failed(_, let code) = decode(many) else { Issue.record("accepted 40 interim heads"); return }

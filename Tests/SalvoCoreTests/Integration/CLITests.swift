@@ -234,6 +234,14 @@ import Testing
         #expect(text.hasPrefix(head) && text.hasSuffix("hello") && text.components(separatedBy: "302 OK").count == 2, "\(text)")
     }
 
+    /// Past 16 KiB of chunk extensions on one line: exit 8 (curl 7.88 reads them all).
+    @Test func endlessChunkExtensionsAreRefused() throws {
+        let server = try Shared.faults.get()
+        let text = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;x=" + String(repeating: "a", count: 30_000) + "\r\nok\r\n0\r\n\r\n"
+        let run = try Self.salvo("-s", "-m", "10", Self.raw(server, text))
+        #expect(run.status == 8)
+    }
+
     /// Where Salvo is stricter than curl 7.88 on purpose: ambiguous framing is how responses
     /// are smuggled, so it is refused (RFC 9112 §6.3).
     @Test func stricterThanCurlOnAmbiguousFraming() throws {
