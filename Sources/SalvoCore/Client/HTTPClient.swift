@@ -252,7 +252,7 @@ public final class HTTPClient: Sendable {
 
     /// Makes the request's task and hands it to the loop's pool (on `loop`).
     private func launch(_ prepared: Prepared, handler: any ResponseHandler, followUp: RequestTask.FollowUp?,
-                        on loop: EventLoop, cancellation: CancellationState) {
+                        on loop: EventLoop, cancellation: CancellationState, fresh: Bool = false) {
         prepared.arrival?.arrived()
         let task = RequestTask(key: prepared.key, tls: prepared.tls, head: prepared.head, body: prepared.body,
                                method: prepared.method, deadline: prepared.deadline,
@@ -272,7 +272,7 @@ public final class HTTPClient: Sendable {
             task.fail(.cancelled(.caller, phase: .request))
             return
         }
-        self.pool(on: loop).submit(task)
+        self.pool(on: loop).submit(task, fresh: fresh)
     }
 
     /// Sends the next request of a redirect chain, on the loop of the one that led to it
@@ -296,8 +296,12 @@ public final class HTTPClient: Sendable {
         prepared.deadline = previous.deadline
         prepared.headDeadline = previous.headDeadline
         prepared.startedAt = previous.startedAt
+        // A request that must not be sent twice (a POST replayed for a 307) goes on a fresh
+        // connection: the one the redirect came on may be closing unannounced, its FIN not
+        // here yet, and a request that met it could not be sent again.
+        let fresh = !RequestTask.isIdempotent(request.method)
         self.launch(prepared, handler: previous.handler, followUp: followUp,
-                    on: followUp.cancellation.loop, cancellation: followUp.cancellation)
+                    on: followUp.cancellation.loop, cancellation: followUp.cancellation, fresh: fresh)
     }
 
     // MARK: Shutting down

@@ -99,6 +99,11 @@ final class RequestTask {
         var produce: @Sendable (HTTPBodyWriter) async throws -> Void
     }
 
+    /// RFC 9110 §9.2.2; POST and PATCH are never replayed automatically.
+    static func isIdempotent(_ method: HTTPRequest.Method) -> Bool {
+        method == .get || method == .head || method == .options || method == .trace || method == .put || method == .delete
+    }
+
     /// Whether the request may be sent again on a fresh connection.
     var isReplayable: Bool { self.stream?.replayable ?? true }
 
@@ -126,9 +131,7 @@ final class RequestTask {
         self.head = head
         self.body = body
         self.isHead = method == .head
-        // RFC 9110 §9.2.2; POST and PATCH are never replayed automatically.
-        self.isIdempotent = method == .get || method == .head || method == .options || method == .trace
-            || method == .put || method == .delete
+        self.isIdempotent = Self.isIdempotent(method)
         self.deadline = deadline
         self.readTimeout = readTimeout
         self.handler = handler

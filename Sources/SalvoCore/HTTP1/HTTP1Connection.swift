@@ -147,6 +147,14 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     /// Runs `task` on this idle, open connection.
     func run(_ task: RequestTask) {
         precondition(self.task == nil && self.machine.isIdle)
+        if self.machine.requestsServed > 0, !task.isIdempotent, !self.socket.isQuietAndOpen {
+            // The server closed this idle connection (or sent something unasked) since its
+            // last response, and the request could not be sent again once it may have been
+            // processed: it goes on a fresh connection instead.
+            self.closeSocket()
+            self.pool.connectionClosed(self, retry: task)
+            return
+        }
         defer { self.rearm() }
         self.task = task
         task.phase = .running(self)

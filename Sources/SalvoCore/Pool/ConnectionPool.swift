@@ -55,7 +55,8 @@ final class ConnectionPool {
 
     /// Queues `task` for a connection. `movable`: it may go on to another shard that has an
     /// idle connection (not when it just failed to). `urgent`: first in the queue.
-    func submit(_ task: RequestTask, movable: Bool = true, urgent: Bool = false) {
+    /// Queues `task` for a connection to its host; `fresh`: a new connection, not an idle one.
+    func submit(_ task: RequestTask, fresh: Bool = false, movable: Bool = true, urgent: Bool = false) {
         if task.isFinished { return }
         if self.isShutdown {
             task.fail(HTTPClientError(.shutdown, phase: .pool))
@@ -68,7 +69,7 @@ final class ConnectionPool {
             pool = HostPool(key: task.key, tls: task.tls, owner: self, budget: self.coordinator.takeBudget(for: task.key))
             self.hosts[task.key] = pool
         }
-        pool.submit(task, fresh: false, movable: movable, urgent: urgent)
+        pool.submit(task, fresh: fresh, movable: movable, urgent: urgent)
     }
 
     func cancel(_ task: RequestTask, error: HTTPClientError) {

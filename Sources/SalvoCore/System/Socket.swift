@@ -74,6 +74,23 @@ package struct Socket {
         }
     }
 
+    /// Whether an idle connection can still carry a request: nothing has arrived on it (a
+    /// byte, or the peer's FIN, or a reset) since its last response. One non-blocking peek —
+    /// for the requests that must not meet a connection the server already closed (a POST
+    /// cannot be sent again once it may have been processed). With TLS, any byte waiting
+    /// (a close_notify, most likely) counts as spoken too.
+    package var isQuietAndOpen: Bool {
+        if let tls = self.tls, tls.hasBufferedBytes { return false }
+        var byte: UInt8 = 0
+        while true {
+            let n = recv(self.fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+            if n > 0 || n == 0 { return false }
+            let err = salvo_errno()
+            if err == EINTR { continue }
+            return err == EAGAIN || err == EWOULDBLOCK
+        }
+    }
+
     /// Whether a read that returned fewer bytes than asked for left nothing behind: true for
     /// a plain socket (the kernel gave all it had), false while TLS holds decrypted bytes.
     @inlinable

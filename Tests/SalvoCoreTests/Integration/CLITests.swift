@@ -242,6 +242,17 @@ import Testing
         #expect(run.status == 8)
     }
 
+    /// A server that answers a POST with a 307 and then closes the keep-alive connection
+    /// without saying so: the replayed POST goes on a fresh connection, as curl sends it
+    /// (it used to meet the closed one: exit 56).
+    @Test func aPostNeverMeetsAConnectionTheServerClosed() throws {
+        let server = try Shared.faults.get()
+        for _ in 0..<5 {
+            let moved = Self.raw(server, "HTTP/1.1 307 Temporary Redirect\r\nLocation: /echo-body\r\nContent-Length: 0\r\n\r\n")
+            try Self.sideBySide(["-s", "-L", "-m", "10", "-d", "posted", moved])
+        }
+    }
+
     /// Where Salvo is stricter than curl 7.88 on purpose: ambiguous framing is how responses
     /// are smuggled, so it is refused (RFC 9112 §6.3).
     @Test func stricterThanCurlOnAmbiguousFraming() throws {

@@ -134,6 +134,12 @@ import Testing
             #expect(try await client.execute(request).status == .ok)
             try await Task.sleep(for: .milliseconds(100))
         }
+        // A POST, which is never sent twice, never meets the closed connection either.
+        let post = try HTTPRequest(method: .post, url: server.url("/idle-close?ms=20"))
+        for _ in 0..<3 {
+            #expect(try await client.execute(post, body: .bytes(Array("x".utf8))).status == .ok)
+            try await Task.sleep(for: .milliseconds(100))
+        }
     }
 
     @Test func connectionRefused() async throws {
