@@ -59,6 +59,15 @@ struct Get: AsyncParsableCommand {
     @Option(name: .customLong("connect-timeout"), help: "Seconds a connection may take.")
     var connectTimeout: Double?
 
+    @Option(name: .customLong("resolve"), help: "host:port:address[,address…] — use these addresses for host and port (repeatable).")
+    var resolve: [String] = []
+
+    @Flag(name: [.customShort("4"), .customLong("ipv4")], help: "Connect over IPv4 only.")
+    var ipv4Only = false
+
+    @Flag(name: [.customShort("6"), .customLong("ipv6")], help: "Connect over IPv6 only.")
+    var ipv6Only = false
+
     @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Do not verify the server's TLS certificate.")
     var insecure = false
 
@@ -129,6 +138,16 @@ struct Get: AsyncParsableCommand {
             configuration.tls.pinnedPublicKeys = keys
         }
         if let maxFilesize, maxFilesize < 0 { return self.report(2, "option --max-filesize: is badly used here") }
+        for entry in self.resolve {
+            do {
+                configuration.nameResolution.overrides.append(try ResolveOverride(entry))
+            } catch {
+                // curl: "bad option syntax".
+                return self.report(49, error.detail ?? "--resolve \(entry) cannot be read")
+            }
+        }
+        if self.ipv4Only { configuration.nameResolution.family = .ipv4 }
+        if self.ipv6Only { configuration.nameResolution.family = .ipv6 }
         configuration.decompression = self.compressed
             ? Decompression(maxDecodedSize: self.maxFilesize)
             : .disabled

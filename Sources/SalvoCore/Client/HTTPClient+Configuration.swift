@@ -33,6 +33,8 @@ extension HTTPClient {
         public var redirects = RedirectPolicy.follow
         /// Sent as User-Agent when the request has none; nil sends none.
         public var userAgent: String? = "salvo/0.1"
+        /// Host names to addresses: overrides, your own resolver, localhost, a cache.
+        public var nameResolution = NameResolution()
 
         public init() {}
 

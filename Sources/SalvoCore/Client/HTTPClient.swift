@@ -61,7 +61,8 @@ public final class HTTPClient: Sendable {
             idleTimeout: configuration.idleTimeout,
             connectTimeout: configuration.connectTimeout,
             limits: configuration.headLimits,
-            waitTimeout: configuration.poolWaitTimeout)
+            waitTimeout: configuration.poolWaitTimeout,
+            resolver: HostResolver(configuration.nameResolution))
         let coordinator = PoolCoordinator(loops: group.loops, maxConnectionsPerHost: configuration.maxConnectionsPerHost)
         self.coordinator = coordinator
         self.pools = group.loops.map { loop in

@@ -64,12 +64,15 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     private var armedTimer: Deadline?
     /// Maintained by the pool: whether a request holds this connection (or is about to).
     var isLeased = false
+    /// Where the host's addresses come from.
+    private let resolver: HostResolver
     /// How long this connection took to set up, for the metrics of its first request.
     private var setup: ConnectionSetup
 
     init(id: Int, key: ConnectionKey, loop: EventLoop, pool: HostPool,
-         connectTimeout: Duration, idleTimeout: Duration, limits: ResponseHeadLimits, tls: TLSContext? = nil) {
+         connectTimeout: Duration, idleTimeout: Duration, limits: ResponseHeadLimits, resolver: HostResolver, tls: TLSContext? = nil) {
         self.id = id
+        self.resolver = resolver
         self.key = key
         self.loop = loop
         self.pool = pool
@@ -95,9 +98,10 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         let connection = LoopBound(self, loop: self.loop)
         let loop = self.loop
         let key = self.key
+        let resolver = self.resolver
         loop.execute {
             guard case .resolving = connection.value.life else { return }
-            Resolver.resolve(host: key.host, port: key.port, on: loop) { result in
+            resolver.resolve(host: key.host, port: key.port, on: loop) { result in
                 // Runs on the loop: at once for numeric hosts, else after the lookup.
                 connection.value.resolved(result)
             }

@@ -9,6 +9,8 @@ struct PoolConfiguration {
     var limits: ResponseHeadLimits
     /// How long a request may wait for a connection when every one is busy.
     var waitTimeout: Duration
+    /// The client's name resolution, shared by its loops.
+    var resolver: HostResolver
 }
 
 /// The pools of one event loop (a shard): one ``HostPool`` per connection key. Loop-confined.

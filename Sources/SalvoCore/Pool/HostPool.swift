@@ -248,7 +248,7 @@ final class HostPool: TimerTarget {
         let connection = HTTP1Connection(
             id: id, key: self.key, loop: self.owner.loop, pool: self,
             connectTimeout: configuration.connectTimeout, idleTimeout: configuration.idleTimeout,
-            limits: configuration.limits, tls: self.key.scheme == .https ? self.tls : nil)
+            limits: configuration.limits, resolver: configuration.resolver, tls: self.key.scheme == .https ? self.tls : nil)
         self.connections[id] = connection
         self.owner.connectionsOpened += 1
         connection.connect()

@@ -69,24 +69,10 @@ package struct SocketAddress: Sendable, CustomStringConvertible {
     }
 }
 
-/// Name resolution through getaddrinfo, off the event loop (it blocks).
+/// Name resolution through getaddrinfo.
 package enum Resolver {
-    /// Resolves `host` and calls `completion` on `loop` with the addresses in getaddrinfo's
-    /// order, or a `.dnsFailure` error. Numeric addresses resolve at once, on the caller's thread.
-    static func resolve(
-        host: String, port: Int, on loop: EventLoop,
-        _ completion: @escaping @Sendable (Result<[SocketAddress], HTTPClientError>) -> Void
-    ) {
-        if let address = SocketAddress(numericHost: host, port: port) {
-            completion(.success([address]))
-            return
-        }
-        DispatchQueue.global().async {
-            let result = self.lookup(host: host, port: port)
-            loop.execute { completion(result) }
-        }
-    }
-
+    /// The addresses of `host` from the system (getaddrinfo), in its order, or `.dnsFailure`.
+    /// It blocks: call it off the event loops (``HostResolver`` does).
     package static func lookup(host: String, port: Int) -> Result<[SocketAddress], HTTPClientError> {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC

@@ -253,6 +253,16 @@ import Testing
         }
     }
 
+    /// `--resolve` sends a name to the address given, as curl; `-4`/`-6` pick the family.
+    @Test func resolveAndAddressFamilies() throws {
+        let server = try Shared.faults.get()
+        try Self.sideBySide(["-s", "--resolve", "api.test:\(server.port):127.0.0.1", "http://api.test:\(server.port)/ok"])
+        try Self.sideBySide(["-s", "--resolve", "*:\(server.port):127.0.0.1", "http://api.test:\(server.port)/ok"])
+        try Self.sideBySide(["-s", "--resolve", "api.test:*:127.0.0.1", "http://api.test:\(server.port)/ok"])   // 49: bad syntax
+        try Self.sideBySide(["-s", "-4", "http://localhost:\(server.port)/ok"])
+        try Self.sideBySide(["-s", "-6", "http://127.0.0.1:\(server.port)/ok"])
+    }
+
     /// Where Salvo is stricter than curl 7.88 on purpose: ambiguous framing is how responses
     /// are smuggled, so it is refused (RFC 9112 §6.3).
     @Test func stricterThanCurlOnAmbiguousFraming() throws {
