@@ -62,6 +62,9 @@ struct Get: AsyncParsableCommand {
     @Option(name: .customLong("resolve"), help: "host:port:address[,address…] — use these addresses for host and port (repeatable).")
     var resolve: [String] = []
 
+    @Option(name: .customLong("unix-socket"), help: "Connect to this Unix domain socket instead of the URL's host.")
+    var unixSocket: String?
+
     @Flag(name: [.customShort("4"), .customLong("ipv4")], help: "Connect over IPv4 only.")
     var ipv4Only = false
 
@@ -146,6 +149,7 @@ struct Get: AsyncParsableCommand {
                 return self.report(49, error.detail ?? "--resolve \(entry) cannot be read")
             }
         }
+        configuration.unixSocketPath = self.unixSocket
         if self.ipv4Only { configuration.nameResolution.family = .ipv4 }
         if self.ipv6Only { configuration.nameResolution.family = .ipv6 }
         configuration.decompression = self.compressed

@@ -12,6 +12,9 @@ public struct ConnectionKey: Hashable, Sendable, CustomStringConvertible {
     /// Which of the client's TLS configurations the connection uses (0: the client's own);
     /// always 0 for http.
     package var tlsConfigurationID = 0
+    /// A Unix domain socket the connection goes to instead of the host's addresses (curl's
+    /// `--unix-socket`); the host still names the server in the Host field.
+    public var unixSocketPath: String?
 
     public init(scheme: Scheme, host: String, port: Int) {
         self.scheme = scheme
@@ -27,5 +30,7 @@ public struct ConnectionKey: Hashable, Sendable, CustomStringConvertible {
         return self.port == defaultPort ? hostPart : "\(hostPart):\(self.port)"
     }
 
-    public var description: String { "\(self.scheme.rawValue)://\(self.authority)" }
+    public var description: String {
+        "\(self.scheme.rawValue)://\(self.authority)" + (self.unixSocketPath.map { " via \($0)" } ?? "")
+    }
 }

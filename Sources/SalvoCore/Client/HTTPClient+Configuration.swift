@@ -35,6 +35,9 @@ extension HTTPClient {
         public var userAgent: String? = "salvo/0.1"
         /// Host names to addresses: overrides, your own resolver, localhost, a cache.
         public var nameResolution = NameResolution()
+        /// Every request goes to this Unix domain socket (a local daemon's API) instead of
+        /// its URL's host, unless the request says otherwise.
+        public var unixSocketPath: String?
 
         public init() {}
 

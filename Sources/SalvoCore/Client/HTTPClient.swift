@@ -161,6 +161,7 @@ public final class HTTPClient: Sendable {
         var request = request
         var (key, rewriteAuthority) = try request.canonicalConnectionKey()
         if rewriteAuthority { request.authority = key.authority }
+        key.unixSocketPath = options.unixSocketPath ?? self.configuration.unixSocketPath
         var tls: TLSContext? = nil
         if key.scheme == .https {
             (key.tlsConfigurationID, tls) = try self.tlsContexts.context(for: options.tls)

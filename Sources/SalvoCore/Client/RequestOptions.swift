@@ -39,6 +39,10 @@ extension HTTPClient {
         /// Send no `Host` field (curl's `-H "Host:"`), to see how a server takes a request
         /// without one; HTTP/1.1 requires it (RFC 9112 §3.2), so leave this off otherwise.
         public var omitsHost = false
+        /// Connect to this Unix domain socket instead of the URL's host (curl's
+        /// `--unix-socket`); the URL still gives the Host field and the path. Connections to
+        /// it are pooled apart. Nil: the client's ``HTTPClient/Configuration/unixSocketPath``.
+        public var unixSocketPath: String?
         /// Told of every response head as it arrives — interim (1xx) heads, each response of
         /// a redirect chain, the final one — with its bytes exactly as the server sent them,
         /// and of the lines of a head that failed to parse. Called on the event loop's

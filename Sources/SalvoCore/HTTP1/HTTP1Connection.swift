@@ -101,6 +101,11 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         let resolver = self.resolver
         loop.execute {
             guard case .resolving = connection.value.life else { return }
+            if let path = key.unixSocketPath {
+                connection.value.resolved(SocketAddress(unixPath: path).map { .success([$0]) }
+                    ?? .failure(HTTPClientError(.connectFailed, host: key.host, phase: .connect, detail: "Unix socket path \"\(path)\" is too long")))
+                return
+            }
             resolver.resolve(host: key.host, port: key.port, on: loop) { result in
                 // Runs on the loop: at once for numeric hosts, else after the lookup.
                 connection.value.resolved(result)

@@ -5,7 +5,7 @@ import Dispatch
 import Glibc
 #endif
 
-/// An IPv4 or IPv6 socket address, stored inline.
+/// An IPv4, IPv6 or Unix domain socket address, stored inline.
 package struct SocketAddress: Sendable, CustomStringConvertible {
     package var storage: sockaddr_storage
     package var length: socklen_t
@@ -15,6 +15,24 @@ package struct SocketAddress: Sendable, CustomStringConvertible {
     init(storage: sockaddr_storage, length: socklen_t) {
         self.storage = storage
         self.length = length
+    }
+
+    /// A Unix domain socket's address; nil when the path does not fit one (107 bytes).
+    init?(unixPath path: String) {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard !bytes.isEmpty, bytes.count < capacity, !bytes.contains(0) else { return nil }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        var storage = sockaddr_storage()
+        withUnsafeBytes(of: &address) { src in
+            withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: src) }
+        }
+        self.init(storage: storage, length: socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + 1))
     }
 
     /// Parses a numeric IPv4 or IPv6 address (no brackets), or returns nil.
@@ -54,6 +72,10 @@ package struct SocketAddress: Sendable, CustomStringConvertible {
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
         var copy = self.storage
         return withUnsafeMutableBytes(of: &copy) { raw -> String in
+            if self.family == AF_UNIX {
+                let path = raw[2..<Int(self.length)].prefix { $0 != 0 }
+                return "unix:" + String(decoding: path, as: UTF8.self)
+            }
             if self.family == AF_INET {
                 let sin = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in.self)
                 var addr = sin.pointee.sin_addr

@@ -65,6 +65,7 @@ package struct SocketConnector {
             return self.tryNextAddress(loop: loop, target: target)
         }
         var one: Int32 = 1
+        // (Fails harmlessly on a Unix domain socket, which has no Nagle to turn off.)
         setsockopt(self.socket.fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         self.tcpConnectedAt = loop.refreshNow()
         guard let context = self.tls else { return self.opened() }
