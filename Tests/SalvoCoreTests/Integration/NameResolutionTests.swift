@@ -27,6 +27,7 @@ import SalvoTestSupport
         let other = try makeClient {
             $0.nameResolution.overrides = [ResolveOverride(host: "api.test", port: 1, addresses: ["127.0.0.1"])]
             $0.nameResolution.resolver = { host, _ in throw CancellationError() }
+            $0.connectTimeout = .seconds(120)   // (see aResolverOfOnesOwnIsAskedOncePerLifetime)
         }
         defer { other.shutdown() }
         let code = await errorCode { _ = try await other.execute(try get("http://api.test:\(server.port)/ok")) }
@@ -39,6 +40,9 @@ import SalvoTestSupport
         let client = try makeClient {
             $0.maxConnectionsPerHost = 1
             $0.idleTimeout = .milliseconds(1)   // every request makes a new connection
+            // The resolver runs on Swift's shared pool, which other tests' blocking waits may
+            // hold for a while: no connect deadline to race that.
+            $0.connectTimeout = .seconds(120)
             $0.nameResolution.resolver = { host, _ in
                 asked.withLock { $0 += 1 }
                 return host == "svc.internal" ? ["127.0.0.1"] : []
@@ -57,6 +61,7 @@ import SalvoTestSupport
         let uncached = try makeClient {
             $0.maxConnectionsPerHost = 1
             $0.idleTimeout = .milliseconds(1)
+            $0.connectTimeout = .seconds(120)
             $0.nameResolution.cacheLifetime = .zero
             $0.nameResolution.resolver = { _, _ in
                 askedAgain.withLock { $0 += 1 }
