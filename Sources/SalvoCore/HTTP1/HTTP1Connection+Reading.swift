@@ -177,6 +177,10 @@ extension HTTP1Connection {
         if let observer = task.headObserver {
             observer(ReceivedHead(kind: .response, raw: self.decoder.lastRawHead, head: head))
         }
+        if let keepAlive = head.headerFields[Self.keepAlive] {
+            self.serverIdleLimit = Self.idleLimit(keepAlive)
+            if self.serverIdleLimit == .zero { self.mustClose = true }
+        }
         // A final answer before 100 Continue: the body is not sent (RFC 9110 §10.1.1), so
         // the connection cannot carry another request.
         self.writer.withholdBody()
@@ -197,6 +201,23 @@ extension HTTP1Connection {
             self.handlerError = error
             return false
         }
+    }
+
+    static let keepAlive = HTTPField.Name("Keep-Alive")!
+    /// Retired this long before the server's announced idle timeout would drop it.
+    static let idleMargin: Duration = .milliseconds(500)
+
+    /// The idle time a `Keep-Alive: timeout=N, max=M` value leaves for reuse: N seconds less
+    /// the margin (zero when that is nothing: the connection is then not reused); nil when
+    /// the value names no usable timeout.
+    static func idleLimit(_ value: String) -> Duration? {
+        for parameter in value.split(separator: ",") {
+            let parts = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingOWS.lowercased() }
+            guard parts.count == 2, parts[0] == "timeout", let seconds = Int(parts[1]), seconds >= 0, seconds < 1_000_000 else { continue }
+            let limit = Duration.seconds(seconds) - Self.idleMargin
+            return limit > .zero ? limit : .zero
+        }
+        return nil
     }
 
     func decoderReceivedBody(_ bytes: UnsafeRawBufferPointer) -> Bool {

@@ -57,6 +57,9 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     /// When a byte last came in, or the connection last changed hands.
     var lastActivity: Deadline
     private let idleTimeout: Duration
+    /// How long the server said it keeps an idle connection (`Keep-Alive: timeout=N`), less
+    /// a margin: the connection is retired before the server would drop it under a request.
+    var serverIdleLimit: Duration?
     /// The deadline of the one timer this connection relies on. Timers are never cancelled:
     /// a new one is armed only when the connection needs waking earlier than `armedTimer`,
     /// and a timer that fires for any other deadline is stale. So a connection keeps one or
@@ -228,7 +231,8 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
             return ConnectionDeadlines(connect: self.connector.deadline)
         case .open:
             guard let task = self.task else {
-                return self.machine.isIdle ? ConnectionDeadlines(idle: self.lastActivity + self.idleTimeout) : .none
+                let idle = self.serverIdleLimit.map { Swift.min($0, self.idleTimeout) } ?? self.idleTimeout
+                return self.machine.isIdle ? ConnectionDeadlines(idle: self.lastActivity + idle) : .none
             }
             var deadlines = ConnectionDeadlines(total: task.deadline, producerEnd: self.producerEndDeadline,
                                                 expectContinue: self.writer.continueDeadline)

@@ -142,6 +142,31 @@ import Testing
         }
     }
 
+    /// `Keep-Alive: timeout=N` from the server: the idle connection is retired before the
+    /// server would drop it (half a second early), whatever the client's own idle timeout.
+    @Test func theServersKeepAliveTimeoutIsRespected() async throws {
+        #expect(HTTP1Connection.idleLimit("timeout=5, max=100") == .milliseconds(4500))
+        #expect(HTTP1Connection.idleLimit("max=3,timeout = 1") == .milliseconds(500))
+        #expect(HTTP1Connection.idleLimit("timeout=0") == .zero)
+        #expect(HTTP1Connection.idleLimit("max=3") == nil && HTTP1Connection.idleLimit("timeout=soon") == nil)
+        let server = try Shared.faults.get()
+        let client = try makeClient { $0.threads = 1; $0.idleTimeout = .seconds(60) }
+        defer { client.shutdown() }
+        let announced = "HTTP/1.1 200 OK\r\nKeep-Alive: timeout=1\r\nContent-Length: 2\r\n\r\nok"
+        let b64 = Data(announced.utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        #expect(try await client.execute(try get(server.url("/raw?b=\(b64)&then=keep"))).status == .ok)
+        let end = ContinuousClock.now + .seconds(10)
+        while await client.poolStatistics().openConnections > 0, ContinuousClock.now < end {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(await client.poolStatistics().openConnections == 0, "retired before the server's second was up")
+        // Without the field, the client's own idle timeout (60 s) keeps it.
+        #expect(try await client.execute(try get(server.url("/ok"))).status == .ok)
+        try await Task.sleep(for: .milliseconds(700))
+        #expect(await client.poolStatistics().openConnections == 1)
+    }
+
     @Test func connectionRefused() async throws {
         // A port that was just free: bind, read the port, close.
         let port = try freePort()
