@@ -17,7 +17,7 @@ enum UploadFraming {
     static func shape(_ body: HTTPBody?, fields: inout HTTPFields, removed: Set<String>,
                       isUpload: Bool) -> (body: HTTPBody?, expectContinue: Bool) {
         let wantsChunked = fields[.transferEncoding].map { $0.lowercased().contains("chunked") } ?? false
-        let stated = fields[.contentLength].flatMap { Int($0.trimmingCharacters(in: " \t")) }
+        let stated = fields[.contentLength].flatMap { Int($0[...].trimmingOWS) }
         fields[.transferEncoding] = nil
         fields[.contentLength] = nil
         guard var body else { return (nil, false) }
@@ -50,11 +50,3 @@ enum UploadFraming {
     }
 }
 
-extension String {
-    fileprivate func trimmingCharacters(in set: String) -> String {
-        var text = self[...]
-        while let first = text.first, set.contains(first) { text = text.dropFirst() }
-        while let last = text.last, set.contains(last) { text = text.dropLast() }
-        return String(text)
-    }
-}

@@ -73,7 +73,7 @@ public struct ResolveOverride: Sendable, Hashable {
         }
         var addresses: [String] = []
         for item in parts[2].split(separator: ",") {
-            var address = String(item).trimmingCharacters(in: " ")
+            var address = String(item.trimmingOWS)
             if address.hasPrefix("["), address.hasSuffix("]") { address = String(address.dropFirst().dropLast()) }
             guard SocketAddress(numericHost: address, port: 1) != nil else {
                 throw HTTPClientError(.invalidConfiguration, detail: "resolve entry \"\(spelling)\": \"\(address)\" is not a numeric address")
@@ -178,11 +178,3 @@ final class HostResolver: Sendable {
     }
 }
 
-extension String {
-    fileprivate func trimmingCharacters(in set: String) -> String {
-        var text = self[...]
-        while let first = text.first, set.contains(first) { text = text.dropFirst() }
-        while let last = text.last, set.contains(last) { text = text.dropLast() }
-        return String(text)
-    }
-}
