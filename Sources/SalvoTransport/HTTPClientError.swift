@@ -23,7 +23,7 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
             case invalidURL, invalidRequest, dnsFailure, connectionRefused, connectFailed
             case connectTimeout, readTimeout, totalTimeout, poolWaitTimeout
             case invalidResponse, notHTTPResponse, unsupportedEncoding, emptyResponse, truncatedBody, remoteClosed, readFailed, writeFailed
-            case truncatedHead, chunkExtensionTooLong
+            case truncatedHead, chunkLineTooLong
             case headerTooLarge, tooManyHeaders, bodyTooLarge
             case cancelled, shutdown, unsupportedScheme, invalidConfiguration
             case tlsHandshakeFailed, tlsCertificateInvalid, tlsLocalCertificate, tlsPinMismatch
@@ -67,9 +67,10 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let remoteClosed = Code(base: .remoteClosed)
         /// The connection ended in the middle of the response head, before its blank line.
         public static let truncatedHead = Code(base: .truncatedHead)
-        /// A chunk-size line carried more extensions than the limit (16 KiB): a server
-        /// trying to make the client read without end.
-        public static let chunkExtensionTooLong = Code(base: .chunkExtensionTooLong)
+        /// A chunk-size line (its size, extensions and line ends) ran past the limit (16 KiB),
+        /// or chunk framing outgrew the data it carried many times over: a server trying to
+        /// make the client read without end.
+        public static let chunkLineTooLong = Code(base: .chunkLineTooLong)
         /// Reading from the socket failed (a reset, for example).
         public static let readFailed = Code(base: .readFailed)
         /// Writing the request failed.
@@ -140,7 +141,7 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
             case .truncatedBody: "response body ended early"
             case .remoteClosed: "server closed the connection"
             case .truncatedHead: "response head ended early"
-            case .chunkExtensionTooLong: "chunk extensions too long"
+            case .chunkLineTooLong: "chunk-size line too long"
             case .readFailed: "receive failure"
             case .writeFailed: "send failure"
             case .headerTooLarge: "response head too large"

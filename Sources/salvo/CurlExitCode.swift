@@ -14,7 +14,7 @@ enum CurlExitCode {
         case .invalidResponse: error.phase == .readBody ? 56 : 8
         case .notHTTPResponse: 1
         // A weird server reply, as a too-long head is.
-        case .chunkExtensionTooLong: 8
+        case .chunkLineTooLong: 8
         case .unsupportedEncoding: 61
         // curl 7.x says "out of memory" past its header limit; 8.x says "too large" (100).
         case .headerTooLarge, .tooManyHeaders: 27

@@ -142,7 +142,16 @@ struct Get: AsyncParsableCommand {
         }
         if let maxFilesize, maxFilesize < 0 { return self.report(2, "option --max-filesize: is badly used here") }
         for entry in self.resolve {
-            do {
+            do throws(HTTPClientError) {
+                if entry.hasPrefix("-") {
+                    // curl's "-host:port": forget what earlier entries said for it.
+                    let parts = entry.dropFirst().split(separator: ":", omittingEmptySubsequences: false)
+                    guard parts.count == 2, let port = Int(parts[1]) else {
+                        throw HTTPClientError(.invalidConfiguration, detail: "resolve entry \"\(entry)\": expected -host:port")
+                    }
+                    configuration.nameResolution.overrides.removeAll { $0.host.lowercased() == parts[0].lowercased() && $0.port == port }
+                    continue
+                }
                 configuration.nameResolution.overrides.append(try ResolveOverride(entry))
             } catch {
                 // curl: "bad option syntax".

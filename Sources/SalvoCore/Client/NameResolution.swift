@@ -7,8 +7,8 @@ import Glibc
 
 /// How a client turns host names into addresses.
 ///
-/// In order: a numeric host is its own address; a fixed override (curl's `--resolve`) wins
-/// next; `localhost` and names under `.localhost` are the loopback addresses, never sent to
+/// In order: a fixed override (curl's `--resolve`; the latest for a name wins, a name's own
+/// before `*`); a numeric host is its own address; `localhost` and names under `.localhost` are the loopback addresses, never sent to
 /// DNS (RFC 6761 §6.3); then the cache; then your resolver, or the system's (getaddrinfo,
 /// off the event loop). Answers are cached for ``cacheLifetime``.
 ///
@@ -61,7 +61,9 @@ public struct ResolveOverride: Sendable, Hashable {
     ///
     /// - Throws: `.invalidConfiguration` saying what is wrong.
     public init(_ spelling: String) throws(HTTPClientError) {
-        let parts = spelling.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+        // "+host:…" is curl's spelling for an entry that may expire; here none do.
+        let body = spelling.hasPrefix("+") ? spelling.dropFirst() : spelling[...]
+        let parts = body.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3, !parts[0].isEmpty, !parts[2].isEmpty else {
             throw HTTPClientError(.invalidConfiguration, detail: "resolve entry \"\(spelling)\": expected host:port:address")
         }
@@ -93,6 +95,11 @@ final class HostResolver: Sendable {
     let rules: NameResolution
     private let cache = Mutex<[String: (addresses: [SocketAddress], expires: ContinuousClock.Instant)]>([:])
 
+    static let maxCachedNames = 1024
+
+    /// How many answers are cached now (for tests).
+    var cachedNames: Int { self.cache.withLock { $0.count } }
+
     init(_ rules: NameResolution) {
         self.rules = rules
     }
@@ -108,8 +115,15 @@ final class HostResolver: Sendable {
         let key = "\(host.lowercased()):\(port)"
         let remember = { @Sendable (result: Result<[SocketAddress], HTTPClientError>) in
             if case .success(let addresses) = result, self.rules.cacheLifetime > .zero {
-                let expires = ContinuousClock.now + self.rules.cacheLifetime
-                self.cache.withLock { $0[key] = (addresses, expires) }
+                let now = ContinuousClock.now
+                self.cache.withLock { cache in
+                    // Bounded: a client that meets many hosts keeps the live answers only.
+                    if cache.count >= Self.maxCachedNames {
+                        cache = cache.filter { $0.value.expires > now }
+                        if cache.count >= Self.maxCachedNames { cache.removeAll(keepingCapacity: true) }
+                    }
+                    cache[key] = (addresses, now + self.rules.cacheLifetime)
+                }
             }
             let filtered = result.flatMap { self.filtered($0, host: host) }
             loop.execute { completion(filtered) }
@@ -135,13 +149,16 @@ final class HostResolver: Sendable {
 
     /// An answer that needs no lookup: numeric, overridden, localhost, or cached.
     private func known(host: String, port: Int) -> Result<[SocketAddress], HTTPClientError>? {
-        if let address = SocketAddress(numericHost: host, port: port) { return self.filtered([address], host: host) }
         let name = host.lowercased()
-        if let override = self.rules.overrides.first(where: {
-            ($0.host == "*" || $0.host.lowercased() == name) && ($0.port == nil || $0.port == port)
-        }) {
+        // As curl: the latest entry for the name wins, and a name's own entry before "*";
+        // overrides apply to numeric hosts too.
+        let matching = { (entry: ResolveOverride, wildcard: Bool) in
+            (wildcard ? entry.host == "*" : entry.host.lowercased() == name) && (entry.port == nil || entry.port == port)
+        }
+        if let override = self.rules.overrides.last(where: { matching($0, false) }) ?? self.rules.overrides.last(where: { matching($0, true) }) {
             return self.filtered(override.addresses.compactMap { SocketAddress(numericHost: $0, port: port) }, host: host)
         }
+        if let address = SocketAddress(numericHost: host, port: port) { return self.filtered([address], host: host) }
         if name == "localhost" || name.hasSuffix(".localhost") {
             return self.filtered(["127.0.0.1", "::1"].compactMap { SocketAddress(numericHost: $0, port: port) }, host: host)
         }

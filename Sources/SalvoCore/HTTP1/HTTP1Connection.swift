@@ -105,8 +105,10 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         loop.execute {
             guard case .resolving = connection.value.life else { return }
             if let path = key.unixSocketPath {
+                // A path that cannot be a socket address is an unresolvable name (curl: 6).
                 connection.value.resolved(SocketAddress(unixPath: path).map { .success([$0]) }
-                    ?? .failure(HTTPClientError(.connectFailed, host: key.host, phase: .connect, detail: "Unix socket path \"\(path)\" is too long")))
+                    ?? .failure(HTTPClientError(.dnsFailure, host: key.host, phase: .resolve,
+                                                detail: "Unix socket path \"\(path)\" is empty, too long (107 bytes at most) or holds a NUL")))
                 return
             }
             resolver.resolve(host: key.host, port: key.port, on: loop) { result in
@@ -159,10 +161,10 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     /// Runs `task` on this idle, open connection.
     func run(_ task: RequestTask) {
         precondition(self.task == nil && self.machine.isIdle)
-        if self.machine.requestsServed > 0, !task.isIdempotent, !self.socket.isQuietAndOpen {
-            // The server closed this idle connection (or sent something unasked) since its
-            // last response, and the request could not be sent again once it may have been
-            // processed: it goes on a fresh connection instead.
+        if !task.isIdempotent, !self.socket.isQuietAndOpen {
+            // The server closed this idle connection (or sent something unasked) since it was
+            // opened or last answered, and the request could not be sent again once it may
+            // have been processed: it goes on a fresh connection instead.
             self.closeSocket()
             self.pool.connectionClosed(self, retry: task)
             return

@@ -113,6 +113,11 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     /// Bytes of extensions on the current chunk-size line.
     private var chunkExtensionBytes = 0
     static let maxChunkExtensionBytes = 16 * 1024
+    /// Of a chunked body: the data bytes so far, and every other byte (sizes, extensions,
+    /// line ends, trailers). Framing may outgrow the data only so far: a size line of
+    /// endless leading zeros passes no callback, but it is framing.
+    private var chunkDataBytes = 0
+    private var chunkFramingBytes = 0
     /// Whether this response's heads are kept as they arrived (``lastRawHead``), for tools
     /// that show them byte for byte. Off by default: it costs a copy of every read of a head.
     private(set) var capturesHeads = false
@@ -167,6 +172,8 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         self.interimCount = 0
         self.interimBytes = 0
         self.chunkExtensionBytes = 0
+        self.chunkDataBytes = 0
+        self.chunkFramingBytes = 0
         if llhttp_get_errno(self.parser) == HPE_PAUSED {
             llhttp_resume(self.parser)
         }
@@ -203,9 +210,14 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         var offset = offset
         var headStart = offset
         while true {
+            let countsFraming = self.inBody && self.parser.pointee.flags & UInt16(F_CHUNKED.rawValue) != 0
+            let dataBefore = self.chunkDataBytes
             let rc = llhttp_execute(self.parser, start + offset, bytes.count - offset)
             switch rc {
             case HPE_OK:
+                if countsFraming {
+                    try self.countChunkFraming(bytes.count - offset - (self.chunkDataBytes - dataBefore))
+                }
                 if !self.sawFinalHead {
                     // A head spread over reads (rare: heads are small): kept until it ends.
                     self.headCarry.append(contentsOf: bytes[headStart...])
@@ -573,6 +585,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
 
     private func body(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
         guard let at else { return Self.proceed }
+        self.chunkDataBytes &+= length
         if let delegate = self.delegate,
            !delegate.decoderReceivedBody(UnsafeRawBufferPointer(start: at, count: length)) {
             return Self.userError
@@ -583,13 +596,24 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     /// Extensions of the chunk-size line being read: ignored, but bounded (Node.js bounded
     /// them after CVE-2024-22019: a server could send megabytes on one line).
     private func chunkExtension(_ length: Int) -> Int32 {
-        self.chunkExtensionBytes += length
+        // At least a byte per piece: each ';' or '=' ends one, even an empty one.
+        self.chunkExtensionBytes += Swift.max(length, 1)
         guard self.chunkExtensionBytes <= Self.maxChunkExtensionBytes else {
-            self.failure = HTTPClientError(.chunkExtensionTooLong, phase: .readBody,
+            self.failure = HTTPClientError(.chunkLineTooLong, phase: .readBody,
                                            detail: "more than \(Self.maxChunkExtensionBytes) bytes of chunk extensions on one line")
             return Self.userError
         }
         return Self.proceed
+    }
+
+    /// Adds `count` bytes of chunk framing; fails when framing outgrows the data past what
+    /// any real stream of small chunks needs (a 1-byte chunk takes 5 bytes of framing).
+    private func countChunkFraming(_ count: Int) throws(HTTPClientError) {
+        self.chunkFramingBytes &+= count
+        let allowed = self.limits.maxHeaderBytes + Self.maxChunkExtensionBytes + 8 * self.chunkDataBytes
+        guard self.chunkFramingBytes > allowed else { return }
+        throw HTTPClientError(.chunkLineTooLong, phase: .readBody,
+                              detail: "\(self.chunkFramingBytes) bytes of chunk framing around \(self.chunkDataBytes) bytes of data")
     }
 
     private func chunkHeader() -> Int32 {

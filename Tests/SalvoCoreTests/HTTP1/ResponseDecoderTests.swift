@@ -315,8 +315,23 @@ func expectEverySplit(_ text: String, eof: Bool = false, head: Bool = false,
         let long = head + "3;x=" + String(repeating: "a", count: 20_000) + "\r\nabc\r\n0\r\n\r\n"
         for splits in [[], [100, 5000, 15000]] {
             guard case .failed(_, let code) = decode(long, splits: splits) else { Issue.record("accepted 20 KB of extensions"); continue }
-            #expect(code == .chunkExtensionTooLong)
+            #expect(code == .chunkLineTooLong)
         }
+        // Empty extensions and leading zeros pass llhttp no bytes to count: still bounded.
+        for line in [String(repeating: ";", count: 40_000), "=" + String(repeating: ";=", count: 20_000)] {
+            guard case .failed(_, let code) = decode(head + "1" + line + "\r\nx\r\n0\r\n\r\n", splits: [60, 5000]) else {
+                Issue.record("accepted \(line.prefix(4))…"); continue
+            }
+            #expect(code == .chunkLineTooLong || code == .invalidResponse, "refused either way")
+        }
+        let zeros = head + String(repeating: "0", count: 200_000) + "1\r\nx\r\n0\r\n\r\n"
+        guard case .failed(_, let code) = decode(zeros, splits: Array(stride(from: 100, to: 200_000, by: 4096))) else {
+            Issue.record("accepted 200,000 leading zeros"); return
+        }
+        #expect(code == .chunkLineTooLong)
+        // A stream of one-byte chunks is real: its framing is five times its data.
+        let tiny = head + String(repeating: "1\r\nx\r\n", count: 30_000) + "0\r\n\r\n"
+        guard case .complete = decode(tiny, splits: Array(stride(from: 100, to: 180_000, by: 1000))) else { Issue.record("refused tiny chunks"); return }
         // Many lines, each under the bound: the count starts again on every line.
         let line = ";name=" + String(repeating: "v", count: 10_000)
         let many = head + (0..<5).map { _ in "1\(line)\r\nx\r\n" }.joined() + "0\r\n\r\n"

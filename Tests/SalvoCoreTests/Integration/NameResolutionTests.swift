@@ -17,6 +17,38 @@ import SalvoTestSupport
         }
     }
 
+    /// As curl: the latest entry for a name wins, a name's own before "*", and overrides
+    /// apply to numeric hosts too.
+    @Test func whichOverrideWins() async throws {
+        let server = try Shared.faults.get()
+        let client = try makeClient {
+            $0.nameResolution.overrides = [
+                ResolveOverride(host: "api.test", port: server.port, addresses: ["192.0.2.1"]),
+                ResolveOverride(host: "api.test", port: server.port, addresses: ["127.0.0.1"]),
+                ResolveOverride(host: "*", port: server.port, addresses: ["192.0.2.2"]),
+                ResolveOverride(host: "10.255.255.1", port: server.port, addresses: ["127.0.0.1"]),
+            ]
+            $0.connectTimeout = .seconds(2)
+        }
+        defer { client.shutdown() }
+        #expect(try await client.execute(try get("http://api.test:\(server.port)/ok")).status == .ok)
+        #expect(try await client.execute(try get("http://10.255.255.1:\(server.port)/ok")).status == .ok)
+        #expect(try ResolveOverride("+api.test:80:127.0.0.1").host == "api.test")
+    }
+
+    @Test func theCacheStaysBounded() async throws {
+        let resolver = HostResolver(NameResolution(resolver: { _, _ in ["127.0.0.1"] }))
+        let group = try EventLoopGroup(numberOfThreads: 1)
+        defer { group.shutdown() }
+        let loop = group.next()
+        for index in 0..<(HostResolver.maxCachedNames + 10) {
+            _ = await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                resolver.resolve(host: "h\(index).test", port: 80, on: loop) { _ in done.resume() }
+            }
+        }
+        #expect(resolver.cachedNames <= HostResolver.maxCachedNames)
+    }
+
     @Test func anOverrideSendsANameToItsAddress() async throws {
         let server = try Shared.faults.get()
         let client = try makeClient { $0.nameResolution.overrides = [ResolveOverride(host: "API.Test", port: server.port, addresses: ["127.0.0.1"])] }
