@@ -326,7 +326,14 @@ public final class HTTPClient: Sendable {
         }
     }
 
-    /// Pool counters summed over the loops, for reports and tests.
+    /// Pool counters and gauges summed over the loops, in all and per host.
+    ///
+    /// ```swift
+    /// let statistics = await client.poolStatistics()
+    /// for (key, host) in statistics.hosts {
+    ///     print(key, "open", host.open, "idle", host.idle, "queued", host.queued, "closed by server", host.closedByServer)
+    /// }
+    /// ```
     public func poolStatistics() async -> PoolStatistics {
         var total = PoolStatistics()
         for bound in self.pools {
@@ -335,7 +342,7 @@ public final class HTTPClient: Sendable {
                     let pool = bound.value
                     continuation.resume(returning: PoolStatistics(
                         connectionsOpened: pool.connectionsOpened, connectionsReused: pool.connectionsReused,
-                        openConnections: pool.openConnectionCount, tlsResumed: pool.tlsResumed))
+                        openConnections: pool.openConnectionCount, tlsResumed: pool.tlsResumed, hosts: pool.hostStatistics()))
                 }
                 if !accepted { continuation.resume(returning: PoolStatistics()) }
             }
@@ -343,6 +350,7 @@ public final class HTTPClient: Sendable {
             total.connectionsReused += part.connectionsReused
             total.openConnections += part.openConnections
             total.tlsResumed += part.tlsResumed
+            total.hosts.merge(part.hosts) { $0.adding($1) }
         }
         return total
     }
@@ -358,4 +366,48 @@ public struct PoolStatistics: Sendable, Hashable {
     public var openConnections = 0
     /// TLS handshakes that resumed an earlier session instead of a full handshake.
     public var tlsResumed = 0
+    /// The same, and more, host by host (connection key: scheme, host, port).
+    public var hosts: [ConnectionKey: HostPoolStatistics] = [:]
+}
+
+/// One host's connections and requests, summed over the client's loops.
+public struct HostPoolStatistics: Sendable, Hashable {
+    // Now:
+    /// Connections open: idle, leased or still connecting.
+    public var open = 0
+    public var idle = 0
+    public var leased = 0
+    public var connecting = 0
+    /// Requests waiting for a connection.
+    public var queued = 0
+    // Since the client was made:
+    public var opened = 0
+    /// Requests that ran on a connection which had carried an earlier one.
+    public var reused = 0
+    /// Connections the client closed (idle timeout, a failure of its own, no reuse wanted).
+    public var closedByUs = 0
+    /// Connections the server closed, or asked to close (`Connection: close`).
+    public var closedByServer = 0
+    public var requestsCompleted = 0
+    public var requestsFailed = 0
+    public var tlsResumed = 0
+
+    public init() {}
+
+    func adding(_ other: HostPoolStatistics) -> HostPoolStatistics {
+        var sum = self
+        sum.open += other.open
+        sum.idle += other.idle
+        sum.leased += other.leased
+        sum.connecting += other.connecting
+        sum.queued += other.queued
+        sum.opened += other.opened
+        sum.reused += other.reused
+        sum.closedByUs += other.closedByUs
+        sum.closedByServer += other.closedByServer
+        sum.requestsCompleted += other.requestsCompleted
+        sum.requestsFailed += other.requestsFailed
+        sum.tlsResumed += other.tlsResumed
+        return sum
+    }
 }

@@ -68,6 +68,7 @@ extension HTTP1Connection {
     private func deliverEnd() {
         guard let end = self.pendingEnd else { return }
         self.pendingEnd = nil
+        if !end.keepAlive { self.closedByPeer = true }   // the server's Connection: close
         self.act(self.machine.responseEnded(keepAlive: end.keepAlive && !self.mustClose))
         if self.task != nil, !self.machine.isAwaitingResponse, !self.machine.isClosed {
             // The response is all here and the request waits for its body's producer to end:
@@ -79,6 +80,7 @@ extension HTTP1Connection {
     }
 
     private func readFailed(errno: Int32, detail: String?) {
+        self.closedByPeer = true
         if errno == ECONNRESET && self.decoder.bytesOfCurrentResponse == 0 {
             self.remoteClosed(errno: errno)
             return
@@ -88,6 +90,7 @@ extension HTTP1Connection {
     }
 
     func remoteClosed(errno readErrno: Int32, duringWrite: Bool = false) {
+        self.closedByPeer = true
         // A write that failed first says how the peer went (a reset), even when the read
         // that followed found only the end of the stream.
         let duringWrite = duringWrite || self.sendFailure != 0

@@ -69,6 +69,8 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     var isLeased = false
     /// Where the host's addresses come from.
     private let resolver: HostResolver
+    /// The server closed the connection, or asked for it closed (for the pool's counters).
+    var closedByPeer = false
     /// How long this connection took to set up, for the metrics of its first request.
     private var setup: ConnectionSetup
 
@@ -140,7 +142,10 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
             self.life = .open
             self.setup.opened(at: self.loop.refreshNow(), tcpConnectedAt: self.connector.tcpConnectedAt,
                               tls: socket.tls.map { $0.resumed })
-            if socket.tls?.resumed == true { self.pool.owner.tlsResumed += 1 }
+            if socket.tls?.resumed == true {
+                self.pool.owner.tlsResumed += 1
+                self.pool.counters.tlsResumed += 1
+            }
             self.socket.setInterest(.read, on: self.loop)
             self.lastActivity = self.loop.now
             self.pool.connectionEstablished(self)
@@ -162,6 +167,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     func run(_ task: RequestTask) {
         precondition(self.task == nil && self.machine.isIdle)
         if !task.isIdempotent, !self.socket.isQuietAndOpen {
+            self.closedByPeer = true
             // The server closed this idle connection (or sent something unasked) since it was
             // opened or last answered, and the request could not be sent again once it may
             // have been processed: it goes on a fresh connection instead.
@@ -312,6 +318,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     func finishFailure(_ error: HTTPClientError) {
         let task = self.task
         self.task = nil
+        if task != nil { self.pool.requestEnded(failed: true) }
         self.writer.end()
         self.closeSocket()
         task?.fail(error)
@@ -334,6 +341,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
 
     private func succeed(reuse: Bool) {
         guard let task = self.task else { return }
+        self.pool.requestEnded(failed: false)
         task.bytesSent = self.writer.bytesWritten
         self.task = nil
         self.writer.end(.serverAnsweredEarly)

@@ -32,6 +32,27 @@ final class ConnectionPool {
     var connectionsReused = 0
     /// TLS handshakes that resumed an earlier session.
     var tlsResumed = 0
+    /// Per host: the counters of host pools dropped since (a pool goes when empty), so that
+    /// they outlive it. Live pools count in their own fields: no lookup per request.
+    var hostCounters: [ConnectionKey: HostPoolStatistics] = [:]
+    /// At most this many hosts' past counters are kept; past it they start again.
+    static let maxCountedHosts = 4096
+
+    /// Counters and gauges per host, on this loop.
+    func hostStatistics() -> [ConnectionKey: HostPoolStatistics] {
+        var result = self.hostCounters
+        for (key, pool) in self.hosts {
+            var entry = result[key, default: HostPoolStatistics()].adding(pool.counters)
+            let gauges = pool.gauges
+            entry.open = gauges.open
+            entry.idle = gauges.idle
+            entry.leased = gauges.leased
+            entry.connecting = gauges.connecting
+            entry.queued = gauges.queued
+            result[key] = entry
+        }
+        return result
+    }
     /// Resumable TLS sessions by host, for new connections (see HostPool.tlsResumption).
     var tlsResumptions: [ConnectionKey: TLSResumption] = [:]
 
@@ -107,6 +128,10 @@ final class ConnectionPool {
     func dropIfEmpty(_ pool: HostPool) {
         if pool.isEmpty, self.hosts[pool.key] === pool {
             self.hosts[pool.key] = nil
+            if self.hostCounters[pool.key] == nil, self.hostCounters.count >= Self.maxCountedHosts {
+                self.hostCounters.removeAll(keepingCapacity: true)
+            }
+            self.hostCounters[pool.key, default: HostPoolStatistics()] = self.hostCounters[pool.key, default: HostPoolStatistics()].adding(pool.counters)
             pool.detach()
         }
     }

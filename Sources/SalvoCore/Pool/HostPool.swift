@@ -101,6 +101,7 @@ final class HostPool: TimerTarget {
         case .lease:
             break
         case .fail:
+            self.requestEnded(failed: true)
             task.fail(HTTPClientError(.shutdown, phase: .pool))
             return
         default:
@@ -114,10 +115,25 @@ final class HostPool: TimerTarget {
         self.run(action, leasing: task, movable: movable)
     }
 
+    /// This host's counters on this loop, since the pool was made.
+    var counters = HostPoolStatistics()
+
+    /// This host's connections and queue on this loop now.
+    var gauges: (open: Int, idle: Int, leased: Int, connecting: Int, queued: Int) {
+        (self.connections.count, self.machine.idle.count, self.machine.leased, self.machine.connecting, self.waiters.count)
+    }
+
+    /// A request of this host ended (on a connection, or failed while it waited).
+    @inline(__always)
+    func requestEnded(failed: Bool) {
+        if failed { self.counters.requestsFailed += 1 } else { self.counters.requestsCompleted += 1 }
+    }
+
     func removeWaiter(_ task: RequestTask, error: HTTPClientError) {
         // Waiter ids are this loop's: the task must be the one queued under its id here.
         if self.waiters[task.waiterID] === task, self.machine.removeWaiter(task.waiterID) {
             self.waiters[task.waiterID] = nil
+            self.requestEnded(failed: true)
             task.fail(error)
         }
         self.publish()
@@ -183,6 +199,7 @@ final class HostPool: TimerTarget {
         for task in expired where self.machine.removeWaiter(task.waiterID) {
             self.waiters[task.waiterID] = nil
             let code: HTTPClientError.Code = now >= task.deadline ? .totalTimeout : now >= task.headDeadline ? .headTimeout : .poolWaitTimeout
+            self.requestEnded(failed: true)
             task.fail(HTTPClientError(code, phase: .pool, detail: "no connection to \(self.key) became free in time"))
         }
         self.updateTimer(earliest)
@@ -201,7 +218,10 @@ final class HostPool: TimerTarget {
             let task = self.waiters.removeValue(forKey: waiterID) ?? direct
             guard let task, let connection = self.connections[connectionID] else { return }
             connection.isLeased = true
-            if connection.requestsServed > 0 { self.owner.connectionsReused += 1 }
+            if connection.requestsServed > 0 {
+                self.owner.connectionsReused += 1
+                self.counters.reused += 1
+            }
             task.queuedAt = Deadline(nanoseconds: 0)
             connection.run(task)
         case .connect:
@@ -251,12 +271,14 @@ final class HostPool: TimerTarget {
             limits: configuration.limits, resolver: configuration.resolver, tls: self.key.scheme == .https ? self.tls : nil)
         self.connections[id] = connection
         self.owner.connectionsOpened += 1
+        self.counters.opened += 1
         connection.connect()
     }
 
     /// Closes a connection the machine no longer counts, and gives its place back.
     private func discard(_ id: Int, error: HTTPClientError) {
         guard let connection = self.connections.removeValue(forKey: id) else { return }
+        self.counters.closedByUs += 1
         self.budget.release()
         connection.isLeased = false
         connection.close(failingWith: error)
@@ -295,7 +317,10 @@ final class HostPool: TimerTarget {
         _ = self.forget(connection)
         let action = self.machine.connectFailed()
         if case .fail(let waiterID, let connectAgain) = action {
-            self.waiters.removeValue(forKey: waiterID)?.fail(error)
+            if let waiter = self.waiters.removeValue(forKey: waiterID) {
+                self.requestEnded(failed: true)
+                waiter.fail(error)
+            }
             if connectAgain { self.connectIfBudgetAllows() }
         }
         self.announceIfRoomLeft()
@@ -314,6 +339,9 @@ final class HostPool: TimerTarget {
     /// met a stale keep-alive connection and goes once more, on a fresh one.
     func connectionClosed(_ connection: HTTP1Connection, retry: RequestTask?) {
         defer { self.publish() }
+        if self.connections[connection.id] != nil {
+            if connection.closedByPeer { self.counters.closedByServer += 1 } else { self.counters.closedByUs += 1 }
+        }
         guard self.forget(connection) else {
             if let retry {
                 retry.retried = true

@@ -167,6 +167,31 @@ import Testing
         #expect(await client.poolStatistics().openConnections == 1)
     }
 
+    /// Per host: what is open now, and what happened since the client was made.
+    @Test func poolStatisticsPerHost() async throws {
+        let server = try Shared.faults.get()
+        let client = try makeClient { $0.threads = 1; $0.maxConnectionsPerHost = 1 }
+        defer { client.shutdown() }
+        for _ in 0..<3 { #expect(try await client.execute(try get(server.url("/ok"))).status == .ok) }
+        // The server closes after answering (HTTP/1.0 without keep-alive).
+        _ = try await client.execute(try get(server.url("/http10")))
+        // A reply that is not HTTP fails the request.
+        _ = await errorCode { _ = try await client.execute(try get(server.url("/garbage"))) }
+        let statistics = await client.poolStatistics()
+        let key = ConnectionKey(scheme: .http, host: "127.0.0.1", port: server.port)
+        let host = try #require(statistics.hosts[key], "\(statistics.hosts.keys)")
+        #expect(host.requestsCompleted == 4 && host.requestsFailed == 1, "\(host)")
+        // One connection for the three /ok and /http10 (which the server then closed), a
+        // new one for /garbage, closed by the client when the reply was not HTTP.
+        #expect(host.opened == 2 && host.reused == 3, "\(host)")
+        #expect(host.closedByServer == 1 && host.closedByUs == 1, "\(host)")
+        #expect(host.open == 0 && host.idle == 0 && host.leased == 0 && host.queued == 0, "\(host)")
+        // A connection kept: open and idle now.
+        #expect(try await client.execute(try get(server.url("/ok"))).status == .ok)
+        let after = try #require(await client.poolStatistics().hosts[key])
+        #expect(after.open == 1 && after.idle == 1 && after.opened == 3 && after.requestsCompleted == 5, "\(after)")
+    }
+
     @Test func connectionRefused() async throws {
         // A port that was just free: bind, read the port, close.
         let port = try freePort()
