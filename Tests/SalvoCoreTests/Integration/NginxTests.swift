@@ -20,6 +20,42 @@ import Testing
         #expect(statistics.connectionsReused == 19)
     }
 
+    /// 500 callers, 10,000 requests, a pool of 4 connections: every request answered,
+    /// never more than 4 connections open, the rest waiting in the pool's queue.
+    @Test func aSmallPoolServesManyCallers() async throws {
+        let nginx = try Shared.nginx.get()
+        let client = try makeClient { $0.threads = 2; $0.maxConnectionsPerHost = 4; $0.poolWaitTimeout = .seconds(120) }
+        defer { client.shutdown() }
+        let request = try get(nginx.url("/small"))
+        let mostOpen = Mutex(0)
+        let mostQueued = Mutex(0)
+        let watching = Mutex(true)
+        let watcher = Task {
+            while watching.withLock({ $0 }) {
+                for host in await client.poolStatistics().hosts.values {
+                    mostOpen.withLock { $0 = Swift.max($0, host.open) }
+                    mostQueued.withLock { $0 = Swift.max($0, host.queued) }
+                }
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        let answered = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<500 {
+                group.addTask {
+                    var ok = 0
+                    for _ in 0..<20 where (try? await client.execute(request))?.status == .ok { ok += 1 }
+                    return ok
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        watching.withLock { $0 = false }
+        await watcher.value
+        #expect(answered == 10_000)
+        #expect(mostOpen.withLock { $0 } <= 4, "at most the pool's 4 connections")
+        #expect(mostQueued.withLock { $0 } <= 500, "at most one waiting request per caller")
+    }
+
     @Test func largeBodyArrivesIntact() async throws {
         let nginx = try Shared.nginx.get()
         let client = try makeClient()
