@@ -23,7 +23,7 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
             case invalidURL, invalidRequest, dnsFailure, connectionRefused, connectFailed
             case connectTimeout, readTimeout, totalTimeout, poolWaitTimeout
             case invalidResponse, notHTTPResponse, unsupportedEncoding, emptyResponse, truncatedBody, remoteClosed, readFailed, writeFailed
-            case truncatedHead, chunkLineTooLong
+            case truncatedHead, chunkLineTooLong, writeTimeout
             case headerTooLarge, tooManyHeaders, bodyTooLarge
             case cancelled, shutdown, unsupportedScheme, invalidConfiguration
             case tlsHandshakeFailed, tlsCertificateInvalid, tlsLocalCertificate, tlsPinMismatch
@@ -48,6 +48,8 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let connectTimeout = Code(base: .connectTimeout)
         /// The server sent nothing for longer than the read timeout.
         public static let readTimeout = Code(base: .readTimeout)
+        /// The server took none of the request's bytes for longer than the write timeout.
+        public static let writeTimeout = Code(base: .writeTimeout)
         /// The whole request took longer than its deadline.
         public static let totalTimeout = Code(base: .totalTimeout)
         /// Every connection to the host stayed busy past the pool's wait deadline.
@@ -132,6 +134,7 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
             case .connectFailed: "could not connect"
             case .connectTimeout: "connect timed out"
             case .readTimeout: "read timed out"
+            case .writeTimeout: "write timed out"
             case .totalTimeout: "request timed out"
             case .poolWaitTimeout: "timed out waiting for a pooled connection"
             case .invalidResponse: "invalid HTTP response"

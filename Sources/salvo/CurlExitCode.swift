@@ -9,7 +9,7 @@ enum CurlExitCode {
         case .invalidRequest: 43
         case .dnsFailure: 6
         case .connectionRefused, .connectFailed: 7
-        case .connectTimeout, .readTimeout, .totalTimeout, .poolWaitTimeout: 28
+        case .connectTimeout, .readTimeout, .writeTimeout, .totalTimeout, .poolWaitTimeout: 28
         // curl reports broken body framing (a bad chunk size, say) as a receive error.
         case .invalidResponse: error.phase == .readBody ? 56 : 8
         case .notHTTPResponse: 1

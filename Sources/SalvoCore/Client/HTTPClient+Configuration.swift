@@ -14,6 +14,9 @@ extension HTTPClient {
         public var connectTimeout: Duration = .seconds(10)
         /// Longest silence from the server while a response is due (default: none).
         public var readTimeout: Duration? = nil
+        /// Longest the server may take none of a request's bytes while they are due
+        /// (default: none).
+        public var writeTimeout: Duration? = nil
         /// Deadline for a whole request, from the call to the last body byte (default: none).
         public var requestTimeout: Duration? = nil
         /// How long a request may wait for a busy pool (default 60 s).

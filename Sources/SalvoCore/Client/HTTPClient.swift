@@ -268,6 +268,7 @@ public final class HTTPClient: Sendable {
         task.followUp = followUp
         task.decoding = prepared.decoding
         task.headObserver = prepared.options.headObserver
+        task.writeTimeout = prepared.options.writeTimeout ?? self.configuration.writeTimeout
         task.requestBody = prepared.requestBody
         if cancellation.markStarted(task) {
             if prepared.arrival != nil { self.coordinator.placementAbandoned(prepared.key) }

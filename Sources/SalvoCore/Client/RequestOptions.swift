@@ -21,6 +21,10 @@ extension HTTPClient {
         /// The longest the server may stay silent while the response is due or arriving
         /// (the client's ``HTTPClient/Configuration/readTimeout`` when nil).
         public var readTimeout: Duration?
+        /// The longest the server may take none of the request's bytes while they are due
+        /// (an upload to a server that stopped reading). Fails with `.writeTimeout`. Nil:
+        /// the client's ``HTTPClient/Configuration/writeTimeout``.
+        public var writeTimeout: Duration?
         /// Largest body the collecting APIs accept.
         public var maxBodySize: Int?
         /// TLS for this request. Connections made under one TLS configuration are never

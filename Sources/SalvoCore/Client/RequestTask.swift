@@ -26,6 +26,8 @@ final class RequestTask {
     /// The final response head has arrived (a head timeout no longer applies).
     var headReceived = false
     let readTimeout: Duration?
+    /// The longest the socket may refuse the request's bytes (nil: no limit).
+    var writeTimeout: Duration?
     let handler: any ResponseHandler
     var phase: Phase = .queued
     /// Set once the request has been retried on a fresh connection.

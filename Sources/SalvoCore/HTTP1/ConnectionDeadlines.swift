@@ -21,6 +21,8 @@ struct ConnectionDeadlines: Equatable {
         case producerEnd
         /// No `100 Continue` came in time: the body goes anyway (RFC 9110 §10.1.1).
         case expectContinue
+        /// The socket took none of the request's bytes for longer than the write timeout.
+        case write
         /// The server has been silent for longer than the read timeout.
         case read
         /// A parked connection stayed unused for its idle timeout.
@@ -32,6 +34,7 @@ struct ConnectionDeadlines: Equatable {
     var head: Deadline?
     var producerEnd: Deadline?
     var expectContinue: Deadline?
+    var write: Deadline?
     var read: Deadline?
     var idle: Deadline?
 
@@ -58,6 +61,7 @@ struct ConnectionDeadlines: Equatable {
         if let head = self.head, head < earliest { earliest = head }
         if let producerEnd = self.producerEnd, producerEnd < earliest { earliest = producerEnd }
         if let expectContinue = self.expectContinue, expectContinue < earliest { earliest = expectContinue }
+        if let write = self.write, write < earliest { earliest = write }
         if let read = self.read, read < earliest { earliest = read }
         if let idle = self.idle, idle < earliest { earliest = idle }
         return earliest == .distantFuture ? nil : earliest
@@ -70,6 +74,7 @@ struct ConnectionDeadlines: Equatable {
         if let head = self.head, head <= now { return .head }
         if let producerEnd = self.producerEnd, producerEnd <= now { return .producerEnd }
         if let expectContinue = self.expectContinue, expectContinue <= now { return .expectContinue }
+        if let write = self.write, write <= now { return .write }
         if let read = self.read, read <= now { return .read }
         if let idle = self.idle, idle <= now { return .idle }
         return nil

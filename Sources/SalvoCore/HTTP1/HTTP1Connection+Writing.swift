@@ -8,7 +8,13 @@ extension HTTP1Connection {
     func writeRequest() {
         guard let task = self.task else { return }
         let reading: IOInterest = self.readPaused ? .none : .read
-        switch self.writer.write(task, to: self.socket, for: self) {
+        let progress = self.writer.write(task, to: self.socket, for: self)
+        if case .blocked = progress {
+            if self.writeBlockedSince == nil { self.writeBlockedSince = self.loop.now }
+        } else {
+            self.writeBlockedSince = nil
+        }
+        switch progress {
         case .finished:
             self.socket.setInterest(reading, on: self.loop)
             self.act(self.machine.writeFinished())

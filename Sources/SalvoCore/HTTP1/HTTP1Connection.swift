@@ -71,6 +71,8 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     private let resolver: HostResolver
     /// The server closed the connection, or asked for it closed (for the pool's counters).
     var closedByPeer = false
+    /// Since when the socket has refused the request's bytes (nil: it is not refusing).
+    var writeBlockedSince: Deadline?
     /// How long this connection took to set up, for the metrics of its first request.
     private var setup: ConnectionSetup
 
@@ -189,6 +191,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         self.continueArrived = false
         self.sendFailure = 0
         self.producerEndDeadline = nil
+        self.writeBlockedSince = nil
         self.writer = RequestWriter(for: task, now: self.loop.now)
         self.decoder.prepareForNextResponse(expectNoBody: task.isHead, capturingHeads: task.headObserver != nil)
         self.lastActivity = self.loop.now
@@ -245,6 +248,10 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
             var deadlines = ConnectionDeadlines(total: task.deadline, producerEnd: self.producerEndDeadline,
                                                 expectContinue: self.writer.continueDeadline)
             if !task.headReceived && task.headDeadline != .distantFuture { deadlines.head = task.headDeadline }
+            // The write timeout waits for the socket to take bytes, not for our producer.
+            if let writeTimeout = task.writeTimeout, let blocked = self.writeBlockedSince {
+                deadlines.write = max(blocked, self.writer.lastProgress ?? blocked) + writeTimeout
+            }
             // The read timeout waits for the server: not for a consumer that paused reading,
             // nor for our own body's producer, nor once the response is all here.
             if let readTimeout = task.readTimeout, !self.readPaused, !self.writer.waitingForProducer,
@@ -293,6 +300,8 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
             // No 100 Continue in time: send the body anyway (RFC 9110 §10.1.1).
             self.writer.releaseBody()
             self.writeRequest()
+        case .write:
+            self.fail(HTTPClientError(.writeTimeout, phase: .write, detail: "the server took no request bytes for that long"))
         case .read:
             self.fail(HTTPClientError(.readTimeout, phase: phase))
         case .idle:

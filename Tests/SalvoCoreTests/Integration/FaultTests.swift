@@ -192,6 +192,28 @@ import Testing
         #expect(after.open == 1 && after.idle == 1 && after.opened == 3 && after.requestsCompleted == 5, "\(after)")
     }
 
+    /// A server that stops reading an upload: the write timeout ends it, each its own error.
+    @Test func aServerThatStopsReadingMeetsTheWriteTimeout() async throws {
+        let server = try Shared.faults.get()
+        let client = try makeClient { $0.threads = 1 }
+        defer { client.shutdown() }
+        var options = HTTPClient.RequestOptions()
+        options.writeTimeout = .milliseconds(300)
+        let upload = [UInt8](repeating: 0x61, count: 64 << 20)
+        let request = try HTTPRequest(method: .put, url: server.url("/stall"))
+        let code = await errorCode { _ = try await client.execute(request, body: .bytes(upload), options: options) }
+        #expect(code == .writeTimeout)
+        // A slow producer is not the server's silence: no write timeout while it is awaited.
+        let slow = HTTPBody.producer(length: 4) { writer in
+            for byte in Array("slow".utf8) {
+                try await Task.sleep(for: .milliseconds(150))
+                try await writer.write([byte])
+            }
+        }
+        let echo = try HTTPRequest(method: .post, url: server.url("/echo-body"))
+        #expect(try await client.execute(echo, body: slow, options: options).body == Array("slow".utf8))
+    }
+
     @Test func connectionRefused() async throws {
         // A port that was just free: bind, read the port, close.
         let port = try freePort()
