@@ -159,8 +159,12 @@ struct Get: AsyncParsableCommand {
             }
         }
         configuration.unixSocketPath = self.unixSocket
-        if self.ipv4Only { configuration.nameResolution.family = .ipv4 }
-        if self.ipv6Only { configuration.nameResolution.family = .ipv6 }
+        if self.ipv4Only || self.ipv6Only {
+            // Both given: the last one counts, as with curl.
+            let last = RawArguments.all.dropFirst().last { ["-4", "--ipv4", "-6", "--ipv6"].contains(String(decoding: $0, as: UTF8.self)) }
+            let six = last.map { ["-6", "--ipv6"].contains(String(decoding: $0, as: UTF8.self)) } ?? self.ipv6Only
+            configuration.nameResolution.family = six ? .ipv6 : .ipv4
+        }
         configuration.decompression = self.compressed
             ? Decompression(maxDecodedSize: self.maxFilesize)
             : .disabled

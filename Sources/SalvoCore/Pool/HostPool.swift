@@ -218,12 +218,14 @@ final class HostPool: TimerTarget {
             let task = self.waiters.removeValue(forKey: waiterID) ?? direct
             guard let task, let connection = self.connections[connectionID] else { return }
             connection.isLeased = true
-            if connection.requestsServed > 0 {
+            let reuse = connection.requestsServed > 0
+            task.queuedAt = Deadline(nanoseconds: 0)
+            connection.run(task)
+            // Counted once the request runs there (a connection found closed sends it on).
+            if reuse, case .running(let runningOn) = task.phase, runningOn === connection {
                 self.owner.connectionsReused += 1
                 self.counters.reused += 1
             }
-            task.queuedAt = Deadline(nanoseconds: 0)
-            connection.run(task)
         case .connect:
             self.connectIfBudgetAllows(movable: movable)
         case .replace(let staleID):

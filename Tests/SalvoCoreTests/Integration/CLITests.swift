@@ -261,6 +261,8 @@ import Testing
         try Self.sideBySide(["-s", "--resolve", "api.test:*:127.0.0.1", "http://api.test:\(server.port)/ok"])   // 49: bad syntax
         try Self.sideBySide(["-s", "-4", "http://localhost:\(server.port)/ok"])
         try Self.sideBySide(["-s", "-6", "http://127.0.0.1:\(server.port)/ok"])
+        try Self.sideBySide(["-s", "-6", "-4", "http://127.0.0.1:\(server.port)/ok"])   // the last one counts
+        try Self.sideBySide(["-s", "-4", "-6", "http://127.0.0.1:\(server.port)/ok"])
     }
 
     /// Where Salvo is stricter than curl 7.88 on purpose: ambiguous framing is how responses

@@ -194,7 +194,9 @@ import Testing
 
     /// A server that stops reading an upload: the write timeout ends it, each its own error.
     @Test func aServerThatStopsReadingMeetsTheWriteTimeout() async throws {
-        let server = try Shared.faults.get()
+        // A server of its own: 64 MiB pushed at a stalled one should not slow the others' tests.
+        let server = try FaultServer.start()
+        defer { server.stop() }
         let client = try makeClient { $0.threads = 1 }
         defer { client.shutdown() }
         var options = HTTPClient.RequestOptions()
