@@ -1,3 +1,4 @@
+import HTTPTypes
 import SalvoTransport
 extension HTTPClient {
     /// How a client connects, pools and limits. A value: copy it, change it, pass it on.
@@ -36,6 +37,8 @@ extension HTTPClient {
         public var redirects = RedirectPolicy.follow
         /// Sent as User-Agent when the request has none; nil sends none.
         public var userAgent: String? = "salvo/0.1"
+        /// Fields added to every request that has none of that name (an API key, a tenant).
+        public var headerFields: HTTPFields = [:]
         /// Host names to addresses: overrides, your own resolver, localhost, a cache.
         public var nameResolution = NameResolution()
         /// Every request goes to this Unix domain socket (a local daemon's API) instead of

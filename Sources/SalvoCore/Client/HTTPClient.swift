@@ -28,6 +28,14 @@ public final class HTTPClient: Sendable {
     private let stopHooks: [Int?]
     let tlsContexts: TLSContexts
     private let isShutdown = Atomic<Bool>(false)
+    /// For a derived client (``with(_:)``): the client whose loops and pools it uses, kept
+    /// alive by it. Nil for a client with its own.
+    let base: HTTPClient?
+
+    /// Whether requests are refused: this client, or the one it derives from, was shut down.
+    var isShutDown: Bool {
+        self.isShutdown.load(ordering: .relaxed) || (self.base?.isShutDown ?? false)
+    }
 
     /// Starts a client with its own event loops.
     public convenience init(configuration: Configuration = Configuration()) throws(HTTPClientError) {
@@ -51,7 +59,20 @@ public final class HTTPClient: Sendable {
         self.init(configuration: configuration, group: eventLoopGroup, ownsGroup: false, tls: tls)
     }
 
+    /// A derived client: `base`'s loops, pools and TLS, `configuration`'s request defaults.
+    init(deriving base: HTTPClient, configuration: Configuration) {
+        self.configuration = configuration
+        self.group = base.group
+        self.ownsGroup = false
+        self.pools = base.pools
+        self.coordinator = base.coordinator
+        self.stopHooks = []
+        self.tlsContexts = base.tlsContexts
+        self.base = base
+    }
+
     private init(configuration: Configuration, group: EventLoopGroup, ownsGroup: Bool, tls: TLSContext) {
+        self.base = nil
         self.configuration = configuration
         self.group = group
         self.ownsGroup = ownsGroup
@@ -157,11 +178,14 @@ public final class HTTPClient: Sendable {
     }
 
     func prepare(_ request: HTTPRequest, body: HTTPBody?, options: RequestOptions) throws(HTTPClientError) -> Prepared {
-        guard !self.isShutdown.load(ordering: .relaxed) else { throw HTTPClientError(.shutdown) }
+        guard !self.isShutDown else { throw HTTPClientError(.shutdown) }
         var request = request
         var (key, rewriteAuthority) = try request.canonicalConnectionKey()
         if rewriteAuthority { request.authority = key.authority }
         key.unixSocketPath = options.unixSocketPath ?? self.configuration.unixSocketPath
+        for field in self.configuration.headerFields where !request.headerFields.contains(field.name) {
+            request.headerFields.append(field)
+        }
         var tls: TLSContext? = nil
         if key.scheme == .https {
             (key.tlsConfigurationID, tls) = try self.tlsContexts.context(for: options.tls)
@@ -317,6 +341,8 @@ public final class HTTPClient: Sendable {
     /// shutdown then finishes in the background after this returns.
     public func shutdown() {
         guard !self.isShutdown.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        // A derived client only stops taking requests: the pools are its base's.
+        guard self.base == nil else { return }
         let coordinator = self.coordinator
         defer { coordinator.detach() }
         let work = Self.shutdownWork(pools: self.pools, stopHooks: self.stopHooks, group: self.ownsGroup ? self.group : nil)
