@@ -150,7 +150,9 @@ import Testing
         for call in calls { _ = try await call.value }
         #expect(activity.inFlightCount == 0)
         #expect(activity.completedCount == 3)
-        #expect(changed.withLock { $0 } == 1, "onChange fires once per tracking")
+        // Observation calls onChange at the first change; calls that start on other threads
+        // at the same moment may each reach it before the tracking ends.
+        #expect((1...3).contains(changed.withLock { $0 }), "onChange fires for the tracking")
         _ = await client.outcome(Endpoint<Empty>.get("/slow", query: [QueryItem("ms", "2000")]), options: .init(timeout: .milliseconds(50)))
         #expect(activity.failedCount == 1)
     }
