@@ -4,8 +4,7 @@ extension ResponseDecoder {
     /// Moves the head at the front of ``captured`` (up to and including its blank line)
     /// into ``lastRawHead``. Empty lines before a status line are not part of it.
     func takeRawHead() {
-        var start = 0
-        while start < self.captured.count, self.captured[start] == 0x0A || self.captured[start] == 0x0D { start += 1 }
+        let start = ResponseHeadRepair.headStart(in: self.captured)
         var lineStart = start
         var end = self.captured.count
         while let newline = self.captured[lineStart...].firstIndex(of: 0x0A) {
@@ -27,8 +26,7 @@ extension ResponseDecoder {
             self.partialRawHead = []
             return
         }
-        var start = 0
-        while start < lastNewline, self.captured[start] == 0x0A || self.captured[start] == 0x0D { start += 1 }
+        let start = ResponseHeadRepair.headStart(in: self.captured, before: lastNewline)
         self.partialRawHead = Array(self.captured[start...lastNewline])
     }
 }

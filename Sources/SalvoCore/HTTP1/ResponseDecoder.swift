@@ -39,6 +39,10 @@ public struct ResponseHeadLimits: Sendable, Hashable {
 /// many bytes belonged to this response: anything after it is either the next pipelined
 /// response or garbage, which only the connection can tell apart.
 ///
+/// A head llhttp refuses for a fault a recipient may accept is repaired
+/// (ResponseDecoder+Repair.swift, ResponseHeadRepair.swift); heads can be kept as they
+/// arrived for tools that show them (ResponseDecoder+RawHeads.swift).
+///
 /// Framing comes from llhttp: Content-Length, chunked (extensions ignored, trailers kept),
 /// or read-until-close (finished by ``finish()``); no body for HEAD (``expectNoBody``),
 /// 1xx, 204 and 304.
@@ -55,7 +59,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     /// Set before the response to a HEAD request: its head announces a body that never comes.
     var expectNoBody = false
 
-    private let parser: UnsafeMutablePointer<llhttp_t>
+    let parser: UnsafeMutablePointer<llhttp_t>
 
     /// The HTTP version of the response being parsed (valid once its status line is).
     var version: HTTPVersion {
@@ -80,7 +84,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     private var inTrailers = false
     private var trailerFields: HTTPFields? = nil
     private var sawFinalHead = false
-    private var failure: HTTPClientError? = nil
+    var failure: HTTPClientError? = nil
     /// Whether the current message got as far as its status line (llhttp calls on_status
     /// only after a valid "HTTP/x.y NNN ").
     private var sawStatus = false
@@ -93,16 +97,16 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     private var headCarry: [UInt8] = []
     /// While a refused head is collected to be repaired: its bytes so far, and the error that
     /// stands if it cannot be.
-    private var repairing: (bytes: [UInt8], error: HTTPClientError)?
+    var repairing: (bytes: [UInt8], error: HTTPClientError)?
     /// The parser paused at the end of an interim response, so that the next head's start is
     /// known; it resumes at once.
-    private var pausedAfterInterim = false
+    var pausedAfterInterim = false
     /// The head had Transfer-Encoding and Content-Length both: the body is read as chunked
     /// (RFC 9112 §6.3) and the connection is not reused after it.
     private var closeAfterResponse = false
     /// A Content-Length too large for any length, left out of the framing by the repair:
     /// added back to the parsed head, which shows what the server sent.
-    private var ignoredContentLength: String?
+    var ignoredContentLength: String?
     /// The body's Content-Length is past any count: it ends at the close instead.
     private var lengthPastAnyCount = false
     /// Interim (1xx) responses of this request so far, and their bytes: bounded, as an
@@ -129,7 +133,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     /// The complete lines of a head that failed, before the line that failed (capturing only).
     public internal(set) var partialRawHead: [UInt8]?
     /// Bytes seen since the current response began (0: nothing of it yet).
-    private(set) var bytesOfCurrentResponse = 0
+    var bytesOfCurrentResponse = 0
     /// True between the final head and the end of its body.
     private(set) var inBody = false
 
@@ -140,7 +144,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     }
 
     /// A fresh llhttp state, as for a new connection.
-    private func restartParser() {
+    func restartParser() {
         llhttp_init(self.parser, HTTP_RESPONSE, Self.sharedSettings)
         self.parser.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         // The one leniency llhttp's flags give: Transfer-Encoding with Content-Length is read
@@ -195,7 +199,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
 
     /// What one pass over a read came to: a result, or the rest of the read to parse after a
     /// repaired head.
-    private enum Step {
+    enum Step {
         case done(FeedResult)
         case resume(at: Int)
     }
@@ -256,86 +260,6 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         }
     }
 
-    /// Bytes kept for one head — carried over reads, captured, collected for repair — are
-    /// bounded like the head itself, whatever llhttp skips without counting (CR LF before a
-    /// status line, spaces after a colon).
-    private func checkHeadBuffer(_ count: Int) throws(HTTPClientError) {
-        guard count > self.limits.maxHeaderBytes + Self.headSlack else { return }
-        throw HTTPClientError(.headerTooLarge, phase: .readHead, detail: "more than \(self.limits.maxHeaderBytes) bytes of header fields")
-    }
-
-    /// Room beyond the fields' bytes for the status line and the line ends.
-    private static let headSlack = 8 * 1024
-
-    /// The errors llhttp gives for a bare LF or a repeated Content-Length.
-    private static func mayBeRepairable(_ errno: llhttp_errno_t) -> Bool {
-        errno == HPE_INVALID_HEADER_TOKEN || errno == HPE_LF_EXPECTED || errno == HPE_CR_EXPECTED
-            || errno == HPE_UNEXPECTED_CONTENT_LENGTH || errno == HPE_INVALID_CONTENT_LENGTH
-    }
-
-    /// Collects a refused head until its end, then parses it again as ``ResponseHeadRepair``
-    /// rewrote it — or throws the parser's error when it is not one of the repairable faults.
-    /// `newBytesFrom`: where this read's bytes not yet collected begin (nil: all are);
-    /// `searchedUpTo`: how much of the collected bytes is known to hold no end of head.
-    private func continueRepair(_ bytes: UnsafeRawBufferPointer, newBytesFrom: Int?, searchedUpTo: Int? = nil) throws(HTTPClientError) -> Step {
-        guard let error = self.repairing?.error else { return .done(.needMore) }
-        // Taken out first, so that appending does not copy what was collected.
-        var collected = self.repairing?.bytes ?? []
-        self.repairing = nil
-        let searched = searchedUpTo ?? collected.count
-        if let newBytesFrom {
-            collected.append(contentsOf: bytes[newBytesFrom...])
-            if self.capturesHeads { self.captured.append(contentsOf: bytes[newBytesFrom...]) }
-        }
-        // Only the new bytes are searched for the end of the head: a head trickled in byte
-        // by byte costs one scan, not one per read.
-        guard collected.withUnsafeBytes({ ResponseHeadRepair.headEnds(in: $0, searchingFrom: searched) }) else {
-            try self.checkHeadBuffer(collected.count)
-            self.repairing = (collected, error)
-            return .done(.needMore)
-        }
-        let outcome = collected.withUnsafeBytes { ResponseHeadRepair.repair($0) }
-        switch outcome {
-        case .unrepairable(let badLine):
-            if self.capturesHeads, let badLine {
-                // The lines before the one that cannot be read, as curl shows them.
-                var start = 0
-                while start < badLine, collected[start] == 0x0A || collected[start] == 0x0D { start += 1 }
-                self.partialRawHead = Array(collected[start..<badLine])
-            }
-            throw error
-        case .incomplete:
-            try self.checkHeadBuffer(collected.count)
-            self.repairing = (collected, error)
-            return .done(.needMore)
-        case .repaired(let head, let length, _, let ignoredLength):
-            self.ignoredContentLength = ignoredLength
-            // What follows the head is the end of this read: earlier reads held head only.
-            let tail = collected.count - length
-            guard tail <= bytes.count else { throw error }
-            let resumeAt = bytes.count - tail
-            // The head is whole now: what the first refusal kept of it is no longer a failed head.
-            self.partialRawHead = nil
-            self.restartParser()
-            let rc = head.withUnsafeBufferPointer { llhttp_execute(self.parser, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), $0.count) }
-            switch rc {
-            case HPE_OK:
-                break
-            case HPE_PAUSED where self.pausedAfterInterim:
-                self.pausedAfterInterim = false
-                llhttp_resume(self.parser)
-            case HPE_PAUSED:
-                // A response without a body (HEAD, 204, 304, Content-Length: 0) ends with its head.
-                self.bytesOfCurrentResponse -= tail
-                return .done(.complete(consumed: resumeAt))
-            default:
-                if let failure = self.failure { throw failure }
-                throw self.protocolError(nil)
-            }
-            return resumeAt == bytes.count ? .done(.needMore) : .resume(at: resumeAt)
-        }
-    }
-
     /// Whether the current response's body ends only when the connection does.
     var bodyEndsAtClose: Bool { self.inBody && (self.lengthPastAnyCount || llhttp_message_needs_eof(self.parser) != 0) }
 
@@ -376,7 +300,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         return HTTPClientError(.truncatedHead, phase: .readHead, detail: "the connection closed in the middle of the response head")
     }
 
-    private func protocolError(_ detail: String?) -> HTTPClientError {
+    func protocolError(_ detail: String?) -> HTTPClientError {
         let errno = llhttp_get_errno(self.parser)
         if detail == nil && !self.sawStatus
             && (errno == HPE_INVALID_CONSTANT || errno == HPE_INVALID_VERSION || errno == HPE_INVALID_STATUS) {

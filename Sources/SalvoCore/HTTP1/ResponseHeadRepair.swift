@@ -31,12 +31,21 @@ enum ResponseHeadRepair {
         case repaired(head: [UInt8], length: Int, bareLineFeeds: Bool, ignoredLength: String?)
     }
 
+    /// Where a head in `bytes` begins, up to `limit`: after the empty lines (CR and LF)
+    /// llhttp skips before a status line.
+    static func headStart<Bytes: RandomAccessCollection>(in bytes: Bytes, before limit: Int? = nil) -> Int
+        where Bytes.Element == UInt8, Bytes.Index == Int {
+        let end = Swift.min(limit ?? bytes.endIndex, bytes.endIndex)
+        var index = bytes.startIndex
+        while index < end, bytes[index] == 0x0A || bytes[index] == 0x0D { index += 1 }
+        return index
+    }
+
     static func repair(_ raw: UnsafeRawBufferPointer) -> Outcome {
         var head: [UInt8] = []
         head.reserveCapacity(raw.count + 32)
         // Empty lines before the status line are skipped, as llhttp skips them.
-        var lineStart = 0
-        while lineStart < raw.count, raw[lineStart] == 0x0A || raw[lineStart] == 0x0D { lineStart += 1 }
+        var lineStart = Self.headStart(in: raw)
         var isStatusLine = true
         var bareLineFeeds = false
         var contentLength: UInt64?
@@ -109,9 +118,7 @@ enum ResponseHeadRepair {
     /// Whether a blank line ends a head in `raw` (after the empty lines before its status
     /// line), looking only from `from` on: the bytes before it were searched already.
     static func headEnds(in raw: UnsafeRawBufferPointer, searchingFrom from: Int) -> Bool {
-        var start = 0
-        while start < raw.count, raw[start] == 0x0A || raw[start] == 0x0D { start += 1 }
-        var index = Swift.max(start, from - 2)
+        var index = Swift.max(Self.headStart(in: raw), from - 2)
         while index < raw.count {
             if raw[index] == 0x0A {
                 if index + 1 < raw.count, raw[index + 1] == 0x0A { return true }
