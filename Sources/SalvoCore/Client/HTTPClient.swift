@@ -223,10 +223,10 @@ public final class HTTPClient: Sendable {
             decoding = decompression.limits
         }
         added.omitsHost = options.omitsHost
-        if options.expectContinue, !request.headerFields.contains(where: { $0.name == .expect }),
-           stream.map({ $0.length != 0 }) ?? !bytes.isEmpty {
-            added.expectContinue = true
-        }
+        // The request's own Expect decides; else the option adds one (for a body only).
+        let hasBody = stream.map { $0.length != 0 } ?? !bytes.isEmpty
+        let ownExpect = request.headerFields.joinedValues(for: .expect)
+        added.expectContinue = options.expectContinue && hasBody && ownExpect == nil
         var head: [UInt8] = []
         head.reserveCapacity(256)
         try RequestEncoder.encodeHead(request, body: requestBody?.announcedLength ?? .none, adding: added, into: &head)
@@ -239,11 +239,7 @@ public final class HTTPClient: Sendable {
             value.split(separator: ",").contains { $0.lowercased().filter { $0 != " " && $0 != "\t" } == "close" }
         } ?? false
         let redirects = options.redirects ?? self.configuration.redirects
-        let hasBody = stream.map { $0.length != 0 } ?? !bytes.isEmpty
-        let ownExpect = request.headerFields.contains { $0.name == .expect }
-        let expectsContinue = hasBody && (options.expectContinue && !ownExpect || request.headerFields.contains {
-            $0.name == .expect && $0.value.lowercased().contains("100-continue")
-        })
+        let expectsContinue = added.expectContinue || (hasBody && ownExpect.map { $0.lowercased().contains("100-continue") } ?? false)
         return Prepared(key: key, tls: tls, head: head, body: bytes, stream: stream, expectsContinue: expectsContinue,
                         method: request.method,
                         deadline: deadline, startedAt: now, headDeadline: headDeadline, readTimeout: options.readTimeout ?? self.configuration.readTimeout,
