@@ -30,6 +30,7 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
             case contentDecodingFailed, decodedBodyTooLarge, compressionRatioExceeded
             case tooManyRedirects, redirectLoop, redirectRefused, requestBodyFailed
             case bodyAlreadyIterated, headTimeout
+            case proxyDNSFailure, proxyTunnelFailed, proxyAuthenticationRequired
         }
         let base: Base
 
@@ -40,6 +41,15 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let invalidRequest = Code(base: .invalidRequest)
         /// The host name did not resolve.
         public static let dnsFailure = Code(base: .dnsFailure)
+        /// The proxy's host name did not resolve.
+        public static let proxyDNSFailure = Code(base: .proxyDNSFailure)
+        /// The proxy would not open a tunnel (`CONNECT`) to the origin: it answered with
+        /// another status than 2xx (in ``HTTPClientError/detail``), closed the connection, or
+        /// answered with something that is not HTTP. Nothing reached the origin.
+        public static let proxyTunnelFailed = Code(base: .proxyTunnelFailed)
+        /// The proxy answered `407 Proxy Authentication Required` to `CONNECT`: it wants
+        /// (other) credentials, see `HTTPProxy.credentials`.
+        public static let proxyAuthenticationRequired = Code(base: .proxyAuthenticationRequired)
         /// Every address of the host refused the connection.
         public static let connectionRefused = Code(base: .connectionRefused)
         /// The connection could not be made for another reason (unreachable, no route…).
@@ -167,6 +177,9 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
             case .requestBodyFailed: "request body source failed"
             case .bodyAlreadyIterated: "response body already iterated (it can be read once)"
             case .headTimeout: "timed out waiting for the response head"
+            case .proxyDNSFailure: "could not resolve proxy"
+            case .proxyTunnelFailed: "proxy tunnel failed"
+            case .proxyAuthenticationRequired: "proxy authentication required"
             }
         }
     }
@@ -230,7 +243,8 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
             return !(self.phase == .request || self.phase == .pool || self.phase == .resolve || self.phase == .connect)
         case .invalidURL, .invalidRequest, .dnsFailure, .connectionRefused, .connectFailed, .connectTimeout,
              .poolWaitTimeout, .unsupportedScheme, .invalidConfiguration, .tlsHandshakeFailed, .tlsCertificateInvalid,
-             .tlsLocalCertificate, .tlsPinMismatch, .shutdown:
+             .tlsLocalCertificate, .tlsPinMismatch, .shutdown, .proxyDNSFailure, .proxyTunnelFailed,
+             .proxyAuthenticationRequired:
             return self.phase == .write || self.phase == .readHead || self.phase == .readBody
         default:
             return true

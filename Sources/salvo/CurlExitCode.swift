@@ -8,6 +8,9 @@ enum CurlExitCode {
         case .unsupportedScheme: 1
         case .invalidRequest: 43
         case .dnsFailure: 6
+        case .proxyDNSFailure: 5
+        // curl: "CONNECT tunnel failed, response 407" and the like are receive errors.
+        case .proxyTunnelFailed, .proxyAuthenticationRequired: 56
         case .connectionRefused, .connectFailed: 7
         case .connectTimeout, .readTimeout, .writeTimeout, .totalTimeout, .poolWaitTimeout: 28
         // curl reports broken body framing (a bad chunk size, say) as a receive error.

@@ -62,6 +62,18 @@ struct Get: AsyncParsableCommand {
     @Option(name: .customLong("resolve"), help: "host:port:address[,address…] — use these addresses for host and port (repeatable).")
     var resolve: [String] = []
 
+    @Option(name: [.customShort("x"), .customLong("proxy")], help: "[http://][user:password@]host[:port] — go through this HTTP proxy (\"\" for none; default port 1080).")
+    var proxy: String?
+
+    @Option(name: [.customShort("U"), .customLong("proxy-user")], help: "user:password for the proxy.")
+    var proxyUser: String?
+
+    @Option(name: .customLong("noproxy"), help: "Hosts that go direct, comma-separated (\"*\" for all); replaces NO_PROXY.")
+    var noProxy: String?
+
+    @Flag(name: [.customShort("p"), .customLong("proxytunnel")], help: "Tunnel http:// requests through the proxy too (CONNECT).")
+    var proxyTunnel = false
+
     @Option(name: .customLong("unix-socket"), help: "Connect to this Unix domain socket instead of the URL's host.")
     var unixSocket: String?
 
@@ -159,6 +171,11 @@ struct Get: AsyncParsableCommand {
             }
         }
         configuration.unixSocketPath = self.unixSocket
+        do {
+            configuration.proxy = try self.proxyConfiguration()
+        } catch {
+            return self.report(error.code, error.message)
+        }
         if self.ipv4Only || self.ipv6Only {
             // Both given: the last one counts, as with curl.
             let last = RawArguments.all.dropFirst().last { ["-4", "--ipv4", "-6", "--ipv6"].contains(String(decoding: $0, as: UTF8.self)) }
@@ -187,7 +204,7 @@ struct Get: AsyncParsableCommand {
         let expectContinue: Bool
         let removesHost: Bool
         do {
-            (request, body, expectContinue, removesHost) = try self.buildRequest()
+            (request, body, expectContinue, removesHost) = try self.buildRequest(proxies: configuration.proxy)
         } catch let error as HTTPClientError {
             return self.report(CurlExitCode.forError(error), error.description)
         } catch let error as UsageError {
@@ -204,7 +221,11 @@ struct Get: AsyncParsableCommand {
         }
         defer { client.shutdown() }
 
-        if self.verbose { Output.stderr(Self.describe(request, body: body?.announcedLength)) }
+        if self.verbose {
+            // A request a proxy gets whole shows its absolute form, as it goes on the wire.
+            let viaProxy = request.headerFields[Self.proxyConnection] != nil
+            Output.stderr(Self.describe(request, body: body?.announcedLength, absoluteForm: viaProxy))
+        }
 
         // Opened at the first byte to write, as curl does: a failed request leaves an
         // existing file as it was.
@@ -290,7 +311,7 @@ struct Get: AsyncParsableCommand {
         return .milliseconds(Int64((value * 1000).rounded(.up)))
     }
 
-    func buildRequest() throws -> (HTTPRequest, HTTPBody?, expectContinue: Bool, removesHost: Bool) {
+    func buildRequest(proxies: ProxyConfiguration = .none) throws -> (HTTPRequest, HTTPBody?, expectContinue: Bool, removesHost: Bool) {
         let headers = try HeaderArguments(self.headers.map { RawArguments.bytes(of: $0, attached: ["-H", "--header="]) })
         if !self.silent { for warning in headers.warnings { Output.stderr("Warning: \(warning)\n") } }
         var fields = headers.fields
@@ -364,6 +385,11 @@ struct Get: AsyncParsableCommand {
         }
         if fields[.userAgent] == nil && !removed.contains("user-agent") { ordered[.userAgent] = "salvo/0.1" }
         if fields[.accept] == nil && !removed.contains("accept") { ordered[.accept] = "*/*" }
+        if self.unixSocket == nil, let key = try? RequestURL(url).key,
+           let proxy = proxies.proxy(for: key.scheme, host: key.host), key.scheme == .http, !proxy.tunnelsPlainHTTP {
+            // What curl says to a proxy it sends requests to whole.
+            ordered[Self.proxyConnection] = "Keep-Alive"
+        }
         ordered.append(contentsOf: fields.filter { $0.name != HTTPField.Name("Host")! })
         request.headerFields = ordered
         return (request, body, expectContinue, removed.contains("host"))
@@ -381,8 +407,9 @@ struct Get: AsyncParsableCommand {
         return bytes
     }
 
-    static func describe(_ request: HTTPRequest, body: RequestBodyLength?) -> String {
-        var text = "> \(request.method.rawValue) \(request.path ?? "/") HTTP/1.1\r\n"
+    static func describe(_ request: HTTPRequest, body: RequestBodyLength?, absoluteForm: Bool = false) -> String {
+        let target = (absoluteForm ? "\(request.scheme ?? "http")://\(request.authority ?? "")" : "") + (request.path ?? "/")
+        var text = "> \(request.method.rawValue) \(target) HTTP/1.1\r\n"
         if let authority = request.authority { text += "> Host: \(authority)\r\n" }
         for field in request.headerFields { text += "> \(field.name.rawName): \(field.value)\r\n" }
         switch body {

@@ -15,6 +15,9 @@ public struct ConnectionKey: Hashable, Sendable, CustomStringConvertible {
     /// A Unix domain socket the connection goes to instead of the host's addresses (curl's
     /// `--unix-socket`); the host still names the server in the Host field.
     public var unixSocketPath: String?
+    /// The HTTP proxy the connection goes through, if any: connections through different
+    /// proxies (or credentials) are never shared.
+    public var proxy: HTTPProxy?
 
     public init(scheme: Scheme, host: String, port: Int) {
         self.scheme = scheme
@@ -32,5 +35,6 @@ public struct ConnectionKey: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         "\(self.scheme.rawValue)://\(self.authority)" + (self.unixSocketPath.map { " via \($0)" } ?? "")
+            + (self.proxy.map { " through \($0)" } ?? "")
     }
 }

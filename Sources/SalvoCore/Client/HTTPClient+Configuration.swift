@@ -44,6 +44,9 @@ extension HTTPClient {
         /// Every request goes to this Unix domain socket (a local daemon's API) instead of
         /// its URL's host, unless the request says otherwise.
         public var unixSocketPath: String?
+        /// The HTTP proxies requests go through (none by default; `try .environment()` reads
+        /// `http_proxy`, `HTTPS_PROXY`, `NO_PROXY`… as curl does). A request can override it.
+        public var proxy = ProxyConfiguration.none
 
         public init() {}
 

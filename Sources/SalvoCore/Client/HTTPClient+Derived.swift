@@ -11,7 +11,7 @@ extension HTTPClient {
     ///
     /// Request defaults follow `adjust`: `requestTimeout`, `readTimeout`, `writeTimeout`,
     /// `redirects`, `decompression`, `userAgent`, `headerFields`, `maxBodySize`,
-    /// `expectContinueTimeout`, `unixSocketPath`. What belongs to the pools stays this
+    /// `expectContinueTimeout`, `unixSocketPath`, `proxy`. What belongs to the pools stays this
     /// client's, whatever `adjust` sets: threads, connection limits, idle, connect and pool
     /// wait timeouts, head limits, TLS (a request can still bring its own TLS settings) and
     /// name resolution. The derived client keeps its base alive; shutting it down only

@@ -183,6 +183,10 @@ public final class HTTPClient: Sendable {
         var (key, rewriteAuthority) = try request.canonicalConnectionKey()
         if rewriteAuthority { request.authority = key.authority }
         key.unixSocketPath = options.unixSocketPath ?? self.configuration.unixSocketPath
+        let proxies = options.proxy ?? self.configuration.proxy
+        if key.unixSocketPath == nil, proxies.isEnabled {
+            key.proxy = proxies.proxy(for: key.scheme, host: key.host)
+        }
         for field in self.configuration.headerFields where !request.headerFields.contains(field.name) {
             request.headerFields.append(field)
         }
@@ -223,6 +227,11 @@ public final class HTTPClient: Sendable {
             decoding = decompression.limits
         }
         added.omitsHost = options.omitsHost
+        if let proxy = key.proxy, key.scheme == .http, !proxy.tunnelsPlainHTTP {
+            // The proxy gets the whole URL, and the credentials meant for it.
+            added.absoluteFormPrefix = "http://" + key.authority
+            added.proxyAuthorization = proxy.credentials?.basicAuthorization
+        }
         // The request's own Expect decides; else the option adds one (for a body only).
         let hasBody = stream.map { $0.length != 0 } ?? !bytes.isEmpty
         let ownExpect = request.headerFields.joinedValues(for: .expect)

@@ -47,6 +47,9 @@ extension HTTPClient {
         /// `--unix-socket`); the URL still gives the Host field and the path. Connections to
         /// it are pooled apart. Nil: the client's ``HTTPClient/Configuration/unixSocketPath``.
         public var unixSocketPath: String?
+        /// The proxies for this request instead of the client's
+        /// ``HTTPClient/Configuration/proxy``: `ProxyConfiguration.none` sends it direct.
+        public var proxy: ProxyConfiguration?
         /// Told of every response head as it arrives — interim (1xx) heads, each response of
         /// a redirect chain, the final one — with its bytes exactly as the server sent them,
         /// and of the lines of a head that failed to parse. Called on the event loop's

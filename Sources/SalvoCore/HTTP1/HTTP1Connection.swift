@@ -88,7 +88,8 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         self.lastActivity = now
         self.setup = ConnectionSetup(createdAt: now)
         self.connector = SocketConnector(host: key.host, port: key.port, tls: tls,
-                                         resumption: tls == nil ? nil : pool.tlsResumption, deadline: now + connectTimeout)
+                                         resumption: tls == nil ? nil : pool.tlsResumption, deadline: now + connectTimeout,
+                                         proxy: key.proxy)
         self.decoder = ResponseDecoder(limits: limits)
         self.decoder.delegate = self
     }
@@ -115,9 +116,22 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
                                                 detail: "Unix socket path \"\(path)\" is empty, too long (107 bytes at most) or holds a NUL")))
                 return
             }
-            resolver.resolve(host: key.host, port: key.port, on: loop) { result in
-                // Runs on the loop: at once for numeric hosts, else after the lookup.
-                connection.value.resolved(result)
+            guard let proxy = key.proxy else {
+                resolver.resolve(host: key.host, port: key.port, on: loop) { result in
+                    // Runs on the loop: at once for numeric hosts, else after the lookup.
+                    connection.value.resolved(result)
+                }
+                return
+            }
+            // Through a proxy, only the proxy's name is looked up (the proxy resolves the origin).
+            resolver.resolve(host: proxy.host, port: proxy.port, on: loop) { result in
+                connection.value.resolved(result.mapError { error in
+                    guard error.code == .dnsFailure else { return error }
+                    var failure = error
+                    failure.code = .proxyDNSFailure
+                    failure.detail = "proxy \(proxy.authority)" + (error.detail.map { ": \($0)" } ?? "")
+                    return failure
+                })
             }
         }
     }

@@ -32,6 +32,11 @@ public enum RequestEncoder {
         var expectContinue = false
         /// No Host line at all (``HTTPClient/RequestOptions/omitsHost``).
         var omitsHost = false
+        /// For a request through an HTTP proxy: `http://authority`, written before the path
+        /// (the absolute form, RFC 9112 §3.2.2).
+        var absoluteFormPrefix: String?
+        /// `Proxy-Authorization`, after Host, unless the request has its own.
+        var proxyAuthorization: String?
         static let none = AddedFields()
     }
 
@@ -74,13 +79,22 @@ public enum RequestEncoder {
 
         buffer.append(contentsOf: method.utf8)
         buffer.append(0x20)
-        appendTarget(target, into: &buffer)
+        if let prefix = added.absoluteFormPrefix {
+            buffer.append(contentsOf: prefix.utf8)
+            // OPTIONS * through a proxy names the origin alone (RFC 9112 §3.2.4).
+            if target != "*" { appendTarget(target, into: &buffer) }
+        } else {
+            appendTarget(target, into: &buffer)
+        }
         buffer.append(contentsOf: " HTTP/1.1\r\n".utf8)
 
         let hostName = HTTPField.Name("Host")!
         let explicitHost = request.headerFields.containsField(hostName)
         if let authority = request.authority, !explicitHost, !added.omitsHost {
             appendField(name: "Host", value: authority, into: &buffer)
+        }
+        if let credentials = added.proxyAuthorization, !request.headerFields.containsField(.proxyAuthorization) {
+            appendField(name: "Proxy-Authorization", value: credentials, into: &buffer)
         }
         var hostWritten = false
         for field in request.headerFields {

@@ -4,8 +4,9 @@ import CSalvo
 import Glibc
 #endif
 
-/// Opens a connection's ``Socket``: a TCP connect to each resolved address in turn, then, for
-/// https, the TLS handshake and the public-key pin check.
+/// Opens a connection's ``Socket``: a TCP connect to each resolved address in turn, then,
+/// through a proxy that tunnels, the `CONNECT` exchange (``ProxyTunnel``), then, for https,
+/// the TLS handshake with the origin and the public-key pin check.
 ///
 /// Owned by the connection that needs the socket (the client's or the load generator's). The
 /// descriptor is registered with the loop for that connection, which forwards its readiness
@@ -21,8 +22,13 @@ package struct SocketConnector {
         case failed(HTTPClientError)
     }
 
+    /// The origin: what TLS verifies and what errors name.
     let host: String
     let port: Int
+    /// The proxy the addresses are of, or nil when they are the origin's.
+    private let proxy: HTTPProxy?
+    /// Set while the proxy is asked for a tunnel.
+    private var tunnel: ProxyTunnel?
     private let tls: TLSContext?
     private let resumption: TLSResumption?
     /// When connecting must be done by: the connect timeout, or the handshake timeout once the
@@ -37,9 +43,13 @@ package struct SocketConnector {
     /// When TCP came up (before any TLS handshake).
     package private(set) var tcpConnectedAt: Deadline?
 
-    package init(host: String, port: Int, tls: TLSContext?, resumption: TLSResumption?, deadline: Deadline) {
+    /// A connector to `host`, directly or through `proxy` (then the addresses it is given are
+    /// the proxy's, and a tunnel is asked for when `tls` is set or the proxy tunnels all).
+    package init(host: String, port: Int, tls: TLSContext?, resumption: TLSResumption?, deadline: Deadline,
+                 proxy: HTTPProxy? = nil) {
         self.host = host
         self.port = port
+        self.proxy = proxy
         self.tls = tls
         self.resumption = resumption
         self.deadline = deadline
@@ -56,6 +66,7 @@ package struct SocketConnector {
     package mutating func ready(loop: EventLoop, target: any Selectable) -> Step {
         guard self.socket.isOpen else { return .pending }
         if self.isHandshaking { return self.continueHandshake(loop: loop) }
+        if self.tunnel != nil { return self.continueTunnel(loop: loop) }
         var error: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         getsockopt(self.socket.fd, SOL_SOCKET, SO_ERROR, &error, &length)
@@ -68,6 +79,16 @@ package struct SocketConnector {
         // (Fails harmlessly on a Unix domain socket, which has no Nagle to turn off.)
         setsockopt(self.socket.fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         self.tcpConnectedAt = loop.refreshNow()
+        if let proxy = self.proxy, self.tls != nil || proxy.tunnelsPlainHTTP {
+            let authority = (self.host.contains(":") ? "[\(HostName.withoutZone(self.host))]" : self.host) + ":\(self.port)"
+            self.tunnel = ProxyTunnel(target: authority, through: proxy)
+            return self.continueTunnel(loop: loop)
+        }
+        return self.startTLS(loop: loop)
+    }
+
+    /// Starts the TLS handshake (https), or hands the socket over (http).
+    private mutating func startTLS(loop: EventLoop) -> Step {
         guard let context = self.tls else { return self.opened() }
         do {
             let session = try TLSSession(context: context, fd: self.socket.fd, host: self.host)
@@ -86,10 +107,20 @@ package struct SocketConnector {
 
     /// The error for a connect that outlived ``deadline``.
     package var timeoutError: HTTPClientError {
-        self.isHandshaking
-            ? HTTPClientError(.connectTimeout, host: self.host, phase: .connect, detail: "the TLS handshake did not finish in time")
-            : HTTPClientError(.connectTimeout, host: self.host, phase: .connect)
+        if self.isHandshaking {
+            return HTTPClientError(.connectTimeout, host: self.host, phase: .connect, detail: "the TLS handshake did not finish in time")
+        }
+        if self.tunnel != nil {
+            return HTTPClientError(.connectTimeout, host: self.host, phase: .connect, detail: "the proxy did not answer CONNECT in time")
+        }
+        if let proxy = self.proxy {
+            return HTTPClientError(.connectTimeout, host: self.host, phase: .connect, detail: "connecting to the proxy \(proxy.authority)")
+        }
+        return HTTPClientError(.connectTimeout, host: self.host, phase: .connect)
     }
+
+    /// Whether the exchange with a proxy is under way (for the connect-phase metrics).
+    package var isTunnelling: Bool { self.tunnel != nil }
 
     /// Gives up: closes a socket still being connected.
     package mutating func abandon(loop: EventLoop) {
@@ -127,7 +158,29 @@ package struct SocketConnector {
             }
         }
         let code: HTTPClientError.Code = self.lastErrno == ECONNREFUSED ? .connectionRefused : .connectFailed
+        if let proxy = self.proxy {
+            return .failed(HTTPClientError(code, host: proxy.host, phase: .connect, errno: self.lastErrno,
+                                           detail: "the proxy \(proxy.authority) for \(self.host)"))
+        }
         return .failed(HTTPClientError(code, host: self.host, phase: .connect, errno: self.lastErrno, detail: "port \(self.port)"))
+    }
+
+    private mutating func continueTunnel(loop: EventLoop) -> Step {
+        guard var tunnel = self.tunnel else { return .pending }
+        let step = tunnel.advance(self.socket)
+        self.tunnel = tunnel
+        switch step {
+        case .pending(let wantsWrite):
+            self.socket.setInterest(wantsWrite ? .write : .read, on: loop)
+            return .pending
+        case .established:
+            self.tunnel = nil
+            return self.startTLS(loop: loop)
+        case .failed(let error):
+            self.tunnel = nil
+            self.socket.close(on: loop)
+            return .failed(error)
+        }
     }
 
     private mutating func continueHandshake(loop: EventLoop) -> Step {

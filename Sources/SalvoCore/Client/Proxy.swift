@@ -1,0 +1,153 @@
+import SalvoTransport
+import HTTPTypes
+
+/// An HTTP proxy: where the client connects instead of the origin.
+///
+/// Requests for `http://` URLs go to it whole (the request line carries the absolute URL);
+/// for `https://` URLs the client asks it for a tunnel (`CONNECT host:port`) and speaks TLS
+/// to the origin through it, so the origin's certificate is verified as without a proxy.
+/// Credentials go to the proxy only, as `Proxy-Authorization: Basic …`, never to the origin.
+///
+/// ```swift
+/// var configuration = HTTPClient.Configuration()
+/// configuration.proxy = .all(try HTTPProxy("http://user:secret@proxy.internal:3128"))
+/// ```
+public struct HTTPProxy: Sendable, Hashable, CustomStringConvertible {
+    /// The proxy's host: a name or a numeric address (IPv6 without brackets).
+    public var host: String
+    /// The proxy's port; curl's default, 1080, when a spelling gives none.
+    public var port: Int
+    /// Who the proxy is told the client is (Basic authentication), if it asks.
+    public var credentials: Credentials?
+    /// Tunnel `http://` requests too (curl's `--proxytunnel`): the proxy sees a CONNECT and
+    /// then bytes, not the requests. `https://` requests are always tunnelled.
+    public var tunnelsPlainHTTP = false
+    /// Fields sent with `CONNECT` after Host and the credentials (curl's `--proxy-header`):
+    /// a User-Agent the proxy's policy wants, say. A field whose value holds CR, LF or NUL
+    /// is not sent.
+    public var connectHeaderFields: HTTPFields = [:]
+
+    /// A user name and password for the proxy, as they are (not percent-encoded).
+    public struct Credentials: Sendable, Hashable {
+        public var username: String
+        public var password: String
+
+        public init(username: String, password: String) {
+            self.username = username
+            self.password = password
+        }
+
+        /// The `Proxy-Authorization` value: `Basic base64(username:password)`.
+        var basicAuthorization: String {
+            "Basic " + Base64.encode(Array(self.username.utf8) + [UInt8(ascii: ":")] + Array(self.password.utf8))
+        }
+    }
+
+    /// curl's default proxy port.
+    public static let defaultPort = 1080
+
+    public init(host: String, port: Int = HTTPProxy.defaultPort, credentials: Credentials? = nil) {
+        self.host = host
+        self.port = port
+        self.credentials = credentials
+    }
+
+    /// curl's spelling: `[http://][user[:password]@]host[:port][/]`. The user and password
+    /// may be percent-encoded (`%40` for an `@`); without a port, 1080.
+    ///
+    /// - Throws: `.unsupportedScheme` for another kind of proxy (`https://`, `socks5://`…:
+    ///   Salvo speaks to plain HTTP proxies), `.invalidURL` for a spelling that is not one.
+    public init(_ spelling: String) throws(HTTPClientError) {
+        var rest = Substring(spelling)
+        if let range = rest.firstRange(of: "://") {
+            let scheme = rest[..<range.lowerBound].lowercased()
+            guard scheme == "http" else {
+                throw HTTPClientError(.unsupportedScheme, phase: .request,
+                                      detail: "proxy \"\(Self.redacted(spelling))\": \(scheme):// proxies are not supported (only http://)")
+            }
+            rest = rest[range.upperBound...]
+        }
+        if rest.hasSuffix("/") { rest = rest.dropLast() }
+        guard !rest.isEmpty, !rest.contains("/"), !rest.contains("?") else {
+            throw HTTPClientError(.invalidURL, phase: .request, detail: "proxy \"\(Self.redacted(spelling))\" is not [http://][user:password@]host[:port]")
+        }
+        // The port is explicit when the authority (past any userinfo) ends in ":digits"
+        // outside an IPv6 literal's brackets.
+        let authority = rest[(rest.lastIndex(of: "@").map { rest.index(after: $0) } ?? rest.startIndex)...]
+        let hostEnd = authority.lastIndex(of: "]") ?? authority.startIndex
+        let explicitPort = authority[hostEnd...].contains(":")
+        let parsed: RequestURL
+        do {
+            parsed = try RequestURL("http://" + rest)
+        } catch {
+            // The parser's reason, without the text it quotes (which holds the password).
+            let reason = error.detail.map { detail in detail.firstRange(of: ": http://").map { String(detail[..<$0.lowerBound]) } ?? detail } ?? "not a host"
+            throw HTTPClientError(.invalidURL, phase: .request, detail: "proxy \"\(Self.redacted(spelling))\": \(reason)")
+        }
+        self.init(host: parsed.host, port: explicitPort ? parsed.port : Self.defaultPort)
+        if let user = parsed.user {
+            self.credentials = Credentials(username: String(decoding: URLReference.percentDecoded(user), as: UTF8.self),
+                                           password: String(decoding: URLReference.percentDecoded(parsed.password ?? ""), as: UTF8.self))
+        }
+    }
+
+    /// `host:port` as a CONNECT line or a log writes it (brackets around IPv6).
+    var authority: String {
+        (self.host.contains(":") ? "[\(self.host)]" : self.host) + ":\(self.port)"
+    }
+
+    /// The proxy, without its password.
+    public var description: String {
+        let user = self.credentials.map { "\($0.username)@" } ?? ""
+        return "http://\(user)\(self.authority)"
+    }
+
+    /// `spelling` with any password replaced, for error messages.
+    static func redacted(_ spelling: String) -> String {
+        guard let at = spelling.lastIndex(of: "@") else { return spelling }
+        let head = spelling[..<at]
+        let userStart = head.firstRange(of: "://")?.upperBound ?? head.startIndex
+        guard let colon = head[userStart...].firstIndex(of: ":") else { return spelling }
+        return String(spelling[..<colon]) + ":***" + String(spelling[at...])
+    }
+}
+
+/// Which proxy, if any, a request goes through: one for `http://` URLs, one for `https://`
+/// URLs, and the hosts that go direct.
+///
+/// ```swift
+/// configuration.proxy = try .environment()                  // http_proxy, HTTPS_PROXY, NO_PROXY…
+/// configuration.proxy = .all(proxy, bypass: "localhost,.internal")
+/// options.proxy = ProxyConfiguration.none                   // this request goes direct
+/// ```
+public struct ProxyConfiguration: Sendable, Hashable {
+    /// The proxy for `http://` URLs; nil: direct.
+    public var http: HTTPProxy?
+    /// The proxy for `https://` URLs; nil: direct.
+    public var https: HTTPProxy?
+    /// Hosts reached directly whatever the proxies say (`NO_PROXY`).
+    public var bypass: ProxyBypass
+
+    public init(http: HTTPProxy? = nil, https: HTTPProxy? = nil, bypass: ProxyBypass = ProxyBypass()) {
+        self.http = http
+        self.https = https
+        self.bypass = bypass
+    }
+
+    /// Every request goes direct.
+    public static var none: ProxyConfiguration { ProxyConfiguration() }
+
+    /// `proxy` for every URL, except the hosts `bypass` lists.
+    public static func all(_ proxy: HTTPProxy, bypass: ProxyBypass = ProxyBypass()) -> ProxyConfiguration {
+        ProxyConfiguration(http: proxy, https: proxy, bypass: bypass)
+    }
+
+    /// Whether any request can go through a proxy.
+    public var isEnabled: Bool { self.http != nil || self.https != nil }
+
+    /// The proxy for a request to `host` over `scheme`, or nil to go direct.
+    public func proxy(for scheme: ConnectionKey.Scheme, host: String) -> HTTPProxy? {
+        guard let proxy = scheme == .https ? self.https : self.http else { return nil }
+        return self.bypass.matches(host) ? nil : proxy
+    }
+}

@@ -1,0 +1,133 @@
+import SalvoTransport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Hosts that go direct, not through the proxy: `NO_PROXY`, as curl reads it.
+///
+/// A list separated by commas or spaces. `*` alone: every host. A name matches itself and
+/// every name under it (`example.com` and `.example.com` both match `example.com` and
+/// `api.example.com`, not `badexample.com`); case and a trailing dot do not count. A numeric
+/// entry matches that address, and with `/bits` the network (`10.0.0.0/8`, `fd00::/8`).
+/// Ports are not part of an entry.
+///
+/// ```swift
+/// let bypass: ProxyBypass = "localhost, .internal, 10.0.0.0/8"
+/// ```
+public struct ProxyBypass: Sendable, Hashable, ExpressibleByStringLiteral, CustomStringConvertible {
+    /// The entries as given, without separators.
+    public private(set) var entries: [String]
+
+    /// No host bypasses the proxy.
+    public init() {
+        self.entries = []
+    }
+
+    /// curl's `NO_PROXY` syntax.
+    public init(_ list: String) {
+        self.entries = list.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }).map(String.init)
+    }
+
+    public init(stringLiteral value: String) {
+        self.init(value)
+    }
+
+    public var description: String { self.entries.joined(separator: ",") }
+
+    /// Whether `host` (a name, or a numeric address without brackets) goes direct.
+    public func matches(_ host: String) -> Bool {
+        guard !self.entries.isEmpty else { return false }
+        var name = Substring(host.lowercased())
+        if name.hasPrefix("["), name.hasSuffix("]") { name = name.dropFirst().dropLast() }
+        if let percent = name.firstIndex(of: "%") { name = name[..<percent] }
+        if name.hasSuffix(".") { name = name.dropLast() }
+        let address = Self.numeric(name)
+        for entry in self.entries {
+            if entry == "*" { return true }
+            if let address {
+                if Self.network(entry, contains: address) { return true }
+                continue
+            }
+            var pattern = Substring(entry.lowercased())
+            if pattern.hasPrefix(".") { pattern = pattern.dropFirst() }
+            if pattern.hasSuffix(".") { pattern = pattern.dropLast() }
+            guard !pattern.isEmpty else { continue }
+            if name == pattern { return true }
+            if name.count > pattern.count, name.hasSuffix(pattern),
+               name[name.index(name.endIndex, offsetBy: -pattern.count - 1)] == "." {
+                return true
+            }
+        }
+        return false
+    }
+
+    /// The bytes of a numeric IPv4 or IPv6 address, or nil for a name.
+    private static func numeric(_ text: Substring) -> [UInt8]? {
+        var four = in_addr()
+        if inet_pton(AF_INET, String(text), &four) == 1 {
+            return withUnsafeBytes(of: &four) { Array($0) }
+        }
+        var six = in6_addr()
+        if inet_pton(AF_INET6, String(text), &six) == 1 {
+            return withUnsafeBytes(of: &six) { Array($0) }
+        }
+        return nil
+    }
+
+    /// Whether `entry` (`address` or `address/bits`) covers `address` (same family only).
+    private static func network(_ entry: String, contains address: [UInt8]) -> Bool {
+        var text = Substring(entry)
+        var bits: Int? = nil
+        if let slash = text.firstIndex(of: "/") {
+            guard let value = Int(text[text.index(after: slash)...]) else { return false }
+            bits = value
+            text = text[..<slash]
+        }
+        if text.hasPrefix("["), text.hasSuffix("]") { text = text.dropFirst().dropLast() }
+        guard let network = numeric(text), network.count == address.count else { return false }
+        let prefix = bits ?? network.count * 8
+        guard prefix >= 0, prefix <= network.count * 8 else { return false }
+        var remaining = prefix
+        for index in network.indices where remaining > 0 {
+            let take = min(8, remaining)
+            let mask = UInt8(truncatingIfNeeded: 0xFF << (8 - take))
+            if network[index] & mask != address[index] & mask { return false }
+            remaining -= take
+        }
+        return true
+    }
+}
+
+extension ProxyConfiguration {
+    /// The proxies the process environment names, read now, as curl reads them:
+    /// `http_proxy` for http URLs (only the lower-case name: a CGI server sets `HTTP_PROXY`
+    /// from a request's `Proxy:` header), `https_proxy` then `HTTPS_PROXY` for https URLs,
+    /// `all_proxy` then `ALL_PROXY` for either when its own is unset, and `no_proxy` then
+    /// `NO_PROXY` for the hosts that go direct. A variable set but empty means direct.
+    ///
+    /// - Throws: when a variable names a proxy that is not `http://` (see ``HTTPProxy/init(_:)``).
+    public static func environment() throws(HTTPClientError) -> ProxyConfiguration {
+        var variables: [String: String] = [:]
+        for name in ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"] {
+            if let value = getenv(name) { variables[name] = String(cString: value) }
+        }
+        return try self.environment(variables)
+    }
+
+    /// The same reading of `variables` instead of the process environment.
+    public static func environment(_ variables: [String: String]) throws(HTTPClientError) -> ProxyConfiguration {
+        func proxy(_ names: [String]) throws(HTTPClientError) -> HTTPProxy? {
+            for name in names {
+                guard let value = variables[name] else { continue }
+                let trimmed = value[...].trimmingOWS
+                return trimmed.isEmpty ? nil : try HTTPProxy(String(trimmed))
+            }
+            return nil
+        }
+        let fallback = ["all_proxy", "ALL_PROXY"]
+        let http = try proxy(["http_proxy"] + fallback)
+        let https = try proxy(["https_proxy", "HTTPS_PROXY"] + fallback)
+        let bypass = (variables["no_proxy"] ?? variables["NO_PROXY"]).map { ProxyBypass($0) } ?? ProxyBypass()
+        return ProxyConfiguration(http: http, https: https, bypass: bypass)
+    }
+}

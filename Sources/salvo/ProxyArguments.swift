@@ -1,0 +1,45 @@
+import HTTPTypes
+import SalvoCore
+
+/// `-x`, `-U`, `--noproxy`, `-p` and the proxy environment, read as curl reads them.
+extension Get {
+    static let proxyConnection = HTTPField.Name("Proxy-Connection")!
+
+    /// The proxies for this run: `-x` (an empty one: none), else the environment
+    /// (`http_proxy`, `HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`…); `--noproxy` replaces the
+    /// environment's list, `-U` gives the credentials, `-p` tunnels http:// too.
+    func proxyConfiguration() throws(UsageError) -> ProxyConfiguration {
+        var proxies: ProxyConfiguration
+        do throws(HTTPClientError) {
+            if let spelling = self.proxy {
+                proxies = spelling.isEmpty ? .none : .all(try HTTPProxy(spelling))
+            } else {
+                proxies = try .environment()
+            }
+        } catch {
+            // curl: an unsupported kind of proxy cannot be connected to (7); a spelling it
+            // cannot read names no proxy it could resolve (5).
+            throw UsageError(code: error.code == .unsupportedScheme ? 7 : 5, message: error.description)
+        }
+        if let noProxy = self.noProxy { proxies.bypass = ProxyBypass(noProxy) }
+        var credentials: HTTPProxy.Credentials? = nil
+        if let user = self.proxyUser {
+            let parts = user.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            credentials = HTTPProxy.Credentials(username: String(parts[0]), password: parts.count > 1 ? String(parts[1]) : "")
+        }
+        func adjusted(_ proxy: HTTPProxy?) -> HTTPProxy? {
+            guard var proxy else { return nil }
+            if let credentials { proxy.credentials = credentials }
+            proxy.tunnelsPlainHTTP = self.proxyTunnel
+            // What curl sends with CONNECT besides Host and the credentials.
+            if self.headers.allSatisfy({ !$0.lowercased().hasPrefix("user-agent:") }) {
+                proxy.connectHeaderFields[.userAgent] = "salvo/0.1"
+            }
+            proxy.connectHeaderFields[Self.proxyConnection] = "Keep-Alive"
+            return proxy
+        }
+        proxies.http = adjusted(proxies.http)
+        proxies.https = adjusted(proxies.https)
+        return proxies
+    }
+}

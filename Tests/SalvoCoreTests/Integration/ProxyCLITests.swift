@@ -1,0 +1,114 @@
+import SalvoTestSupport
+import Foundation
+import Testing
+
+/// `salvo get -x/-U/-p/--noproxy` and the proxy environment, side by side with curl.
+@Suite(.serialized) struct ProxyCLITests {
+    struct Run {
+        var status: Int32
+        var stdout: String
+    }
+
+    /// Runs `executable` (bounded to 30 s) with `environment` replacing the proxy variables.
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Run {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        process.arguments = ["-s", "KILL", "30", executable] + arguments
+        var variables = ProcessInfo.processInfo.environment
+        for name in ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"] {
+            variables[name] = nil
+        }
+        process.environment = variables.merging(environment) { $1 }
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self))
+    }
+
+    /// Salvo's and curl's runs of `arguments` (curl's nil where it is not installed).
+    static func both(_ arguments: [String], environment: [String: String] = [:]) throws -> (salvo: Run, curl: Run?) {
+        let salvo = try run(CLITests.salvoPath, ["get"] + arguments, environment: environment)
+        let curl = try CLITests.curlPath.map { try run($0, arguments, environment: environment) }
+        return (salvo, curl)
+    }
+
+    @Test func forwardedRequestsAreCurls() throws {
+        let proxy = try ScriptedProxy()
+        let (salvo, curl) = try Self.both(["-s", "-x", "user:secret@127.0.0.1:\(proxy.port)", "http://origin.test:8080/a?b=1"])
+        #expect(salvo.status == 0)
+        #expect(salvo.stdout == """
+            GET http://origin.test:8080/a?b=1 HTTP/1.1\r
+            Host: origin.test:8080\r
+            Proxy-Authorization: Basic dXNlcjpzZWNyZXQ=\r
+            User-Agent: salvo/0.1\r
+            Accept: */*\r
+            Proxy-Connection: Keep-Alive\r
+            \r
+
+            """)
+        if let curl {
+            #expect(curl.status == 0)
+            let curlsAgent = curl.stdout.split(separator: "\r\n").first { $0.hasPrefix("User-Agent:") }.map(String.init) ?? ""
+            #expect(salvo.stdout.replacingOccurrences(of: "User-Agent: salvo/0.1", with: curlsAgent) == curl.stdout)
+        }
+    }
+
+    @Test func tunnelFailuresExitAsCurls() throws {
+        let proxy = try ScriptedProxy()
+        let port = try freePort()
+        for label in ["refuse", "auth", "close", "half", "garbage"] {
+            let (salvo, curl) = try Self.both(["-s", "-x", "127.0.0.1:\(proxy.port)", "https://\(label).test:\(port)/"])
+            #expect(salvo.status == 56, "\(label)")
+            if let curl { #expect(curl.status == salvo.status, "\(label)") }
+        }
+        // With the credentials it wants, the tunnel opens (-p tunnels http:// too).
+        let origin = try FaultServer.start(lifetime: 120)
+        let (salvo, curl) = try Self.both(["-s", "-p", "-x", "127.0.0.1:\(proxy.port)", "-U", "user:secret", "http://auth.test:\(origin.port)/ok"])
+        #expect(salvo.status == 0 && salvo.stdout == "hello")
+        if let curl { #expect(curl.status == 0 && curl.stdout == "hello") }
+        // Nobody listening where the proxy should be: 7.
+        let nobody = try Self.both(["-s", "-x", "127.0.0.1:\(port)", "http://origin.test/"])
+        #expect(nobody.salvo.status == 7)
+        if let curl = nobody.curl { #expect(curl.status == 7) }
+    }
+
+    @Test func theEnvironmentAndWhatOverridesIt() throws {
+        let proxy = try ScriptedProxy()
+        let origin = try FaultServer.start(lifetime: 120)
+        let through = ["http_proxy": "http://127.0.0.1:\(proxy.port)"]
+        let cases: [(arguments: [String], environment: [String: String], proxied: Bool)] = [
+            ([], through, true),
+            // Upper-case HTTP_PROXY is not read (a CGI server sets it from a request's header).
+            ([], ["HTTP_PROXY": "http://127.0.0.1:\(proxy.port)"], false),
+            ([], ["ALL_PROXY": "127.0.0.1:\(proxy.port)"], true),
+            ([], through.merging(["NO_PROXY": "127.0.0.1"]) { $1 }, false),
+            (["--noproxy", "*"], through, false),
+            (["--noproxy", "example.com"], through.merging(["NO_PROXY": "127.0.0.1"]) { $1 }, true),
+            (["-x", ""], through, false),
+        ]
+        for (arguments, environment, proxied) in cases {
+            let (salvo, curl) = try Self.both(["-s"] + arguments + [origin.url("/ok")], environment: environment)
+            #expect(salvo.status == 0)
+            #expect(salvo.stdout.hasPrefix("GET http://") == proxied, "\(arguments) \(environment)")
+            if proxied { #expect(!salvo.stdout.contains("hello")) } else { #expect(salvo.stdout == "hello") }
+            if let curl { #expect(curl.stdout.hasPrefix("GET http://") == proxied, "curl: \(arguments) \(environment)") }
+        }
+    }
+
+    @Test func httpsThroughTinyproxy() throws {
+        let certificates = try TestCertificates.shared.get()
+        let origin = try OpenSSLServer(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
+        let proxy = try TinyProxy()
+        let (salvo, curl) = try Self.both(["-s", "-o", "/dev/null", "--cacert", certificates.path("ca.pem"), "-x", proxy.url, origin.url()])
+        #expect(salvo.status == 0)
+        if let curl { #expect(curl.status == 0) }
+        let other = try OpenSSLServer(certificate: certificates.path("other.pem"), key: certificates.path("other.key"))
+        let (wrong, curlWrong) = try Self.both(["-s", "-o", "/dev/null", "--cacert", certificates.path("ca.pem"), "-x", proxy.url, other.url()])
+        #expect(wrong.status == 60)
+        if let curlWrong { #expect(curlWrong.status == 60) }
+    }
+}
