@@ -253,7 +253,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     var deadlines: ConnectionDeadlines {
         switch self.life {
         case .resolving, .connecting:
-            return ConnectionDeadlines(connect: self.connector.deadline)
+            return ConnectionDeadlines(connect: self.connector.wakeUp)
         case .open:
             guard let task = self.task else {
                 let idle = self.serverIdleLimit.map { Swift.min($0, self.idleTimeout) } ?? self.idleTimeout
@@ -300,7 +300,12 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         case nil:
             break
         case .connect:
-            self.connectFailed(self.connector.timeoutError)
+            // The deadline, or the next address's turn to race the others.
+            if case .connecting = self.life {
+                self.connectorStepped(self.connector.timeElapsed(loop: self.loop, target: self))
+            } else {
+                self.connectFailed(self.connector.timeoutError)
+            }
         case .total:
             self.fail(HTTPClientError(.totalTimeout, phase: phase))
         case .head:

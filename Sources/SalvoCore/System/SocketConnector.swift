@@ -4,8 +4,9 @@ import CSalvo
 import Glibc
 #endif
 
-/// Opens a connection's ``Socket``: a TCP connect to each resolved address in turn, then,
-/// through a proxy that tunnels, the `CONNECT` exchange (``ProxyTunnel``), then, for https,
+/// Opens a connection's ``Socket``: TCP to the resolved addresses raced as Happy Eyeballs
+/// v2 does (RFC 8305: the families interleaved, a new attempt every 250 ms or as soon as one
+/// fails, the first to connect kept and the others closed), then, through a proxy that tunnels, the `CONNECT` exchange (``ProxyTunnel``), then, for https,
 /// the TLS handshake with the origin and the public-key pin check.
 ///
 /// Owned by the connection that needs the socket (the client's or the load generator's). The
@@ -37,6 +38,13 @@ package struct SocketConnector {
     private var addresses: [SocketAddress] = []
     private var next = 0
     private var lastErrno: Int32 = 0
+    /// TCP connects under way, oldest first (more than one only while racing).
+    private var attempts: [Socket] = []
+    /// When the next address gets its attempt if none has connected by then.
+    private var nextAttemptAt: Deadline?
+    /// RFC 8305 §5's Connection Attempt Delay.
+    static let attemptDelay: Duration = .milliseconds(250)
+    /// The connected socket (during the CONNECT exchange and the TLS handshake).
     private var socket = Socket.none
     /// TCP is up and the TLS handshake is under way.
     package private(set) var isHandshaking = false
@@ -55,26 +63,66 @@ package struct SocketConnector {
         self.deadline = deadline
     }
 
-    /// Starts connecting to `addresses`, in order.
+    /// Starts connecting to `addresses`: the first one now, the others raced after it.
     package mutating func connect(to addresses: [SocketAddress], loop: EventLoop, target: any Selectable) -> Step {
-        self.addresses = addresses
+        self.addresses = Self.interleavingFamilies(addresses)
         self.next = 0
-        return self.tryNextAddress(loop: loop, target: target)
+        return self.startAttempt(loop: loop, target: target)
     }
 
-    /// The registered descriptor is ready.
+    /// When the connection must wake the connector: the deadline, or the next attempt's start.
+    package var wakeUp: Deadline {
+        guard let nextAttemptAt else { return self.deadline }
+        return min(self.deadline, nextAttemptAt)
+    }
+
+    /// ``wakeUp`` passed: the next address's attempt starts, or, past the deadline, connecting
+    /// has failed (``timeoutError``).
+    package mutating func timeElapsed(loop: EventLoop, target: any Selectable) -> Step {
+        let now = loop.refreshNow()
+        if now >= self.deadline { return .failed(self.timeoutError) }
+        guard let nextAttemptAt, nextAttemptAt <= now else { return .pending }
+        self.nextAttemptAt = nil
+        return self.startAttempt(loop: loop, target: target)
+    }
+
+    /// A registered descriptor is ready.
     package mutating func ready(loop: EventLoop, target: any Selectable) -> Step {
-        guard self.socket.isOpen else { return .pending }
-        if self.isHandshaking { return self.continueHandshake(loop: loop) }
-        if self.tunnel != nil { return self.continueTunnel(loop: loop) }
-        var error: Int32 = 0
-        var length = socklen_t(MemoryLayout<Int32>.size)
-        getsockopt(self.socket.fd, SOL_SOCKET, SO_ERROR, &error, &length)
-        if error != 0 {
-            self.lastErrno = error
-            self.socket.close(on: loop)
-            return self.tryNextAddress(loop: loop, target: target)
+        if self.socket.isOpen {
+            if self.isHandshaking { return self.continueHandshake(loop: loop) }
+            if self.tunnel != nil { return self.continueTunnel(loop: loop) }
+            return .pending
         }
+        guard !self.attempts.isEmpty else { return .pending }
+        // Which attempts have an answer: the only one, or what one poll(2) says of them all.
+        var answered: [Int] = [0]
+        if self.attempts.count > 1 {
+            var fds = self.attempts.map { pollfd(fd: $0.fd, events: Int16(POLLOUT), revents: 0) }
+            guard poll(&fds, nfds_t(fds.count), 0) > 0 else { return .pending }
+            answered = fds.indices.filter { fds[$0].revents != 0 }
+        }
+        for index in answered.reversed() {
+            var error: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            getsockopt(self.attempts[index].fd, SOL_SOCKET, SO_ERROR, &error, &length)
+            if error != 0 {
+                self.lastErrno = error
+                self.attempts[index].close(on: loop)
+                self.attempts.remove(at: index)
+                continue
+            }
+            // The winner: the others are closed, unanswered.
+            self.socket = self.attempts.remove(at: index)
+            for var loser in self.attempts { loser.close(on: loop) }
+            self.attempts = []
+            self.nextAttemptAt = nil
+            return self.tcpConnected(loop: loop)
+        }
+        // An attempt failed: the next address need not wait for the delay.
+        return self.startAttempt(loop: loop, target: target)
+    }
+
+    private mutating func tcpConnected(loop: EventLoop) -> Step {
         var one: Int32 = 1
         // (Fails harmlessly on a Unix domain socket, which has no Nagle to turn off.)
         setsockopt(self.socket.fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -105,6 +153,22 @@ package struct SocketConnector {
         return self.continueHandshake(loop: loop)
     }
 
+    /// The addresses in the order they are tried: the first one's family first, then the
+    /// families taking turns (RFC 8305 §4), each family's addresses in the resolver's order.
+    static func interleavingFamilies(_ addresses: [SocketAddress]) -> [SocketAddress] {
+        guard let first = addresses.first else { return [] }
+        let preferred = addresses.filter { $0.family == first.family }
+        let others = addresses.filter { $0.family != first.family }
+        guard !others.isEmpty else { return addresses }
+        var ordered: [SocketAddress] = []
+        ordered.reserveCapacity(addresses.count)
+        for index in 0..<max(preferred.count, others.count) {
+            if index < preferred.count { ordered.append(preferred[index]) }
+            if index < others.count { ordered.append(others[index]) }
+        }
+        return ordered
+    }
+
     /// The error for a connect that outlived ``deadline``.
     package var timeoutError: HTTPClientError {
         if self.isHandshaking {
@@ -122,14 +186,19 @@ package struct SocketConnector {
     /// Whether the exchange with a proxy is under way (for the connect-phase metrics).
     package var isTunnelling: Bool { self.tunnel != nil }
 
-    /// Gives up: closes a socket still being connected.
+    /// Gives up: closes every socket still being connected.
     package mutating func abandon(loop: EventLoop) {
         self.socket.close(on: loop)
+        for var attempt in self.attempts { attempt.close(on: loop) }
+        self.attempts = []
+        self.nextAttemptAt = nil
     }
 
     // MARK: Steps
 
-    private mutating func tryNextAddress(loop: EventLoop, target: any Selectable) -> Step {
+    /// Starts a TCP connect to the next address that takes one. `.pending` while any attempt
+    /// is under way; `.failed` when none is and no address is left.
+    private mutating func startAttempt(loop: EventLoop, target: any Selectable) -> Step {
         while self.next < self.addresses.count {
             var address = self.addresses[self.next]
             self.next += 1
@@ -138,25 +207,30 @@ package struct SocketConnector {
                 self.lastErrno = salvo_errno()
                 continue
             }
-            self.socket = Socket(fd: fd)
+            var attempt = Socket(fd: fd)
             let rc = withUnsafePointer(to: &address.storage) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, address.length) }
             }
             let err = rc == 0 ? 0 : salvo_errno()
             guard rc == 0 || err == EINPROGRESS else {
                 self.lastErrno = err
-                self.socket.close(on: loop)
+                attempt.close(on: loop)
                 continue
             }
             do {
                 // Connected or not, writability says when connect(2) has an answer.
-                try self.socket.register(on: loop, target: target, interest: .write)
-                return .pending
+                try attempt.register(on: loop, target: target, interest: .write)
             } catch {
                 self.lastErrno = error.errno
-                self.socket.close(on: loop)
+                attempt.close(on: loop)
+                continue
             }
+            self.attempts.append(attempt)
+            self.nextAttemptAt = self.next < self.addresses.count ? loop.refreshNow() + Self.attemptDelay : nil
+            return .pending
         }
+        self.nextAttemptAt = nil
+        if !self.attempts.isEmpty { return .pending }
         let code: HTTPClientError.Code = self.lastErrno == ECONNREFUSED ? .connectionRefused : .connectFailed
         if let proxy = self.proxy {
             return .failed(HTTPClientError(code, host: proxy.host, phase: .connect, errno: self.lastErrno,
