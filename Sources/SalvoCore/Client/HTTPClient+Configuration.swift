@@ -9,6 +9,18 @@ extension HTTPClient {
         /// (default 8). Any loop may use any free place of it: a request never waits on one
         /// loop while another loop's connection to the host sits idle.
         public var maxConnectionsPerHost: Int = 8
+        /// HTTP/1.1 pipelining: how many requests one connection may carry at once, the one
+        /// being answered included (default 1: off). Used when every connection to the host is
+        /// busy and the limit reached, for idempotent requests without a streamed body or
+        /// `Expect`, on connections that have already kept one response alive. Requests a
+        /// connection leaves unanswered (it failed, or the server closed it) go once more on a
+        /// fresh connection; a request that is not idempotent never enters a pipeline.
+        ///
+        /// ```swift
+        /// configuration.maxConnectionsPerHost = 4
+        /// configuration.pipeliningDepth = 8      // up to 32 requests in flight to one host
+        /// ```
+        public var pipeliningDepth: Int = 1
         /// How long an unused keep-alive connection stays open (default 60 s).
         public var idleTimeout: Duration = .seconds(60)
         /// How long a connection may take to establish, per attempt of all addresses (default 10 s).
@@ -58,6 +70,9 @@ extension HTTPClient {
             guard self.threads > 0 else { throw invalid("threads must be at least 1, not \(self.threads)") }
             guard self.maxConnectionsPerHost > 0 else {
                 throw invalid("maxConnectionsPerHost must be at least 1, not \(self.maxConnectionsPerHost)")
+            }
+            guard (1...256).contains(self.pipeliningDepth) else {
+                throw invalid("pipeliningDepth must be from 1 (off) to 256, not \(self.pipeliningDepth)")
             }
             if let userAgent = self.userAgent,
                userAgent.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {

@@ -12,7 +12,7 @@ extension HTTPClient {
     /// Request defaults follow `adjust`: `requestTimeout`, `readTimeout`, `writeTimeout`,
     /// `redirects`, `decompression`, `userAgent`, `headerFields`, `maxBodySize`,
     /// `expectContinueTimeout`, `unixSocketPath`, `proxy`. What belongs to the pools stays this
-    /// client's, whatever `adjust` sets: threads, connection limits, idle, connect and pool
+    /// client's, whatever `adjust` sets: threads, connection limits, pipelining, idle, connect and pool
     /// wait timeouts, head limits, TLS (a request can still bring its own TLS settings) and
     /// name resolution. The derived client keeps its base alive; shutting it down only
     /// stops it taking requests, while shutting the base down ends both.
@@ -23,6 +23,7 @@ extension HTTPClient {
         let pools = root.configuration
         configuration.threads = pools.threads
         configuration.maxConnectionsPerHost = pools.maxConnectionsPerHost
+        configuration.pipeliningDepth = pools.pipeliningDepth
         configuration.idleTimeout = pools.idleTimeout
         configuration.connectTimeout = pools.connectTimeout
         configuration.poolWaitTimeout = pools.poolWaitTimeout

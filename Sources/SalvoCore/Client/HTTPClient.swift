@@ -77,13 +77,14 @@ public final class HTTPClient: Sendable {
         self.group = group
         self.ownsGroup = ownsGroup
         self.tlsContexts = TLSContexts(primary: tls)
-        let poolConfiguration = PoolConfiguration(
+        var poolConfiguration = PoolConfiguration(
             maxConnectionsPerHost: configuration.maxConnectionsPerHost,
             idleTimeout: configuration.idleTimeout,
             connectTimeout: configuration.connectTimeout,
             limits: configuration.headLimits,
             waitTimeout: configuration.poolWaitTimeout,
             resolver: HostResolver(configuration.nameResolution))
+        poolConfiguration.pipeliningDepth = configuration.pipeliningDepth
         let coordinator = PoolCoordinator(loops: group.loops, maxConnectionsPerHost: configuration.maxConnectionsPerHost)
         self.coordinator = coordinator
         self.pools = group.loops.map { loop in
@@ -422,6 +423,8 @@ public struct HostPoolStatistics: Sendable, Hashable {
     public var closedByServer = 0
     public var requestsCompleted = 0
     public var requestsFailed = 0
+    /// Requests written behind another on a busy connection (``HTTPClient/Configuration/pipeliningDepth``).
+    public var pipelined = 0
     public var tlsResumed = 0
 
     public init() {}
@@ -437,6 +440,7 @@ public struct HostPoolStatistics: Sendable, Hashable {
         sum.reused += other.reused
         sum.closedByUs += other.closedByUs
         sum.closedByServer += other.closedByServer
+        sum.pipelined += other.pipelined
         sum.requestsCompleted += other.requestsCompleted
         sum.requestsFailed += other.requestsFailed
         sum.tlsResumed += other.tlsResumed

@@ -9,6 +9,8 @@ final class RequestTask {
         /// On its way from one loop's pool to another's, which has an idle connection.
         case moving
         case running(HTTP1Connection)
+        /// Written on a connection behind the request it is answering, waiting its turn.
+        case pipelined(HTTP1Connection)
         case finished
     }
 
@@ -143,7 +145,7 @@ final class RequestTask {
     var waitingPhase: HTTPClientError.Phase? {
         switch self.phase {
         case .queued, .moving: .pool
-        case .running, .finished: nil
+        case .running, .pipelined, .finished: nil
         }
     }
 

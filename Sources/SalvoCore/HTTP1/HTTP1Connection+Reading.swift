@@ -37,10 +37,20 @@ extension HTTP1Connection {
     }
 
     private func received(_ bytes: UnsafeRawBufferPointer) {
+        var bytes = bytes
+        // Bytes past a response are the next pipelined request's answer.
+        while let rest = self.receivedOne(bytes) {
+            bytes = rest
+        }
+    }
+
+    /// Parses `bytes` for the current response; returns what is left past its end when a
+    /// pipelined request has taken over and should parse it.
+    private func receivedOne(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
         guard let task = self.task else {
             // Bytes on an idle connection: nothing asked for them, so it cannot be trusted.
             self.act(self.machine.failed())
-            return
+            return nil
         }
         if task.firstByteAt.nanoseconds == 0 { task.firstByteAt = self.loop.now }
         task.bytesReceived += bytes.count
@@ -52,17 +62,28 @@ extension HTTP1Connection {
                 observer(ReceivedHead(kind: .failed, raw: partial, head: nil))
             }
             self.fail(self.handlerError ?? error)
-            return
+            return nil
         }
+        var rest: UnsafeRawBufferPointer? = nil
         if case .complete(let consumed) = result, consumed < bytes.count {
-            // Bytes after the response: not pipelined, so the connection is out of step.
-            self.mustClose = true
+            if self.pipeline.isEmpty {
+                // Bytes after the response, and nothing asked for them: out of step.
+                self.mustClose = true
+            } else {
+                rest = UnsafeRawBufferPointer(rebasing: bytes[consumed...])
+            }
         }
         if self.continueArrived {
             self.continueArrived = false
             self.writeRequest()
         }
         self.deliverEnd()
+        // Parsed on only if the next request in line did take over.
+        guard let rest, let next = self.task, next !== task, case .open = self.life else {
+            if rest != nil, self.task == nil, case .open = self.life { self.act(self.machine.failed()) }
+            return nil
+        }
+        return rest
     }
 
     private func deliverEnd() {

@@ -18,6 +18,7 @@ extension HTTP1Connection {
         case .finished:
             self.socket.setInterest(reading, on: self.loop)
             self.act(self.machine.writeFinished())
+            if !self.pipeline.isEmpty, self.machine.isWriteDone { self.flushPipeline() }
         case .sent:
             self.socket.setInterest(reading, on: self.loop)
             self.act(self.machine.bodySent())

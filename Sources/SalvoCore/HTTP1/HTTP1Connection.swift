@@ -75,6 +75,9 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     var writeBlockedSince: Deadline?
     /// How long this connection took to set up, for the metrics of its first request.
     private var setup: ConnectionSetup
+    /// Requests written (or being written) behind ``task``, answered in this order
+    /// (`HTTP1Connection+Pipelining.swift`).
+    var pipeline: [PipelinedRequest] = []
 
     init(id: Int, key: ConnectionKey, loop: EventLoop, pool: HostPool,
          connectTimeout: Duration, idleTimeout: Duration, limits: ResponseHeadLimits, resolver: HostResolver, tls: TLSContext? = nil) {
@@ -259,7 +262,8 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
                 let idle = self.serverIdleLimit.map { Swift.min($0, self.idleTimeout) } ?? self.idleTimeout
                 return self.machine.isIdle ? ConnectionDeadlines(idle: self.lastActivity + idle) : .none
             }
-            var deadlines = ConnectionDeadlines(total: task.deadline, producerEnd: self.producerEndDeadline,
+            let total = self.pipeline.isEmpty ? task.deadline : min(task.deadline, self.pipelineDeadline)
+            var deadlines = ConnectionDeadlines(total: total, producerEnd: self.producerEndDeadline,
                                                 expectContinue: self.writer.continueDeadline)
             if !task.headReceived && task.headDeadline != .distantFuture { deadlines.head = task.headDeadline }
             // The write timeout waits for the socket to take bytes, not for our producer.
@@ -307,7 +311,12 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
                 self.connectFailed(self.connector.timeoutError)
             }
         case .total:
-            self.fail(HTTPClientError(.totalTimeout, phase: phase))
+            if let task = self.task, task.deadline > now {
+                // A pipelined request's deadline, not the current one's.
+                self.expirePipelined(at: now)
+            } else {
+                self.fail(HTTPClientError(.totalTimeout, phase: phase))
+            }
         case .head:
             self.fail(HTTPClientError(.headTimeout, phase: .readHead))
         case .producerEnd:
@@ -391,7 +400,8 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         // its completion (or a redirect to the same host) finds the connection free.
         if reuse && !self.mustClose {
             self.lastActivity = self.loop.now
-            self.pool.connectionReleased(self)
+            // The next request in line, if one was pipelined; else back to the pool.
+            if !self.promotePipelined() { self.pool.connectionReleased(self) }
         } else {
             self.closeSocket()
             self.pool.connectionClosed(self, retry: nil)
@@ -400,6 +410,8 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     }
 
     func closeSocket() {
+        self.releasePipeline(HTTPClientError(.remoteClosed, phase: .readHead,
+                                             detail: "the connection ended before this pipelined request was answered"))
         self.socket.close(on: self.loop)
         self.connector.abandon(loop: self.loop)
         self.armedTimer = nil

@@ -1,8 +1,9 @@
 import SalvoTransport
 /// The life of one HTTP/1.1 connection, with no I/O.
 ///
-/// Theory of operation: a connection carries one request at a time (pipelining comes
-/// later). Writing the request and reading the response are separate sub-states because a
+/// Theory of operation: a connection carries one request at a time; pipelined requests wait
+/// outside this machine (`HTTP1Connection+Pipelining.swift`) and start here when their turn
+/// comes, already written. Writing the request and reading the response are separate sub-states because a
 /// server may answer (say, 413) before the request body is fully written. The write side is
 /// `sent` when every byte the head announced is on the wire but a streamed body's producer
 /// has not yet said it ended well: the exchange is complete on the wire, and only that
@@ -57,6 +58,12 @@ struct HTTP1ConnectionStateMachine: Equatable {
     private(set) var requestsServed = 0
 
     var isIdle: Bool { self.state == .idle }
+
+    /// Whether the current request is all written (pipelined ones may follow it).
+    var isWriteDone: Bool {
+        if case .active(.done, _) = self.state { return true }
+        return false
+    }
     var isClosed: Bool { self.state == .closed }
 
     /// Whether a response (or the rest of one) is still due from the server.

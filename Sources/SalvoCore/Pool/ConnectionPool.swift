@@ -4,6 +4,8 @@ import HTTPTypes
 /// Pool settings; see ``HTTPClient/Configuration``.
 struct PoolConfiguration {
     var maxConnectionsPerHost: Int
+    /// Requests one connection may carry at once (1: no pipelining).
+    var pipeliningDepth = 1
     var idleTimeout: Duration
     var connectTimeout: Duration
     var limits: ResponseHeadLimits
@@ -101,6 +103,8 @@ final class ConnectionPool {
             self.hosts[task.key]?.removeWaiter(task, error: error)
         case .running(let connection):
             connection.fail(error)
+        case .pipelined(let connection):
+            connection.dropPipelined(task, error: error)
         case .moving, .finished:
             // A moving request is failed when it arrives (see submit).
             break

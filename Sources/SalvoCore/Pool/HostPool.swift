@@ -113,6 +113,31 @@ final class HostPool: TimerTarget {
             self.updateTimer(task.waitDeadline)
         }
         self.run(action, leasing: task, movable: movable)
+        if self.pipeliningDepth > 1, !fresh, self.waiters[id] === task,
+           self.machine.waiters.count > self.machine.connecting {
+            // It would wait for a connection to come free: a busy one may take it in line.
+            self.pipelineWaiter(task)
+        }
+    }
+
+    private var pipeliningDepth: Int { self.owner.configuration.pipeliningDepth }
+
+    /// Hands waiting `task` to the leased connection with the shortest line that takes it.
+    private func pipelineWaiter(_ task: RequestTask) {
+        var best: HTTP1Connection? = nil
+        for connection in self.connections.values where connection.isLeased {
+            if connection.canPipeline(task, depth: self.pipeliningDepth),
+               best.map({ connection.pipeline.count < $0.pipeline.count }) ?? true {
+                best = connection
+            }
+        }
+        guard let connection = best, self.machine.removeWaiter(task.waiterID) else { return }
+        self.waiters[task.waiterID] = nil
+        task.queuedAt = Deadline(nanoseconds: 0)
+        self.owner.connectionsReused += 1
+        self.counters.reused += 1
+        self.counters.pipelined += 1
+        connection.pipelined(task)
     }
 
     /// This host's counters on this loop, since the pool was made.

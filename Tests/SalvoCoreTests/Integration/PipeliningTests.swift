@@ -1,0 +1,163 @@
+import SalvoTestSupport
+import Foundation
+import HTTPTypes
+import Testing
+@testable import SalvoCore
+
+/// HTTP/1.1 pipelining against the fault server (which answers pipelined requests in order
+/// and says on which connection and in which place each came): answers go to the right
+/// requests, a connection that closes mid-pipeline leaves nobody unanswered, a cancelled
+/// request in line costs the others nothing, and requests that are not idempotent stay out.
+@Suite(.serialized) struct PipeliningTests {
+    func pipeliningClient(depth: Int = 8) throws -> HTTPClient {
+        try makeClient {
+            $0.threads = 1
+            $0.maxConnectionsPerHost = 1
+            $0.pipeliningDepth = depth
+            $0.requestTimeout = .seconds(30)
+        }
+    }
+
+    static func echo(_ response: HTTPClientResponse) throws -> FaultServerLog.Request {
+        try JSONDecoder().decode(FaultServerLog.Request.self, from: Data(response.body))
+    }
+
+    /// Starts `slow` (which holds the only connection for a while), then `count` echo requests
+    /// that queue behind it; returns their answers by index.
+    func burstBehind(_ slow: String, count: Int, client: HTTPClient, server: FaultServer,
+                     path: @escaping @Sendable (Int) -> String = { "/echo?i=\($0)" }) async throws -> [Int: HTTPClientResponse] {
+        try await withThrowingTaskGroup(of: (Int, HTTPClientResponse).self) { group in
+            group.addTask { (-1, try await client.execute(try get(server.url(slow)))) }
+            try await Task.sleep(for: .milliseconds(100))
+            for index in 0..<count {
+                group.addTask { (index, try await client.execute(try get(server.url(path(index))))) }
+            }
+            var answers: [Int: HTTPClientResponse] = [:]
+            for try await (index, response) in group { answers[index] = response }
+            return answers
+        }
+    }
+
+    @Test func answersReachTheirRequestsInOrder() async throws {
+        let server = try FaultServer.start(lifetime: 120)
+        let client = try self.pipeliningClient()
+        defer { client.shutdown() }
+        // A connection is pipelined on only once it has kept a response alive.
+        _ = try await client.execute(try get(server.url("/ok")))
+        let answers = try await self.burstBehind("/slow-head?ms=400", count: 20, client: client, server: server)
+        for index in 0..<20 {
+            let answer = try Self.echo(try #require(answers[index]))
+            #expect(answer.path == "/echo?i=\(index)")
+        }
+        let statistics = await client.poolStatistics()
+        let host = try #require(statistics.hosts.values.first)
+        #expect(host.opened == 1)
+        #expect(host.pipelined >= 7, "\(host)")
+        #expect(host.requestsCompleted == 22 && host.requestsFailed == 0)
+        // The server saw them on one connection, several in flight at once.
+        let log = try server.log()
+        #expect(log.connections == 1)
+    }
+
+    @Test func aConnectionClosingMidPipelineLeavesNobodyUnanswered() async throws {
+        let server = try FaultServer.start(lifetime: 120)
+        let client = try self.pipeliningClient()
+        defer { client.shutdown() }
+        _ = try await client.execute(try get(server.url("/ok")))
+        // Request 3 of the burst is answered and then the connection closed silently, with
+        // requests in line behind it: they go again, on a fresh connection.
+        let answers = try await self.burstBehind("/slow-head?ms=300", count: 12, client: client, server: server) {
+            $0 == 3 ? "/close-after?n=1" : "/echo?i=\($0)"
+        }
+        for index in 0..<12 where index != 3 {
+            #expect(try Self.echo(try #require(answers[index])).path == "/echo?i=\(index)")
+        }
+        #expect(answers[3]?.text == "ok")
+        let host = try #require(await client.poolStatistics().hosts.values.first)
+        let seen = try server.log().requests.map { "\($0.connection)/\($0.sequence) \($0.path)" }
+        #expect(host.opened >= 2 && host.requestsFailed == 0 && host.pipelined > 0, "\(host) \(seen)")
+    }
+
+    @Test func aCancelledRequestInLineCostsTheOthersNothing() async throws {
+        let server = try FaultServer.start(lifetime: 120)
+        let client = try self.pipeliningClient()
+        defer { client.shutdown() }
+        _ = try await client.execute(try get(server.url("/ok")))
+        let results = try await withThrowingTaskGroup(of: (Int, Result<HTTPClientResponse, HTTPClientError>).self) { group in
+            func run(_ index: Int, _ path: String) {
+                group.addTask {
+                    do { return (index, .success(try await client.execute(try get(server.url(path))))) } catch let error as HTTPClientError {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            run(-1, "/slow-head?ms=500")
+            try await Task.sleep(for: .milliseconds(100))
+            for index in 0..<3 { run(index, "/echo?i=\(index)") }
+            // The one to cancel: in line behind the slow one.
+            let victim = Task { try await client.execute(try get(server.url("/echo?i=victim"))) }
+            try await Task.sleep(for: .milliseconds(100))
+            victim.cancel()
+            let cancelled = await victim.result
+            #expect((try? cancelled.get()) == nil)
+            for index in 3..<6 { run(index, "/echo?i=\(index)") }
+            var results: [Int: Result<HTTPClientResponse, HTTPClientError>] = [:]
+            for try await (index, result) in group { results[index] = result }
+            return results
+        }
+        for index in 0..<6 {
+            let response = try #require(try results[index]?.get())
+            #expect(try Self.echo(response).path == "/echo?i=\(index)")
+        }
+        #expect(try results[-1]?.get().text == "ok")
+    }
+
+    @Test func requestsThatAreNotIdempotentStayOutOfPipelines() async throws {
+        let server = try FaultServer.start(lifetime: 120)
+        let client = try self.pipeliningClient()
+        defer { client.shutdown() }
+        _ = try await client.execute(try get(server.url("/ok")))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { _ = try await client.execute(try get(server.url("/slow-head?ms=200"))) }
+            try await Task.sleep(for: .milliseconds(50))
+            for index in 0..<6 {
+                group.addTask {
+                    let request = try HTTPRequest(method: .post, url: server.url("/echo?i=\(index)"))
+                    let response = try await client.execute(request, body: .bytes(Array("payload \(index)".utf8)))
+                    #expect(try Self.echo(response).path == "/echo?i=\(index)")
+                }
+            }
+            try await group.waitForAll()
+        }
+        let host = try #require(await client.poolStatistics().hosts.values.first)
+        #expect(host.pipelined == 0)
+        #expect(host.requestsCompleted == 8)
+    }
+
+    @Test func aPipelinedRequestKeepsItsOwnTimeout() async throws {
+        let server = try FaultServer.start(lifetime: 120)
+        let client = try self.pipeliningClient()
+        defer { client.shutdown() }
+        _ = try await client.execute(try get(server.url("/ok")))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                let response = try await client.execute(try get(server.url("/slow-head?ms=1500")))
+                #expect(response.text == "ok")
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            group.addTask {
+                let response = try await client.execute(try get(server.url("/echo?i=patient")))
+                #expect(try Self.echo(response).path == "/echo?i=patient")
+            }
+            group.addTask {
+                let start = ContinuousClock.now
+                let code = await errorCode {
+                    _ = try await client.execute(try get(server.url("/echo?i=hurried")), options: .init(timeout: .milliseconds(300)))
+                }
+                #expect(code == .totalTimeout)
+                #expect(ContinuousClock.now - start < .seconds(1.4), "it waited for the slow answer")
+            }
+            try await group.waitForAll()
+        }
+    }
+}
