@@ -6,13 +6,15 @@ extension Get {
     static let proxyConnection = HTTPField.Name("Proxy-Connection")!
 
     /// The proxies for this run: `-x` (an empty one: none), else the environment
-    /// (`http_proxy`, `HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`…); `--noproxy` replaces the
-    /// environment's list, `-U` gives the credentials, `-p` tunnels http:// too.
+    /// (`http_proxy`, `HTTPS_PROXY`, `ALL_PROXY`…). The hosts that go direct: `--noproxy`, else
+    /// `no_proxy`/`NO_PROXY` (for a `-x` proxy too, as curl). `-U` gives the credentials, `-p`
+    /// tunnels http:// too.
     func proxyConfiguration() throws(UsageError) -> ProxyConfiguration {
         var proxies: ProxyConfiguration
         do throws(HTTPClientError) {
             if let spelling = self.proxy {
                 proxies = spelling.isEmpty ? .none : .all(try HTTPProxy(spelling))
+                proxies.bypass = ProxyBypass.environment()
             } else {
                 proxies = try .environment()
             }

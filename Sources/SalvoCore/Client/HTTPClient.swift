@@ -150,6 +150,8 @@ public final class HTTPClient: Sendable {
 
     // MARK: Preparing requests
 
+    static let proxyConnection = HTTPField.Name("Proxy-Connection")!
+
     struct Prepared: Sendable {
         var key: ConnectionKey
         /// The TLS context for an https key.
@@ -178,7 +180,11 @@ public final class HTTPClient: Sendable {
         var arrival: HostBudget.ShardCounts?
     }
 
-    func prepare(_ request: HTTPRequest, body: HTTPBody?, options: RequestOptions) throws(HTTPClientError) -> Prepared {
+    /// `addingDefaults`: whether the client's default fields are added (not for a redirect's
+    /// next request, which carries what was kept of the first one's: a default credential
+    /// dropped on the way to another origin must not come back).
+    func prepare(_ request: HTTPRequest, body: HTTPBody?, options: RequestOptions,
+                 addingDefaults: Bool = true) throws(HTTPClientError) -> Prepared {
         guard !self.isShutDown else { throw HTTPClientError(.shutdown) }
         var request = request
         var (key, rewriteAuthority) = try request.canonicalConnectionKey()
@@ -187,9 +193,23 @@ public final class HTTPClient: Sendable {
         let proxies = options.proxy ?? self.configuration.proxy
         if key.unixSocketPath == nil, proxies.isEnabled {
             key.proxy = proxies.proxy(for: key.scheme, host: key.host)
+            if let proxy = key.proxy {
+                guard (1...65535).contains(proxy.port), !proxy.host.isEmpty else {
+                    throw HTTPClientError(.invalidConfiguration, phase: .request, detail: "proxy \(proxy): no host, or a port outside 1...65535")
+                }
+            }
         }
-        for field in self.configuration.headerFields where !request.headerFields.contains(field.name) {
-            request.headerFields.append(field)
+        let forwarded = key.proxy.map { key.scheme == .http && !$0.tunnelsPlainHTTP } ?? false
+        if addingDefaults {
+            for field in self.configuration.headerFields where !request.headerFields.contains(field.name) {
+                request.headerFields.append(field)
+            }
+        }
+        if !forwarded, request.headerFields.contains(where: { $0.name == .proxyAuthorization || $0.name == Self.proxyConnection }) {
+            // Fields for a proxy that forwards the request: never sent to an origin (through a
+            // tunnel, or direct — after a redirect to a host that bypasses the proxy, say).
+            request.headerFields[.proxyAuthorization] = nil
+            request.headerFields[Self.proxyConnection] = nil
         }
         var tls: TLSContext? = nil
         if key.scheme == .https {
@@ -228,7 +248,7 @@ public final class HTTPClient: Sendable {
             decoding = decompression.limits
         }
         added.omitsHost = options.omitsHost
-        if let proxy = key.proxy, key.scheme == .http, !proxy.tunnelsPlainHTTP {
+        if forwarded, let proxy = key.proxy {
             // The proxy gets the whole URL, and the credentials meant for it.
             added.absoluteFormPrefix = "http://" + key.authority
             added.proxyAuthorization = proxy.credentials?.basicAuthorization
@@ -320,7 +340,7 @@ public final class HTTPClient: Sendable {
         }
         var prepared: Prepared
         do {
-            prepared = try self.prepare(request, body: followUp.body, options: followUp.options)
+            prepared = try self.prepare(request, body: followUp.body, options: followUp.options, addingDefaults: false)
         } catch {
             followUp.body?.requestEnded()
             previous.handler.didFail(error)

@@ -59,7 +59,9 @@ public struct HTTPProxy: Sendable, Hashable, CustomStringConvertible {
     ///   Salvo speaks to plain HTTP proxies), `.invalidURL` for a spelling that is not one.
     public init(_ spelling: String) throws(HTTPClientError) {
         var rest = Substring(spelling)
-        if let range = rest.firstRange(of: "://") {
+        // A scheme only before any userinfo: "user:pa://ss@host" is a user and a password.
+        if let range = rest.firstRange(of: "://"), range.lowerBound < (rest.firstIndex(of: "@") ?? rest.endIndex),
+           let first = rest.first, first.isLetter, rest[..<range.lowerBound].allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }) {
             let scheme = rest[..<range.lowerBound].lowercased()
             guard scheme == "http" else {
                 throw HTTPClientError(.unsupportedScheme, phase: .request,
@@ -75,7 +77,8 @@ public struct HTTPProxy: Sendable, Hashable, CustomStringConvertible {
         // outside an IPv6 literal's brackets.
         let authority = rest[(rest.lastIndex(of: "@").map { rest.index(after: $0) } ?? rest.startIndex)...]
         let hostEnd = authority.lastIndex(of: "]") ?? authority.startIndex
-        let explicitPort = authority[hostEnd...].contains(":")
+        // "host:" has no port either (curl: 1080).
+        let explicitPort = authority[hostEnd...].lastIndex(of: ":").map { authority.index(after: $0) != authority.endIndex } ?? false
         let parsed: RequestURL
         do {
             parsed = try RequestURL("http://" + rest)
@@ -106,7 +109,11 @@ public struct HTTPProxy: Sendable, Hashable, CustomStringConvertible {
     static func redacted(_ spelling: String) -> String {
         guard let at = spelling.lastIndex(of: "@") else { return spelling }
         let head = spelling[..<at]
-        let userStart = head.firstRange(of: "://")?.upperBound ?? head.startIndex
+        // The userinfo starts after a scheme that comes before it, if any.
+        var userStart = head.startIndex
+        if let scheme = head.firstRange(of: "://"), !head[..<scheme.lowerBound].contains(":") {
+            userStart = scheme.upperBound
+        }
         guard let colon = head[userStart...].firstIndex(of: ":") else { return spelling }
         return String(spelling[..<colon]) + ":***" + String(spelling[at...])
     }

@@ -5,7 +5,7 @@ import Glibc
 
 /// Hosts that go direct, not through the proxy: `NO_PROXY`, as curl reads it.
 ///
-/// A list separated by commas or spaces. `*` alone: every host. A name matches itself and
+/// A list separated by commas or spaces. `*` as the whole list: every host. A name matches itself and
 /// every name under it (`example.com` and `.example.com` both match `example.com` and
 /// `api.example.com`, not `badexample.com`); case and a trailing dot do not count. A numeric
 /// entry matches that address, and with `/bits` the network (`10.0.0.0/8`, `fd00::/8`).
@@ -41,9 +41,9 @@ public struct ProxyBypass: Sendable, Hashable, ExpressibleByStringLiteral, Custo
         if name.hasPrefix("["), name.hasSuffix("]") { name = name.dropFirst().dropLast() }
         if let percent = name.firstIndex(of: "%") { name = name[..<percent] }
         if name.hasSuffix(".") { name = name.dropLast() }
+        if self.entries == ["*"] { return true }
         let address = Self.numeric(name)
         for entry in self.entries {
-            if entry == "*" { return true }
             if let address {
                 if Self.network(entry, contains: address) { return true }
                 continue
@@ -85,8 +85,9 @@ public struct ProxyBypass: Sendable, Hashable, ExpressibleByStringLiteral, Custo
         }
         if text.hasPrefix("["), text.hasSuffix("]") { text = text.dropFirst().dropLast() }
         guard let network = numeric(text), network.count == address.count else { return false }
-        let prefix = bits ?? network.count * 8
-        guard prefix >= 0, prefix <= network.count * 8 else { return false }
+        // As curl: no bits, or /0, compares the whole address.
+        let prefix = bits.flatMap { $0 == 0 ? nil : $0 } ?? network.count * 8
+        guard prefix > 0, prefix <= network.count * 8 else { return false }
         var remaining = prefix
         for index in network.indices where remaining > 0 {
             let take = min(8, remaining)
@@ -103,7 +104,7 @@ extension ProxyConfiguration {
     /// `http_proxy` for http URLs (only the lower-case name: a CGI server sets `HTTP_PROXY`
     /// from a request's `Proxy:` header), `https_proxy` then `HTTPS_PROXY` for https URLs,
     /// `all_proxy` then `ALL_PROXY` for either when its own is unset, and `no_proxy` then
-    /// `NO_PROXY` for the hosts that go direct. A variable set but empty means direct.
+    /// `NO_PROXY` for the hosts that go direct. A variable set but empty counts as unset.
     ///
     /// - Throws: when a variable names a proxy that is not `http://` (see ``HTTPProxy/init(_:)``).
     public static func environment() throws(HTTPClientError) -> ProxyConfiguration {
@@ -118,16 +119,30 @@ extension ProxyConfiguration {
     public static func environment(_ variables: [String: String]) throws(HTTPClientError) -> ProxyConfiguration {
         func proxy(_ names: [String]) throws(HTTPClientError) -> HTTPProxy? {
             for name in names {
-                guard let value = variables[name] else { continue }
-                let trimmed = value[...].trimmingOWS
-                return trimmed.isEmpty ? nil : try HTTPProxy(String(trimmed))
+                guard let value = variables[name]?[...].trimmingOWS, !value.isEmpty else { continue }
+                return try HTTPProxy(String(value))
             }
             return nil
         }
         let fallback = ["all_proxy", "ALL_PROXY"]
         let http = try proxy(["http_proxy"] + fallback)
         let https = try proxy(["https_proxy", "HTTPS_PROXY"] + fallback)
-        let bypass = (variables["no_proxy"] ?? variables["NO_PROXY"]).map { ProxyBypass($0) } ?? ProxyBypass()
-        return ProxyConfiguration(http: http, https: https, bypass: bypass)
+        return ProxyConfiguration(http: http, https: https, bypass: ProxyBypass.environment(variables))
+    }
+}
+
+extension ProxyBypass {
+    /// `no_proxy`, else `NO_PROXY`, from the process environment (an empty one counts as unset).
+    public static func environment() -> ProxyBypass {
+        var variables: [String: String] = [:]
+        for name in ["no_proxy", "NO_PROXY"] {
+            if let value = getenv(name) { variables[name] = String(cString: value) }
+        }
+        return self.environment(variables)
+    }
+
+    /// The same reading of `variables`.
+    public static func environment(_ variables: [String: String]) -> ProxyBypass {
+        ["no_proxy", "NO_PROXY"].lazy.compactMap { variables[$0] }.first { !$0.isEmpty }.map { ProxyBypass($0) } ?? ProxyBypass()
     }
 }

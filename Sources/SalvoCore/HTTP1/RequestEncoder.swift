@@ -80,6 +80,11 @@ public enum RequestEncoder {
         buffer.append(contentsOf: method.utf8)
         buffer.append(0x20)
         if let prefix = added.absoluteFormPrefix {
+            // Joined to the authority, a target not starting with "/" would name another host
+            // ("@evil.test/x") to the proxy than the one the request is for.
+            guard target.hasPrefix("/") || target == "*" else {
+                throw invalid("request target \"\(printable(target))\" must start with \"/\" to go through a proxy")
+            }
             buffer.append(contentsOf: prefix.utf8)
             // OPTIONS * through a proxy names the origin alone (RFC 9112 §3.2.4).
             if target != "*" { appendTarget(target, into: &buffer) }

@@ -21,6 +21,8 @@ struct ProxyTunnel {
     private var request: [UInt8]
     private var written = 0
     private var response: [UInt8] = []
+    /// Every byte read from the proxy so far, interim answers included.
+    private var bytesRead = 0
 
     /// A tunnel to `target` (`host:port`) through `proxy`.
     init(target: String, through proxy: HTTPProxy) {
@@ -55,9 +57,11 @@ struct ProxyTunnel {
             switch result {
             case .bytes(let count):
                 self.response.append(contentsOf: chunk[..<count])
+                self.bytesRead += count
                 if let step = self.answered() { return step }
-                if self.response.count > Self.maxResponseHead {
-                    return .failed(self.failure("the proxy's answer to CONNECT has a head over \(Self.maxResponseHead) bytes"))
+                // Interim answers count too: a proxy that never ends them is cut off.
+                if self.bytesRead > Self.maxResponseHead {
+                    return .failed(self.failure("the proxy's answer to CONNECT is over \(Self.maxResponseHead) bytes without a final head"))
                 }
             case .wouldBlock:
                 return .pending(wantsWrite: false)

@@ -101,22 +101,27 @@ package struct SocketConnector {
             guard poll(&fds, nfds_t(fds.count), 0) > 0 else { return .pending }
             answered = fds.indices.filter { fds[$0].revents != 0 }
         }
-        for index in answered.reversed() {
+        // The oldest (most preferred) connected attempt wins; failed ones are dropped.
+        var failed: [Int] = []
+        for index in answered {
             var error: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
             getsockopt(self.attempts[index].fd, SOL_SOCKET, SO_ERROR, &error, &length)
             if error != 0 {
                 self.lastErrno = error
-                self.attempts[index].close(on: loop)
-                self.attempts.remove(at: index)
+                failed.append(index)
                 continue
             }
             // The winner: the others are closed, unanswered.
-            self.socket = self.attempts.remove(at: index)
-            for var loser in self.attempts { loser.close(on: loop) }
+            self.socket = self.attempts[index]
+            for (other, var loser) in self.attempts.enumerated() where other != index { loser.close(on: loop) }
             self.attempts = []
             self.nextAttemptAt = nil
             return self.tcpConnected(loop: loop)
+        }
+        for index in failed.reversed() {
+            self.attempts[index].close(on: loop)
+            self.attempts.remove(at: index)
         }
         // An attempt failed: the next address need not wait for the delay.
         return self.startAttempt(loop: loop, target: target)
@@ -178,13 +183,11 @@ package struct SocketConnector {
             return HTTPClientError(.connectTimeout, host: self.host, phase: .connect, detail: "the proxy did not answer CONNECT in time")
         }
         if let proxy = self.proxy {
-            return HTTPClientError(.connectTimeout, host: self.host, phase: .connect, detail: "connecting to the proxy \(proxy.authority)")
+            return HTTPClientError(.connectTimeout, host: proxy.host, phase: .connect, detail: "connecting to the proxy \(proxy.authority) for \(self.host)")
         }
         return HTTPClientError(.connectTimeout, host: self.host, phase: .connect)
     }
 
-    /// Whether the exchange with a proxy is under way (for the connect-phase metrics).
-    package var isTunnelling: Bool { self.tunnel != nil }
 
     /// Gives up: closes every socket still being connected.
     package mutating func abandon(loop: EventLoop) {

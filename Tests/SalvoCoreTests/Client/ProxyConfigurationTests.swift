@@ -17,9 +17,16 @@ import Testing
         #expect(try HTTPProxy("[::1]").port == 1080)
         #expect(try HTTPProxy("user@10.1.2.3:80").credentials?.password == "")
 
+        #expect(try HTTPProxy("proxy:").port == 1080)
+        // "/" in a password goes percent-encoded; raw, it cannot be told from a path.
+        #expect(try HTTPProxy("user:pa%2F%2Fss@host:81").credentials?.password == "pa//ss")
         for unsupported in ["https://proxy:443", "socks5://proxy:1080", "socks5h://p"] {
-            #expect(throws: HTTPClientError.self) { try HTTPProxy(unsupported) }
-            do { _ = try HTTPProxy(unsupported) } catch { #expect(error.code == .unsupportedScheme) }
+            do {
+                _ = try HTTPProxy(unsupported)
+                Issue.record("\(unsupported) accepted")
+            } catch {
+                #expect(error.code == .unsupportedScheme)
+            }
         }
         for bad in ["", "http://", "proxy:99999", "proxy/path", "http://a b"] {
             do {
@@ -30,7 +37,14 @@ import Testing
             }
         }
         // A password never shows in an error.
-        do { _ = try HTTPProxy("http://user:hunter2@proxy:bad") } catch { #expect(!error.description.contains("hunter2")) }
+        for leaky in ["http://user:hunter2@proxy:bad", "user:hunter2@proxy:bad", "socks5://user:hunter2@p", "user:hun://ter2@p:x"] {
+            do {
+                _ = try HTTPProxy(leaky)
+                Issue.record("\(leaky) accepted")
+            } catch {
+                #expect(!error.description.contains("hunter2") && !error.description.contains("ter2"), "\(error)")
+            }
+        }
     }
 
     @Test func bypassFollowsCurl() {
@@ -43,6 +57,10 @@ import Testing
             #expect(!bypass.matches(proxied), "\(proxied)")
         }
         #expect(ProxyBypass("*").matches("anything.at.all"))
+        #expect(ProxyBypass(" * ").matches("anything.at.all"))
+        // As curl: "*" means every host only as the whole list; /0 is the address itself.
+        #expect(!ProxyBypass("*,example.com").matches("other.test"))
+        #expect(!ProxyBypass("10.0.0.0/0").matches("10.0.0.1") && ProxyBypass("10.0.0.1/0").matches("10.0.0.1"))
         #expect(!ProxyBypass("").matches("localhost"))
         #expect(ProxyBypass("127.0.0.1").matches("127.0.0.1"))
         #expect(!ProxyBypass("127.0.0.1").matches("127.0.0.2"))
@@ -57,9 +75,10 @@ import Testing
         #expect(both.https?.host == "lower")
         let fallback = try ProxyConfiguration.environment(["ALL_PROXY": "all:3", "http_proxy": "web:4"])
         #expect(fallback.http?.host == "web" && fallback.https?.host == "all")
-        // Set but empty: direct, and ALL_PROXY is not asked.
-        let empty = try ProxyConfiguration.environment(["http_proxy": "", "all_proxy": "all:3"])
-        #expect(empty.http == nil && empty.https?.host == "all")
+        // Set but empty counts as unset (curl's getenv): the next name is asked.
+        let empty = try ProxyConfiguration.environment(["http_proxy": "", "https_proxy": " ", "HTTPS_PROXY": "up:5", "all_proxy": "all:3"])
+        #expect(empty.http?.host == "all" && empty.https?.host == "up")
+        #expect(ProxyBypass.environment(["no_proxy": "", "NO_PROXY": "b.test"]).matches("b.test"))
         let bypass = try ProxyConfiguration.environment(["all_proxy": "p:1", "no_proxy": "a.test", "NO_PROXY": "b.test"])
         #expect(bypass.proxy(for: .http, host: "a.test") == nil)
         #expect(bypass.proxy(for: .https, host: "b.test")?.host == "p")
@@ -90,6 +109,10 @@ import Testing
         let text = String(decoding: head, as: UTF8.self)
         #expect(text.hasPrefix("OPTIONS http://origin.test:8080 HTTP/1.1\r\n"))
         #expect(text.components(separatedBy: "Proxy-Authorization").count == 2 && text.contains("Bearer mine"))
+        // A target that does not start with "/" would name another host to the proxy.
+        let sneaky = HTTPRequest(method: .get, scheme: "http", authority: "origin.test", path: "@evil.test/x")
+        head = []
+        #expect(throws: HTTPClientError.self) { try RequestEncoder.encodeHead(sneaky, body: .none, adding: added, into: &head) }
     }
 
     @Test func connectAnswers() {

@@ -89,6 +89,9 @@ import Testing
             (["--noproxy", "*"], through, false),
             (["--noproxy", "example.com"], through.merging(["NO_PROXY": "127.0.0.1"]) { $1 }, true),
             (["-x", ""], through, false),
+            // NO_PROXY applies to a -x proxy too; --noproxy replaces it.
+            (["-x", "127.0.0.1:\(proxy.port)"], ["NO_PROXY": "127.0.0.1"], false),
+            (["-x", "127.0.0.1:\(proxy.port)", "--noproxy", "other.test"], ["NO_PROXY": "127.0.0.1"], true),
         ]
         for (arguments, environment, proxied) in cases {
             let (salvo, curl) = try Self.both(["-s"] + arguments + [origin.url("/ok")], environment: environment)

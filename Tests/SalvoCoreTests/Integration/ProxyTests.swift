@@ -158,6 +158,52 @@ import Testing
         #expect(seen.count == 2 && seen.allSatisfy { $0.path == "/ok" && $0.header("Proxy-Authorization") == nil })
     }
 
+    /// Fields meant for a forwarding proxy never reach an origin: not the caller's own
+    /// `Proxy-Authorization` through a tunnel or on a direct request, nor after a redirect to
+    /// a host that bypasses the proxy.
+    @Test func proxyFieldsNeverReachAnOrigin() async throws {
+        let proxy = try ScriptedProxy()
+        let origin = try FaultServer.start(lifetime: 120)
+        var tunnelling = HTTPProxy(host: "127.0.0.1", port: proxy.port)
+        tunnelling.tunnelsPlainHTTP = true
+        let client = try self.client(.all(tunnelling)) { $0.headerFields[.proxyAuthorization] = "Basic ZGVmYXVsdDp4" }
+        defer { client.shutdown() }
+        var request = try get("http://through.test:\(origin.port)/echo")
+        request.headerFields[HTTPField.Name("Proxy-Connection")!] = "Keep-Alive"
+        _ = try await client.execute(request)
+        var direct = HTTPClient.RequestOptions()
+        direct.proxy = ProxyConfiguration.none
+        var own = try get(origin.url("/echo"))
+        own.headerFields[.proxyAuthorization] = "Basic b3duOng="
+        _ = try await client.execute(own, options: direct)
+
+        // Forwarded to the proxy, then redirected to a host that goes direct.
+        let forwarding = try self.client(.all(HTTPProxy(host: "127.0.0.1", port: proxy.port, credentials: Self.credentials),
+                                              bypass: "127.0.0.1"))
+        defer { forwarding.shutdown() }
+        var viaProxy = try get("http://named.test/x")
+        viaProxy.headerFields[.proxyAuthorization] = "Basic b3duOng="
+        let echoed = try await forwarding.execute(viaProxy)
+        // The request's own value wins over the configured credentials, once.
+        #expect(echoed.text.components(separatedBy: "Proxy-Authorization").count == 2 && echoed.text.contains("b3duOng="))
+
+        let seen = try origin.log().requests
+        #expect(seen.count == 2)
+        for request in seen {
+            #expect(request.header("proxy-authorization") == nil, "\(request.path)")
+            #expect(request.header("proxy-connection") == nil, "\(request.path)")
+        }
+    }
+
+    @Test func aTargetThatWouldNameAnotherHostIsRefused() async throws {
+        let proxy = try ScriptedProxy()
+        let client = try self.client(.all(HTTPProxy(host: "127.0.0.1", port: proxy.port)))
+        defer { client.shutdown() }
+        let sneaky = HTTPRequest(method: .get, scheme: "http", authority: "origin.test", path: "@evil.test/x")
+        #expect(await errorCode { _ = try await client.execute(sneaky) } == .invalidRequest)
+        #expect(proxy.heads.isEmpty)
+    }
+
     // MARK: Choosing the proxy
 
     @Test func bypassOverridesAndTheEnvironment() async throws {
@@ -179,10 +225,12 @@ import Testing
         #expect(try await client.execute(try get(origin.url("/ok"))).text.hasPrefix("GET http://127.0.0.1:"))
         #expect(proxy.heads.count == 1)
 
-        let environment = try ProxyConfiguration.environment(["http_proxy": "127.0.0.1:\(proxy.port)", "NO_PROXY": "example.com"])
+        let environment = try ProxyConfiguration.environment(["http_proxy": "127.0.0.1:\(proxy.port)", "NO_PROXY": "example.com,127.0.0.1"])
         let fromEnvironment = try self.client(environment)
         defer { fromEnvironment.shutdown() }
         #expect(try await fromEnvironment.execute(try get("http://named.test/x")).text.hasPrefix("GET http://named.test/x "))
+        #expect(proxy.heads.count == 2)
+        #expect(try await fromEnvironment.execute(try get(origin.url("/ok"))).text == "hello")
         #expect(proxy.heads.count == 2)
     }
 

@@ -147,6 +147,27 @@ import Testing
         #expect(kept.header("host") == "internal.example")
     }
 
+    /// A client's default fields (`Configuration.headerFields`) are the first request's: a
+    /// credential among them is dropped on the way to another origin like any other, and does
+    /// not come back for the next request of the chain.
+    @Test func defaultCredentialsDoNotCrossOriginsEither() async throws {
+        let first = try FaultServer.start()
+        defer { first.stop() }
+        let second = try FaultServer.start(host: "127.0.0.2")
+        defer { second.stop() }
+        let client = try makeClient {
+            $0.headerFields[.authorization] = "Bearer default"
+            $0.headerFields[HTTPField.Name("X-Tenant")!] = "acme"
+        }
+        defer { client.shutdown() }
+        let response = try await client.execute(try get(first.url("/redirect?to=") + Self.encoded(second.url("/echo"))))
+        #expect(response.status == .ok)
+        #expect(try first.log().requests.last?.header("authorization") == "Bearer default")
+        let received = try #require(try second.log().requests.last)
+        #expect(received.header("authorization") == nil)
+        #expect(received.header("x-tenant") == "acme")
+    }
+
     /// Userinfo in a URL is sent as Basic credentials, to that URL's origin only; a Location
     /// with userinfo brings its own.
     @Test func userinfoCredentialsStayWithTheirOrigin() async throws {
