@@ -20,8 +20,8 @@ public struct ClientLoad: Sendable {
 
     public init(configuration: LoadConfiguration, api: ClientAPI) throws(HTTPClientError) {
         try configuration.validate()
-        guard configuration.pipeline == 1, configuration.rate == nil else {
-            throw HTTPClientError(.invalidConfiguration, detail: "the client APIs run closed-loop, without pipelining or a rate")
+        guard configuration.rate == nil else {
+            throw HTTPClientError(.invalidConfiguration, detail: "the client APIs run closed-loop, without a rate")
         }
         self.configuration = configuration
         self.api = api
@@ -38,6 +38,9 @@ public struct ClientLoad: Sendable {
         defer { group.shutdown() }
         var clientConfiguration = HTTPClient.Configuration()
         clientConfiguration.maxConnectionsPerHost = configuration.connections
+        // With pipelining, `pipeline` callers per connection, the client lining them up.
+        clientConfiguration.pipeliningDepth = configuration.pipeline
+        let callers = configuration.callers ?? configuration.connections * configuration.pipeline
         clientConfiguration.connectTimeout = configuration.connectTimeout
         clientConfiguration.tls = configuration.tls
         let client = try HTTPClient(configuration: clientConfiguration, eventLoopGroup: group)
@@ -58,7 +61,7 @@ public struct ClientLoad: Sendable {
         case .async, .asyncOnLoop:
             let onLoop = self.api == .asyncOnLoop
             total = await withTaskGroup(of: LoadStatistics.self) { tasks in
-                for index in 0..<configuration.connections {
+                for index in 0..<callers {
                     let work: @Sendable () async -> LoadStatistics = {
                         var statistics = LoadStatistics()
                         while plan.take() {
@@ -84,8 +87,8 @@ public struct ClientLoad: Sendable {
             }
         case .callbacks:
             total = await withCheckedContinuation { (done: CheckedContinuation<LoadStatistics, Never>) in
-                let results = Mutex<(LoadStatistics, Int)>((LoadStatistics(), configuration.connections))
-                for _ in 0..<configuration.connections {
+                let results = Mutex<(LoadStatistics, Int)>((LoadStatistics(), callers))
+                for _ in 0..<callers {
                     let chain = CallbackChain(client: client, request: request, body: body, options: options, plan: plan) { statistics in
                         let finished = results.withLock { state -> LoadStatistics? in
                             state.0.add(statistics)
@@ -103,6 +106,7 @@ public struct ClientLoad: Sendable {
         let pool = await client.poolStatistics()
         total.connectionsOpened = pool.connectionsOpened
         total.connectionsReused = pool.connectionsReused
+        total.requestsPipelined = pool.hosts.values.reduce(0) { $0 + $1.pipelined }
         return total
     }
 }

@@ -22,6 +22,9 @@ public struct LoadConfiguration: Sendable {
     public var timeout: Duration = .seconds(2)
     /// Requests written back to back on a connection before waiting for responses (1: none).
     public var pipeline = 1
+    /// Through a client API: how many callers run at once (nil: `connections × pipeline`). More
+    /// callers than connections queue in the client's pool, or line up in pipelines.
+    public var callers: Int? = nil
     /// Constant request rate for the whole run, in requests per second; nil runs closed-loop
     /// (each connection sends its next request as soon as the last response arrives).
     /// With a rate, latency counts from when each request was due, not when it was sent,
@@ -46,6 +49,7 @@ public struct LoadConfiguration: Sendable {
             throw invalid("connections (\(self.connections)) must be at least threads (\(self.threads))")
         }
         guard self.pipeline >= 1, self.pipeline <= 1024 else { throw invalid("pipeline must be 1...1024") }
+        if let callers = self.callers, !(1...100_000).contains(callers) { throw invalid("callers must be 1...100000") }
         guard self.duration > .zero || self.requestLimit != nil else { throw invalid("duration must be positive") }
         if let limit = self.requestLimit, limit <= 0 { throw invalid("request count must be positive") }
         if let rate = self.rate {

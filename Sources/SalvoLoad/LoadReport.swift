@@ -51,6 +51,7 @@ public struct LoadReport: Sendable, Codable {
         public var errors: LoadStatistics.Errors
         public var connectionsOpened: Int
         public var connectionsReused: Int
+        public var requestsPipelined: Int
 
         enum CodingKeys: String, CodingKey {
             case url, connections, threads, pipeline, rate, requests, errors
@@ -62,6 +63,7 @@ public struct LoadReport: Sendable, Codable {
             case statusCounts = "status_counts"
             case connectionsOpened = "connections_opened"
             case connectionsReused = "connections_reused"
+            case requestsPipelined = "requests_pipelined"
         }
     }
 
@@ -82,7 +84,8 @@ public struct LoadReport: Sendable, Codable {
             rate: self.rate, durationSeconds: s.elapsedSeconds, requests: s.requests, bytesRead: s.bytesRead,
             requestsPerSecond: s.requestsPerSecond, bytesPerSecond: s.bytesPerSecond, latencyMicroseconds: latency,
             statusCounts: Dictionary(uniqueKeysWithValues: s.statusCounts.map { (String($0.key), $0.value) }),
-            errors: s.errors, connectionsOpened: s.connectionsOpened, connectionsReused: s.connectionsReused)
+            errors: s.errors, connectionsOpened: s.connectionsOpened, connectionsReused: s.connectionsReused,
+            requestsPipelined: s.requestsPipelined)
     }
 
     /// "50", "99_9", "99_99": percentile names usable as JSON keys.
@@ -132,7 +135,8 @@ public struct LoadReport: Sendable, Codable {
         }
         lines.append("  Connections: \(s.connectionsOpened) opened (\(Self.fixed2(s.elapsedSeconds > 0 ? Double(s.connectionsOpened) / s.elapsedSeconds : 0))/s)"
             + (s.tlsResumed > 0 ? ", \(s.tlsResumed) TLS sessions resumed" : "")
-            + ", \(s.connectionsReused) requests on reused connections")
+            + ", \(s.connectionsReused) requests on reused connections"
+            + (s.requestsPipelined > 0 ? ", \(s.requestsPipelined) pipelined by the client" : ""))
         lines.append("Requests/sec: " + Self.pad(Self.fixed2(s.requestsPerSecond), 10))
         lines.append("Transfer/sec: " + Self.pad(Self.bytes(s.bytesPerSecond), 10))
         return lines.joined(separator: "\n")

@@ -43,6 +43,8 @@ public struct LoadStatistics: Sendable, Codable {
     public var connectionsOpened = 0
     /// Requests sent on a connection that had carried an earlier one.
     public var connectionsReused = 0
+    /// Through a client API: requests the client wrote behind another on a busy connection.
+    public var requestsPipelined = 0
     /// TLS handshakes that resumed an earlier session.
     public var tlsResumed = 0
     /// Wall time the run took, in nanoseconds.
@@ -64,6 +66,7 @@ public struct LoadStatistics: Sendable, Codable {
         self.errors.add(other.errors)
         self.connectionsOpened += other.connectionsOpened
         self.connectionsReused += other.connectionsReused
+        self.requestsPipelined += other.requestsPipelined
         self.tlsResumed += other.tlsResumed
         self.elapsedNanoseconds = max(self.elapsedNanoseconds, other.elapsedNanoseconds)
         self.latency.add(other.latency)

@@ -48,8 +48,11 @@ struct Bench: AsyncParsableCommand {
     @Option(name: .customLong("body"), help: "Request body; @file reads a file.")
     var body: String?
 
-    @Option(name: .customLong("pipeline"), help: "Requests in flight per connection (HTTP/1.1 pipelining).")
+    @Option(name: .customLong("pipeline"), help: "Requests in flight per connection (HTTP/1.1 pipelining; with --api, the client's pipelining depth and that many callers per connection).")
     var pipeline = 1
+
+    @Option(name: .customLong("callers"), help: "With --api: concurrent callers (default: connections × pipeline).")
+    var callers: Int?
 
     @Option(name: [.customShort("R", allowingJoined: true), .customLong("rate")], help: "Constant request rate (requests/s, all connections).")
     var rate: Double?
@@ -170,6 +173,7 @@ struct Bench: AsyncParsableCommand {
         configuration.connections = self.connections
         configuration.threads = self.threads
         configuration.pipeline = self.pipeline
+        configuration.callers = self.callers
         configuration.rate = self.rate
         configuration.requestLimit = self.requests
         if self.insecure { configuration.tls = .insecure }

@@ -31,6 +31,24 @@ import Testing
         #expect(statistics.errors == LoadStatistics.Errors())
     }
 
+    /// Through the client APIs with pipelining: callers beyond the connections line up on them.
+    @Test(arguments: [ClientAPI.callbacks, .async])
+    func clientAPIsPipeline(_ api: ClientAPI) async throws {
+        let nginx = try Shared.nginx.get()
+        let configuration = try self.configuration(nginx.url("/small")) {
+            $0.requestLimit = 3000
+            $0.duration = .seconds(30)
+            $0.connections = 2
+            $0.pipeline = 8
+            $0.threads = 1
+        }
+        let statistics = try await ClientLoad(configuration: configuration, api: api).run()
+        #expect(statistics.requests == 3000 && statistics.statusCounts == [200: 3000])
+        #expect(statistics.errors == LoadStatistics.Errors())
+        #expect(statistics.connectionsOpened == 2)
+        #expect(statistics.requestsPipelined > 0)
+    }
+
     @Test(arguments: [2, 16])
     func pipelining(depth: Int) async throws {
         let nginx = try Shared.nginx.get()
