@@ -40,6 +40,8 @@ public struct ClientLoad: Sendable {
         clientConfiguration.maxConnectionsPerHost = configuration.connections
         // With pipelining, `pipeline` callers per connection, the client lining them up.
         clientConfiguration.pipeliningDepth = configuration.pipeline
+        clientConfiguration.unixSocketPath = configuration.unixSocketPath
+        if let proxy = configuration.proxy { clientConfiguration.proxy = .all(proxy) }
         let callers = configuration.callers ?? configuration.connections * configuration.pipeline
         clientConfiguration.connectTimeout = configuration.connectTimeout
         clientConfiguration.tls = configuration.tls

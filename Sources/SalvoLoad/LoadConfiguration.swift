@@ -25,6 +25,11 @@ public struct LoadConfiguration: Sendable {
     /// Through a client API: how many callers run at once (nil: `connections × pipeline`). More
     /// callers than connections queue in the client's pool, or line up in pipelines.
     public var callers: Int? = nil
+    /// Connect to this Unix domain socket instead of the URL's host.
+    public var unixSocketPath: String? = nil
+    /// Go through this HTTP proxy: http requests forwarded in absolute form, https (or
+    /// `tunnelsPlainHTTP`) through a CONNECT tunnel per connection.
+    public var proxy: HTTPProxy? = nil
     /// Constant request rate for the whole run, in requests per second; nil runs closed-loop
     /// (each connection sends its next request as soon as the last response arrives).
     /// With a rate, latency counts from when each request was due, not when it was sent,
@@ -68,7 +73,11 @@ public struct LoadConfiguration: Sendable {
         var bytes: [UInt8] = []
         let length: RequestBodyLength = self.body.isEmpty && self.method != .post && self.method != .put
             ? .none : .known(self.body.count)
-        try RequestEncoder.encodeHead(request, body: length, into: &bytes)
+        if let proxy = self.proxy, self.unixSocketPath == nil, self.url.scheme == .http, !proxy.tunnelsPlainHTTP {
+            try RequestEncoder.encodeHead(request, body: length, forwardedBy: proxy, into: &bytes)
+        } else {
+            try RequestEncoder.encodeHead(request, body: length, into: &bytes)
+        }
         bytes += self.body
         return bytes
     }

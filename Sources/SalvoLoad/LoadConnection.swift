@@ -67,7 +67,8 @@ final class LoadConnection: Selectable, TimerTarget {
         self.state = .connecting
         var connector = SocketConnector(
             host: self.worker.host, port: self.worker.port, tls: self.worker.tls,
-            resumption: self.worker.resumeSessions ? self.worker.resumption : nil, deadline: .distantFuture)
+            resumption: self.worker.resumeSessions ? self.worker.resumption : nil, deadline: .distantFuture,
+            proxy: self.worker.proxy)
         let step = connector.connect(to: [self.worker.address], loop: self.worker.loop, target: self)
         self.connector = connector
         self.connectorStepped(step)

@@ -45,7 +45,21 @@ public final class LoadGenerator: Sendable {
     public func run() async throws(HTTPClientError) -> LoadStatistics {
         let configuration = self.configuration
         let request = try configuration.requestBytes()
-        let addresses = try Resolver.lookup(host: configuration.url.host, port: configuration.url.port).get()
+        let addresses: [SocketAddress]
+        if let path = configuration.unixSocketPath {
+            guard let address = SocketAddress(unixPath: path) else {
+                throw HTTPClientError(.invalidConfiguration, detail: "Unix socket path \"\(path)\" is empty, too long or holds a NUL")
+            }
+            addresses = [address]
+        } else if let proxy = configuration.proxy {
+            addresses = try Resolver.lookup(host: proxy.host, port: proxy.port).mapError { error in
+                var failure = error
+                failure.code = .proxyDNSFailure
+                return failure
+            }.get()
+        } else {
+            addresses = try Resolver.lookup(host: configuration.url.host, port: configuration.url.port).get()
+        }
         let tls = configuration.url.scheme == .https ? try TLSContext(configuration.tls) : nil
         let group: EventLoopGroup
         do {

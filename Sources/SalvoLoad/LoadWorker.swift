@@ -28,6 +28,8 @@ final class LoadWorker: TimerTarget {
     let live: LiveCounters
     /// The run's TLS context, for https, and the session new connections offer again.
     let tls: TLSContext?
+    /// The proxy `address` is of, if the load goes through one.
+    let proxy: HTTPProxy?
     let resumeSessions: Bool
     var resumption: TLSResumption?
 
@@ -46,6 +48,7 @@ final class LoadWorker: TimerTarget {
          connections: Int, budget: Int?, live: LiveCounters, tls: TLSContext? = nil,
          completion: @escaping @Sendable (LoadStatistics) -> Void) {
         self.tls = tls
+        self.proxy = configuration.unixSocketPath == nil ? configuration.proxy : nil
         self.resumeSessions = configuration.tlsResumption
         self.loop = loop
         self.address = address

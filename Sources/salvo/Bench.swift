@@ -51,6 +51,12 @@ struct Bench: AsyncParsableCommand {
     @Option(name: .customLong("pipeline"), help: "Requests in flight per connection (HTTP/1.1 pipelining; with --api, the client's pipelining depth and that many callers per connection).")
     var pipeline = 1
 
+    @Option(name: .customLong("unix-socket"), help: "Connect to this Unix domain socket instead of the URL's host.")
+    var unixSocket: String?
+
+    @Option(name: [.customShort("x"), .customLong("proxy")], help: "[http://][user:password@]host[:port] — go through this HTTP proxy.")
+    var proxy: String?
+
     @Option(name: .customLong("callers"), help: "With --api: concurrent callers (default: connections × pipeline).")
     var callers: Int?
 
@@ -174,6 +180,8 @@ struct Bench: AsyncParsableCommand {
         configuration.threads = self.threads
         configuration.pipeline = self.pipeline
         configuration.callers = self.callers
+        configuration.unixSocketPath = self.unixSocket
+        if let proxy = self.proxy, !proxy.isEmpty { configuration.proxy = try HTTPProxy(proxy) }
         configuration.rate = self.rate
         configuration.requestLimit = self.requests
         if self.insecure { configuration.tls = .insecure }

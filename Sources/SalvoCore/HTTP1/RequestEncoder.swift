@@ -57,6 +57,20 @@ public enum RequestEncoder {
         try self.encodeHead(request, body: body, adding: .none, into: &buffer)
     }
 
+    /// The head as an HTTP proxy that forwards it is sent it: absolute form, and its
+    /// credentials (for the load generator, which encodes its request once).
+    package static func encodeHead(
+        _ request: HTTPRequest,
+        body: RequestBodyLength,
+        forwardedBy proxy: HTTPProxy,
+        into buffer: inout [UInt8]
+    ) throws(HTTPClientError) {
+        var added = AddedFields()
+        added.absoluteFormPrefix = "\(request.scheme ?? "http")://\(request.authority ?? "")"
+        added.proxyAuthorization = proxy.credentials?.basicAuthorization
+        try self.encodeHead(request, body: body, adding: added, into: &buffer)
+    }
+
     static func encodeHead(
         _ request: HTTPRequest,
         body: RequestBodyLength,

@@ -18,7 +18,7 @@ package struct SocketAddress: Sendable, CustomStringConvertible {
     }
 
     /// A Unix domain socket's address; nil when the path does not fit one (107 bytes).
-    init?(unixPath path: String) {
+    package init?(unixPath path: String) {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)

@@ -49,6 +49,48 @@ import Testing
         #expect(statistics.requestsPipelined > 0)
     }
 
+    /// The load generator over the same socket seam as the client: a Unix domain socket, an
+    /// HTTP proxy forwarding, a CONNECT tunnel.
+    @Test func unixSocketsAndProxies() async throws {
+        let (server, path, directory) = try UnixSocketTests.startServer()
+        defer {
+            server.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+        let overUnix = try self.configuration("http://daemon.local/ok") {
+            $0.requestLimit = 300
+            $0.duration = .seconds(30)
+            $0.connections = 2
+            $0.unixSocketPath = path
+        }
+        let unix = try await LoadGenerator(configuration: overUnix).run()
+        #expect(unix.requests == 300 && unix.statusCounts == [200: 300] && unix.connectionsOpened == 2)
+
+        let nginx = try Shared.nginx.get()
+        let tinyproxy = try TinyProxy()
+        let forwarded = try self.configuration(nginx.url("/small")) {
+            $0.requestLimit = 200
+            $0.duration = .seconds(30)
+            $0.proxy = HTTPProxy(host: "127.0.0.1", port: tinyproxy.port)
+        }
+        let viaTinyproxy = try await LoadGenerator(configuration: forwarded).run()
+        #expect(viaTinyproxy.requests == 200 && viaTinyproxy.statusCounts == [200: 200])
+
+        let scripted = try ScriptedProxy()
+        var tunnel = HTTPProxy(host: "127.0.0.1", port: scripted.port)
+        tunnel.tunnelsPlainHTTP = true
+        let tunnelled = try self.configuration(nginx.url("/small")) {
+            $0.requestLimit = 500
+            $0.duration = .seconds(30)
+            $0.connections = 2
+            $0.proxy = tunnel
+        }
+        let throughTunnel = try await LoadGenerator(configuration: tunnelled).run()
+        #expect(throughTunnel.requests == 500 && throughTunnel.statusCounts == [200: 500])
+        #expect(throughTunnel.connectionsOpened == 2)
+        #expect(scripted.heads.filter { $0.hasPrefix("CONNECT ") }.count == 2)
+    }
+
     @Test(arguments: [2, 16])
     func pipelining(depth: Int) async throws {
         let nginx = try Shared.nginx.get()
