@@ -113,6 +113,25 @@ final class HostResolver: Sendable {
             return
         }
         let key = "\(host.lowercased()):\(port)"
+        let waiter = Waiter(loop: loop, completion: completion)
+        // Lookups of one name run once: connections opened together wait for the same answer.
+        let generation = self.lookups.withLock { lookups -> UInt64? in
+            let now = ContinuousClock.now
+            if var running = lookups.byName[key], now - running.started < Self.staleLookup {
+                running.waiters.append(waiter)
+                lookups.byName[key] = running
+                return nil
+            }
+            // None, or one so old it may never answer (a hung resolver): a fresh lookup takes
+            // its waiters over, and the old one is cancelled if it can be.
+            lookups.nextGeneration &+= 1
+            let previous = lookups.byName[key]
+            previous?.task?.cancel()
+            lookups.byName[key] = Lookup(generation: lookups.nextGeneration, started: now,
+                                         waiters: (previous?.waiters ?? []) + [waiter], task: nil)
+            return lookups.nextGeneration
+        }
+        guard let generation else { return }
         let remember = { @Sendable (result: Result<[SocketAddress], HTTPClientError>) in
             if case .success(let addresses) = result, self.rules.cacheLifetime > .zero {
                 let now = ContinuousClock.now
@@ -125,11 +144,19 @@ final class HostResolver: Sendable {
                     cache[key] = (addresses, now + self.rules.cacheLifetime)
                 }
             }
+            let waiters = self.lookups.withLock { lookups -> [Waiter] in
+                guard let running = lookups.byName[key], running.generation == generation else { return [] }
+                lookups.byName[key] = nil
+                return running.waiters
+            }
             let filtered = result.flatMap { self.filtered($0, host: host) }
-            loop.execute { completion(filtered) }
+            for waiter in waiters {
+                let completion = waiter.completion
+                waiter.loop.execute { completion(filtered) }
+            }
         }
         if let resolver = self.rules.resolver {
-            Task {
+            let task = Task {
                 do {
                     let texts = try await resolver(host, port)
                     let addresses = texts.compactMap { SocketAddress(numericHost: $0, port: port) }
@@ -140,11 +167,48 @@ final class HostResolver: Sendable {
                     remember(.failure(HTTPClientError(.dnsFailure, host: host, phase: .resolve, detail: "the resolver failed: \(error)")))
                 }
             }
+            self.lookups.withLock { lookups in
+                if lookups.byName[key]?.generation == generation { lookups.byName[key]?.task = task }
+            }
             return
         }
         DispatchQueue.global().async {
             remember(Resolver.lookup(host: host, port: port))
         }
+    }
+
+    /// Someone waiting for a lookup: told on its own loop.
+    private struct Waiter {
+        let loop: EventLoop
+        let completion: @Sendable (Result<[SocketAddress], HTTPClientError>) -> Void
+    }
+
+    /// A lookup under way for one name and port.
+    private struct Lookup {
+        let generation: UInt64
+        let started: ContinuousClock.Instant
+        var waiters: [Waiter]
+        /// The custom resolver's task, cancelled if the lookup is given up as stale.
+        var task: Task<Void, Never>?
+    }
+
+    private struct Lookups {
+        var byName: [String: Lookup] = [:]
+        var nextGeneration: UInt64 = 0
+    }
+
+    private let lookups = Mutex(Lookups())
+
+    /// A lookup older than this is not joined: a fresh one starts (getaddrinfo's own
+    /// timeouts are shorter; a custom resolver may hang).
+    static let staleLookup: Duration = .seconds(30)
+
+    /// Lookups under way now (for tests).
+    var lookupsInFlight: Int { self.lookups.withLock { $0.byName.count } }
+
+    /// How many wait for the lookup of `host` and `port` (for tests).
+    func lookupWaiters(host: String, port: Int) -> Int {
+        self.lookups.withLock { $0.byName["\(host.lowercased()):\(port)"]?.waiters.count ?? 0 }
     }
 
     /// An answer that needs no lookup: numeric, overridden, localhost, or cached.

@@ -44,6 +44,8 @@ package struct SocketConnector {
     private var nextAttemptAt: Deadline?
     /// RFC 8305 §5's Connection Attempt Delay.
     static let attemptDelay: Duration = .milliseconds(250)
+    /// How soon a Unix socket whose accept queue was full is tried again.
+    static let unixRetryDelay: Duration = .milliseconds(10)
     /// The connected socket (during the CONNECT exchange and the TLS handshake).
     private var socket = Socket.none
     /// TCP is up and the TLS handshake is under way.
@@ -215,6 +217,15 @@ package struct SocketConnector {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, address.length) }
             }
             let err = rc == 0 ? 0 : salvo_errno()
+            if err == EAGAIN, address.family == AF_UNIX {
+                // A Unix socket's accept queue is full: the same path again shortly, until
+                // the deadline (a TCP listener drops the SYN instead, and the kernel retries).
+                attempt.close(on: loop)
+                self.lastErrno = err
+                self.next -= 1
+                self.nextAttemptAt = loop.refreshNow() + Self.unixRetryDelay
+                return .pending
+            }
             guard rc == 0 || err == EINPROGRESS else {
                 self.lastErrno = err
                 attempt.close(on: loop)

@@ -49,6 +49,44 @@ import SalvoTestSupport
         #expect(resolver.cachedNames <= HostResolver.maxCachedNames)
     }
 
+    /// Connections opened together for one name wait for one lookup, not one each.
+    @Test func concurrentLookupsOfANameAreMerged() async throws {
+        let asked = Mutex(0)
+        let release = AsyncStream<Void>.makeStream()
+        let resolver = HostResolver(NameResolution(cacheLifetime: .zero, resolver: { _, _ in
+            asked.withLock { $0 += 1 }
+            for await _ in release.stream { break }
+            return ["127.0.0.1"]
+        }))
+        let group = try EventLoopGroup(numberOfThreads: 2)
+        defer { group.shutdown() }
+        let loops = group.loops
+        let answered = try await withThrowingTaskGroup(of: Int.self) { tasks in
+            for index in 0..<16 {
+                let loop = loops[index % 2]
+                tasks.addTask { [resolver] in
+                    await withCheckedContinuation { (done: CheckedContinuation<Int, Never>) in
+                        resolver.resolve(host: "Merged.test", port: 80, on: loop) { result in
+                            done.resume(returning: (try? result.get())?.count ?? 0)
+                        }
+                    }
+                }
+            }
+            // Everyone has joined before the one lookup answers.
+            for _ in 0..<500 where resolver.lookupWaiters(host: "merged.test", port: 80) < 16 {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            release.continuation.yield()
+            release.continuation.finish()
+            var total = 0
+            for try await found in tasks { total += found }
+            return total
+        }
+        #expect(asked.withLock { $0 } == 1)
+        #expect(answered == 16)
+        #expect(resolver.lookupsInFlight == 0)
+    }
+
     @Test func anOverrideSendsANameToItsAddress() async throws {
         let server = try Shared.faults.get()
         let client = try makeClient { $0.nameResolution.overrides = [ResolveOverride(host: "API.Test", port: server.port, addresses: ["127.0.0.1"])] }
