@@ -11,21 +11,26 @@ struct PipelinedRequest {
 /// before them has come, answered in order.
 ///
 /// Only idempotent requests whose bytes are all in memory go in, behind a current request of
-/// the same kind, on a connection that has already kept a response alive. Their bytes follow
-/// the current request's once it is all written; each response that ends hands the connection
-/// to the next request in line, and bytes read past a response are its. When the connection
-/// ends early — it failed, the server closed it, a pipelined request was cancelled or timed
-/// out (its answer would be taken for the next one's) — the requests left unanswered go back
-/// to the pool, once, for a fresh connection.
+/// the same kind whose head is still due, on a connection that has already kept an HTTP/1.1
+/// response alive. Their bytes follow the current request's once it is all written; each
+/// response that ends hands the connection to the next request in line, and bytes read past
+/// a response are its. A request waits in line no longer than it may wait in the pool (or its
+/// head or total deadline): then, or when cancelled, it fails, and the requests behind it move
+/// to the pool. When the connection ends with requests still in line they go back to the pool
+/// in their order; a request whose bytes went out on a connection that failed has had its one
+/// retry.
 extension HTTP1Connection {
     /// Whether `next` can be written behind what this connection carries now.
     func canPipeline(_ next: RequestTask, depth: Int) -> Bool {
-        guard case .open = self.life, let current = self.task, !self.mustClose,
-              self.pipeline.count + 1 < depth, self.machine.requestsServed > 0 else { return false }
-        return Self.isPipelinable(current) && Self.isPipelinable(next)
+        guard case .open = self.life, let current = self.task, !self.mustClose, !self.closeWhenPipelineDrains,
+              !self.readPaused, self.keptAliveOverHTTP11, self.pipeline.count + 1 < depth else { return false }
+        // Not behind a response already streaming in (a download, an event stream): its end
+        // may be far off.
+        let behind = self.pipeline.isEmpty ? self.machine.isAwaitingHead : true
+        return behind && Self.isPipelinable(current) && Self.isPipelinable(next)
     }
 
-    private static func isPipelinable(_ task: RequestTask) -> Bool {
+    static func isPipelinable(_ task: RequestTask) -> Bool {
         task.isIdempotent && task.stream == nil && !task.expectsContinue && !task.closeAfter
     }
 
@@ -39,6 +44,7 @@ extension HTTP1Connection {
     }
 
     /// Writes the pipelined requests' bytes, in order, once the current request's are out.
+    /// Writes only: never reads (it may run while a read is being parsed).
     func flushPipeline() {
         let reading: IOInterest = self.readPaused ? .none : .read
         for index in self.pipeline.indices {
@@ -74,67 +80,89 @@ extension HTTP1Connection {
         self.continueArrived = false
         self.producerEndDeadline = nil
         self.writeBlockedSince = nil
+        self.sendFailure = 0
         self.writer = next.writer
         self.decoder.prepareForNextResponse(expectNoBody: task.isHead, capturingHeads: task.headObserver != nil)
         self.lastActivity = self.loop.now
         _ = self.machine.startRequest()
-        // Usually all written already; else the rest goes first, then the others behind it.
-        self.writeRequest()
+        if self.writer.hasWrittenAll(of: task) {
+            _ = self.machine.writeFinished()
+            if !self.pipeline.isEmpty { self.flushPipeline() }
+        } else {
+            // The rest goes when the socket is writable: no write (and no read a failed write
+            // would start) inside the read being parsed now.
+            self.socket.setInterest([.read, .write], on: self.loop)
+        }
         return true
     }
 
-    /// The connection ends with requests still in line: each goes back to the pool for a
-    /// fresh connection, or fails when it had its second chance already.
-    func releasePipeline(_ error: HTTPClientError) {
+    /// The connection ends with requests still in line: they go back to the pool, first in
+    /// the queue and in their order. One whose bytes went out on a connection that failed has
+    /// spent its retry: a second time, it fails.
+    func releasePipeline() {
         guard !self.pipeline.isEmpty else { return }
         let unanswered = self.pipeline
         self.pipeline = []
-        for entry in unanswered {
+        for entry in unanswered.reversed() {
             var writer = entry.writer
             writer.end()
-            if entry.task.retried {
-                self.pool.requestEnded(failed: true)
-                entry.task.fail(error)
-            } else {
+            let sent = writer.bytesWritten > 0
+            if self.pipelineFailed && sent {
+                if entry.task.retried {
+                    self.pool.requestEnded(failed: true)
+                    entry.task.fail(HTTPClientError(.remoteClosed, phase: .readHead,
+                                                    detail: "the connection failed before this pipelined request was answered, twice"))
+                    continue
+                }
                 entry.task.retried = true
-                self.pool.submit(entry.task, fresh: true)
             }
+            self.pool.submit(entry.task, fresh: false, urgent: true)
         }
     }
 
-    /// A pipelined request was cancelled or timed out: it fails now, and since its answer
-    /// would be taken for the next request's, the others go back to the pool and the
-    /// connection closes once the current response is in.
+    /// A request in line was cancelled or timed out: it fails now. If none of it went out, it
+    /// simply leaves the line. Otherwise its answer will come: the requests ahead of it keep
+    /// their places, those behind it go back to the pool, and the connection closes once the
+    /// ones ahead are answered.
     func dropPipelined(_ task: RequestTask, error: HTTPClientError) {
         guard let index = self.pipeline.firstIndex(where: { $0.task === task }) else { return }
         defer { self.rearm() }
-        self.pipeline[index].writer.end()
-        self.pipeline.remove(at: index)
+        var dropped = self.pipeline.remove(at: index)
+        dropped.writer.end()
+        if dropped.writer.bytesWritten > 0 {
+            // Decided before anyone hears of it: a callback that starts a request must not
+            // find this connection open to pipelining.
+            self.closeWhenPipelineDrains = true
+            let behind = Array(self.pipeline[index...])
+            self.pipeline.removeSubrange(index...)
+            for entry in behind.reversed() {
+                var writer = entry.writer
+                writer.end()
+                // Not their failure: they keep their retry.
+                self.pool.submit(entry.task, fresh: false, urgent: true)
+            }
+        }
         self.pool.requestEnded(failed: true)
         task.fail(error)
-        self.mustClose = true
-        let others = self.pipeline
-        self.pipeline = []
-        for entry in others {
-            var writer = entry.writer
-            writer.end()
-            // Not their failure: they keep their second chance.
-            self.pool.submit(entry.task, fresh: true)
-        }
     }
 
-    /// The earliest deadline of the pipelined requests (distant future when none).
+    /// The earliest deadline of the requests in line (distant future when none): each one's
+    /// own, its head deadline, and how long it may wait for a connection.
     var pipelineDeadline: Deadline {
         var earliest = Deadline.distantFuture
-        for entry in self.pipeline where entry.task.deadline < earliest { earliest = entry.task.deadline }
+        for entry in self.pipeline {
+            earliest = min(earliest, entry.task.deadline, entry.task.headDeadline, entry.task.waitDeadline)
+        }
         return earliest
     }
 
-    /// Fails the pipelined requests whose own deadline passed.
+    /// Fails the requests in line whose deadline passed.
     func expirePipelined(at now: Deadline) {
-        while let entry = self.pipeline.first(where: { $0.task.deadline <= now }) {
-            self.dropPipelined(entry.task, error: HTTPClientError(.totalTimeout, phase: .readHead,
-                                                                  detail: "pipelined behind a response that did not come in time"))
+        while let entry = self.pipeline.first(where: { min($0.task.deadline, $0.task.headDeadline, $0.task.waitDeadline) <= now }) {
+            let task = entry.task
+            let code: HTTPClientError.Code = now >= task.deadline ? .totalTimeout : now >= task.headDeadline ? .headTimeout : .poolWaitTimeout
+            self.dropPipelined(task, error: HTTPClientError(code, phase: .readHead,
+                                                            detail: "waiting in line behind a response that did not come in time"))
         }
     }
 }

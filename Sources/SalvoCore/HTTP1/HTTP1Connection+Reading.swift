@@ -65,12 +65,14 @@ extension HTTP1Connection {
             return nil
         }
         var rest: UnsafeRawBufferPointer? = nil
+        let nextInLine = self.pipeline.first?.task
         if case .complete(let consumed) = result, consumed < bytes.count {
-            if self.pipeline.isEmpty {
+            if nextInLine == nil {
                 // Bytes after the response, and nothing asked for them: out of step.
                 self.mustClose = true
             } else {
                 rest = UnsafeRawBufferPointer(rebasing: bytes[consumed...])
+                task.bytesReceived -= bytes.count - consumed
             }
         }
         if self.continueArrived {
@@ -79,7 +81,7 @@ extension HTTP1Connection {
         }
         self.deliverEnd()
         // Parsed on only if the next request in line did take over.
-        guard let rest, let next = self.task, next !== task, case .open = self.life else {
+        guard let rest, let next = self.task, next === nextInLine, case .open = self.life else {
             if rest != nil, self.task == nil, case .open = self.life { self.act(self.machine.failed()) }
             return nil
         }
@@ -148,6 +150,7 @@ extension HTTP1Connection {
     }
 
     private func failOnClose(_ error: HTTPClientError) {
+        self.pipelineFailed = true
         if error.phase == .readHead, let observer = self.task?.headObserver {
             // The lines of a head the close cut short, as curl shows them.
             self.decoder.keepPartialHead(endingBefore: self.decoder.captured.count)

@@ -78,6 +78,13 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     /// Requests written (or being written) behind ``task``, answered in this order
     /// (`HTTP1Connection+Pipelining.swift`).
     var pipeline: [PipelinedRequest] = []
+    /// The last response kept the connection alive over HTTP/1.1: pipelining may follow.
+    var keptAliveOverHTTP11 = false
+    /// A request in line was given up after its bytes went out: the connection serves the
+    /// ones ahead of it, then closes (its answer would be taken for another's).
+    var closeWhenPipelineDrains = false
+    /// The connection ends by a failure: requests in line that went out spend their retry.
+    var pipelineFailed = false
 
     init(id: Int, key: ConnectionKey, loop: EventLoop, pool: HostPool,
          connectTimeout: Duration, idleTimeout: Duration, limits: ResponseHeadLimits, resolver: HostResolver, tls: TLSContext? = nil) {
@@ -355,6 +362,9 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     func finishFailure(_ error: HTTPClientError) {
         let task = self.task
         self.task = nil
+        // The connection broke under requests in line: their bytes may have been processed,
+        // so this counts as their one retry.
+        self.pipelineFailed = true
         if task != nil { self.pool.requestEnded(failed: true) }
         self.writer.end()
         self.closeSocket()
@@ -400,8 +410,16 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         // its completion (or a redirect to the same host) finds the connection free.
         if reuse && !self.mustClose {
             self.lastActivity = self.loop.now
+            self.keptAliveOverHTTP11 = self.decoder.version == .http1_1
             // The next request in line, if one was pipelined; else back to the pool.
-            if !self.promotePipelined() { self.pool.connectionReleased(self) }
+            if self.promotePipelined() {
+                self.pool.pipelineHasRoom(self)
+            } else if self.closeWhenPipelineDrains {
+                self.closeSocket()
+                self.pool.connectionClosed(self, retry: nil)
+            } else {
+                self.pool.connectionReleased(self)
+            }
         } else {
             self.closeSocket()
             self.pool.connectionClosed(self, retry: nil)
@@ -410,8 +428,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     }
 
     func closeSocket() {
-        self.releasePipeline(HTTPClientError(.remoteClosed, phase: .readHead,
-                                             detail: "the connection ended before this pipelined request was answered"))
+        self.releasePipeline()
         self.socket.close(on: self.loop)
         self.connector.abandon(loop: self.loop)
         self.armedTimer = nil

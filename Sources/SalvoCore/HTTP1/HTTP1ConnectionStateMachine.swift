@@ -59,6 +59,12 @@ struct HTTP1ConnectionStateMachine: Equatable {
 
     var isIdle: Bool { self.state == .idle }
 
+    /// Whether the current response's head is still due (nothing of it read yet).
+    var isAwaitingHead: Bool {
+        if case .active(_, .awaitingHead) = self.state { return true }
+        return false
+    }
+
     /// Whether the current request is all written (pipelined ones may follow it).
     var isWriteDone: Bool {
         if case .active(.done, _) = self.state { return true }

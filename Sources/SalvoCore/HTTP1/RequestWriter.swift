@@ -53,6 +53,11 @@ struct RequestWriter {
     /// Nothing to write.
     init() {}
 
+    /// Whether every byte of `task`'s head and in-memory body is out.
+    func hasWrittenAll(of task: RequestTask) -> Bool {
+        self.offset >= task.head.count + task.body.count && task.stream == nil
+    }
+
     /// `100 Continue` arrived, or its timer passed: the body may go.
     mutating func releaseBody() {
         self.awaitingContinue = false

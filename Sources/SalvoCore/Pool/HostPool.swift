@@ -114,8 +114,9 @@ final class HostPool: TimerTarget {
         }
         self.run(action, leasing: task, movable: movable)
         if self.pipeliningDepth > 1, !fresh, self.waiters[id] === task,
-           self.machine.waiters.count > self.machine.connecting {
-            // It would wait for a connection to come free: a busy one may take it in line.
+           self.machine.waiters.count == self.machine.connecting + 1 {
+            // It would wait for a connection to come free, and nobody older waits uncovered
+            // (they go first, pipelinable or not): a busy connection may take it in line.
             self.pipelineWaiter(task)
         }
     }
@@ -131,13 +132,31 @@ final class HostPool: TimerTarget {
                 best = connection
             }
         }
-        guard let connection = best, self.machine.removeWaiter(task.waiterID) else { return }
+        guard let connection = best else { return }
+        self.hand(task, toLineOf: connection)
+    }
+
+    /// A connection moved on to the next request in its line: the oldest waiters go into
+    /// the line while they can (in queue order: one that cannot stops the others).
+    func pipelineHasRoom(_ connection: HTTP1Connection) {
+        guard self.pipeliningDepth > 1 else { return }
+        while self.machine.waiters.count > self.machine.connecting, let id = self.machine.waiters.first,
+              let task = self.waiters[id], connection.canPipeline(task, depth: self.pipeliningDepth) {
+            self.hand(task, toLineOf: connection)
+        }
+        self.publish()
+    }
+
+    private func hand(_ task: RequestTask, toLineOf connection: HTTP1Connection) {
+        guard self.machine.removeWaiter(task.waiterID) else { return }
         self.waiters[task.waiterID] = nil
-        task.queuedAt = Deadline(nanoseconds: 0)
         self.owner.connectionsReused += 1
         self.counters.reused += 1
         self.counters.pipelined += 1
         connection.pipelined(task)
+        // Its wait deadline still holds while it waits in line; a later resubmission
+        // starts a new wait.
+        task.queuedAt = Deadline(nanoseconds: 0)
     }
 
     /// This host's counters on this loop, since the pool was made.

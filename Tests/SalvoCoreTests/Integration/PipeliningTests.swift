@@ -52,7 +52,7 @@ import Testing
         let statistics = await client.poolStatistics()
         let host = try #require(statistics.hosts.values.first)
         #expect(host.opened == 1)
-        #expect(host.pipelined >= 7, "\(host)")
+        #expect(host.pipelined > 0, "\(host)")
         #expect(host.requestsCompleted == 22 && host.requestsFailed == 0)
         // The server saw them on one connection, several in flight at once.
         let log = try server.log()
@@ -76,6 +76,8 @@ import Testing
         let host = try #require(await client.poolStatistics().hosts.values.first)
         let seen = try server.log().requests.map { "\($0.connection)/\($0.sequence) \($0.path)" }
         #expect(host.opened >= 2 && host.requestsFailed == 0 && host.pipelined > 0, "\(host) \(seen)")
+        // Some requests went out on the first connection and were sent again on another.
+        #expect(try server.log().connections >= 2)
     }
 
     @Test func aCancelledRequestInLineCostsTheOthersNothing() async throws {
@@ -110,6 +112,8 @@ import Testing
             #expect(try Self.echo(response).path == "/echo?i=\(index)")
         }
         #expect(try results[-1]?.get().text == "ok")
+        let host = try #require(await client.poolStatistics().hosts.values.first)
+        #expect(host.pipelined >= 4 && host.requestsFailed == 1, "\(host)")
     }
 
     @Test func requestsThatAreNotIdempotentStayOutOfPipelines() async throws {
@@ -159,5 +163,67 @@ import Testing
             }
             try await group.waitForAll()
         }
+        let host = try #require(await client.poolStatistics().hosts.values.first)
+        #expect(host.pipelined >= 2, "\(host)")
+    }
+
+    /// Without any request timeout, a request in line waits no longer than it could have
+    /// waited in the pool.
+    @Test func waitingInLineIsBoundedByThePoolWait() async throws {
+        let server = try FaultServer.start(lifetime: 120)
+        let client = try makeClient {
+            $0.threads = 1
+            $0.maxConnectionsPerHost = 1
+            $0.pipeliningDepth = 4
+            $0.poolWaitTimeout = .milliseconds(300)
+        }
+        defer { client.shutdown() }
+        _ = try await client.execute(try get(server.url("/ok")))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                let response = try await client.execute(try get(server.url("/slow-head?ms=1500")))
+                #expect(response.text == "ok")
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            group.addTask {
+                let start = ContinuousClock.now
+                let code = await errorCode { _ = try await client.execute(try get(server.url("/echo?i=inline"))) }
+                #expect(code == .poolWaitTimeout)
+                #expect(ContinuousClock.now - start < .seconds(1.4))
+            }
+            try await group.waitForAll()
+        }
+        let host = try #require(await client.poolStatistics().hosts.values.first)
+        #expect(host.pipelined == 1)
+    }
+
+    /// A POST waiting for the busy connection is not overtaken by GETs that arrive after it:
+    /// they queue behind it rather than join the line, and it runs once the line is answered.
+    @Test func aWaitingPostIsNotOvertaken() async throws {
+        let server = try FaultServer.start(lifetime: 120)
+        let client = try self.pipeliningClient()
+        defer { client.shutdown() }
+        _ = try await client.execute(try get(server.url("/ok")))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { _ = try await client.execute(try get(server.url("/slow-head?ms=300"))) }
+            try await Task.sleep(for: .milliseconds(50))
+            group.addTask { _ = try await client.execute(try get(server.url("/echo?i=early"))) }
+            try await Task.sleep(for: .milliseconds(50))
+            group.addTask {
+                let post = try HTTPRequest(method: .post, url: server.url("/echo?i=post"))
+                _ = try await client.execute(post, body: .bytes(Array("x".utf8)))
+            }
+            try await Task.sleep(for: .milliseconds(50))
+            for index in 0..<3 {
+                group.addTask { _ = try await client.execute(try get(server.url("/echo?i=late\(index)"))) }
+            }
+            try await group.waitForAll()
+        }
+        let order = try server.log().requests.map(\.path)
+        let post = try #require(order.firstIndex(of: "/echo?i=post"))
+        for index in 0..<3 {
+            #expect(try #require(order.firstIndex(of: "/echo?i=late\(index)")) > post, "\(order)")
+        }
+        #expect(try #require(order.firstIndex(of: "/echo?i=early")) < post)
     }
 }
