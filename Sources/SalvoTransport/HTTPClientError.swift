@@ -31,6 +31,7 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
             case tooManyRedirects, redirectLoop, redirectRefused, requestBodyFailed
             case bodyAlreadyIterated, headTimeout
             case proxyDNSFailure, proxyTunnelFailed, proxyAuthenticationRequired
+            case tlsHandshakeTimeout
         }
         let base: Base
 
@@ -56,6 +57,9 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let connectFailed = Code(base: .connectFailed)
         /// No connection could be made within the connect timeout.
         public static let connectTimeout = Code(base: .connectTimeout)
+        /// The TLS handshake did not finish within `TLSConfiguration.handshakeTimeout` (or
+        /// what was left of the connect timeout).
+        public static let tlsHandshakeTimeout = Code(base: .tlsHandshakeTimeout)
         /// The server sent nothing for longer than the read timeout.
         public static let readTimeout = Code(base: .readTimeout)
         /// The server took none of the request's bytes for longer than the write timeout.
@@ -143,6 +147,7 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
             case .connectionRefused: "connection refused"
             case .connectFailed: "could not connect"
             case .connectTimeout: "connect timed out"
+            case .tlsHandshakeTimeout: "TLS handshake timed out"
             case .readTimeout: "read timed out"
             case .writeTimeout: "write timed out"
             case .totalTimeout: "request timed out"
@@ -244,7 +249,7 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
         case .invalidURL, .invalidRequest, .dnsFailure, .connectionRefused, .connectFailed, .connectTimeout,
              .poolWaitTimeout, .unsupportedScheme, .invalidConfiguration, .tlsHandshakeFailed, .tlsCertificateInvalid,
              .tlsLocalCertificate, .tlsPinMismatch, .shutdown, .proxyDNSFailure, .proxyTunnelFailed,
-             .proxyAuthenticationRequired:
+             .proxyAuthenticationRequired, .tlsHandshakeTimeout:
             return self.phase == .write || self.phase == .readHead || self.phase == .readBody
         default:
             return true

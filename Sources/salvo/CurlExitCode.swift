@@ -12,7 +12,7 @@ enum CurlExitCode {
         // curl: "CONNECT tunnel failed, response 407" and the like are receive errors.
         case .proxyTunnelFailed, .proxyAuthenticationRequired: 56
         case .connectionRefused, .connectFailed: 7
-        case .connectTimeout, .readTimeout, .writeTimeout, .totalTimeout, .poolWaitTimeout: 28
+        case .connectTimeout, .tlsHandshakeTimeout, .readTimeout, .writeTimeout, .totalTimeout, .poolWaitTimeout: 28
         // curl reports broken body framing (a bad chunk size, say) as a receive error.
         case .invalidResponse: error.phase == .readBody ? 56 : 8
         case .notHTTPResponse: 1

@@ -179,7 +179,7 @@ package struct SocketConnector {
     /// The error for a connect that outlived ``deadline``.
     package var timeoutError: HTTPClientError {
         if self.isHandshaking {
-            return HTTPClientError(.connectTimeout, host: self.host, phase: .connect, detail: "the TLS handshake did not finish in time")
+            return HTTPClientError(.tlsHandshakeTimeout, host: self.host, phase: .connect, detail: "the TLS handshake did not finish in time")
         }
         if self.tunnel != nil {
             return HTTPClientError(.connectTimeout, host: self.host, phase: .connect, detail: "the proxy did not answer CONNECT in time")

@@ -143,6 +143,45 @@ import Testing
         }
     }
 
+    /// A server that closes connections idle for 300 ms while requests keep arriving, some
+    /// just as it closes: no idempotent request fails (one that meets a connection closing
+    /// under it goes again on a fresh one).
+    @Test func idleClosesUnderSteadyTrafficFailNothing() async throws {
+        let server = try FaultServer.start(lifetime: 120)
+        let client = try makeClient { $0.threads = 1; $0.maxConnectionsPerHost = 4 }
+        defer { client.shutdown() }
+        let end = ContinuousClock.now + .seconds(2)
+        let counts = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+            for caller in 0..<8 {
+                group.addTask {
+                    var done = 0
+                    var failed = 0
+                    var pause = 250 + caller * 13
+                    while ContinuousClock.now < end {
+                        let method: HTTPRequest.Method = done % 2 == 0 ? .get : .put
+                        let request = try HTTPRequest(method: method, url: server.url("/idle-close?ms=300"))
+                        do {
+                            let response = try await client.execute(request, body: method == .put ? .bytes([1]) : nil)
+                            if response.status == .ok { done += 1 } else { failed += 1 }
+                        } catch {
+                            failed += 1
+                        }
+                        // Around the server's idle limit, on both sides of it.
+                        pause = 250 + (pause * 7 + 31) % 100
+                        try await Task.sleep(for: .milliseconds(pause))
+                    }
+                    return (done, failed)
+                }
+            }
+            var total = (0, 0)
+            for try await (done, failed) in group { total = (total.0 + done, total.1 + failed) }
+            return total
+        }
+        #expect(counts.1 == 0, "\(counts.1) of \(counts.0 + counts.1) failed")
+        #expect(counts.0 >= 40)
+        #expect(try server.log().connections > 4, "the server did close idle connections")
+    }
+
     /// `Keep-Alive: timeout=N` from the server: the idle connection is retired before the
     /// server would drop it (half a second early), whatever the client's own idle timeout.
     @Test func theServersKeepAliveTimeoutIsRespected() async throws {
