@@ -69,21 +69,7 @@ extension HTTP1Connection {
         guard !self.pipeline.isEmpty else { return false }
         let next = self.pipeline.removeFirst()
         let task = next.task
-        self.task = task
-        task.phase = .running(self)
-        task.runAt = self.loop.now
-        self.readPaused = false
-        self.mustClose = false
-        self.handlerError = nil
-        self.pendingEnd = nil
-        self.pendingTrailers = nil
-        self.continueArrived = false
-        self.producerEndDeadline = nil
-        self.writeBlockedSince = nil
-        self.sendFailure = 0
-        self.writer = next.writer
-        self.decoder.prepareForNextResponse(expectNoBody: task.isHead, capturingHeads: task.headObserver != nil)
-        self.lastActivity = self.loop.now
+        self.takeOn(task, writer: next.writer)
         _ = self.machine.startRequest()
         if self.writer.hasWrittenAll(of: task) {
             _ = self.machine.writeFinished()

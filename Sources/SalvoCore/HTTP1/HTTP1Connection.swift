@@ -202,11 +202,20 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
             return
         }
         defer { self.rearm() }
+        task.reusedConnection = self.machine.requestsServed > 0
+        if !task.reusedConnection { task.connectionSetup = self.setup }
+        self.takeOn(task, writer: RequestWriter(for: task, now: self.loop.now))
+        if case .write = self.machine.startRequest() {
+            self.writeRequest()
+        }
+    }
+
+    /// Makes `task` the current request: its writer (new, or how far a pipelined one got),
+    /// the decoder ready for its response, every per-exchange flag cleared.
+    func takeOn(_ task: RequestTask, writer: RequestWriter) {
         self.task = task
         task.phase = .running(self)
         task.runAt = self.loop.now
-        task.reusedConnection = self.machine.requestsServed > 0
-        if !task.reusedConnection { task.connectionSetup = self.setup }
         self.readPaused = false
         self.mustClose = task.closeAfter
         self.handlerError = nil
@@ -216,12 +225,9 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         self.sendFailure = 0
         self.producerEndDeadline = nil
         self.writeBlockedSince = nil
-        self.writer = RequestWriter(for: task, now: self.loop.now)
+        self.writer = writer
         self.decoder.prepareForNextResponse(expectNoBody: task.isHead, capturingHeads: task.headObserver != nil)
         self.lastActivity = self.loop.now
-        if case .write = self.machine.startRequest() {
-            self.writeRequest()
-        }
     }
 
     /// The pool parked this connection: close it if it stays idle past the idle timeout.

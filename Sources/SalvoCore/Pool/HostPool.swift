@@ -269,6 +269,8 @@ final class HostPool: TimerTarget {
             if reuse, case .running(let runningOn) = task.phase, runningOn === connection {
                 self.owner.connectionsReused += 1
                 self.counters.reused += 1
+                // More wait behind it: they may line up on this connection now.
+                if self.pipeliningDepth > 1, !self.machine.waiters.isEmpty { self.pipelineHasRoom(connection) }
             }
         case .connect:
             self.connectIfBudgetAllows(movable: movable)
