@@ -46,6 +46,9 @@ public struct ResponseHeadLimits: Sendable, Hashable {
 /// Framing comes from llhttp: Content-Length, chunked (extensions ignored, trailers kept),
 /// or read-until-close (finished by ``finish()``); no body for HEAD (``expectNoBody``),
 /// 1xx, 204 and 304.
+/// Stored properties are `@exclusivity(unchecked)`: the object is touched by its loop's thread
+/// only, and no access to a property spans a call that could reach it again, so Swift's
+/// dynamic exclusivity checks (12% of the API path's user CPU) buy nothing here.
 @_spi(Benchmarks) public final class ResponseDecoder {
     public enum FeedResult: Equatable {
         /// Every byte was consumed; the response is not complete yet.
@@ -57,7 +60,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     let limits: ResponseHeadLimits
     public unowned(unsafe) var delegate: (any ResponseDecoderDelegate)?
     /// Set before the response to a HEAD request: its head announces a body that never comes.
-    var expectNoBody = false
+    @exclusivity(unchecked) var expectNoBody = false
 
     let parser: UnsafeMutablePointer<llhttp_t>
 
@@ -75,67 +78,67 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     }()
 
     // Per-message state.
-    private var fieldName: [UInt8] = []
-    private var fieldValue: [UInt8] = []
-    private var fields = HTTPFields()
-    private var reason: [UInt8] = []
-    private var headerBytes = 0
-    private var headerCount = 0
-    private var inTrailers = false
-    private var trailerFields: HTTPFields? = nil
-    private var sawFinalHead = false
-    var failure: HTTPClientError? = nil
+    @exclusivity(unchecked) private var fieldName: [UInt8] = []
+    @exclusivity(unchecked) private var fieldValue: [UInt8] = []
+    @exclusivity(unchecked) private var fields = HTTPFields()
+    @exclusivity(unchecked) private var reason: [UInt8] = []
+    @exclusivity(unchecked) private var headerBytes = 0
+    @exclusivity(unchecked) private var headerCount = 0
+    @exclusivity(unchecked) private var inTrailers = false
+    @exclusivity(unchecked) private var trailerFields: HTTPFields? = nil
+    @exclusivity(unchecked) private var sawFinalHead = false
+    @exclusivity(unchecked) var failure: HTTPClientError? = nil
     /// Whether the current message got as far as its status line (llhttp calls on_status
     /// only after a valid "HTTP/x.y NNN ").
-    private var sawStatus = false
+    @exclusivity(unchecked) private var sawStatus = false
     /// Whether the head has a Transfer-Encoding field (checked once the head is complete).
-    private var sawTransferEncoding = false
+    @exclusivity(unchecked) private var sawTransferEncoding = false
     /// Set when an interim response just ended: the bytes counted so far were only 1xx.
-    private var interimBytesPending = false
+    @exclusivity(unchecked) private var interimBytesPending = false
     /// Bytes of the current head that came in earlier reads, kept only while a head spans
     /// reads, so that a head llhttp refuses can be read again whole (``ResponseHeadRepair``).
-    private var headCarry: [UInt8] = []
+    @exclusivity(unchecked) private var headCarry: [UInt8] = []
     /// While a refused head is collected to be repaired: its bytes so far, and the error that
     /// stands if it cannot be.
-    var repairing: (bytes: [UInt8], error: HTTPClientError)?
+    @exclusivity(unchecked) var repairing: (bytes: [UInt8], error: HTTPClientError)?
     /// The parser paused at the end of an interim response, so that the next head's start is
     /// known; it resumes at once.
-    var pausedAfterInterim = false
+    @exclusivity(unchecked) var pausedAfterInterim = false
     /// The head had Transfer-Encoding and Content-Length both: the body is read as chunked
     /// (RFC 9112 §6.3) and the connection is not reused after it.
-    private var closeAfterResponse = false
+    @exclusivity(unchecked) private var closeAfterResponse = false
     /// A Content-Length too large for any length, left out of the framing by the repair:
     /// added back to the parsed head, which shows what the server sent.
-    var ignoredContentLength: String?
+    @exclusivity(unchecked) var ignoredContentLength: String?
     /// The body's Content-Length is past any count: it ends at the close instead.
-    private var lengthPastAnyCount = false
+    @exclusivity(unchecked) private var lengthPastAnyCount = false
     /// Interim (1xx) responses of this request so far, and their bytes: bounded, as an
     /// endless run of them would hold the request forever.
-    private var interimCount = 0
-    private var interimBytes = 0
+    @exclusivity(unchecked) private var interimCount = 0
+    @exclusivity(unchecked) private var interimBytes = 0
     static let maxInterimResponses = 32
     /// Bytes of extensions on the current chunk-size line.
-    private var chunkExtensionBytes = 0
+    @exclusivity(unchecked) private var chunkExtensionBytes = 0
     static let maxChunkExtensionBytes = 16 * 1024
     /// Of a chunked body: the data bytes so far, and every other byte (sizes, extensions,
     /// line ends, trailers). Framing may outgrow the data only so far: a size line of
     /// endless leading zeros passes no callback, but it is framing.
-    private var chunkDataBytes = 0
-    private var chunkFramingBytes = 0
+    @exclusivity(unchecked) private var chunkDataBytes = 0
+    @exclusivity(unchecked) private var chunkFramingBytes = 0
     /// Whether this response's heads are kept as they arrived (``lastRawHead``), for tools
     /// that show them byte for byte. Off by default: it costs a copy of every read of a head.
-    private(set) var capturesHeads = false
+    @exclusivity(unchecked) private(set) var capturesHeads = false
     /// While capturing: bytes of this response not yet handed out as a head.
-    var captured: [UInt8] = []
+    @exclusivity(unchecked) var captured: [UInt8] = []
     /// The bytes of the head just completed — status line, fields, blank line, as sent —
     /// valid during the delegate's head callbacks (capturing only).
     public internal(set) var lastRawHead: [UInt8] = []
     /// The complete lines of a head that failed, before the line that failed (capturing only).
     public internal(set) var partialRawHead: [UInt8]?
     /// Bytes seen since the current response began (0: nothing of it yet).
-    var bytesOfCurrentResponse = 0
+    @exclusivity(unchecked) var bytesOfCurrentResponse = 0
     /// True between the final head and the end of its body.
-    private(set) var inBody = false
+    @exclusivity(unchecked) private(set) var inBody = false
 
     public init(limits: ResponseHeadLimits = ResponseHeadLimits()) {
         self.limits = limits
