@@ -321,23 +321,25 @@ public struct ResponseHeadLimits: Sendable, Hashable {
 
     // MARK: Callbacks
 
+    /// Runs `body` on the decoder a parser belongs to, without retaining it: the decoder is
+    /// alive for the whole `llhttp_execute` that calls back (the caller of `feed` holds it).
     @inline(__always)
-    private static func decoder(_ parser: UnsafeMutablePointer<llhttp_t>?) -> ResponseDecoder {
-        Unmanaged<ResponseDecoder>.fromOpaque(parser!.pointee.data).takeUnretainedValue()
+    private static func with(_ parser: UnsafeMutablePointer<llhttp_t>?, _ body: (ResponseDecoder) -> Int32) -> Int32 {
+        Unmanaged<ResponseDecoder>.fromOpaque(parser!.pointee.data)._withUnsafeGuaranteedRef(body)
     }
 
     private static func installCallbacks(_ s: UnsafeMutablePointer<llhttp_settings_t>) {
-        s.pointee.on_message_begin = { p in ResponseDecoder.decoder(p).messageBegin() }
-        s.pointee.on_status = { p, at, length in ResponseDecoder.decoder(p).status(at, length) }
-        s.pointee.on_header_field = { p, at, length in ResponseDecoder.decoder(p).headerField(at, length) }
-        s.pointee.on_header_value = { p, at, length in ResponseDecoder.decoder(p).headerValue(at, length) }
-        s.pointee.on_header_value_complete = { p in ResponseDecoder.decoder(p).headerValueComplete() }
-        s.pointee.on_headers_complete = { p in ResponseDecoder.decoder(p).headersComplete() }
-        s.pointee.on_body = { p, at, length in ResponseDecoder.decoder(p).body(at, length) }
-        s.pointee.on_message_complete = { p in ResponseDecoder.decoder(p).messageComplete() }
-        s.pointee.on_chunk_extension_name = { p, _, length in ResponseDecoder.decoder(p).chunkExtension(length) }
-        s.pointee.on_chunk_extension_value = { p, _, length in ResponseDecoder.decoder(p).chunkExtension(length) }
-        s.pointee.on_chunk_header = { p in ResponseDecoder.decoder(p).chunkHeader() }
+        s.pointee.on_message_begin = { p in ResponseDecoder.with(p) { $0.messageBegin() } }
+        s.pointee.on_status = { p, at, length in ResponseDecoder.with(p) { $0.status(at, length) } }
+        s.pointee.on_header_field = { p, at, length in ResponseDecoder.with(p) { $0.headerField(at, length) } }
+        s.pointee.on_header_value = { p, at, length in ResponseDecoder.with(p) { $0.headerValue(at, length) } }
+        s.pointee.on_header_value_complete = { p in ResponseDecoder.with(p) { $0.headerValueComplete() } }
+        s.pointee.on_headers_complete = { p in ResponseDecoder.with(p) { $0.headersComplete() } }
+        s.pointee.on_body = { p, at, length in ResponseDecoder.with(p) { $0.body(at, length) } }
+        s.pointee.on_message_complete = { p in ResponseDecoder.with(p) { $0.messageComplete() } }
+        s.pointee.on_chunk_extension_name = { p, _, length in ResponseDecoder.with(p) { $0.chunkExtension(length) } }
+        s.pointee.on_chunk_extension_value = { p, _, length in ResponseDecoder.with(p) { $0.chunkExtension(length) } }
+        s.pointee.on_chunk_header = { p in ResponseDecoder.with(p) { $0.chunkHeader() } }
     }
 
     private static let proceed: Int32 = 0

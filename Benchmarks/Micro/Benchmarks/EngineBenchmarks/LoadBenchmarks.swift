@@ -53,8 +53,7 @@ let loadBenchmarks: @Sendable () -> Void = {
             configuration: .init(
                 metrics: [.wallClock, .mallocCountTotal, .throughput], scalingFactor: .one, maxDuration: .seconds(5),
                 maxIterations: 5,
-                setup: { if nginx.port == 0 { try nginx.start() } },
-                teardown: { if requests == 20_000 { nginx.stop() } })
+                setup: { if nginx.port == 0 { try nginx.start() } })
         ) { benchmark in
             var configuration = LoadConfiguration(url: try RequestURL("http://127.0.0.1:\(nginx.port)/small"))
             configuration.threads = 1
@@ -65,6 +64,31 @@ let loadBenchmarks: @Sendable () -> Void = {
             let statistics = try await generator.run()
             precondition(statistics.requests == requests, "\(statistics.requests) of \(requests)")
             blackHole(statistics)
+        }
+    }
+
+    // The same closed loop through HTTPClient's public APIs: allocations per request are the
+    // difference between the two sizes divided by 18,000.
+    for api in [ClientAPI.callbacks, .async] {
+        for requests in [2_000, 20_000] {
+            Benchmark(
+                "HTTPClient \(api.rawValue) API, \(requests) requests, 8 connections",
+                configuration: .init(
+                    metrics: [.wallClock, .mallocCountTotal, .throughput], scalingFactor: .one, maxDuration: .seconds(5),
+                    maxIterations: 5,
+                    setup: { if nginx.port == 0 { try nginx.start() } },
+                    // The last benchmark stops the server (which also ends by itself after 600 s).
+                    teardown: { if api == .async && requests == 20_000 { nginx.stop() } })
+            ) { benchmark in
+                var configuration = LoadConfiguration(url: try RequestURL("http://127.0.0.1:\(nginx.port)/small"))
+                configuration.threads = 1
+                configuration.connections = 8
+                configuration.duration = .zero
+                configuration.requestLimit = requests
+                let statistics = try await ClientLoad(configuration: configuration, api: api).run()
+                precondition(statistics.requests == requests, "\(statistics.requests) of \(requests)")
+                blackHole(statistics)
+            }
         }
     }
 }
