@@ -27,6 +27,9 @@ public final class HTTPClient: Sendable {
     /// group shut down before the client).
     private let stopHooks: [Int?]
     let tlsContexts: TLSContexts
+    /// Whether `configuration.proxy` names any proxy: read once, not per request (the
+    /// proxy settings are a few strings and fields to copy).
+    private let usesProxies: Bool
     private let isShutdown = Atomic<Bool>(false)
     /// For a derived client (``with(_:)``): the client whose loops and pools it uses, kept
     /// alive by it. Nil for a client with its own.
@@ -69,10 +72,12 @@ public final class HTTPClient: Sendable {
         self.stopHooks = []
         self.tlsContexts = base.tlsContexts
         self.base = base
+        self.usesProxies = configuration.proxy.isEnabled
     }
 
     private init(configuration: Configuration, group: EventLoopGroup, ownsGroup: Bool, tls: TLSContext) {
         self.base = nil
+        self.usesProxies = configuration.proxy.isEnabled
         self.configuration = configuration
         self.group = group
         self.ownsGroup = ownsGroup
@@ -190,8 +195,8 @@ public final class HTTPClient: Sendable {
         var (key, rewriteAuthority) = try request.canonicalConnectionKey()
         if rewriteAuthority { request.authority = key.authority }
         key.unixSocketPath = options.unixSocketPath ?? self.configuration.unixSocketPath
-        let proxies = options.proxy ?? self.configuration.proxy
-        if key.unixSocketPath == nil, proxies.isEnabled {
+        if key.unixSocketPath == nil, options.proxy != nil || self.usesProxies,
+           case let proxies = options.proxy ?? self.configuration.proxy, proxies.isEnabled {
             key.proxy = proxies.proxy(for: key.scheme, host: key.host)
             if let proxy = key.proxy {
                 guard (1...65535).contains(proxy.port), !proxy.host.isEmpty else {

@@ -17,11 +17,15 @@ enum KnownFieldNames {
         let name: Int
     }
 
+    /// The look-up's data, in memory that is never freed or written after it is built: read
+    /// through raw pointers, so a look-up retains nothing.
     private struct Table: @unchecked Sendable {
-        // @unchecked Sendable: built once by the static initializer, never written after.
+        // @unchecked Sendable: built once by the static initializer, immutable after.
         let bytes: UnsafeMutablePointer<UInt8>
-        /// Per length, the entries of that length (their bytes at `offset`).
-        let byLength: [[Entry]]
+        /// Entries sorted by length; entries of length n are `entries[starts[n]..<starts[n + 1]]`.
+        let entries: UnsafeMutablePointer<Entry>
+        let starts: UnsafeMutablePointer<Int>
+        let longest: Int
         let names: [HTTPField.Name]
     }
 
@@ -31,19 +35,28 @@ enum KnownFieldNames {
                          "Location", "Vary", "Content-Encoding", "Expires", "Set-Cookie", "Age", "Via"]
             .flatMap { [$0, $0.lowercased()] }
             .filter { HTTPField.Name($0) != nil }
-        let total = spellings.reduce(0) { $0 + $1.utf8.count }
-        let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: total)
-        var byLength = [[Entry]](repeating: [], count: (spellings.map(\.utf8.count).max() ?? 0) + 1)
+            .sorted { $0.utf8.count < $1.utf8.count }
+        let longest = spellings.map(\.utf8.count).max() ?? 0
+        let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: spellings.reduce(0) { $0 + $1.utf8.count })
+        let entries = UnsafeMutablePointer<Entry>.allocate(capacity: spellings.count)
+        let starts = UnsafeMutablePointer<Int>.allocate(capacity: longest + 2)
         var names: [HTTPField.Name] = []
         var offset = 0
-        for spelling in spellings {
+        var length = 0
+        starts[0] = 0
+        for (index, spelling) in spellings.enumerated() {
             let utf8 = Array(spelling.utf8)
+            while length < utf8.count {
+                length += 1
+                starts[length] = index
+            }
             (bytes + offset).update(from: utf8, count: utf8.count)
-            byLength[utf8.count].append(Entry(offset: offset, name: names.count))
+            (entries + index).initialize(to: Entry(offset: offset, name: names.count))
             names.append(HTTPField.Name(spelling)!)
             offset += utf8.count
         }
-        return Table(bytes: bytes, byLength: byLength, names: names)
+        starts[longest + 1] = spellings.count
+        return Table(bytes: bytes, entries: entries, starts: starts, longest: longest, names: names)
     }()
 
     /// The name whose bytes are exactly `bytes`, if it is a common one.
@@ -51,14 +64,13 @@ enum KnownFieldNames {
     static func lookup(_ bytes: [UInt8]) -> HTTPField.Name? {
         let count = bytes.count
         let table = Self.table
-        guard count > 0, count < table.byLength.count else { return nil }
+        guard count > 0, count <= table.longest else { return nil }
         return bytes.withUnsafeBufferPointer { wanted -> HTTPField.Name? in
-            table.byLength[count].withUnsafeBufferPointer { candidates -> HTTPField.Name? in
-                for entry in candidates where memcmp(table.bytes + entry.offset, wanted.baseAddress!, count) == 0 {
-                    return table.names[entry.name]
-                }
-                return nil
+            for index in table.starts[count]..<table.starts[count + 1]
+            where memcmp(table.bytes + table.entries[index].offset, wanted.baseAddress!, count) == 0 {
+                return table.names[table.entries[index].name]
             }
+            return nil
         }
     }
 }

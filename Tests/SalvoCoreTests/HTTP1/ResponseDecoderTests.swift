@@ -105,6 +105,18 @@ func expectEverySplit(_ text: String, eof: Bool = false, head: Bool = false,
 }
 
 @Suite struct ResponseDecoderTests {
+    /// The common names are matched on their exact bytes, any length, and nothing else is.
+    @Test func knownFieldNames() {
+        for spelling in ["Date", "date", "ETag", "Age", "via", "Content-Length", "content-length", "Transfer-Encoding",
+                         "Set-Cookie", "Last-Modified"] {
+            let name = KnownFieldNames.lookup(Array(spelling.utf8))
+            #expect(name?.rawName == spelling, "\(spelling)")
+        }
+        for other in ["", "D", "Dat", "Datex", "DATE", "X-Date", "Content-Lengths", "Transfer-Encodinh", String(repeating: "a", count: 40)] {
+            #expect(KnownFieldNames.lookup(Array(other.utf8)) == nil, "\(other)")
+        }
+    }
+
     @Test func contentLengthBody() {
         let text = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-A: b\r\n\r\nhello"
         expectEverySplit(text, .complete([
