@@ -176,9 +176,16 @@ extension ConnectionKey {
     /// Splits `host[:port]` or `[v6]:port`; nil for anything unusual (userinfo, bad
     /// characters, bad ports), which the URL parser then reports.
     init?(scheme: Scheme, authority: String) {
-        var utf8 = Substring(authority).utf8
-        var hostBytes: Substring.UTF8View
-        var portBytes: Substring.UTF8View? = nil
+        // Over the string's bytes in place: this runs for every request.
+        var text = authority
+        guard let (host, port) = text.withUTF8({ Self.split($0[...], scheme: scheme) }) else { return nil }
+        self.init(scheme: scheme, host: host, port: port)
+    }
+
+    private static func split(_ bytes: Slice<UnsafeBufferPointer<UInt8>>, scheme: Scheme) -> (host: String, port: Int)? {
+        var utf8 = bytes
+        var hostBytes: Slice<UnsafeBufferPointer<UInt8>>
+        var portBytes: Slice<UnsafeBufferPointer<UInt8>>? = nil
         if utf8.first == UInt8(ascii: "[") {
             guard let close = utf8.firstIndex(of: UInt8(ascii: "]")) else { return nil }
             hostBytes = utf8[utf8.index(after: utf8.startIndex)..<close]
@@ -218,8 +225,8 @@ extension ConnectionKey {
             return nil
         }
         let hasUpper = hostBytes.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
-        let host = String(Substring(hostBytes))
-        self.init(scheme: scheme, host: hasUpper ? host.lowercased() : host, port: port)
+        let host = String(decoding: hostBytes, as: UTF8.self)
+        return (hasUpper ? host.lowercased() : host, port)
     }
 
     /// Whether `authority` (a Host value) names this key's host and port as the key would
@@ -247,7 +254,7 @@ extension ConnectionKey {
     }
 
     /// Four decimal parts of 0...255 without leading zeros: an IPv4 address as written canonically.
-    private static func isDottedQuad(_ bytes: Substring.UTF8View) -> Bool {
+    private static func isDottedQuad(_ bytes: some Collection<UInt8>) -> Bool {
         var parts = 0
         var value = 0
         var digits = 0

@@ -78,15 +78,15 @@ public enum RequestEncoder {
         into buffer: inout [UInt8]
     ) throws(HTTPClientError) {
         let method = request.method.rawValue
-        guard !method.isEmpty, method.utf8.allSatisfy(isTokenByte) else {
+        guard !method.isEmpty, allBytes(of: method, are: isTokenByte) else {
             throw invalid("method \"\(printable(method))\" is not a valid token")
         }
         let target = request.path ?? "/"
-        guard !target.isEmpty, target.utf8.allSatisfy(isTargetByte) else {
+        guard !target.isEmpty, allBytes(of: target, are: isTargetByte) else {
             throw invalid("request target \"\(printable(target))\" contains spaces or control characters")
         }
         if let authority = request.authority {
-            guard !authority.isEmpty, authority.utf8.allSatisfy(isTargetByte) else {
+            guard !authority.isEmpty, allBytes(of: authority, are: isTargetByte) else {
                 throw invalid("authority \"\(printable(authority))\" contains spaces or control characters")
             }
         }
@@ -150,7 +150,7 @@ public enum RequestEncoder {
     /// names can be built unchecked elsewhere): a token name, no CR, LF or NUL in the value.
     private static func appendChecked(_ field: HTTPField, into buffer: inout [UInt8]) throws(HTTPClientError) {
         let nameText = field.name.rawName
-        guard nameText.utf8.allSatisfy(isTokenByte) else {
+        guard allBytes(of: nameText, are: isTokenByte) else {
             throw invalid("field name \"\(printable(nameText))\" is not a valid token")
         }
         let valid = field.withUnsafeBytesOfValue { bytes in
@@ -174,7 +174,7 @@ public enum RequestEncoder {
     /// The request target, with bytes outside ASCII percent-encoded (RFC 3986 §2.1: a target
     /// is ASCII; servers differ on raw UTF-8, so it never goes raw).
     private static func appendTarget(_ target: String, into buffer: inout [UInt8]) {
-        guard target.utf8.contains(where: { $0 >= 0x80 }) else {
+        guard !allBytes(of: target, are: { $0 < 0x80 }) else {
             buffer.append(contentsOf: target.utf8)
             return
         }
@@ -246,20 +246,27 @@ public enum RequestEncoder {
     /// tchar, RFC 9110 §5.6.2.
     @inline(__always)
     static func isTokenByte(_ byte: UInt8) -> Bool {
+        // RFC 9110 §5.6.2's tchar as a 128-bit set: ALPHA, DIGIT and !#$%&'*+-.^_`|~.
+        let low: UInt64 = 0x03FF_6CFA_0000_0000    // '!' '#'…'\'' '*' '+' '-' '.' '0'…'9'
+        let high: UInt64 = 0x57FF_FFFF_C7FF_FFFE   // 'A'…'Z' '^' '_' '`' 'a'…'z' '|' '~'
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
-             UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
-             UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-            return true
-        default:
-            return false
+        case 0..<64: return (low >> UInt64(byte)) & 1 == 1
+        case 64..<128: return (high >> UInt64(byte - 64)) & 1 == 1
+        default: return false
         }
     }
 
-    /// Visible ASCII and obs-text, no space or control character.
+    /// Whether every byte of `text` passes `test`, read in place (a request's strings are
+    /// scanned once each, per request).
+    @inline(__always)
+    static func allBytes(of text: String, are test: (UInt8) -> Bool) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            for byte in bytes where !test(byte) { return false }
+            return true
+        }
+    }
+
     @inline(__always)
     static func isTargetByte(_ byte: UInt8) -> Bool {
         byte > 0x20 && byte != 0x7F

@@ -3,6 +3,15 @@ import Testing
 @testable import SalvoCore
 
 @Suite struct RequestEncoderTests {
+    /// The bit-set tchar test against RFC 9110 §5.6.2 spelled out, for every byte.
+    @Test func tokenBytesAreRFC9110s() {
+        let tchar = Set(Array("!#$%&'*+-.^_`|~".utf8)).union(UInt8(ascii: "0")...UInt8(ascii: "9"))
+            .union(UInt8(ascii: "A")...UInt8(ascii: "Z")).union(UInt8(ascii: "a")...UInt8(ascii: "z"))
+        for byte in UInt8.min...UInt8.max {
+            #expect(RequestEncoder.isTokenByte(byte) == tchar.contains(byte), "byte \(byte)")
+        }
+    }
+
     func encode(_ request: HTTPRequest, _ body: RequestBodyLength = .none) throws -> String {
         var buffer: [UInt8] = []
         try RequestEncoder.encodeHead(request, body: body, into: &buffer)
