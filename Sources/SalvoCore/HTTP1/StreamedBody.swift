@@ -199,6 +199,10 @@ final class StreamedBody: @unchecked Sendable {
             self.waitingProducer = nil
             waiting.resume(returning: self.endedError)
         }
-        self.producer?.cancel()
+        // On the loop's next turn: cancelling a task runs its cancellation handlers at once,
+        // and one of them could reach back into the connection that is cancelling it now.
+        if let producer = self.producer {
+            if !self.loop.tryExecute({ producer.cancel() }) { producer.cancel() }
+        }
     }
 }

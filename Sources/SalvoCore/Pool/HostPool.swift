@@ -307,7 +307,8 @@ final class HostPool: TimerTarget {
                 } else if self.connections.isEmpty, let shard = self.budget.shardWithMostConnections(besides: self.shard) {
                     // No connection here and none to be had: wait in the queue of a shard that
                     // has some, rather than for a place that may never come free.
-                    while !self.machine.waiters.isEmpty { self.moveOldestWaiter(to: shard, urgent: false) }
+                    // Each once: a move that fails (that loop stopped) puts the request back here.
+                    for _ in 0..<self.machine.waiters.count { self.moveOldestWaiter(to: shard, urgent: false) }
                 }
             }
             self.publish()

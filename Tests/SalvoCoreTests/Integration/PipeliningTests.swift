@@ -44,7 +44,7 @@ import Testing
         defer { client.shutdown() }
         // A connection is pipelined on only once it has kept a response alive.
         _ = try await client.execute(try get(server.url("/ok")))
-        let answers = try await self.burstBehind("/slow-head?ms=400", count: 20, client: client, server: server)
+        let answers = try await self.burstBehind("/slow-head?ms=1500", count: 20, client: client, server: server)
         for index in 0..<20 {
             let answer = try Self.echo(try #require(answers[index]))
             #expect(answer.path == "/echo?i=\(index)")
@@ -67,7 +67,7 @@ import Testing
         // The first request in line is answered and then the connection closed silently, with
         // the others in line behind it: they go again, on a fresh connection.
         let answers = try await withThrowingTaskGroup(of: (Int, HTTPClientResponse).self) { group in
-            group.addTask { (-1, try await client.execute(try get(server.url("/slow-head?ms=300")))) }
+            group.addTask { (-1, try await client.execute(try get(server.url("/slow-head?ms=1500")))) }
             try await Task.sleep(for: .milliseconds(100))
             group.addTask { (3, try await client.execute(try get(server.url("/close-after?n=1")))) }
             try await Task.sleep(for: .milliseconds(50))
@@ -102,12 +102,15 @@ import Testing
                     }
                 }
             }
-            run(-1, "/slow-head?ms=500")
+            // Slow enough that the line is still waiting when the cancel comes, however busy
+            // the machine: each step waits for the pool to say the line has grown.
+            run(-1, "/slow-head?ms=3000")
             try await Task.sleep(for: .milliseconds(100))
             for index in 0..<3 { run(index, "/echo?i=\(index)") }
+            try await Self.waitForPipelined(3, client)
             // The one to cancel: in line behind the slow one.
             let victim = Task { try await client.execute(try get(server.url("/echo?i=victim"))) }
-            try await Task.sleep(for: .milliseconds(100))
+            try await Self.waitForPipelined(4, client)
             victim.cancel()
             let cancelled = await victim.result
             #expect((try? cancelled.get()) == nil)
@@ -123,6 +126,15 @@ import Testing
         #expect(try results[-1]?.get().text == "ok")
         let host = try #require(await client.poolStatistics().hosts.values.first)
         #expect(host.pipelined >= 4 && host.requestsFailed == 1, "\(host)")
+    }
+
+    /// Waits (up to 10 s) until `count` requests have gone into lines.
+    static func waitForPipelined(_ count: Int, _ client: HTTPClient) async throws {
+        for _ in 0..<1000 {
+            if await client.poolStatistics().hosts.values.first.map({ $0.pipelined >= count }) == true { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("fewer than \(count) requests went into a line")
     }
 
     @Test func requestsThatAreNotIdempotentStayOutOfPipelines() async throws {
