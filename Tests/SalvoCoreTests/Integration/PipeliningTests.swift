@@ -159,17 +159,27 @@ import Testing
         #expect(host.requestsCompleted == 8)
     }
 
-    @Test func aPipelinedRequestKeepsItsOwnTimeout() async throws {
-        let server = try FaultServer.start(lifetime: 120)
-        let client = try self.pipeliningClient()
-        defer { client.shutdown() }
-        _ = try await client.execute(try get(server.url("/ok")))
+    /// Runs `behind` (its requests queue in line) while a 1.5 s request holds the only
+    /// connection, which must still answer "ok".
+    func whileSlow(_ client: HTTPClient, _ server: FaultServer,
+                   _ behind: @escaping @Sendable (inout ThrowingTaskGroup<Void, any Error>) async throws -> Void) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 let response = try await client.execute(try get(server.url("/slow-head?ms=1500")))
                 #expect(response.text == "ok")
             }
             try await Task.sleep(for: .milliseconds(100))
+            try await behind(&group)
+            try await group.waitForAll()
+        }
+    }
+
+    @Test func aPipelinedRequestKeepsItsOwnTimeout() async throws {
+        let server = try FaultServer.start(lifetime: 120)
+        let client = try self.pipeliningClient()
+        defer { client.shutdown() }
+        _ = try await client.execute(try get(server.url("/ok")))
+        try await self.whileSlow(client, server) { group in
             group.addTask {
                 let response = try await client.execute(try get(server.url("/echo?i=patient")))
                 #expect(try Self.echo(response).path == "/echo?i=patient")
@@ -182,7 +192,6 @@ import Testing
                 #expect(code == .totalTimeout)
                 #expect(ContinuousClock.now - start < .seconds(1.4), "it waited for the slow answer")
             }
-            try await group.waitForAll()
         }
         let host = try #require(await client.poolStatistics().hosts.values.first)
         #expect(host.pipelined >= 2, "\(host)")
@@ -200,19 +209,13 @@ import Testing
         }
         defer { client.shutdown() }
         _ = try await client.execute(try get(server.url("/ok")))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                let response = try await client.execute(try get(server.url("/slow-head?ms=1500")))
-                #expect(response.text == "ok")
-            }
-            try await Task.sleep(for: .milliseconds(100))
+        try await self.whileSlow(client, server) { group in
             group.addTask {
                 let start = ContinuousClock.now
                 let code = await errorCode { _ = try await client.execute(try get(server.url("/echo?i=inline"))) }
                 #expect(code == .poolWaitTimeout)
                 #expect(ContinuousClock.now - start < .seconds(1.4))
             }
-            try await group.waitForAll()
         }
         let host = try #require(await client.poolStatistics().hosts.values.first)
         #expect(host.pipelined == 1)
