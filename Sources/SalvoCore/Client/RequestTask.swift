@@ -74,6 +74,8 @@ final class RequestTask {
     /// A redirect that must not be followed: reported once the response ends, so the
     /// connection stays usable.
     @exclusivity(unchecked) private var redirectError: HTTPClientError?
+    /// `redirect` or `redirectError` is set (read per response: a Bool, not two optionals).
+    @exclusivity(unchecked) private(set) var isSkippingToRedirect = false
     /// Bytes of a redirect's body read and dropped so far.
     @exclusivity(unchecked) private var skippedBytes = 0
     @exclusivity(unchecked) private var abandonedRedirectBody = false
@@ -185,8 +187,10 @@ final class RequestTask {
     }
 
     func receiveHead(_ head: HTTPResponse) throws(HTTPClientError) {
-        if var followUp = self.followUp {
-            if RedirectState.isRedirect(head.status.code) {
+        // Most responses are not redirects: the follow-up (a dozen references) is only copied
+        // out for one that is.
+        if self.followUp != nil {
+            if RedirectState.isRedirect(head.status.code), var followUp = self.followUp {
                 do {
                     switch try followUp.state.decide(
                         request: followUp.request, status: head.status.code, location: head.headerFields.firstValue(for: .location),
@@ -201,16 +205,18 @@ final class RequestTask {
                         followUp.carriedBytes.received += self.bytesReceived
                         self.followUp = followUp
                         self.redirect = (next, keepBody)
+                        self.isSkippingToRedirect = true
                         return
                     }
                 } catch {
                     self.redirectError = error
+                    self.isSkippingToRedirect = true
                     return
                 }
                 self.followUp = followUp
             }
-            if followUp.state.chain.count > 1 {
-                self.handler.noteRedirects(chain: followUp.state.chain, unfollowed: nil)
+            if let chain = self.followUp?.state.chain, chain.count > 1 {
+                self.handler.noteRedirects(chain: chain, unfollowed: nil)
             }
         }
         if let limits = self.decoding, let coding = head.headerFields.joinedValues(for: .contentEncoding), !self.isHead,
@@ -250,8 +256,6 @@ final class RequestTask {
         return more
     }
 
-    /// This response is a redirect being followed (or refused): its body is only skipped.
-    var isSkippingToRedirect: Bool { self.redirect != nil || self.redirectError != nil }
 
     /// Gives up the rest of a redirect's body (one that would end only when the server
     /// closes): the connection is closed and the redirect followed at once. The error is

@@ -204,7 +204,7 @@ extension HTTP1Connection {
         if let observer = task.headObserver {
             observer(ReceivedHead(kind: .response, raw: self.decoder.lastRawHead, head: head))
         }
-        if let keepAlive = head.headerFields[Self.keepAlive] {
+        if let keepAlive = head.headerFields.firstValue(for: Self.keepAlive) {
             self.serverIdleLimit = Self.idleLimit(keepAlive)
             if self.serverIdleLimit == .zero { self.mustClose = true }
         }
