@@ -107,7 +107,7 @@ public enum RequestEncoder {
         }
         buffer.append(contentsOf: " HTTP/1.1\r\n".utf8)
 
-        let hostName = HTTPField.Name("Host")!
+        let hostName = Self.hostName
         let explicitHost = request.headerFields.containsField(hostName)
         if let authority = request.authority, !explicitHost, !added.omitsHost {
             appendField(name: "Host", value: authority, into: &buffer)
@@ -242,6 +242,9 @@ public enum RequestEncoder {
             buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[(20 - count)...]))
         }
     }
+
+    /// Made once: a name is validated and lowercased when it is made.
+    static let hostName = HTTPField.Name("Host")!
 
     /// tchar, RFC 9110 §5.6.2.
     @inline(__always)
