@@ -51,14 +51,15 @@ CURL_FEATURES = set("""
     NTLM_WB PSL SPNEGO SSL OpenSSL crypto threadsafe TLS-SRP unix-sockets
     threaded-resolver libssh2 cookies DoH HTTP-auth Mime netrc parsedate proxy
     shuffle-dns typecheck verbose-strings wakeup headers-api xattr""".split())
-SALVO_FEATURES = set("http https libz large_file ipv6 SSL OpenSSL threadsafe".split())
+SALVO_FEATURES = set("http https libz large_file ipv6 SSL OpenSSL threadsafe proxy unix-sockets".split())
 
 # curl options `salvo get` supports: long name -> takes a value.
 LONG_OPTIONS = dict.fromkeys("""request header data data-binary upload-file output
-    max-time connect-timeout max-filesize max-redirs""".split(), True)
+    max-time connect-timeout max-filesize max-redirs proxy proxy-user noproxy resolve
+    unix-socket""".split(), True)
 LONG_OPTIONS.update(dict.fromkeys("""include head silent show-error verbose fail
-    insecure compressed location""".split(), False))
-SHORT_WITH_VALUE, SHORT_FLAGS = set("XHdTom"), set("iIsSvfkL")
+    insecure compressed location proxytunnel ipv4 ipv6""".split(), False))
+SHORT_WITH_VALUE, SHORT_FLAGS = set("XHdTomxU"), set("iIsSvfkLp46")
 
 # Test-file variables: those provided here, and runtests' others (a case
 # using one of those is skipped).

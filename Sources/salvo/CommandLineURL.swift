@@ -1,3 +1,5 @@
+import SalvoCore
+
 /// A URL as typed on `salvo get`'s command line, read as curl reads it.
 ///
 /// - `scheme:` followed by one to three slashes is that scheme (`https:/host/x` is
@@ -6,6 +8,7 @@
 ///   colon and not a slash is a host and port, never a scheme.
 /// - Bytes outside ASCII in the path and query are percent-encoded; the host is left as
 ///   typed, for the URL parser to accept or refuse.
+/// - `.` and `..` segments of the path are resolved (RFC 3986 §5.2.4), as curl does.
 enum CommandLineURL {
     struct Malformed: Error {
         let reason: String
@@ -30,7 +33,17 @@ enum CommandLineURL {
         } else {
             text = Array("http://".utf8) + bytes
         }
-        return Self.encodeOutsideAuthority(text)
+        return Self.removingDotSegments(Self.encodeOutsideAuthority(text))
+    }
+
+    /// The URL with its path's `.` and `..` segments resolved; the query and fragment as they are.
+    private static func removingDotSegments(_ url: String) -> String {
+        guard url.contains("/."), let schemeEnd = url.firstRange(of: "://")?.upperBound else { return url }
+        let afterScheme = url[schemeEnd...]
+        guard let pathStart = afterScheme.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }),
+              url[pathStart] == "/" else { return url }
+        let pathEnd = url[pathStart...].firstIndex(where: { $0 == "?" || $0 == "#" }) ?? url.endIndex
+        return String(url[..<pathStart]) + URLReference.removeDotSegments(url[pathStart..<pathEnd]) + url[pathEnd...]
     }
 
     /// Percent-encodes bytes outside ASCII after the authority.

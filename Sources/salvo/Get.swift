@@ -385,7 +385,8 @@ struct Get: AsyncParsableCommand {
         }
         if fields[.userAgent] == nil && !removed.contains("user-agent") { ordered[.userAgent] = "salvo/0.1" }
         if fields[.accept] == nil && !removed.contains("accept") { ordered[.accept] = "*/*" }
-        if self.unixSocket == nil, let key = try? RequestURL(url).key,
+        if self.unixSocket == nil, fields[Self.proxyConnection] == nil, !removed.contains("proxy-connection"),
+           let key = try? RequestURL(url).key,
            let proxy = proxies.proxy(for: key.scheme, host: key.host), key.scheme == .http, !proxy.tunnelsPlainHTTP {
             // What curl says to a proxy it sends requests to whole.
             ordered[Self.proxyConnection] = "Keep-Alive"

@@ -138,7 +138,7 @@ extension HTTPRequest {
 }
 
 /// Resolving a URI reference (a Location value) against a base URL, RFC 3986 §5.2.
-enum URLReference {
+package enum URLReference {
     struct Parts: Equatable {
         var scheme: Substring?
         var authority: Substring?
@@ -183,6 +183,12 @@ enum URLReference {
             parts.scheme = rest[..<colon]
             rest = rest[rest.index(after: colon)...]
         }
+        // As curl reads a Location: http or https followed by one or three slashes has its host
+        // after them (`http:///host/x` is `http://host/x`); four or more is no URL.
+        if let scheme = parts.scheme, ["http", "https"].contains(scheme.lowercased()) {
+            let slashes = rest.prefix(while: { $0 == "/" }).count
+            if slashes == 1 || slashes == 3 { rest = "//" + rest.dropFirst(slashes) }
+        }
         if rest.hasPrefix("//") {
             rest = rest.dropFirst(2)
             let end = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
@@ -205,7 +211,7 @@ enum URLReference {
     }
 
     /// §5.2.4, over whole segments.
-    static func removeDotSegments(_ path: Substring) -> String {
+    package static func removeDotSegments(_ path: Substring) -> String {
         guard path.contains(".") else { return String(path) }
         let absolute = path.hasPrefix("/")
         var segments = path.split(separator: "/", omittingEmptySubsequences: false)

@@ -21,6 +21,14 @@ import Testing
         #expect(URLReference.resolve(reference, against: "http://a/b/c/d;p?q") == expected)
     }
 
+    /// As curl reads a Location: one or three slashes after http(s): still lead to the host.
+    @Test func locationsWithOddSlashes() {
+        #expect(URLReference.resolve("http:///foo.example/x", against: "http://h/") == "http://foo.example/x")
+        #expect(URLReference.resolve("https:/foo.example/x", against: "http://h/") == "https://foo.example/x")
+        #expect(URLReference.resolve("http:////foo.example/x", against: "http://h/") == "http:////foo.example/x")
+        #expect((try? RequestURL(URLReference.resolve("http:////foo.example/x", against: "http://h/"))) == nil)
+    }
+
     @Test func sloppyLocationsArePercentEncoded() {
         // As curl encodes them: lower-case hex, a space in the query as "+".
         #expect(URLReference.resolve("/a b/ü", against: "http://h/") == "http://h/a%20b/%c3%bc")

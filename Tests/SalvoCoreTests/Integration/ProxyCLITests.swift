@@ -57,6 +57,18 @@ import Testing
         }
     }
 
+    /// curl's cases 663 and 1180: dot segments resolved in the command-line URL; a
+    /// `Proxy-Connection` of the caller's not doubled.
+    @Test func dotSegmentsAndTheCallersProxyConnection() throws {
+        let proxy = try ScriptedProxy()
+        let (salvo, curl) = try Self.both(["-s", "-x", "127.0.0.1:\(proxy.port)", "-H", "Proxy-Connection: Keep-Alive",
+                                           "http://example.com/please/../gimme/663?foobar#hello"])
+        #expect(salvo.status == 0)
+        #expect(salvo.stdout.hasPrefix("GET http://example.com/gimme/663?foobar HTTP/1.1\r\n"))
+        #expect(salvo.stdout.components(separatedBy: "Proxy-Connection").count == 2)
+        if let curl { #expect(curl.stdout.hasPrefix("GET http://example.com/gimme/663?foobar HTTP/1.1\r\n")) }
+    }
+
     @Test func tunnelFailuresExitAsCurls() throws {
         let proxy = try ScriptedProxy()
         let port = try freePort()
