@@ -56,10 +56,10 @@ SALVO_FEATURES = set("http https libz large_file ipv6 SSL OpenSSL threadsafe pro
 # curl options `salvo get` supports: long name -> takes a value.
 LONG_OPTIONS = dict.fromkeys("""request header data data-binary upload-file output
     max-time connect-timeout max-filesize max-redirs proxy proxy-user noproxy resolve
-    unix-socket""".split(), True)
+    unix-socket user""".split(), True)
 LONG_OPTIONS.update(dict.fromkeys("""include head silent show-error verbose fail
     insecure compressed location proxytunnel ipv4 ipv6""".split(), False))
-SHORT_WITH_VALUE, SHORT_FLAGS = set("XHdTomxU"), set("iIsSvfkLp46")
+SHORT_WITH_VALUE, SHORT_FLAGS = set("XHdTomxUu"), set("iIsSvfkLp46")
 
 # Test-file variables: those provided here, and runtests' others (a case
 # using one of those is skipped).

@@ -62,6 +62,9 @@ struct Get: AsyncParsableCommand {
     @Option(name: .customLong("resolve"), help: "host:port:address[,address…] — use these addresses for host and port (repeatable).")
     var resolve: [String] = []
 
+    @Option(name: [.customShort("u"), .customLong("user")], help: "user:password — Basic credentials for the server (a user alone sends an empty password).")
+    var user: String?
+
     @Option(name: [.customShort("x"), .customLong("proxy")], help: "[http://][user:password@]host[:port] — go through this HTTP proxy (\"\" for none; default port 1080).")
     var proxy: String?
 
@@ -377,6 +380,12 @@ struct Get: AsyncParsableCommand {
         // curl's order: Host, Authorization (from the URL), User-Agent, Accept, then the
         // -H fields as given (a -H of one of the first three takes its place there).
         var request = try HTTPRequest(method: method, url: url)
+        if let user = self.user {
+            // As curl: -u wins over the URL's userinfo; without a colon the password is empty
+            // (curl would prompt for one; a script cannot answer).
+            let credentials = user.contains(":") ? user : user + ":"
+            request.headerFields[.authorization] = "Basic " + Base64.encode(Array(credentials.utf8))
+        }
         var ordered = HTTPFields()
         // A -H Host takes the Host line's place, first.
         if let host = fields.first(where: { $0.name == HTTPField.Name("Host")! }) { ordered.append(host) }

@@ -52,8 +52,9 @@ public struct HTTPProxy: Sendable, Hashable, CustomStringConvertible {
         self.credentials = credentials
     }
 
-    /// curl's spelling: `[http://][user[:password]@]host[:port][/]`. The user and password
-    /// may be percent-encoded (`%40` for an `@`); without a port, 1080.
+    /// curl's spelling: `[http://][user[:password]@]host[:port][/…]`. The user and password
+    /// may be percent-encoded (`%40` for an `@`, `%2F` for a `/`); without a port, 1080; a
+    /// path after the authority is ignored.
     ///
     /// - Throws: `.unsupportedScheme` for another kind of proxy (`https://`, `socks5://`…:
     ///   Salvo speaks to plain HTTP proxies), `.invalidURL` for a spelling that is not one.
@@ -69,8 +70,13 @@ public struct HTTPProxy: Sendable, Hashable, CustomStringConvertible {
             }
             rest = rest[range.upperBound...]
         }
-        if rest.hasSuffix("/") { rest = rest.dropLast() }
-        guard !rest.isEmpty, !rest.contains("/"), !rest.contains("?") else {
+        // A path or query after the authority means nothing for a proxy: ignored, as curl does.
+        // (The userinfo comes first: its last "@" ends it.)
+        let authorityStart = rest.lastIndex(of: "@").map { rest.index(after: $0) } ?? rest.startIndex
+        if let end = rest[authorityStart...].firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) {
+            rest = rest[..<end]
+        }
+        guard !rest.isEmpty, rest.last != "@" else {
             throw HTTPClientError(.invalidURL, phase: .request, detail: "proxy \"\(Self.redacted(spelling))\" is not [http://][user:password@]host[:port]")
         }
         // The port is explicit when the authority (past any userinfo) ends in ":digits"

@@ -1,9 +1,9 @@
 import SalvoTransport
 /// Standard base64 (RFC 4648 §4, with padding), for Basic credentials.
-enum Base64 {
+package enum Base64 {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
-    static func encode(_ bytes: some Collection<UInt8>) -> String {
+    package static func encode(_ bytes: some Collection<UInt8>) -> String {
         let input = Array(bytes)
         var output: [UInt8] = []
         output.reserveCapacity((input.count + 2) / 3 * 4)

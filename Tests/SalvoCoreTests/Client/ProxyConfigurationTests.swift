@@ -28,7 +28,10 @@ import Testing
                 #expect(error.code == .unsupportedScheme)
             }
         }
-        for bad in ["", "http://", "proxy:99999", "proxy/path", "http://a b"] {
+        // A path means nothing for a proxy (curl's case 346 gives one).
+        #expect(try HTTPProxy("http://127.0.0.1:8990/346").port == 8990)
+        #expect(try HTTPProxy("proxy/path?x").host == "proxy")
+        for bad in ["", "http://", "proxy:99999", "user@", "http://a b", "/path"] {
             do {
                 _ = try HTTPProxy(bad)
                 Issue.record("\(bad) accepted")

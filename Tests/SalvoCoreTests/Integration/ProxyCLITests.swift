@@ -69,6 +69,18 @@ import Testing
         if let curl { #expect(curl.stdout.hasPrefix("GET http://example.com/gimme/663?foobar HTTP/1.1\r\n")) }
     }
 
+    /// curl's case 346: a proxy URL with a path, blank passwords for both, in curl's order.
+    @Test func credentialsForTheProxyAndTheServer() throws {
+        let proxy = try ScriptedProxy()
+        let (salvo, curl) = try Self.both(["-s", "-x", "http://127.0.0.1:\(proxy.port)/346", "-U", "puser:", "-u", "suser:",
+                                           "http://remote.example/346"])
+        let expected = "GET http://remote.example/346 HTTP/1.1\r\nHost: remote.example\r\nProxy-Authorization: Basic cHVzZXI6\r\n"
+            + "Authorization: Basic c3VzZXI6\r\n"
+        #expect(salvo.status == 0)
+        #expect(salvo.stdout.hasPrefix(expected), "\(salvo.stdout)")
+        if let curl { #expect(curl.stdout.hasPrefix(expected)) }
+    }
+
     @Test func tunnelFailuresExitAsCurls() throws {
         let proxy = try ScriptedProxy()
         let port = try freePort()
