@@ -19,8 +19,8 @@ final class CollectingHandler: ResponseHandler {
 
     /// Where the result goes: a completion handler, or an awaiting task's continuation (held
     /// as is, rather than in a closure made for it: one allocation per request fewer).
-    enum Delivery {
-        case completion((Result<HTTPClientResponse, HTTPClientError>) -> Void)
+    enum Delivery: Sendable {
+        case completion(@Sendable (Result<HTTPClientResponse, HTTPClientError>) -> Void)
         case continuation(UnsafeContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>)
     }
 
@@ -30,7 +30,7 @@ final class CollectingHandler: ResponseHandler {
         self.delivery = delivery
     }
 
-    convenience init(maxBodySize: Int, completion: @escaping (Result<HTTPClientResponse, HTTPClientError>) -> Void) {
+    convenience init(maxBodySize: Int, completion: @escaping @Sendable (Result<HTTPClientResponse, HTTPClientError>) -> Void) {
         self.init(maxBodySize: maxBodySize, delivery: .completion(completion))
     }
 

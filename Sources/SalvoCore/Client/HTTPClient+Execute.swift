@@ -23,16 +23,8 @@ extension HTTPClient {
         let limit = options.maxBodySize ?? self.configuration.maxBodySize
         let result = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>) in
-                if loop.inEventLoop {
-                    // On the loop already (its task executor): no hop, no closures.
-                    self.startHere(prepared, on: loop, cancellation: cancellation,
-                                   handler: CollectingHandler(maxBodySize: limit, cancellation: cancellation,
-                                                              delivery: .continuation(continuation)))
-                    return
-                }
-                self.start(prepared, on: loop, cancellation: cancellation) {
-                    CollectingHandler(maxBodySize: limit, cancellation: cancellation, delivery: .continuation(continuation))
-                }
+                self.startCollecting(prepared, on: loop, cancellation: cancellation, maxBodySize: limit,
+                                     delivery: .continuation(continuation))
             }
         } onCancel: {
             cancellation.cancel()
@@ -99,15 +91,8 @@ extension HTTPClient {
         let loop = self.place(&prepared)
         let cancellation = CancellationState(loop: loop, client: self)
         let limit = options.maxBodySize ?? self.configuration.maxBodySize
-        if loop.inEventLoop {
-            // Called from a completion handler (or other work) on this loop: no hop, no closures.
-            self.startHere(prepared, on: loop, cancellation: cancellation,
-                           handler: CollectingHandler(maxBodySize: limit, cancellation: cancellation, delivery: .completion(completion)))
-        } else {
-            self.start(prepared, on: loop, cancellation: cancellation) {
-                CollectingHandler(maxBodySize: limit, cancellation: cancellation, delivery: .completion(completion))
-            }
-        }
+        // From a completion handler on this loop: no hop, no closure at all.
+        self.startCollecting(prepared, on: loop, cancellation: cancellation, maxBodySize: limit, delivery: .completion(completion))
         return RequestHandle(state: cancellation)
     }
 }

@@ -295,13 +295,39 @@ public final class HTTPClient: Sendable {
             work()
         } else if !loop.tryExecute(work) {
             // The loop has stopped (the client or its group shut down meanwhile): fail here.
-            if let arrival = prepared.arrival {
-                arrival.arrived()
-                self.coordinator.placementAbandoned(prepared.key)
-            }
-            prepared.requestBody?.requestEnded()
+            self.abandon(prepared)
             makeHandler().didFail(HTTPClientError(.shutdown, phase: .request))
         }
+    }
+
+    /// Starts a request whose response is collected and delivered to `delivery`: inline when
+    /// already on `loop`, else with one closure through the loop's queue (not two, as
+    /// ``start(_:on:cancellation:makeHandler:)`` needs).
+    func startCollecting(_ prepared: Prepared, on loop: EventLoop, cancellation: CancellationState,
+                         maxBodySize: Int, delivery: CollectingHandler.Delivery) {
+        if loop.inEventLoop {
+            self.startHere(prepared, on: loop, cancellation: cancellation,
+                           handler: CollectingHandler(maxBodySize: maxBodySize, cancellation: cancellation, delivery: delivery))
+            return
+        }
+        let accepted = loop.tryExecute {
+            self.startHere(prepared, on: loop, cancellation: cancellation,
+                           handler: CollectingHandler(maxBodySize: maxBodySize, cancellation: cancellation, delivery: delivery))
+        }
+        if !accepted {
+            self.abandon(prepared)
+            CollectingHandler(maxBodySize: maxBodySize, cancellation: cancellation, delivery: delivery)
+                .didFail(HTTPClientError(.shutdown, phase: .request))
+        }
+    }
+
+    /// A request that will not start (its loop stopped): its placement and body let go.
+    private func abandon(_ prepared: Prepared) {
+        if let arrival = prepared.arrival {
+            arrival.arrived()
+            self.coordinator.placementAbandoned(prepared.key)
+        }
+        prepared.requestBody?.requestEnded()
     }
 
     /// Starts `prepared` with `handler`, on `loop`, which is the current thread's.
