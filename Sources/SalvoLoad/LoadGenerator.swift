@@ -52,11 +52,7 @@ public final class LoadGenerator: Sendable {
             }
             addresses = [address]
         } else if let proxy = configuration.proxy {
-            addresses = try Resolver.lookup(host: proxy.host, port: proxy.port).mapError { error in
-                var failure = error
-                failure.code = .proxyDNSFailure
-                return failure
-            }.get()
+            addresses = try Resolver.lookup(host: proxy.host, port: proxy.port).mapError { proxy.nameFailure($0) }.get()
         } else {
             addresses = try Resolver.lookup(host: configuration.url.host, port: configuration.url.port).get()
         }

@@ -28,7 +28,7 @@ public struct ConnectionKey: Hashable, Sendable, CustomStringConvertible {
     /// The authority for the Host header: brackets around IPv6 literals (without a zone,
     /// which means nothing to the server, RFC 6874 §4), the port when not the scheme's default.
     public var authority: String {
-        let hostPart = self.host.contains(":") ? "[\(HostName.withoutZone(self.host))]" : self.host
+        let hostPart = HostName.bracketed(self.host)
         let defaultPort = self.scheme == .https ? 443 : 80
         return self.port == defaultPort ? hostPart : "\(hostPart):\(self.port)"
     }

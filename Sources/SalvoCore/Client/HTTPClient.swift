@@ -305,19 +305,14 @@ public final class HTTPClient: Sendable {
     /// ``start(_:on:cancellation:makeHandler:)`` needs).
     func startCollecting(_ prepared: Prepared, on loop: EventLoop, cancellation: CancellationState,
                          maxBodySize: Int, delivery: CollectingHandler.Delivery) {
-        if loop.inEventLoop {
-            self.startHere(prepared, on: loop, cancellation: cancellation,
-                           handler: CollectingHandler(maxBodySize: maxBodySize, cancellation: cancellation, delivery: delivery))
-            return
-        }
-        let accepted = loop.tryExecute {
-            self.startHere(prepared, on: loop, cancellation: cancellation,
-                           handler: CollectingHandler(maxBodySize: maxBodySize, cancellation: cancellation, delivery: delivery))
-        }
-        if !accepted {
-            self.abandon(prepared)
+        @Sendable func handler() -> CollectingHandler {
             CollectingHandler(maxBodySize: maxBodySize, cancellation: cancellation, delivery: delivery)
-                .didFail(HTTPClientError(.shutdown, phase: .request))
+        }
+        if loop.inEventLoop {
+            self.startHere(prepared, on: loop, cancellation: cancellation, handler: handler())
+        } else if !loop.tryExecute({ self.startHere(prepared, on: loop, cancellation: cancellation, handler: handler()) }) {
+            self.abandon(prepared)
+            handler().didFail(HTTPClientError(.shutdown, phase: .request))
         }
     }
 

@@ -97,4 +97,9 @@ enum HostName {
         guard host.contains(":"), let percent = host.firstIndex(of: "%") else { return Substring(host) }
         return host[..<percent]
     }
+
+    /// The host as an authority writes it: an IPv6 address in brackets, without its zone.
+    static func bracketed(_ host: String) -> String {
+        host.contains(":") ? "[\(Self.withoutZone(host))]" : host
+    }
 }

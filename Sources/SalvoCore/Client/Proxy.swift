@@ -102,7 +102,16 @@ public struct HTTPProxy: Sendable, Hashable, CustomStringConvertible {
 
     /// `host:port` as a CONNECT line or a log writes it (brackets around IPv6).
     var authority: String {
-        (self.host.contains(":") ? "[\(self.host)]" : self.host) + ":\(self.port)"
+        HostName.bracketed(self.host) + ":\(self.port)"
+    }
+
+    /// A failed lookup of the proxy's name, said as such (curl's exit 5, not 6).
+    package func nameFailure(_ error: HTTPClientError) -> HTTPClientError {
+        guard error.code == .dnsFailure else { return error }
+        var failure = error
+        failure.code = .proxyDNSFailure
+        failure.detail = "proxy \(self.authority)" + (error.detail.map { ": \($0)" } ?? "")
+        return failure
     }
 
     /// The proxy, without its password.

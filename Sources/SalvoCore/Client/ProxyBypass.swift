@@ -108,11 +108,8 @@ extension ProxyConfiguration {
     ///
     /// - Throws: when a variable names a proxy that is not `http://` (see ``HTTPProxy/init(_:)``).
     public static func environment() throws(HTTPClientError) -> ProxyConfiguration {
-        var variables: [String: String] = [:]
-        for name in ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"] {
-            if let value = getenv(name) { variables[name] = String(cString: value) }
-        }
-        return try self.environment(variables)
+        try self.environment(processEnvironment(["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",
+                                                 "no_proxy", "NO_PROXY"]))
     }
 
     /// The same reading of `variables` instead of the process environment.
@@ -134,15 +131,20 @@ extension ProxyConfiguration {
 extension ProxyBypass {
     /// `no_proxy`, else `NO_PROXY`, from the process environment (an empty one counts as unset).
     public static func environment() -> ProxyBypass {
-        var variables: [String: String] = [:]
-        for name in ["no_proxy", "NO_PROXY"] {
-            if let value = getenv(name) { variables[name] = String(cString: value) }
-        }
-        return self.environment(variables)
+        self.environment(processEnvironment(["no_proxy", "NO_PROXY"]))
     }
 
     /// The same reading of `variables`.
     public static func environment(_ variables: [String: String]) -> ProxyBypass {
         ["no_proxy", "NO_PROXY"].lazy.compactMap { variables[$0] }.first { !$0.isEmpty }.map { ProxyBypass($0) } ?? ProxyBypass()
     }
+}
+
+/// The variables among `names` that the process environment sets.
+private func processEnvironment(_ names: [String]) -> [String: String] {
+    var variables: [String: String] = [:]
+    for name in names {
+        if let value = getenv(name) { variables[name] = String(cString: value) }
+    }
+    return variables
 }

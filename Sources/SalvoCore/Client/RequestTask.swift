@@ -39,7 +39,8 @@ final class RequestTask {
     @exclusivity(unchecked) var retried = false
     /// Pool waiter id while queued.
     @exclusivity(unchecked) var waiterID = 0
-    /// When the request stops waiting for a connection.
+    /// When the request stops waiting for a connection (or in a pipeline's line): the pool
+    /// wait timeout, or its head or total deadline if sooner.
     @exclusivity(unchecked) var waitDeadline = Deadline.distantFuture
     /// When the request joined a pool's queue (0: it is not waiting). A request that moves to
     /// another loop keeps it, and its wait deadline: it has waited that long already.
@@ -144,6 +145,11 @@ final class RequestTask {
         self.deadline = deadline
         self.readTimeout = readTimeout
         self.handler = handler
+    }
+
+    /// Which deadline ended a wait that passed ``waitDeadline`` at `now`.
+    func waitExpiry(at now: Deadline) -> HTTPClientError.Code {
+        now >= self.deadline ? .totalTimeout : now >= self.headDeadline ? .headTimeout : .poolWaitTimeout
     }
 
     /// `.pool` while the request waits for a connection (nothing of it sent), else nil.

@@ -89,11 +89,17 @@ extension HTTP1Connection {
         guard !self.pipeline.isEmpty else { return }
         let unanswered = self.pipeline
         self.pipeline = []
-        for entry in unanswered.reversed() {
+        self.requeue(unanswered[...], spendingRetries: self.pipelineFailed)
+    }
+
+    /// Sends requests taken out of the line back to the pool, first in its queue and in their
+    /// order. With `spendingRetries` (the connection failed), one whose bytes went out has had
+    /// its retry, or fails when it had it already.
+    private func requeue(_ entries: ArraySlice<PipelinedRequest>, spendingRetries: Bool) {
+        for entry in entries.reversed() {
             var writer = entry.writer
             writer.end()
-            let sent = writer.bytesWritten > 0
-            if self.pipelineFailed && sent {
+            if spendingRetries && writer.bytesWritten > 0 {
                 if entry.task.retried {
                     self.pool.requestEnded(failed: true)
                     entry.task.fail(HTTPClientError(.remoteClosed, phase: .readHead,
@@ -119,35 +125,28 @@ extension HTTP1Connection {
             // Decided before anyone hears of it: a callback that starts a request must not
             // find this connection open to pipelining.
             self.closeWhenPipelineDrains = true
-            let behind = Array(self.pipeline[index...])
+            let behind = self.pipeline[index...]
             self.pipeline.removeSubrange(index...)
-            for entry in behind.reversed() {
-                var writer = entry.writer
-                writer.end()
-                // Not their failure: they keep their retry.
-                self.pool.submit(entry.task, fresh: false, urgent: true)
-            }
+            // Not their failure: they keep their retry.
+            self.requeue(behind, spendingRetries: false)
         }
         self.pool.requestEnded(failed: true)
         task.fail(error)
     }
 
-    /// The earliest deadline of the requests in line (distant future when none): each one's
-    /// own, its head deadline, and how long it may wait for a connection.
+    /// The earliest wait deadline of the requests in line (distant future when none): each
+    /// came from the pool's queue, so it is the pool wait, or its head or total deadline.
     var pipelineDeadline: Deadline {
         var earliest = Deadline.distantFuture
-        for entry in self.pipeline {
-            earliest = min(earliest, entry.task.deadline, entry.task.headDeadline, entry.task.waitDeadline)
-        }
+        for entry in self.pipeline where entry.task.waitDeadline < earliest { earliest = entry.task.waitDeadline }
         return earliest
     }
 
     /// Fails the requests in line whose deadline passed.
     func expirePipelined(at now: Deadline) {
-        while let entry = self.pipeline.first(where: { min($0.task.deadline, $0.task.headDeadline, $0.task.waitDeadline) <= now }) {
+        while let entry = self.pipeline.first(where: { $0.task.waitDeadline <= now }) {
             let task = entry.task
-            let code: HTTPClientError.Code = now >= task.deadline ? .totalTimeout : now >= task.headDeadline ? .headTimeout : .poolWaitTimeout
-            self.dropPipelined(task, error: HTTPClientError(code, phase: .readHead,
+            self.dropPipelined(task, error: HTTPClientError(task.waitExpiry(at: now), phase: .readHead,
                                                             detail: "waiting in line behind a response that did not come in time"))
         }
     }

@@ -138,13 +138,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
             }
             // Through a proxy, only the proxy's name is looked up (the proxy resolves the origin).
             resolver.resolve(host: proxy.host, port: proxy.port, on: loop) { result in
-                connection.value.resolved(result.mapError { error in
-                    guard error.code == .dnsFailure else { return error }
-                    var failure = error
-                    failure.code = .proxyDNSFailure
-                    failure.detail = "proxy \(proxy.authority)" + (error.detail.map { ": \($0)" } ?? "")
-                    return failure
-                })
+                connection.value.resolved(result.mapError { proxy.nameFailure($0) })
             }
         }
     }

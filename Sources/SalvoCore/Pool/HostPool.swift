@@ -245,7 +245,7 @@ final class HostPool: TimerTarget {
         }
         for task in expired where self.machine.removeWaiter(task.waiterID) {
             self.waiters[task.waiterID] = nil
-            let code: HTTPClientError.Code = now >= task.deadline ? .totalTimeout : now >= task.headDeadline ? .headTimeout : .poolWaitTimeout
+            let code = task.waitExpiry(at: now)
             self.requestEnded(failed: true)
             task.fail(HTTPClientError(code, phase: .pool, detail: "no connection to \(self.key) became free in time"))
         }

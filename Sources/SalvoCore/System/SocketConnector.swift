@@ -135,8 +135,7 @@ package struct SocketConnector {
         setsockopt(self.socket.fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         self.tcpConnectedAt = loop.refreshNow()
         if let proxy = self.proxy, self.tls != nil || proxy.tunnelsPlainHTTP {
-            let authority = (self.host.contains(":") ? "[\(HostName.withoutZone(self.host))]" : self.host) + ":\(self.port)"
-            self.tunnel = ProxyTunnel(target: authority, through: proxy)
+            self.tunnel = ProxyTunnel(target: HostName.bracketed(self.host) + ":\(self.port)", through: proxy)
             return self.continueTunnel(loop: loop)
         }
         return self.startTLS(loop: loop)

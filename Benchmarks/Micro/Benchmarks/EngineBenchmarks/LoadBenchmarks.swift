@@ -45,23 +45,26 @@ final class BenchmarkNginx: @unchecked Sendable {
 let loadBenchmarks: @Sendable () -> Void = {
     let nginx = BenchmarkNginx()
 
+    /// A closed-loop run of `requests` requests over 8 connections on one thread.
+    @Sendable func closedLoop(_ requests: Int) throws -> LoadConfiguration {
+        var configuration = LoadConfiguration(url: try RequestURL("http://127.0.0.1:\(nginx.port)/small"))
+        configuration.threads = 1
+        configuration.connections = 8
+        configuration.duration = .zero
+        configuration.requestLimit = requests
+        return configuration
+    }
+
+    func measured(_ teardown: Benchmark.BenchmarkTeardownHook? = nil) -> Benchmark.Configuration {
+        .init(metrics: [.wallClock, .mallocCountTotal, .throughput], scalingFactor: .one, maxDuration: .seconds(5),
+              maxIterations: 5, setup: { if nginx.port == 0 { try nginx.start() } }, teardown: teardown)
+    }
+
     // The same run at two sizes: the difference in allocations between them, divided by the
     // difference in requests, is what one request costs in steady state (zero is the goal).
     for requests in [2_000, 20_000] {
-        Benchmark(
-            "LoadGenerator closed loop, \(requests) requests, 8 connections",
-            configuration: .init(
-                metrics: [.wallClock, .mallocCountTotal, .throughput], scalingFactor: .one, maxDuration: .seconds(5),
-                maxIterations: 5,
-                setup: { if nginx.port == 0 { try nginx.start() } })
-        ) { benchmark in
-            var configuration = LoadConfiguration(url: try RequestURL("http://127.0.0.1:\(nginx.port)/small"))
-            configuration.threads = 1
-            configuration.connections = 8
-            configuration.duration = .zero
-            configuration.requestLimit = requests
-            let generator = try LoadGenerator(configuration: configuration)
-            let statistics = try await generator.run()
+        Benchmark("LoadGenerator closed loop, \(requests) requests, 8 connections", configuration: measured()) { benchmark in
+            let statistics = try await LoadGenerator(configuration: try closedLoop(requests)).run()
             precondition(statistics.requests == requests, "\(statistics.requests) of \(requests)")
             blackHole(statistics)
         }
@@ -71,21 +74,10 @@ let loadBenchmarks: @Sendable () -> Void = {
     // difference between the two sizes divided by 18,000.
     for api in [ClientAPI.callbacks, .async] {
         for requests in [2_000, 20_000] {
-            Benchmark(
-                "HTTPClient \(api.rawValue) API, \(requests) requests, 8 connections",
-                configuration: .init(
-                    metrics: [.wallClock, .mallocCountTotal, .throughput], scalingFactor: .one, maxDuration: .seconds(5),
-                    maxIterations: 5,
-                    setup: { if nginx.port == 0 { try nginx.start() } },
-                    // The last benchmark stops the server (which also ends by itself after 600 s).
-                    teardown: { if api == .async && requests == 20_000 { nginx.stop() } })
-            ) { benchmark in
-                var configuration = LoadConfiguration(url: try RequestURL("http://127.0.0.1:\(nginx.port)/small"))
-                configuration.threads = 1
-                configuration.connections = 8
-                configuration.duration = .zero
-                configuration.requestLimit = requests
-                let statistics = try await ClientLoad(configuration: configuration, api: api).run()
+            // The last benchmark stops the server (which also ends by itself after 600 s).
+            let teardown: Benchmark.BenchmarkTeardownHook? = api == .async && requests == 20_000 ? { nginx.stop() } : nil
+            Benchmark("HTTPClient \(api.rawValue) API, \(requests) requests, 8 connections", configuration: measured(teardown)) { benchmark in
+                let statistics = try await ClientLoad(configuration: try closedLoop(requests), api: api).run()
                 precondition(statistics.requests == requests, "\(statistics.requests) of \(requests)")
                 blackHole(statistics)
             }
