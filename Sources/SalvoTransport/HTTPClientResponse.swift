@@ -4,7 +4,14 @@ import HTTPTypes
 /// the engine's `execute` returns, and a transport's collected form
 /// (``Transport/sendCollecting(_:body:options:maxBodySize:)``).
 public struct HTTPClientResponse: Sendable {
-    public var head: HTTPResponse
+    /// The status line and header fields. A response from the engine builds its
+    /// `HTTPFields` the first time this is read (and keeps them): reading only ``status``
+    /// and ``body`` costs no field parsing at all.
+    public var head: HTTPResponse {
+        get { self.storedHead.response }
+        set { self.storedHead = .built(newValue) }
+    }
+    private var storedHead: ResponseHeadStorage
     public var body: [UInt8]
     public var trailers: HTTPFields?
     /// The URLs requested on the way to this response when redirects were followed, the
@@ -28,13 +35,20 @@ public struct HTTPClientResponse: Sendable {
     public var metrics = TransportMetrics()
 
     public init(head: HTTPResponse, body: [UInt8], trailers: HTTPFields? = nil) {
-        self.head = head
+        self.storedHead = .built(head)
         self.body = body
         self.trailers = trailers
     }
 
-    /// Shorthand for `head.status`.
-    public var status: HTTPResponse.Status { self.head.status }
+    /// A response whose head is built when first read.
+    package init(parsedHead: ParsedHead, body: [UInt8], trailers: HTTPFields? = nil) {
+        self.storedHead = .parsed(parsedHead)
+        self.body = body
+        self.trailers = trailers
+    }
+
+    /// Shorthand for `head.status` (read without building the head's fields).
+    public var status: HTTPResponse.Status { self.storedHead.status }
     /// Shorthand for `head.headerFields`.
     public var headerFields: HTTPFields { self.head.headerFields }
 }

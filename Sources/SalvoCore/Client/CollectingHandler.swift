@@ -1,4 +1,4 @@
-import SalvoTransport
+@_spi(Benchmarks) import SalvoTransport
 import HTTPTypes
 
 /// Collects a whole response and hands it to a callback on the loop thread.
@@ -6,7 +6,7 @@ import HTTPTypes
 /// only, and no access to a property spans a call that could reach it again, so Swift's
 /// dynamic exclusivity checks (12% of the API path's user CPU) buy nothing here.
 final class CollectingHandler: ResponseHandler {
-    @exclusivity(unchecked) private var head: HTTPResponse?
+    @exclusivity(unchecked) private var head: ParsedHead?
     @exclusivity(unchecked) private var body: [UInt8] = []
     private let maxBodySize: Int
     @exclusivity(unchecked) private var redirects: (chain: [String], unfollowed: String?)?
@@ -58,9 +58,9 @@ final class CollectingHandler: ResponseHandler {
         self.metrics = metrics
     }
 
-    func didReceiveHead(_ head: HTTPResponse) throws(HTTPClientError) {
+    func didReceiveHead(_ head: ParsedHead) throws(HTTPClientError) {
         self.head = head
-        if let lengthText = head.headerFields.firstValue(for: .contentLength), let length = Int(lengthText) {
+        if let lengthText = head.fields.firstValue(for: .contentLength), let length = Int(lengthText) {
             if length > self.maxBodySize { throw self.tooLarge() }
             // Capped: the head of a HEAD, 204 or 304 answer describes a body that never comes.
             self.body.reserveCapacity(min(length, 4 << 20))
@@ -78,7 +78,7 @@ final class CollectingHandler: ResponseHandler {
             self.completion(.failure(HTTPClientError(.invalidResponse, detail: "response ended without a head")))
             return
         }
-        var response = HTTPClientResponse(head: head, body: self.body, trailers: trailers)
+        var response = HTTPClientResponse(parsedHead: head, body: self.body, trailers: trailers)
         if let redirects = self.redirects {
             response.redirectChain = redirects.chain
             response.unfollowedRedirect = redirects.unfollowed

@@ -78,7 +78,7 @@ enum HostName {
             address = text[..<percent]
             var rest = text[text.index(after: percent)...]
             if rest.hasPrefix("25") { rest = rest.dropFirst(2) }
-            guard !rest.isEmpty, rest.utf8.allSatisfy({ RequestEncoder.isTokenByte($0) && $0 != UInt8(ascii: "%") }) else {
+            guard !rest.isEmpty, rest.utf8.allSatisfy({ HTTPToken.isTokenByte($0) && $0 != UInt8(ascii: "%") }) else {
                 throw .badIPv6
             }
             zone = String(rest)

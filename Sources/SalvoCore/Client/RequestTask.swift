@@ -1,4 +1,4 @@
-import SalvoTransport
+@_spi(Benchmarks) import SalvoTransport
 import HTTPTypes
 
 /// One request on its way through the engine, from pool queue to finished response.
@@ -192,21 +192,21 @@ final class RequestTask {
         self.handler.didReceiveInformational(head)
     }
 
-    func receiveHead(_ head: HTTPResponse) throws(HTTPClientError) {
+    func receiveHead(_ head: ParsedHead) throws(HTTPClientError) {
         // Most responses are not redirects: the follow-up (a dozen references) is only copied
         // out for one that is.
         if self.followUp != nil {
             if RedirectState.isRedirect(head.status.code), var followUp = self.followUp {
                 do {
                     switch try followUp.state.decide(
-                        request: followUp.request, status: head.status.code, location: head.headerFields.firstValue(for: .location),
+                        request: followUp.request, status: head.status.code, location: head.fields.firstValue(for: .location),
                         hasBody: followUp.body != nil, replayableBody: followUp.body?.isReplayable ?? true) {
                     case .deliver:
                         break
                     case .deliverUnfollowed(let reason):
                         self.handler.noteRedirects(chain: followUp.state.chain, unfollowed: reason)
                     case .follow(let next, let keepBody):
-                        followUp.hops.append(RedirectHop(request: followUp.request, response: head))
+                        followUp.hops.append(RedirectHop(request: followUp.request, response: head.response))
                         followUp.carriedBytes.sent += self.bytesSent
                         followUp.carriedBytes.received += self.bytesReceived
                         self.followUp = followUp
@@ -225,7 +225,7 @@ final class RequestTask {
                 self.handler.noteRedirects(chain: chain, unfollowed: nil)
             }
         }
-        if let limits = self.decoding, let coding = head.headerFields.joinedValues(for: .contentEncoding), !self.isHead,
+        if let limits = self.decoding, let coding = head.fields.joinedValues(for: .contentEncoding), !self.isHead,
            head.status.code != 204, head.status.code != 304 {
             self.decoder = try ContentDecoder.make(contentEncoding: coding, limits: limits)
             self.decodedCoding = coding

@@ -80,7 +80,7 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
             guard name.utf8.allSatisfy({ $0 < 0x80 }) else {
                 throw invalid("host name \"\(name)\" is not ASCII (give its IDNA form, xn--…)")
             }
-            guard name.utf8.allSatisfy({ RequestEncoder.isTokenByte($0) && $0 != UInt8(ascii: "*") }) else {
+            guard name.utf8.allSatisfy({ HTTPToken.isTokenByte($0) && $0 != UInt8(ascii: "*") }) else {
                 throw invalid("bad host name")
             }
             host = HostName.ipv4(name) ?? name.lowercased()

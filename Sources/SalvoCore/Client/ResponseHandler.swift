@@ -1,4 +1,4 @@
-import SalvoTransport
+@_spi(Benchmarks) import SalvoTransport
 import HTTPTypes
 
 /// Receives a response as it arrives, on the connection's loop thread.
@@ -8,7 +8,8 @@ import HTTPTypes
 protocol ResponseHandler: AnyObject {
     /// Interim 1xx responses before the final head.
     func didReceiveInformational(_ head: HTTPResponse)
-    func didReceiveHead(_ head: HTTPResponse) throws(HTTPClientError)
+    /// The final head, its fields still as bytes (``ParsedHead/response`` builds them).
+    func didReceiveHead(_ head: ParsedHead) throws(HTTPClientError)
     /// Body bytes, valid only during the call. Return false to stop reading from the socket
     /// until the task's `resumeReading()` is called.
     func didReceiveBody(_ bytes: UnsafeRawBufferPointer) throws(HTTPClientError) -> Bool

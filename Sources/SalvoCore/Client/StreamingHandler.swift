@@ -1,4 +1,4 @@
-import SalvoTransport
+@_spi(Benchmarks) import SalvoTransport
 import HTTPTypes
 
 /// Hands the head to a callback as soon as it arrives, then feeds the body into a
@@ -38,10 +38,10 @@ final class StreamingHandler: ResponseHandler {
         self.stream?.metrics = metrics
     }
 
-    func didReceiveHead(_ head: HTTPResponse) throws(HTTPClientError) {
+    func didReceiveHead(_ head: ParsedHead) throws(HTTPClientError) {
         let stream = self.makeStream()
         self.stream = stream
-        var response = HTTPClientStreamingResponse(head: head, body: ResponseBody(source: stream))
+        var response = HTTPClientStreamingResponse(head: head.response, body: ResponseBody(source: stream))
         if let redirects = self.redirects {
             response.redirectChain = redirects.chain
             response.unfollowedRedirect = redirects.unfollowed

@@ -1,4 +1,4 @@
-import SalvoTransport
+@_spi(Benchmarks) import SalvoTransport
 import CSalvo
 import HTTPTypes
 
@@ -199,12 +199,12 @@ extension HTTP1Connection {
         self.task?.receiveInformational(head)
     }
 
-    func decoderReceivedHead(_ head: HTTPResponse) -> Bool {
+    func decoderReceivedHead(_ head: ParsedHead) -> Bool {
         guard let task = self.task else { return false }
         if let observer = task.headObserver {
-            observer(ReceivedHead(kind: .response, raw: self.decoder.lastRawHead, head: head))
+            observer(ReceivedHead(kind: .response, raw: self.decoder.lastRawHead, head: head.response))
         }
-        if let keepAlive = head.headerFields.firstValue(for: Self.keepAlive) {
+        if let keepAlive = head.fields.firstValue(for: Self.keepAlive) {
             self.serverIdleLimit = Self.idleLimit(keepAlive)
             if self.serverIdleLimit == .zero { self.mustClose = true }
         }

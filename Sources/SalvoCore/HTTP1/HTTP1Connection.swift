@@ -1,4 +1,4 @@
-import SalvoTransport
+@_spi(Benchmarks) import SalvoTransport
 import CSalvo
 import HTTPTypes
 

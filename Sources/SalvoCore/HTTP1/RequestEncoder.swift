@@ -78,7 +78,7 @@ public enum RequestEncoder {
         into buffer: inout [UInt8]
     ) throws(HTTPClientError) {
         let method = request.method.rawValue
-        guard !method.isEmpty, allBytes(of: method, are: isTokenByte) else {
+        guard !method.isEmpty, allBytes(of: method, are: HTTPToken.isTokenByte) else {
             throw invalid("method \"\(printable(method))\" is not a valid token")
         }
         let target = request.path ?? "/"
@@ -150,7 +150,7 @@ public enum RequestEncoder {
     /// names can be built unchecked elsewhere): a token name, no CR, LF or NUL in the value.
     private static func appendChecked(_ field: HTTPField, into buffer: inout [UInt8]) throws(HTTPClientError) {
         let nameText = field.name.rawName
-        guard allBytes(of: nameText, are: isTokenByte) else {
+        guard allBytes(of: nameText, are: HTTPToken.isTokenByte) else {
             throw invalid("field name \"\(printable(nameText))\" is not a valid token")
         }
         let valid = field.withUnsafeBytesOfValue { bytes in
@@ -245,19 +245,6 @@ public enum RequestEncoder {
 
     /// Made once: a name is validated and lowercased when it is made.
     static let hostName = HTTPField.Name("Host")!
-
-    /// tchar, RFC 9110 §5.6.2.
-    @inline(__always)
-    static func isTokenByte(_ byte: UInt8) -> Bool {
-        // RFC 9110 §5.6.2's tchar as a 128-bit set: ALPHA, DIGIT and !#$%&'*+-.^_`|~.
-        let low: UInt64 = 0x03FF_6CFA_0000_0000    // '!' '#'…'\'' '*' '+' '-' '.' '0'…'9'
-        let high: UInt64 = 0x57FF_FFFF_C7FF_FFFE   // 'A'…'Z' '^' '_' '`' 'a'…'z' '|' '~'
-        switch byte {
-        case 0..<64: return (low >> UInt64(byte)) & 1 == 1
-        case 64..<128: return (high >> UInt64(byte - 64)) & 1 == 1
-        default: return false
-        }
-    }
 
     /// Whether every byte of `text` passes `test`, read in place (a request's strings are
     /// scanned once each, per request).

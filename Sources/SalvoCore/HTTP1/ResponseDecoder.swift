@@ -1,4 +1,4 @@
-import SalvoTransport
+@_spi(Benchmarks) import SalvoTransport
 import CLLHTTP
 import HTTPTypes
 
@@ -6,8 +6,9 @@ import HTTPTypes
 @_spi(Benchmarks) public protocol ResponseDecoderDelegate: AnyObject {
     /// A 1xx response (100 Continue, 103 Early Hints) that precedes the final one.
     func decoderReceivedInformational(_ head: HTTPResponse)
-    /// The final response head. Return false to stop parsing (the delegate recorded why).
-    func decoderReceivedHead(_ head: HTTPResponse) -> Bool
+    /// The final response head, its fields still as bytes (``ParsedHead/response`` builds
+    /// them). Return false to stop parsing (the delegate recorded why).
+    func decoderReceivedHead(_ head: ParsedHead) -> Bool
     /// Body bytes, valid only during the call (they point into the read buffer).
     /// Return false to stop parsing (the delegate recorded why).
     func decoderReceivedBody(_ bytes: UnsafeRawBufferPointer) -> Bool
@@ -32,9 +33,10 @@ public struct ResponseHeadLimits: Sendable, Hashable {
 ///
 /// Theory of operation: bytes go in through ``feed(_:)`` and llhttp calls back for each
 /// piece of the message; the callbacks reach this object through the parser's `data`
-/// pointer without retaining it. Header names and values are gathered into scratch buffers
-/// (a field can arrive split over many reads) and turned into `HTTPField`s once complete;
-/// body bytes are handed on in place. Interim 1xx responses are reported and skipped.
+/// pointer without retaining it. Header names and values are written into one buffer of
+/// records (``FieldRecords``; a field can arrive split over many reads), and a final head
+/// is handed on with its fields still as bytes (``ParsedHead``): `HTTPFields` are built
+/// only if someone reads them. Body bytes are handed on in place. Interim 1xx responses are reported and skipped.
 /// After the final response's end the parser pauses, so ``feed(_:)`` tells the caller how
 /// many bytes belonged to this response: anything after it is either the next pipelined
 /// response or garbage, which only the connection can tell apart.
@@ -78,14 +80,12 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     }()
 
     // Per-message state.
-    @exclusivity(unchecked) private var fieldName: [UInt8] = []
-    @exclusivity(unchecked) private var fieldValue: [UInt8] = []
-    @exclusivity(unchecked) private var fields = HTTPFields()
+    /// The fields of the head (then of the trailers) being parsed.
+    @exclusivity(unchecked) private var records = FieldRecords()
     @exclusivity(unchecked) private var reason: [UInt8] = []
     @exclusivity(unchecked) private var headerBytes = 0
     @exclusivity(unchecked) private var headerCount = 0
     @exclusivity(unchecked) private var inTrailers = false
-    @exclusivity(unchecked) private var trailerFields: HTTPFields? = nil
     @exclusivity(unchecked) private var sawFinalHead = false
     @exclusivity(unchecked) var failure: HTTPClientError? = nil
     /// Whether the current message got as far as its status line (llhttp calls on_status
@@ -143,6 +143,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     public init(limits: ResponseHeadLimits = ResponseHeadLimits()) {
         self.limits = limits
         self.parser = .allocate(capacity: 1)
+        self.records.reserveCapacity(512)
         self.restartParser()
     }
 
@@ -346,16 +347,11 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     private static let userError: Int32 = -1
 
     private func messageBegin() -> Int32 {
-        self.fields = HTTPFields()
-        // One allocation for a typical head instead of a few as the array grows.
-        self.fields.reserveCapacity(12)
+        self.records.removeAll()
         self.reason.removeAll(keepingCapacity: true)
-        self.fieldName.removeAll(keepingCapacity: true)
-        self.fieldValue.removeAll(keepingCapacity: true)
         self.headerBytes = 0
         self.headerCount = 0
         self.inTrailers = false
-        self.trailerFields = nil
         self.sawStatus = false
         self.sawTransferEncoding = false
         return Self.proceed
@@ -381,21 +377,17 @@ public struct ResponseHeadLimits: Sendable, Hashable {
 
     private func headerField(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
         guard self.countHeaderBytes(length), let at else { return Self.userError }
-        self.fieldName.append(contentsOf: UnsafeRawBufferPointer(start: at, count: length))
+        self.records.appendNamePiece(UnsafeRawBufferPointer(start: at, count: length))
         return Self.proceed
     }
 
     private func headerValue(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
         guard self.countHeaderBytes(length), let at else { return Self.userError }
-        self.fieldValue.append(contentsOf: UnsafeRawBufferPointer(start: at, count: length))
+        self.records.appendValuePiece(UnsafeRawBufferPointer(start: at, count: length))
         return Self.proceed
     }
 
     private func headerValueComplete() -> Int32 {
-        defer {
-            self.fieldName.removeAll(keepingCapacity: true)
-            self.fieldValue.removeAll(keepingCapacity: true)
-        }
         self.headerCount += 1
         if self.headerCount > self.limits.maxHeaderCount {
             self.failure = HTTPClientError(
@@ -403,28 +395,22 @@ public struct ResponseHeadLimits: Sendable, Hashable {
                 detail: "more than \(self.limits.maxHeaderCount) header fields")
             return Self.userError
         }
-        // llhttp has checked the name is a token; the name keeps its case as sent.
-        guard let name = KnownFieldNames.lookup(self.fieldName) ?? HTTPField.Name(String(decoding: self.fieldName, as: UTF8.self)) else {
-            self.failure = HTTPClientError(.invalidResponse, phase: .readHead, detail: "invalid header field name")
-            return Self.userError
+        // The name keeps its case as sent. The value's trailing whitespace goes (RFC 9110
+        // §5.5); llhttp strips the leading.
+        let range = self.records.closeField()
+        return self.records.bytes.withUnsafeBytes { raw in
+            let name = UnsafeRawBufferPointer(rebasing: raw[range])
+            // llhttp lets a response's names hold spaces ("Bad Name", "X-A "): refused, as
+            // a name is a token (RFC 9110 §5.1).
+            guard HTTPToken.isToken(name) else {
+                self.failure = HTTPClientError(.invalidResponse, phase: .readHead, detail: "invalid header field name")
+                return Self.userError
+            }
+            if !self.inTrailers, !self.sawTransferEncoding, name.count == 17 {
+                self.sawTransferEncoding = FieldRecords.matches(name, .transferEncoding)
+            }
+            return Self.proceed
         }
-        // Trailing whitespace is not part of a field value (RFC 9110 §5.5); llhttp strips the leading.
-        var end = self.fieldValue.count
-        while end > 0, self.fieldValue[end - 1] == 0x20 || self.fieldValue[end - 1] == 0x09 { end -= 1 }
-        let value = self.fieldValue[..<end]
-        // ASCII values (nearly all) become a String directly; others keep their raw bytes
-        // (obs-text need not be UTF-8), cleaned only of what llhttp would not let through.
-        let field = value.allSatisfy({ $0 < 0x80 })
-            ? HTTPField(name: name, value: String(decoding: value, as: UTF8.self))
-            : HTTPField(name: name, lenientValue: value)
-        if name == .transferEncoding { self.sawTransferEncoding = true }
-        if self.inTrailers {
-            if self.trailerFields == nil { self.trailerFields = HTTPFields() }
-            self.trailerFields!.append(field)
-        } else {
-            self.fields.append(field)
-        }
-        return Self.proceed
     }
 
     private func headersComplete() -> Int32 {
@@ -432,12 +418,12 @@ public struct ResponseHeadLimits: Sendable, Hashable {
             // As curl: the response is read, then its connection closed ("overflow content-length").
             self.ignoredContentLength = nil
             self.closeAfterResponse = true
-            self.fields.append(HTTPField(name: .contentLength, value: ignored))
+            self.records.append(name: "Content-Length", value: ignored)
         }
         let code = Int(self.parser.pointee.status_code)
         let status = HTTPResponse.Status(code: code, reasonPhrase: String(decoding: self.reason, as: UTF8.self))
-        let head = HTTPResponse(status: status, headerFields: self.fields)
-        self.fields = HTTPFields()
+        let head = ParsedHead(status: status, fields: self.records.compacted())
+        self.records.removeAll()
         if code < 100 {
             // llhttp takes any number below 1000; a status code has three digits (RFC 9110 §15).
             self.failure = HTTPClientError(.notHTTPResponse, phase: .readHead, detail: "status code \(code) is not three digits")
@@ -457,20 +443,20 @@ public struct ResponseHeadLimits: Sendable, Hashable {
                 return Self.userError
             }
             if self.capturesHeads { self.takeRawHead() }
-            self.delegate?.decoderReceivedInformational(head)
+            self.delegate?.decoderReceivedInformational(head.response)
             // The interim response's fields do not count against the final one's limits.
             self.headerBytes = 0
             self.headerCount = 0
             return Self.proceed
         }
-        if self.sawTransferEncoding, let codings = Self.transferCodings(in: head.headerFields), !Self.isChunkedOnly(codings) {
+        if self.sawTransferEncoding, let codings = head.fields.joinedValues(for: .transferEncoding), !Self.isChunkedOnly(codings) {
             // RFC 9112 §6.1: only chunked is understood here; decoding gzip or deflate
             // transfer codings is left to the caller no more than it is to curl.
             self.failure = HTTPClientError(.unsupportedEncoding, phase: .readHead,
                                            detail: "Transfer-Encoding: \(codings)")
             return Self.userError
         }
-        if self.sawTransferEncoding, head.headerFields[.contentLength] != nil {
+        if self.sawTransferEncoding, head.fields.contains(.contentLength) {
             // llhttp reads it as chunked (RFC 9112 §6.3: Transfer-Encoding overrides); such a
             // response may be an attempt at splitting, so its connection is not kept.
             self.closeAfterResponse = true
@@ -494,12 +480,6 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         // to HEAD, and 204 and 304, which never carry content (RFC 9110 §6.4.1) even when a
         // Content-Length describes the representation.
         return self.expectNoBody || code == 204 || code == 304 ? 1 : Self.proceed
-    }
-
-    /// Every Transfer-Encoding value, joined as a list.
-    static func transferCodings(in fields: HTTPFields) -> String? {
-        let values = fields.lazy.filter { $0.name == .transferEncoding }.map(\.value)
-        return values.isEmpty ? nil : values.joined(separator: ", ")
     }
 
     /// Whether a Transfer-Encoding value is exactly "chunked" (any case, optional spaces);
@@ -564,8 +544,9 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         }
         self.inBody = false
         let keepAlive = llhttp_should_keep_alive(self.parser) != 0 && !self.closeAfterResponse
-        self.delegate?.decoderReceivedEnd(trailers: self.trailerFields, keepAlive: keepAlive)
-        self.trailerFields = nil
+        let trailers = self.records.isEmpty ? nil : self.records.makeFields()
+        self.records.removeAll()
+        self.delegate?.decoderReceivedEnd(trailers: trailers, keepAlive: keepAlive)
         return Int32(HPE_PAUSED.rawValue)
     }
 }

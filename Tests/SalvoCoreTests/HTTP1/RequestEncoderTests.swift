@@ -1,6 +1,7 @@
 import HTTPTypes
 import Testing
 @testable import SalvoCore
+import SalvoTransport
 
 @Suite struct RequestEncoderTests {
     /// The bit-set tchar test against RFC 9110 §5.6.2 spelled out, for every byte.
@@ -8,7 +9,7 @@ import Testing
         let tchar = Set(Array("!#$%&'*+-.^_`|~".utf8)).union(UInt8(ascii: "0")...UInt8(ascii: "9"))
             .union(UInt8(ascii: "A")...UInt8(ascii: "Z")).union(UInt8(ascii: "a")...UInt8(ascii: "z"))
         for byte in UInt8.min...UInt8.max {
-            #expect(RequestEncoder.isTokenByte(byte) == tchar.contains(byte), "byte \(byte)")
+            #expect(HTTPToken.isTokenByte(byte) == tchar.contains(byte), "byte \(byte)")
         }
     }
 

@@ -1,6 +1,7 @@
 import Benchmark
 import HTTPTypes
 @_spi(Benchmarks) import SalvoCore
+@_spi(Benchmarks) import SalvoTransport
 
 /// A response as nginx sends it for a small static body.
 let nginxResponse: [UInt8] = Array(("HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Sun, 22 Nov 2026 07:00:00 GMT\r\n"
@@ -11,7 +12,7 @@ final class CountingDelegate: ResponseDecoderDelegate {
     var heads = 0
     var bodyBytes = 0
     func decoderReceivedInformational(_ head: HTTPResponse) {}
-    func decoderReceivedHead(_ head: HTTPResponse) -> Bool { self.heads += 1; return true }
+    func decoderReceivedHead(_ head: ParsedHead) -> Bool { self.heads += 1; return true }
     func decoderReceivedBody(_ bytes: UnsafeRawBufferPointer) -> Bool { self.bodyBytes += bytes.count; return true }
     func decoderReceivedEnd(trailers: HTTPFields?, keepAlive: Bool) {}
 }

@@ -1,17 +1,16 @@
-import SalvoTransport
 import HTTPTypes
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Field names servers send on almost every response, matched on their bytes so that the
-/// decoder does not build (and validate, and lowercase) a new name for each of them.
+/// engine does not build (and validate, and lowercase) a new name for each of them.
 /// Matching is exact, so a name keeps the case it was sent in.
 ///
 /// This runs for every field of every response: the spellings sit in one block of bytes,
 /// grouped by length, and a look-up compares only the few of the same length with `memcmp` —
 /// no array or name is copied (and retained) until one matches.
-enum KnownFieldNames {
+package enum KnownFieldNames {
     private struct Entry {
         let offset: Int
         let name: Int
@@ -61,16 +60,14 @@ enum KnownFieldNames {
 
     /// The name whose bytes are exactly `bytes`, if it is a common one.
     @inline(__always)
-    static func lookup(_ bytes: [UInt8]) -> HTTPField.Name? {
+    package static func lookup(_ bytes: UnsafeRawBufferPointer) -> HTTPField.Name? {
         let count = bytes.count
         let table = Self.table
         guard count > 0, count <= table.longest else { return nil }
-        return bytes.withUnsafeBufferPointer { wanted -> HTTPField.Name? in
-            for index in table.starts[count]..<table.starts[count + 1]
-            where memcmp(table.bytes + table.entries[index].offset, wanted.baseAddress!, count) == 0 {
-                return table.names[table.entries[index].name]
-            }
-            return nil
+        for index in table.starts[count]..<table.starts[count + 1]
+        where memcmp(table.bytes + table.entries[index].offset, bytes.baseAddress!, count) == 0 {
+            return table.names[table.entries[index].name]
         }
+        return nil
     }
 }

@@ -1,0 +1,201 @@
+import HTTPTypes
+
+/// Header fields kept as the bytes they arrived in, one record after another: the name's
+/// length and the value's (4 bytes each, little-endian), then the name, then the value.
+///
+/// The engine's decoder writes a head's fields here as llhttp reports them — one buffer,
+/// no `String` or `HTTPField` per field — and reads the few it acts on (Content-Length,
+/// Content-Encoding, Location, Keep-Alive) by a scan. `HTTPFields` are built only when
+/// someone asks for them (``makeFields()``).
+///
+/// Names are stored as sent (llhttp has checked that they are tokens); values without the
+/// whitespace around them.
+package struct FieldRecords: Sendable {
+    package private(set) var bytes: [UInt8] = []
+    /// How many fields the records hold.
+    package private(set) var count = 0
+
+    /// Where the field being written began, while one is.
+    private var openRecord: Int?
+    private var openNameLength = 0
+
+    package static let recordHeaderSize = 8
+
+    package init() {}
+
+    package var isEmpty: Bool { self.count == 0 }
+
+    /// Forgets every field, keeping the buffer's capacity.
+    package mutating func removeAll() {
+        self.bytes.removeAll(keepingCapacity: true)
+        self.count = 0
+        self.openRecord = nil
+        self.openNameLength = 0
+    }
+
+    package mutating func reserveCapacity(_ bytes: Int) {
+        self.bytes.reserveCapacity(bytes)
+    }
+
+    /// The same fields in a buffer of their own, exactly as large as they are: what a
+    /// response keeps, while the parser's buffer (as large as the largest head it has seen)
+    /// is used again.
+    package func compacted() -> FieldRecords {
+        var copy = FieldRecords()
+        copy.bytes = [UInt8](unsafeUninitializedCapacity: self.bytes.count) { buffer, initialized in
+            initialized = self.bytes.withUnsafeBufferPointer { source in
+                guard let base = source.baseAddress, let target = buffer.baseAddress else { return 0 }
+                target.initialize(from: base, count: source.count)
+                return source.count
+            }
+        }
+        copy.count = self.count
+        return copy
+    }
+
+    // MARK: Writing, piece by piece as a parser reports them
+
+    /// Adds bytes of the current field's name (the first piece opens a new field).
+    package mutating func appendNamePiece(_ piece: UnsafeRawBufferPointer) {
+        self.openFieldIfNeeded()
+        self.bytes.append(contentsOf: piece)
+        self.openNameLength += piece.count
+    }
+
+    /// Adds bytes of the current field's value.
+    package mutating func appendValuePiece(_ piece: UnsafeRawBufferPointer) {
+        // A value always follows its name from llhttp; a field opened here has an empty name.
+        self.openFieldIfNeeded()
+        self.bytes.append(contentsOf: piece)
+    }
+
+    private mutating func openFieldIfNeeded() {
+        guard self.openRecord == nil else { return }
+        self.openRecord = self.bytes.count
+        self.openNameLength = 0
+        self.bytes.append(contentsOf: repeatElement(0, count: Self.recordHeaderSize))
+    }
+
+    /// Ends the current field: trailing whitespace is dropped from its value (RFC 9110 §5.5;
+    /// llhttp drops the leading). Returns the range of the field's name in ``bytes``.
+    @discardableResult
+    package mutating func closeField() -> Range<Int> {
+        self.openFieldIfNeeded()
+        let start = self.openRecord ?? 0
+        let nameStart = start + Self.recordHeaderSize
+        let valueStart = nameStart + self.openNameLength
+        var end = self.bytes.count
+        while end > valueStart, self.bytes[end - 1] == 0x20 || self.bytes[end - 1] == 0x09 { end -= 1 }
+        if end < self.bytes.count { self.bytes.removeSubrange(end...) }
+        let nameLength = UInt32(truncatingIfNeeded: self.openNameLength)
+        let valueLength = UInt32(truncatingIfNeeded: end - valueStart)
+        self.bytes.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: nameLength.littleEndian, toByteOffset: start, as: UInt32.self)
+            raw.storeBytes(of: valueLength.littleEndian, toByteOffset: start + 4, as: UInt32.self)
+        }
+        self.count += 1
+        self.openRecord = nil
+        return nameStart..<valueStart
+    }
+
+    /// Adds a whole field.
+    package mutating func append(name: String, value: String) {
+        var name = name
+        var value = value
+        name.withUTF8 { self.appendNamePiece(UnsafeRawBufferPointer($0)) }
+        value.withUTF8 { self.appendValuePiece(UnsafeRawBufferPointer($0)) }
+        self.closeField()
+    }
+
+    // MARK: Reading
+
+    /// Calls `body` with each field's name and value bytes, in order, until it returns false.
+    @inlinable
+    package func forEach(_ body: (_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool) rethrows {
+        try self.bytes.withUnsafeBytes { raw in
+            var offset = 0
+            for _ in 0..<self.count {
+                let nameLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+                let valueLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)))
+                let nameStart = offset + Self.recordHeaderSize
+                let name = UnsafeRawBufferPointer(rebasing: raw[nameStart..<nameStart + nameLength])
+                let value = UnsafeRawBufferPointer(rebasing: raw[nameStart + nameLength..<nameStart + nameLength + valueLength])
+                offset = nameStart + nameLength + valueLength
+                guard try body(name, value) else { return }
+            }
+        }
+    }
+
+    /// Whether `bytes` spell `name`, in any case.
+    @inlinable
+    package static func matches(_ bytes: UnsafeRawBufferPointer, _ name: HTTPField.Name) -> Bool {
+        var canonical = name.canonicalName
+        return canonical.withUTF8 { lower in
+            guard lower.count == bytes.count else { return false }
+            for index in 0..<lower.count {
+                var byte = bytes[index]
+                if byte &- 0x41 < 26 { byte |= 0x20 }
+                if byte != lower[index] { return false }
+            }
+            return true
+        }
+    }
+
+    /// Whether any field is named `name`.
+    package func contains(_ name: HTTPField.Name) -> Bool {
+        var found = false
+        self.forEach { fieldName, _ in
+            found = Self.matches(fieldName, name)
+            return !found
+        }
+        return found
+    }
+
+    /// The first value of `name`.
+    package func firstValue(for name: HTTPField.Name) -> String? {
+        var found: String? = nil
+        self.forEach { fieldName, value in
+            guard Self.matches(fieldName, name) else { return true }
+            found = Self.string(value)
+            return false
+        }
+        return found
+    }
+
+    /// Every value of `name` joined with ", " (a list sent over several lines); nil when
+    /// there is none.
+    package func joinedValues(for name: HTTPField.Name) -> String? {
+        var joined: String? = nil
+        self.forEach { fieldName, value in
+            if Self.matches(fieldName, name) {
+                joined = joined.map { $0 + ", " + Self.string(value) } ?? Self.string(value)
+            }
+            return true
+        }
+        return joined
+    }
+
+    /// A value as text (bytes that are not UTF-8 repaired, as `HTTPField.value` shows them).
+    static func string(_ value: UnsafeRawBufferPointer) -> String {
+        String(decoding: value, as: UTF8.self)
+    }
+
+    /// The fields as `HTTPFields`, in order, each name with the case it was sent in.
+    package func makeFields() -> HTTPFields {
+        var fields = HTTPFields()
+        fields.reserveCapacity(self.count)
+        self.forEach { nameBytes, value in
+            // llhttp lets only tokens through as names, and a token is a valid name.
+            guard let name = KnownFieldNames.lookup(nameBytes) ?? HTTPField.Name(String(decoding: nameBytes, as: UTF8.self)) else {
+                return true
+            }
+            // ASCII values (nearly all) become a String directly; others keep their raw bytes,
+            // cleaned only of what llhttp would not let through.
+            fields.append(value.allSatisfy({ $0 < 0x80 })
+                ? HTTPField(name: name, value: String(decoding: value, as: UTF8.self))
+                : HTTPField(name: name, lenientValue: value))
+            return true
+        }
+        return fields
+    }
+}
