@@ -76,26 +76,37 @@ package struct FieldRecords: Sendable {
         self.bytes.append(contentsOf: repeatElement(0, count: Self.recordHeaderSize))
     }
 
+    /// What ``closeField(watching:)`` saw of a field's name.
+    package struct ClosedName {
+        /// The name is a token (RFC 9110 §5.1) — a parser may have let through one that is not.
+        package var isToken: Bool
+        /// The name is the one watched for.
+        package var isWatched: Bool
+    }
+
     /// Ends the current field: trailing whitespace is dropped from its value (RFC 9110 §5.5;
-    /// llhttp drops the leading). Returns the range of the field's name in ``bytes``.
+    /// llhttp drops the leading). Says whether its name is a token and whether it is
+    /// `watched` (a parser checks both here, with no second pass over the name).
     @discardableResult
-    package mutating func closeField() -> Range<Int> {
+    package mutating func closeField(watching watched: HTTPField.Name? = nil) -> ClosedName {
         self.openFieldIfNeeded()
         let start = self.openRecord ?? 0
-        let nameStart = start + Self.recordHeaderSize
-        let valueStart = nameStart + self.openNameLength
-        var end = self.bytes.count
-        while end > valueStart, self.bytes[end - 1] == 0x20 || self.bytes[end - 1] == 0x09 { end -= 1 }
-        if end < self.bytes.count { self.bytes.removeSubrange(end...) }
-        let nameLength = UInt32(truncatingIfNeeded: self.openNameLength)
-        let valueLength = UInt32(truncatingIfNeeded: end - valueStart)
-        self.bytes.withUnsafeMutableBytes { raw in
-            raw.storeBytes(of: nameLength.littleEndian, toByteOffset: start, as: UInt32.self)
-            raw.storeBytes(of: valueLength.littleEndian, toByteOffset: start + 4, as: UInt32.self)
-        }
+        let nameLength = self.openNameLength
         self.count += 1
         self.openRecord = nil
-        return nameStart..<valueStart
+        let (closed, trimmed) = self.bytes.withUnsafeMutableBytes { raw in
+            let nameStart = start + Self.recordHeaderSize
+            let valueStart = nameStart + nameLength
+            var end = raw.count
+            while end > valueStart, raw[end - 1] == 0x20 || raw[end - 1] == 0x09 { end -= 1 }
+            raw.storeBytes(of: UInt32(truncatingIfNeeded: nameLength).littleEndian, toByteOffset: start, as: UInt32.self)
+            raw.storeBytes(of: UInt32(truncatingIfNeeded: end - valueStart).littleEndian, toByteOffset: start + 4, as: UInt32.self)
+            let name = UnsafeRawBufferPointer(rebasing: raw[nameStart..<valueStart])
+            let closed = ClosedName(isToken: HTTPToken.isToken(name), isWatched: watched.map { Self.matches(name, $0) } ?? false)
+            return (closed, raw.count - end)
+        }
+        if trimmed > 0 { self.bytes.removeLast(trimmed) }
+        return closed
     }
 
     /// Adds a whole field.

@@ -335,7 +335,7 @@ public final class HTTPClient: Sendable {
     }
 
     /// Makes the request's task and hands it to the loop's pool (on `loop`).
-    private func launch(_ prepared: Prepared, handler: any ResponseHandler, followUp: RequestTask.FollowUp?,
+    private func launch(_ prepared: Prepared, handler: any ResponseHandler, followUp: consuming RequestTask.FollowUp?,
                         on loop: EventLoop, cancellation: CancellationState, fresh: Bool = false) {
         prepared.arrival?.arrived()
         let task = RequestTask(key: prepared.key, tls: prepared.tls, head: prepared.head, body: prepared.body,
@@ -347,7 +347,7 @@ public final class HTTPClient: Sendable {
         task.stream = prepared.stream
         task.expectsContinue = prepared.expectsContinue
         task.continueTimeout = self.configuration.expectContinueTimeout
-        task.followUp = followUp
+        task.followUp = consume followUp
         task.decoding = prepared.decoding
         task.headObserver = prepared.options.headObserver
         task.writeTimeout = prepared.options.writeTimeout ?? self.configuration.writeTimeout

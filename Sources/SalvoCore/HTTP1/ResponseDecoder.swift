@@ -397,20 +397,15 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         }
         // The name keeps its case as sent. The value's trailing whitespace goes (RFC 9110
         // §5.5); llhttp strips the leading.
-        let range = self.records.closeField()
-        return self.records.bytes.withUnsafeBytes { raw in
-            let name = UnsafeRawBufferPointer(rebasing: raw[range])
-            // llhttp lets a response's names hold spaces ("Bad Name", "X-A "): refused, as
-            // a name is a token (RFC 9110 §5.1).
-            guard HTTPToken.isToken(name) else {
-                self.failure = HTTPClientError(.invalidResponse, phase: .readHead, detail: "invalid header field name")
-                return Self.userError
-            }
-            if !self.inTrailers, !self.sawTransferEncoding, name.count == 17 {
-                self.sawTransferEncoding = FieldRecords.matches(name, .transferEncoding)
-            }
-            return Self.proceed
+        // llhttp lets a response's names hold spaces ("Bad Name", "X-A "): refused, as a
+        // name is a token (RFC 9110 §5.1).
+        let closed = self.records.closeField(watching: self.inTrailers || self.sawTransferEncoding ? nil : .transferEncoding)
+        guard closed.isToken else {
+            self.failure = HTTPClientError(.invalidResponse, phase: .readHead, detail: "invalid header field name")
+            return Self.userError
         }
+        if closed.isWatched { self.sawTransferEncoding = true }
+        return Self.proceed
     }
 
     private func headersComplete() -> Int32 {

@@ -34,7 +34,10 @@ final class ConnectionPool {
     @exclusivity(unchecked) var nextWaiterID = 1
     /// Counters for reports: connections opened, requests that reused a connection.
     @exclusivity(unchecked) var connectionsOpened = 0
-    @exclusivity(unchecked) var connectionsReused = 0
+    /// Requests that reused a connection: each host pool counts its own (no call to the
+    /// owner per request); the pools dropped since leave theirs here.
+    var connectionsReused: Int { self.hosts.values.reduce(self.reusedByDroppedPools) { $0 + $1.counters.reused } }
+    @exclusivity(unchecked) private var reusedByDroppedPools = 0
     /// TLS handshakes that resumed an earlier session.
     @exclusivity(unchecked) var tlsResumed = 0
     /// Per host: the counters of host pools dropped since (a pool goes when empty), so that
@@ -139,6 +142,7 @@ final class ConnectionPool {
                 self.hostCounters.removeAll(keepingCapacity: true)
             }
             self.hostCounters[pool.key, default: HostPoolStatistics()] = self.hostCounters[pool.key, default: HostPoolStatistics()].adding(pool.counters)
+            self.reusedByDroppedPools += pool.counters.reused
             pool.detach()
         }
     }

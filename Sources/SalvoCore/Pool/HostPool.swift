@@ -48,6 +48,7 @@ final class HostPool: TimerTarget {
         self.key = key
         self.tls = tls
         self.owner = owner
+        self.pipeliningDepth = owner.configuration.pipeliningDepth
         self.budget = budget
         self.shard = owner.index
         self.coordinator = owner.coordinator
@@ -57,6 +58,11 @@ final class HostPool: TimerTarget {
     }
 
     var isEmpty: Bool { self.machine.isEmpty && self.connections.isEmpty && self.waiters.isEmpty }
+
+    /// Has the owner drop this pool if it is empty (asked only then: see ``pipeliningDepth``).
+    private func dropIfEmpty() {
+        if self.isEmpty { self.owner.dropIfEmpty(self) }
+    }
 
     /// The owner dropped this pool (it is empty) or shut it down: its budget goes back.
     func detach() {
@@ -124,7 +130,9 @@ final class HostPool: TimerTarget {
         }
     }
 
-    private var pipeliningDepth: Int { self.owner.configuration.pipeliningDepth }
+    /// Requests one connection may carry at once (the owner's setting, read once: the owner
+    /// is `unowned`, and each use of it is a check that it is alive).
+    private let pipeliningDepth: Int
 
     /// Hands waiting `task` to the leased connection with the shortest line that takes it.
     private func pipelineWaiter(_ task: RequestTask) {
@@ -153,7 +161,6 @@ final class HostPool: TimerTarget {
     private func hand(_ task: RequestTask, toLineOf connection: HTTP1Connection) {
         guard self.machine.removeWaiter(task.waiterID) else { return }
         self.waiters[task.waiterID] = nil
-        self.owner.connectionsReused += 1
         self.counters.reused += 1
         self.counters.pipelined += 1
         connection.pipelined(task)
@@ -184,7 +191,7 @@ final class HostPool: TimerTarget {
             task.fail(error)
         }
         self.publish()
-        self.owner.dropIfEmpty(self)
+        self.dropIfEmpty()
     }
 
     // MARK: Between shards
@@ -194,7 +201,7 @@ final class HostPool: TimerTarget {
     func sendWaiter(to shard: Int) {
         guard !self.detached, self.machine.idle.isEmpty else { return }
         self.moveOldestWaiter(to: shard, urgent: true)
-        self.owner.dropIfEmpty(self)
+        self.dropIfEmpty()
     }
 
     /// Sends the oldest waiter to `shard`: `urgent` to be served first there (an idle
@@ -251,7 +258,7 @@ final class HostPool: TimerTarget {
         }
         self.updateTimer(earliest)
         self.publish()
-        self.owner.dropIfEmpty(self)
+        self.dropIfEmpty()
     }
 
     // MARK: Actions
@@ -270,7 +277,6 @@ final class HostPool: TimerTarget {
             connection.run(task)
             // Counted once the request runs there (a connection found closed sends it on).
             if reuse, case .running(let runningOn) = task.phase, runningOn === connection {
-                self.owner.connectionsReused += 1
                 self.counters.reused += 1
                 // More wait behind it: they may line up on this connection now.
                 if self.pipeliningDepth > 1, !self.machine.waiters.isEmpty { self.pipelineHasRoom(connection) }
@@ -286,7 +292,7 @@ final class HostPool: TimerTarget {
             // Idle here while a request waits on another shard: have it come over.
             self.publish()
             if self.shared { self.coordinator.pullWaiter(self.key, budget: self.budget, to: self.shard) }
-            self.owner.dropIfEmpty(self)
+            self.dropIfEmpty()
         case .close(let connectionID):
             // Its place in the budget goes to a shard that waits for one.
             self.discard(connectionID, error: .cancelled(.internal, detail: "its place went to another loop"))
@@ -377,7 +383,7 @@ final class HostPool: TimerTarget {
         }
         self.announceIfRoomLeft()
         self.publish()
-        self.owner.dropIfEmpty(self)
+        self.dropIfEmpty()
     }
 
     func connectionReleased(_ connection: HTTP1Connection) {
@@ -415,7 +421,7 @@ final class HostPool: TimerTarget {
         }
         self.run(action)
         self.announceIfRoomLeft()
-        self.owner.dropIfEmpty(self)
+        self.dropIfEmpty()
     }
 
     private func runOrClose(_ action: PoolStateMachine.Action, _ connection: HTTP1Connection) {
