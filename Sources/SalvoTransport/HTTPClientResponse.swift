@@ -10,7 +10,16 @@ public struct HTTPClientResponse: Sendable {
     public var head: HTTPResponse {
         get { self.storedHead.response }
         set { self.storedHead = .built(newValue) }
+        _modify {
+            // In place: `response.head.headerFields[name] = value` edits one HTTPResponse,
+            // not a copy that is then stored back (which would copy every field each time).
+            var head = self.storedHead.response
+            self.storedHead = .built(Self.placeholder)
+            defer { self.storedHead = .built(head) }
+            yield &head
+        }
     }
+    private static let placeholder = HTTPResponse(status: .ok)
     private var storedHead: ResponseHeadStorage
     public var body: [UInt8]
     public var trailers: HTTPFields?

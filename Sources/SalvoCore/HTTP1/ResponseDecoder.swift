@@ -343,6 +343,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         s.pointee.on_chunk_header = { p in ResponseDecoder.with(p) { $0.chunkHeader() } }
     }
 
+    static let maxRecordableHeaderBytes = Int(UInt32.max) - 1
     private static let proceed: Int32 = 0
     private static let userError: Int32 = -1
 
@@ -359,7 +360,9 @@ public struct ResponseHeadLimits: Sendable, Hashable {
 
     private func countHeaderBytes(_ length: Int) -> Bool {
         self.headerBytes += length
-        if self.headerBytes > self.limits.maxHeaderBytes {
+        // Past 4 GiB a field's length would not fit its record (``FieldRecords``), whatever
+        // limit the caller set.
+        if self.headerBytes > self.limits.maxHeaderBytes || self.headerBytes > Self.maxRecordableHeaderBytes {
             self.failure = HTTPClientError(
                 .headerTooLarge, phase: self.inTrailers ? .readBody : .readHead,
                 detail: "more than \(self.limits.maxHeaderBytes) bytes of header fields")
@@ -417,8 +420,6 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         }
         let code = Int(self.parser.pointee.status_code)
         let status = HTTPResponse.Status(code: code, reasonPhrase: String(decoding: self.reason, as: UTF8.self))
-        let head = ParsedHead(status: status, fields: self.records.compacted())
-        self.records.removeAll()
         if code < 100 {
             // llhttp takes any number below 1000; a status code has three digits (RFC 9110 §15).
             self.failure = HTTPClientError(.notHTTPResponse, phase: .readHead, detail: "status code \(code) is not three digits")
@@ -438,12 +439,17 @@ public struct ResponseHeadLimits: Sendable, Hashable {
                 return Self.userError
             }
             if self.capturesHeads { self.takeRawHead() }
-            self.delegate?.decoderReceivedInformational(head.response)
+            // Rare, and built at once: no parsed head kept for it.
+            let head = HTTPResponse(status: status, headerFields: self.records.makeFields())
+            self.records.removeAll()
+            self.delegate?.decoderReceivedInformational(head)
             // The interim response's fields do not count against the final one's limits.
             self.headerBytes = 0
             self.headerCount = 0
             return Self.proceed
         }
+        let head = ParsedHead(status: status, fields: self.records.compacted())
+        self.records.removeAll()
         if self.sawTransferEncoding, let codings = head.fields.joinedValues(for: .transferEncoding), !Self.isChunkedOnly(codings) {
             // RFC 9112 §6.1: only chunked is understood here; decoding gzip or deflate
             // transfer codings is left to the caller no more than it is to curl.

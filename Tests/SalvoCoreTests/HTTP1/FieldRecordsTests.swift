@@ -57,14 +57,54 @@ import Testing
         #expect(records.firstValue(for: HTTPField.Name("x-^")!) == "caret")
     }
 
-    @Test func bytesPastASCIIAreKeptAsSent() {
+    @Test func bytesPastASCIIAreKeptAsSent() throws {
         var records = FieldRecords()
         Array("X-Latin".utf8).withUnsafeBytes { records.appendNamePiece($0) }
-        [0x63, 0x61, 0x66, 0xE9].withUnsafeBytes { records.appendValuePiece($0) }  // "caf\xE9", Latin-1
+        ([0x63, 0x61, 0x66, 0xE9] as [UInt8]).withUnsafeBytes { records.appendValuePiece($0) }  // "caf\xE9", Latin-1
         records.closeField()
-        let field = records.makeFields().first
-        #expect(field.map { Array($0.value.utf8) } != nil)
-        #expect(field?.name.rawName == "X-Latin")
+        let field = try #require(records.makeFields().first)
+        #expect(field.name.rawName == "X-Latin")
+        #expect(field.withUnsafeBytesOfValue { Array($0) } == [0x63, 0x61, 0x66, 0xE9])
+        // A scan shows the value as the built field does.
+        #expect(records.firstValue(for: field.name) == field.value)
+    }
+
+    @Test func trimmingSeesTheWholeValueHoweverItCame() {
+        var records = FieldRecords()
+        Array("X-A".utf8).withUnsafeBytes { records.appendNamePiece($0) }
+        for piece in ["a ", "b", " \t", " "] { Array(piece.utf8).withUnsafeBytes { records.appendValuePiece($0) } }
+        records.closeField()
+        #expect(records.firstValue(for: HTTPField.Name("x-a")!) == "a b")
+    }
+
+    @Test func oddFieldsAndEmptyRecords() {
+        var records = FieldRecords()
+        #expect(records.isEmpty)
+        #expect(records.firstValue(for: .contentType) == nil)
+        #expect(records.joinedValues(for: .contentType) == nil)
+        #expect(!records.contains(.contentType))
+        #expect(records.makeFields().isEmpty)
+        // A field closed with nothing written: an empty name, which is no token.
+        let closed = records.closeField(watching: .contentType)
+        #expect(!closed.isToken && !closed.isWatched)
+        records.removeAll()
+        records.append(name: "X-Empty", value: "")
+        Array("Content-TYPE".utf8).withUnsafeBytes { records.appendNamePiece($0) }
+        let watched = records.closeField(watching: .contentType)
+        #expect(watched.isToken && watched.isWatched)
+        #expect(records.count == 2)
+        #expect(records.firstValue(for: HTTPField.Name("x-empty")!) == "")
+        #expect(records.makeFields().map(\.value) == ["", ""])
+    }
+
+    @Test func aHeadReadFromManyThreadsIsBuiltOnce() async {
+        let head = ParsedHead(status: .ok, fields: self.records((0..<40).map { ("X-Field-\($0)", "value \($0)") }))
+        let responses = await withTaskGroup(of: HTTPResponse.self) { group in
+            for _ in 0..<16 { group.addTask { head.response } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(responses.count == 16)
+        #expect(responses.allSatisfy { $0 == responses[0] && $0.headerFields.count == 40 })
     }
 
     @Test func compactedKeepsTheFieldsInABufferOfTheirOwn() {
@@ -90,5 +130,8 @@ import Testing
         #expect(head.response.headerFields[.contentType] == "text/plain")
         response.head.status = .notFound
         #expect(response.status == .notFound)
+        // Edited in place again and again, each change kept.
+        for index in 0..<3 { response.head.headerFields[HTTPField.Name("X-\(index)")!] = "\(index)" }
+        #expect(response.headerFields.count == 4)
     }
 }
