@@ -36,7 +36,8 @@ public struct ResponseHeadLimits: Sendable, Hashable {
 /// pointer without retaining it. Header names and values are written into one buffer of
 /// records (``FieldRecords``; a field can arrive split over many reads), and a final head
 /// is handed on with its fields still as bytes (``ParsedHead``): `HTTPFields` are built
-/// only if someone reads them. Body bytes are handed on in place. Interim 1xx responses are reported and skipped.
+/// only if someone reads them. Body bytes are handed on in place. Interim 1xx responses
+/// are reported and skipped.
 /// After the final response's end the parser pauses, so ``feed(_:)`` tells the caller how
 /// many bytes belonged to this response: anything after it is either the next pipelined
 /// response or garbage, which only the connection can tell apart.
@@ -398,10 +399,10 @@ public struct ResponseHeadLimits: Sendable, Hashable {
                 detail: "more than \(self.limits.maxHeaderCount) header fields")
             return Self.userError
         }
-        // The name keeps its case as sent. The value's trailing whitespace goes (RFC 9110
-        // §5.5); llhttp strips the leading.
-        // llhttp lets a response's names hold spaces ("Bad Name", "X-A "): refused, as a
-        // name is a token (RFC 9110 §5.1).
+        // Closing the record drops the value's trailing whitespace (RFC 9110 §5.5; llhttp
+        // strips the leading) and checks the name, kept in its case as sent: llhttp lets a
+        // response's names hold spaces ("Bad Name", "X-A "), refused here, as a name is a
+        // token (RFC 9110 §5.1).
         let closed = self.records.closeField(watching: self.inTrailers || self.sawTransferEncoding ? nil : .transferEncoding)
         guard closed.isToken else {
             self.failure = HTTPClientError(.invalidResponse, phase: .readHead, detail: "invalid header field name")
