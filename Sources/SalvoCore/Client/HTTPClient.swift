@@ -165,7 +165,6 @@ public final class HTTPClient: Sendable {
         var body: [UInt8]
         var stream: RequestTask.StreamSource?
         var expectsContinue: Bool
-        var method: HTTPRequest.Method
         var deadline: Deadline
         /// When the caller made the request.
         var startedAt: Deadline
@@ -276,7 +275,6 @@ public final class HTTPClient: Sendable {
         let redirects = options.redirects ?? self.configuration.redirects
         let expectsContinue = added.expectContinue || (hasBody && ownExpect.map { $0.lowercased().contains("100-continue") } ?? false)
         return Prepared(key: key, tls: tls, head: head, body: bytes, stream: stream, expectsContinue: expectsContinue,
-                        method: request.method,
                         deadline: deadline, startedAt: now, headDeadline: headDeadline, readTimeout: options.readTimeout ?? self.configuration.readTimeout,
                         closeAfter: closeAfter,
                         request: request, requestBody: requestBody, options: options,
@@ -326,34 +324,19 @@ public final class HTTPClient: Sendable {
     }
 
     /// Starts `prepared` with `handler`, on `loop`, which is the current thread's.
-    func startHere(_ prepared: Prepared, on loop: EventLoop, cancellation: CancellationState, handler: any ResponseHandler) {
-        let followUp = prepared.redirects.map {
-            RequestTask.FollowUp(client: self, cancellation: cancellation, request: prepared.request,
-                                 body: prepared.requestBody, options: prepared.options, state: RedirectState(policy: $0))
-        }
-        self.launch(prepared, handler: handler, followUp: followUp, on: loop, cancellation: cancellation)
+    func startHere(_ prepared: consuming Prepared, on loop: EventLoop, cancellation: CancellationState, handler: any ResponseHandler) {
+        self.launch(prepared, handler: handler, on: loop, cancellation: cancellation)
     }
 
     /// Makes the request's task and hands it to the loop's pool (on `loop`).
-    private func launch(_ prepared: Prepared, handler: any ResponseHandler, followUp: consuming RequestTask.FollowUp?,
+    private func launch(_ prepared: consuming Prepared, handler: any ResponseHandler, redirectChain: RequestTask.RedirectChain? = nil,
                         on loop: EventLoop, cancellation: CancellationState, fresh: Bool = false) {
         prepared.arrival?.arrived()
-        let task = RequestTask(key: prepared.key, tls: prepared.tls, head: prepared.head, body: prepared.body,
-                               method: prepared.method, deadline: prepared.deadline,
-                               readTimeout: prepared.readTimeout, handler: handler)
-        task.closeAfter = prepared.closeAfter
-        task.headDeadline = prepared.headDeadline
-        task.startedAt = prepared.startedAt
-        task.stream = prepared.stream
-        task.expectsContinue = prepared.expectsContinue
-        task.continueTimeout = self.configuration.expectContinueTimeout
-        task.followUp = consume followUp
-        task.decoding = prepared.decoding
-        task.headObserver = prepared.options.headObserver
-        task.writeTimeout = prepared.options.writeTimeout ?? self.configuration.writeTimeout
-        task.requestBody = prepared.requestBody
+        let placed = prepared.arrival != nil
+        let task = RequestTask(prepared, client: self, handler: handler)
+        task.redirectChain = redirectChain
         if cancellation.markStarted(task) {
-            if prepared.arrival != nil { self.coordinator.placementAbandoned(prepared.key) }
+            if placed { self.coordinator.placementAbandoned(task.key) }
             task.fail(.cancelled(.caller, phase: .request))
             return
         }
@@ -362,19 +345,25 @@ public final class HTTPClient: Sendable {
 
     /// Sends the next request of a redirect chain, on the loop of the one that led to it
     /// (every loop of the client can reach every host), under the first request's deadline.
-    func follow(_ request: HTTPRequest, keepBody: Bool, after previous: RequestTask, followUp: RequestTask.FollowUp) {
-        var followUp = followUp
-        followUp.request = request
+    func follow(_ request: HTTPRequest, keepBody: Bool, after previous: RequestTask) {
+        var body = previous.requestBody
         if !keepBody {
             // The next request goes without it: the body is done with.
-            followUp.body?.requestEnded()
-            followUp.body = nil
+            body?.requestEnded()
+            body = nil
+        }
+        guard let cancellation = previous.cancellation else {
+            // Every started request has its handle (``launch``): unreachable, but failed
+            // rather than trapped.
+            body?.requestEnded()
+            previous.handler.didFail(.cancelled(.internal, phase: .request, detail: "redirect without a request handle"))
+            return
         }
         var prepared: Prepared
         do {
-            prepared = try self.prepare(request, body: followUp.body, options: followUp.options, addingDefaults: false)
+            prepared = try self.prepare(request, body: body, options: previous.options, addingDefaults: false)
         } catch {
-            followUp.body?.requestEnded()
+            body?.requestEnded()
             previous.handler.didFail(error)
             return
         }
@@ -385,8 +374,8 @@ public final class HTTPClient: Sendable {
         // connection: the one the redirect came on may be closing unannounced, its FIN not
         // here yet, and a request that met it could not be sent again.
         let fresh = !RequestTask.isIdempotent(request.method)
-        self.launch(prepared, handler: previous.handler, followUp: followUp,
-                    on: followUp.cancellation.loop, cancellation: followUp.cancellation, fresh: fresh)
+        self.launch(prepared, handler: previous.handler, redirectChain: previous.redirectChain,
+                    on: cancellation.loop, cancellation: cancellation, fresh: fresh)
     }
 
     // MARK: Shutting down

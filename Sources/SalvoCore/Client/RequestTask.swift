@@ -53,8 +53,17 @@ final class RequestTask {
     @exclusivity(unchecked) var expectsContinue = false
     /// How long the body waits for 100 Continue before it goes anyway.
     @exclusivity(unchecked) var continueTimeout: Duration = .seconds(1)
-    /// What it takes to follow a redirect; nil when redirects are off.
-    @exclusivity(unchecked) var followUp: FollowUp?
+    /// The client that sent the request: it sends a redirect's next request.
+    let client: HTTPClient
+    /// The request as sent (the one a Location is resolved against) and its options: what a
+    /// redirect's next request is made from. Moved here from the prepared request, not copied.
+    let request: HTTPRequest
+    let options: HTTPClient.RequestOptions
+    /// How redirects are followed; nil when they are not.
+    let redirectPolicy: RedirectPolicy?
+    /// The redirects of the chain so far, made at the chain's first redirect response and
+    /// handed from each request to the next; nil until then (most responses are not redirects).
+    @exclusivity(unchecked) var redirectChain: RedirectChain?
     /// The caller's handle on the request, which follows it if it moves to another loop.
     @exclusivity(unchecked) var cancellation: CancellationState?
     /// The body as the caller gave it, told when the request is over (`requestEnded()`).
@@ -117,34 +126,44 @@ final class RequestTask {
     /// Whether the request may be sent again on a fresh connection.
     var isReplayable: Bool { self.stream?.replayable ?? true }
 
-    /// Everything needed to send the next request of a redirect chain.
-    struct FollowUp {
-        let client: HTTPClient
-        let cancellation: CancellationState
-        /// The request as sent (the one a Location is resolved against).
-        var request: HTTPRequest
-        var body: HTTPBody?
-        var options: HTTPClient.RequestOptions
+    /// The redirects one request has been through, shared by the requests of its chain.
+    final class RedirectChain {
         var state: RedirectState
         /// The redirects followed so far: each request and the 3xx that answered it.
         var hops: [RedirectHop] = []
         /// Bytes the earlier requests of the chain sent and received.
         var carriedBytes = (sent: 0, received: 0)
+
+        init(policy: RedirectPolicy) {
+            self.state = RedirectState(policy: policy)
+        }
     }
 
-    init(
-        key: ConnectionKey, tls: TLSContext?, head: [UInt8], body: [UInt8], method: HTTPRequest.Method,
-        deadline: Deadline, readTimeout: Duration?, handler: any ResponseHandler
-    ) {
-        self.key = key
-        self.tls = tls
-        self.head = head
-        self.body = body
-        self.isHead = method == .head
-        self.isIdempotent = Self.isIdempotent(method)
-        self.deadline = deadline
-        self.readTimeout = readTimeout
+    /// Takes over what `prepared` holds (moved, not copied).
+    init(_ prepared: consuming HTTPClient.Prepared, client: HTTPClient, handler: any ResponseHandler) {
+        self.key = prepared.key
+        self.tls = prepared.tls
+        self.head = prepared.head
+        self.body = prepared.body
+        self.isHead = prepared.request.method == .head
+        self.isIdempotent = Self.isIdempotent(prepared.request.method)
+        self.deadline = prepared.deadline
+        self.readTimeout = prepared.readTimeout
         self.handler = handler
+        self.client = client
+        self.closeAfter = prepared.closeAfter
+        self.headDeadline = prepared.headDeadline
+        self.startedAt = prepared.startedAt
+        self.stream = prepared.stream
+        self.expectsContinue = prepared.expectsContinue
+        self.continueTimeout = client.configuration.expectContinueTimeout
+        self.decoding = prepared.decoding
+        self.headObserver = prepared.options.headObserver
+        self.writeTimeout = prepared.options.writeTimeout ?? client.configuration.writeTimeout
+        self.requestBody = prepared.requestBody
+        self.redirectPolicy = prepared.redirects
+        self.request = prepared.request
+        self.options = prepared.options
     }
 
     /// Which deadline ended a wait that passed ``waitDeadline`` at `now`.
@@ -172,8 +191,8 @@ final class RequestTask {
         if self.abandonedRedirectBody {
             // The connection closed because a redirect's body was too long to skip: the
             // redirect (or its refusal) stands.
-            if let redirect = self.redirect, let followUp = self.followUp {
-                followUp.client.follow(redirect.request, keepBody: redirect.keepBody, after: self, followUp: followUp)
+            if let redirect = self.redirect {
+                self.client.follow(redirect.request, keepBody: redirect.keepBody, after: self)
                 return
             }
             if let refusal = self.redirectError {
@@ -193,37 +212,33 @@ final class RequestTask {
     }
 
     func receiveHead(_ head: ParsedHead) throws(HTTPClientError) {
-        // Most responses are not redirects: the follow-up (a dozen references) is only copied
-        // out for one that is.
-        if self.followUp != nil {
-            if RedirectState.isRedirect(head.status.code), var followUp = self.followUp {
-                do {
-                    switch try followUp.state.decide(
-                        request: followUp.request, status: head.status.code, location: head.fields.firstValue(for: .location),
-                        hasBody: followUp.body != nil, replayableBody: followUp.body?.isReplayable ?? true) {
-                    case .deliver:
-                        break
-                    case .deliverUnfollowed(let reason):
-                        self.handler.noteRedirects(chain: followUp.state.chain, unfollowed: reason)
-                    case .follow(let next, let keepBody):
-                        followUp.hops.append(RedirectHop(request: followUp.request, response: head.response))
-                        followUp.carriedBytes.sent += self.bytesSent
-                        followUp.carriedBytes.received += self.bytesReceived
-                        self.followUp = followUp
-                        self.redirect = (next, keepBody)
-                        self.isSkippingToRedirect = true
-                        return
-                    }
-                } catch {
-                    self.redirectError = error
+        if let policy = self.redirectPolicy, RedirectState.isRedirect(head.status.code) {
+            let chain = self.redirectChain ?? RedirectChain(policy: policy)
+            self.redirectChain = chain
+            do {
+                switch try chain.state.decide(
+                    request: self.request, status: head.status.code, location: head.fields.firstValue(for: .location),
+                    hasBody: self.requestBody != nil, replayableBody: self.requestBody?.isReplayable ?? true) {
+                case .deliver:
+                    break
+                case .deliverUnfollowed(let reason):
+                    self.handler.noteRedirects(chain: chain.state.chain, unfollowed: reason)
+                case .follow(let next, let keepBody):
+                    chain.hops.append(RedirectHop(request: self.request, response: head.response))
+                    chain.carriedBytes.sent += self.bytesSent
+                    chain.carriedBytes.received += self.bytesReceived
+                    self.redirect = (next, keepBody)
                     self.isSkippingToRedirect = true
                     return
                 }
-                self.followUp = followUp
+            } catch {
+                self.redirectError = error
+                self.isSkippingToRedirect = true
+                return
             }
-            if let chain = self.followUp?.state.chain, chain.count > 1 {
-                self.handler.noteRedirects(chain: chain, unfollowed: nil)
-            }
+        }
+        if let chain = self.redirectChain, chain.state.chain.count > 1 {
+            self.handler.noteRedirects(chain: chain.state.chain, unfollowed: nil)
         }
         if let limits = self.decoding, let coding = head.fields.joinedValues(for: .contentEncoding), !self.isHead,
            head.status.code != 204, head.status.code != 304 {
@@ -232,8 +247,8 @@ final class RequestTask {
         }
         self.headReceived = true
         self.handler.noteDetails(ResponseDetails(
-            version: self.version, decodedContentEncoding: self.decodedCoding, redirects: self.followUp?.hops ?? [],
-            effectiveRequest: (self.followUp?.hops.isEmpty ?? true) ? nil : self.followUp?.request,
+            version: self.version, decodedContentEncoding: self.decodedCoding, redirects: self.redirectChain?.hops ?? [],
+            effectiveRequest: (self.redirectChain?.hops.isEmpty ?? true) ? nil : self.request,
             metrics: self.metrics(endedAt: nil)))
         try self.handler.didReceiveHead(head)
     }
@@ -244,7 +259,7 @@ final class RequestTask {
             guard let to, from.nanoseconds != 0, to.nanoseconds != 0, to >= from else { return nil }
             return .nanoseconds(Int64(to.nanoseconds - from.nanoseconds))
         }
-        let carried = self.followUp?.carriedBytes ?? (sent: 0, received: 0)
+        let carried = self.redirectChain?.carriedBytes ?? (sent: 0, received: 0)
         return TransportMetrics(
             queueWait: span(self.startedAt, self.runAt), dnsLookup: self.connectionSetup?.dnsLookup,
             connect: self.connectionSetup?.connect, tlsHandshake: self.connectionSetup?.tlsHandshake,
@@ -252,7 +267,7 @@ final class RequestTask {
             timeToFirstByte: span(self.startedAt, self.firstByteAt), timeToHead: span(self.startedAt, self.headAt),
             total: span(self.startedAt, end), requestBytesSent: carried.sent + self.bytesSent,
             responseBytesReceived: carried.received + self.bytesReceived, bodyBytesDelivered: self.bodyBytesDelivered,
-            redirects: self.followUp?.hops.count ?? 0)
+            redirects: self.redirectChain?.hops.count ?? 0)
     }
 
     private func deliverDecoded(_ piece: UnsafeRawBufferPointer) throws(HTTPClientError) -> Bool {
@@ -300,8 +315,8 @@ final class RequestTask {
             return
         }
         self.phase = .finished
-        if let redirect = self.redirect, let followUp = self.followUp {
-            followUp.client.follow(redirect.request, keepBody: redirect.keepBody, after: self, followUp: followUp)
+        if let redirect = self.redirect {
+            self.client.follow(redirect.request, keepBody: redirect.keepBody, after: self)
             return
         }
         // A success: a body still being written was answered before it was all sent.
