@@ -248,7 +248,7 @@ public final class HTTPClient: Sendable {
         let decompression = options.decompression ?? self.configuration.decompression
         var decoding: ContentDecoder.Limits? = nil
         if decompression.isEnabled, request.method != .head, !request.headerFields.containsField(.acceptEncoding) {
-            added.acceptEncoding = "gzip, deflate"
+            added.acceptEncoding = true
             decoding = decompression.limits
         }
         added.omitsHost = options.omitsHost
@@ -261,9 +261,7 @@ public final class HTTPClient: Sendable {
         let hasBody = stream.map { $0.length != 0 } ?? !bytes.isEmpty
         let ownExpect = request.headerFields.joinedValues(for: .expect)
         added.expectContinue = options.expectContinue && hasBody && ownExpect == nil
-        var head: [UInt8] = []
-        head.reserveCapacity(256)
-        try RequestEncoder.encodeHead(request, body: requestBody?.announcedLength ?? .none, adding: added, into: &head)
+        let head = try EncodedHeadCache.current.head(for: request, body: requestBody?.announcedLength ?? .none, adding: added)
         let limit = TransportOptions(timeout: options.timeout ?? self.configuration.requestTimeout, deadline: options.deadline)
             .effectiveTimeout
         let now = Deadline.now()

@@ -23,9 +23,10 @@ public enum RequestBodyLength: Sendable, Hashable {
 public enum RequestEncoder {
     /// Fields a client adds to requests that lack them, written after the request's own
     /// without copying its `HTTPFields`. Values are checked when the client is configured.
-    struct AddedFields {
+    struct AddedFields: Equatable {
         var userAgent: String?
-        var acceptEncoding: StaticString?
+        /// `Accept-Encoding: gzip, deflate`: the codings the client decodes for the caller.
+        var acceptEncoding = false
         var contentType: String?
         var contentEncoding: String?
         /// `Expect: 100-continue`, after the framing (``HTTPClient/RequestOptions/expectContinue``).
@@ -127,7 +128,7 @@ public enum RequestEncoder {
             try appendChecked(field, into: &buffer)
         }
         if let userAgent = added.userAgent { appendField(name: "User-Agent", value: userAgent, into: &buffer) }
-        if let value = added.acceptEncoding { appendField(name: "Accept-Encoding", value: value, into: &buffer) }
+        if added.acceptEncoding { appendField(name: "Accept-Encoding", value: "gzip, deflate", into: &buffer) }
         // The framing, then what the body says of itself, then the Expect the client adds:
         // curl's order, so that a request made like curl's is the same bytes.
         switch body {

@@ -1,0 +1,127 @@
+import HTTPTypes
+import Testing
+@testable import SalvoCore
+import SalvoTransport
+
+@Suite struct EncodedHeadCacheTests {
+    func fresh(_ request: HTTPRequest, _ body: RequestBodyLength = .none,
+               _ added: RequestEncoder.AddedFields = .none) throws -> [UInt8] {
+        var buffer: [UInt8] = []
+        try RequestEncoder.encodeHead(request, body: body, adding: added, into: &buffer)
+        return buffer
+    }
+
+    /// Whether two arrays share one buffer (a head handed out again, not encoded again).
+    func shared(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress } }
+    }
+
+    func request(_ path: String = "/items", fields: [(String, String)] = [("Accept", "application/json")]) -> HTTPRequest {
+        var request = HTTPRequest(method: .get, scheme: "http", authority: "api.test", path: path)
+        for (name, value) in fields { request.headerFields.append(HTTPField(name: HTTPField.Name(name)!, value: value)) }
+        return request
+    }
+
+    @Test func theSameRequestGetsTheSameBytesWithoutEncodingAgain() throws {
+        let cache = EncodedHeadCache()
+        let request = self.request()
+        let first = try cache.head(for: request, body: .none, adding: .none)
+        let second = try cache.head(for: request, body: .none, adding: .none)
+        #expect(first == (try self.fresh(request)))
+        #expect(self.shared(first, second))
+        // Built again from scratch (no storage shared): still the same request.
+        let rebuilt = try cache.head(for: self.request(), body: .none, adding: .none)
+        #expect(self.shared(first, rebuilt))
+    }
+
+    @Test func fieldsInAnotherOrderAreAnotherHead() throws {
+        // HTTPRequest's == lets fields of different names come in any order; the bytes must not.
+        let cache = EncodedHeadCache()
+        let ab = self.request(fields: [("A", "1"), ("B", "2")])
+        let ba = self.request(fields: [("B", "2"), ("A", "1")])
+        #expect(ab == ba)
+        #expect(try cache.head(for: ab, body: .none, adding: .none) == (try self.fresh(ab)))
+        #expect(try cache.head(for: ba, body: .none, adding: .none) == (try self.fresh(ba)))
+        #expect(try self.fresh(ab) != (try self.fresh(ba)))
+    }
+
+    @Test func aNameSpelledInAnotherCaseIsAnotherHead() throws {
+        let cache = EncodedHeadCache()
+        let upper = self.request(fields: [("X-Trace", "1")])
+        let lower = self.request(fields: [("x-trace", "1")])
+        #expect(String(decoding: try cache.head(for: upper, body: .none, adding: .none), as: UTF8.self).contains("X-Trace: 1"))
+        #expect(String(decoding: try cache.head(for: lower, body: .none, adding: .none), as: UTF8.self).contains("x-trace: 1"))
+    }
+
+    @Test func valuesAreComparedAsBytes() throws {
+        // Two values that are not UTF-8 read as the same repaired String ("\u{FFFD}").
+        let cache = EncodedHeadCache()
+        func withValue(_ byte: UInt8) -> HTTPRequest {
+            var request = self.request(fields: [])
+            request.headerFields.append(HTTPField(name: HTTPField.Name("X-Raw")!, lenientValue: [0x61, byte] as [UInt8]))
+            return request
+        }
+        let ff = withValue(0xFF), fe = withValue(0xFE)
+        #expect(ff.headerFields[0].value == fe.headerFields[0].value)
+        #expect(try cache.head(for: ff, body: .none, adding: .none) == (try self.fresh(ff)))
+        #expect(try cache.head(for: fe, body: .none, adding: .none) == (try self.fresh(fe)))
+    }
+
+    @Test func addedFieldsAndFramingAreOfTheKey() throws {
+        let cache = EncodedHeadCache()
+        var post = self.request()
+        post.method = .post
+        var agent = RequestEncoder.AddedFields()
+        agent.userAgent = "probe/1"
+        var compressed = agent
+        compressed.acceptEncoding = true
+        for (body, added) in [(RequestBodyLength.none, RequestEncoder.AddedFields.none), (.known(3), .none), (.unknown, .none),
+                              (.known(3), agent), (.known(3), compressed), (.known(4), compressed)] {
+            #expect(try cache.head(for: post, body: body, adding: added) == (try self.fresh(post, body, added)), "\(body)")
+        }
+    }
+
+    @Test func theOldestHeadMakesRoomAndEveryHeadStaysRight() throws {
+        let cache = EncodedHeadCache()
+        let requests = (0...EncodedHeadCache.capacity).map { self.request("/item/\($0)") }
+        let first = try cache.head(for: requests[0], body: .none, adding: .none)
+        for request in requests.dropFirst() {
+            #expect(try cache.head(for: request, body: .none, adding: .none) == (try self.fresh(request)))
+        }
+        // The first was replaced by the last: encoded again, the same bytes.
+        let again = try cache.head(for: requests[0], body: .none, adding: .none)
+        #expect(again == first)
+        #expect(!self.shared(again, first))
+        let last = try cache.head(for: requests[EncodedHeadCache.capacity], body: .none, adding: .none)
+        #expect(self.shared(last, try cache.head(for: requests[EncodedHeadCache.capacity], body: .none, adding: .none)))
+    }
+
+    @Test func aRefusedHeadIsRefusedEveryTime() throws {
+        let cache = EncodedHeadCache()
+        var request = self.request()
+        request.path = "/a b"
+        for _ in 0..<2 {
+            #expect(throws: HTTPClientError.self) { try cache.head(for: request, body: .none, adding: .none) }
+        }
+    }
+
+    @Test func aHugeHeadIsNotKept() throws {
+        let cache = EncodedHeadCache()
+        let request = self.request(fields: [("Cookie", String(repeating: "c", count: EncodedHeadCache.maxCachedHeadSize))])
+        let first = try cache.head(for: request, body: .none, adding: .none)
+        let second = try cache.head(for: request, body: .none, adding: .none)
+        #expect(first == second)
+        #expect(!self.shared(first, second))
+    }
+
+    @Test func eachThreadHasItsOwn() async throws {
+        let here = ObjectIdentifier(EncodedHeadCache.current)
+        #expect(ObjectIdentifier(EncodedHeadCache.current) == here)
+        let group = try EventLoopGroup(numberOfThreads: 1)
+        defer { group.shutdown() }
+        let there = await withCheckedContinuation { continuation in
+            group.next().execute { continuation.resume(returning: ObjectIdentifier(EncodedHeadCache.current)) }
+        }
+        #expect(there != here)
+    }
+}
