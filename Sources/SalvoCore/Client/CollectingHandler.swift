@@ -10,9 +10,9 @@ final class CollectingHandler: ResponseHandler {
     @exclusivity(unchecked) private var body: [UInt8] = []
     private let maxBodySize: Int
     @exclusivity(unchecked) private var redirects: (chain: [String], unfollowed: String?)?
+    /// Told once, at the end (nothing is handed out before).
     @exclusivity(unchecked) private var details: ResponseDetails?
     @exclusivity(unchecked) private var interim: [HTTPResponse] = []
-    @exclusivity(unchecked) private var metrics: TransportMetrics?
     private let delivery: Delivery
     /// Told the request is over, before the result goes out.
     private let cancellation: CancellationState?
@@ -50,12 +50,10 @@ final class CollectingHandler: ResponseHandler {
         self.interim.append(head)
     }
 
-    func noteDetails(_ details: ResponseDetails) {
-        self.details = details
-    }
+    var wantsDetailsAtHead: Bool { false }
 
-    func noteFinalMetrics(_ metrics: TransportMetrics) {
-        self.metrics = metrics
+    func noteFinalDetails(_ details: ResponseDetails) {
+        self.details = details
     }
 
     func didReceiveHead(_ head: ParsedHead) throws(HTTPClientError) {
@@ -88,7 +86,7 @@ final class CollectingHandler: ResponseHandler {
             response.decodedContentEncoding = details.decodedContentEncoding
             response.redirects = details.redirects
             response.effectiveRequest = details.effectiveRequest
-            response.metrics = self.metrics ?? details.metrics
+            response.metrics = details.metrics
         }
         response.interimResponses = self.interim
         self.completion(.success(response))

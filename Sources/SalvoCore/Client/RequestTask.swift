@@ -246,11 +246,18 @@ final class RequestTask {
             self.decodedCoding = coding
         }
         self.headReceived = true
-        self.handler.noteDetails(ResponseDetails(
+        if self.handler.wantsDetailsAtHead {
+            self.handler.noteDetails(self.details(endedAt: nil))
+        }
+        try self.handler.didReceiveHead(head)
+    }
+
+    /// What the handler is told besides the head; `endedAt` once the body has ended.
+    func details(endedAt end: Deadline?) -> ResponseDetails {
+        ResponseDetails(
             version: self.version, decodedContentEncoding: self.decodedCoding, redirects: self.redirectChain?.hops ?? [],
             effectiveRequest: (self.redirectChain?.hops.isEmpty ?? true) ? nil : self.request,
-            metrics: self.metrics(endedAt: nil)))
-        try self.handler.didReceiveHead(head)
+            metrics: self.metrics(endedAt: end))
     }
 
     /// The metrics so far; `endedAt` once the body has ended.
@@ -339,7 +346,7 @@ final class RequestTask {
                 return
             }
         }
-        self.handler.noteFinalMetrics(self.metrics(endedAt: .now()))
+        self.handler.noteFinalDetails(self.details(endedAt: .now()))
         self.handler.didFinish(trailers: trailers)
     }
 

@@ -18,17 +18,21 @@ protocol ResponseHandler: AnyObject {
     /// Before the final head: the URLs followed to it (the first one included), and why a
     /// last redirect was not followed, if it was not.
     func noteRedirects(chain: [String], unfollowed: String?)
-    /// Right before the final head: what else is known of the response by then.
+    /// Whether ``noteDetails(_:)`` is wanted: true for a handler that hands the response out
+    /// at its head (a stream); one that collects the response learns it all at the end.
+    var wantsDetailsAtHead: Bool { get }
+    /// Right before the final head, when ``wantsDetailsAtHead``: what else is known of the
+    /// response by then.
     func noteDetails(_ details: ResponseDetails)
-    /// Right before `didFinish`: the metrics of the whole exchange.
-    func noteFinalMetrics(_ metrics: TransportMetrics)
+    /// Right before `didFinish`: the same details, with the metrics of the whole exchange.
+    func noteFinalDetails(_ details: ResponseDetails)
 }
 
 extension ResponseHandler {
     func didReceiveInformational(_ head: HTTPResponse) {}
     func noteRedirects(chain: [String], unfollowed: String?) {}
     func noteDetails(_ details: ResponseDetails) {}
-    func noteFinalMetrics(_ metrics: TransportMetrics) {}
+    func noteFinalDetails(_ details: ResponseDetails) {}
 }
 
 /// What the engine knows of a response besides its head, handed over with it.

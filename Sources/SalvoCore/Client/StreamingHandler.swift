@@ -30,12 +30,14 @@ final class StreamingHandler: ResponseHandler {
         self.interim.append(head)
     }
 
+    var wantsDetailsAtHead: Bool { true }
+
     func noteDetails(_ details: ResponseDetails) {
         self.details = details
     }
 
-    func noteFinalMetrics(_ metrics: TransportMetrics) {
-        self.stream?.metrics = metrics
+    func noteFinalDetails(_ details: ResponseDetails) {
+        self.stream?.metrics = details.metrics
     }
 
     func didReceiveHead(_ head: ParsedHead) throws(HTTPClientError) {
