@@ -65,17 +65,17 @@ public struct ClientLoad: Sendable {
             total = await withTaskGroup(of: LoadStatistics.self) { tasks in
                 for index in 0..<callers {
                     let work: @Sendable () async -> LoadStatistics = {
-                        var statistics = LoadStatistics()
+                        var tally = CallerTally()
                         while plan.take() {
                             let began = ContinuousClock.now
                             do throws(HTTPClientError) {
                                 let response = try await client.execute(request, body: body, options: options)
-                                statistics.record(response, latency: ContinuousClock.now - began)
+                                tally.record(response, latency: ContinuousClock.now - began)
                             } catch {
-                                statistics.record(error)
+                                tally.statistics.record(error)
                             }
                         }
-                        return statistics
+                        return tally.finished()
                     }
                     if onLoop {
                         tasks.addTask(executorPreference: group.loops[index % group.loops.count], operation: work)
@@ -146,7 +146,7 @@ final class CallbackChain: @unchecked Sendable {
     private let options: HTTPClient.RequestOptions
     private let plan: Plan
     private let done: @Sendable (LoadStatistics) -> Void
-    private var statistics = LoadStatistics()
+    private var tally = CallerTally()
     private var began = ContinuousClock.now
 
     init(client: HTTPClient, request: HTTPRequest, body: HTTPBody?, options: HTTPClient.RequestOptions, plan: Plan,
@@ -161,32 +161,56 @@ final class CallbackChain: @unchecked Sendable {
 
     func next() {
         guard self.plan.take() else {
-            self.done(self.statistics)
+            self.done(self.tally.finished())
             return
         }
         self.began = ContinuousClock.now
         self.client.execute(self.request, body: self.body, options: self.options) { result in
             switch result {
             case .success(let response):
-                self.statistics.record(response, latency: ContinuousClock.now - self.began)
+                self.tally.record(response, latency: ContinuousClock.now - self.began)
             case .failure(let error):
-                self.statistics.record(error)
+                self.tally.statistics.record(error)
             }
             self.next()
         }
     }
 }
 
-extension LoadStatistics {
+/// One caller's statistics. Status codes are counted by runs: consecutive responses nearly
+/// always share one, so most are counted without hashing into the statistics' dictionary.
+struct CallerTally {
+    var statistics = LoadStatistics()
+    private var runCode = 0
+    private var runLength = 0
+
     mutating func record(_ response: HTTPClientResponse, latency: Duration) {
-        self.requests += 1
-        self.bytesRead += response.body.count
+        self.statistics.requests += 1
+        self.statistics.bytesRead += response.body.count
         let code = response.status.code
-        self.statusCounts[code, default: 0] += 1  // a handful of codes: the dictionary stays small
-        if code >= 400 { self.errors.status += 1 }
+        if code != self.runCode {
+            self.endRun()
+            self.runCode = code
+        }
+        self.runLength += 1
+        if code >= 400 { self.statistics.errors.status += 1 }
         let micros = latency.nanosecondsClamped / 1000
-        _ = self.latency.record(max(1, micros))
+        _ = self.statistics.latency.record(max(1, micros))
     }
+
+    private mutating func endRun() {
+        if self.runLength > 0 { self.statistics.statusCounts[self.runCode, default: 0] += self.runLength }
+        self.runLength = 0
+    }
+
+    /// The statistics, every status counted.
+    mutating func finished() -> LoadStatistics {
+        self.endRun()
+        return self.statistics
+    }
+}
+
+extension LoadStatistics {
 
     mutating func record(_ error: HTTPClientError) {
         switch error.code {

@@ -1,9 +1,23 @@
 import Foundation
+import HTTPTypes
 import Testing
 @testable import SalvoCore
 @testable import SalvoLoad
 
 @Suite struct LoadReportTests {
+    /// Status codes are counted by runs; every response is counted, whatever the order.
+    @Test func aCallersStatusCodesAreAllCounted() {
+        var tally = CallerTally()
+        for code in [200, 200, 404, 200, 503, 503, 200] {
+            tally.record(HTTPClientResponse(head: HTTPResponse(status: .init(code: code)), body: [1, 2]), latency: .microseconds(50))
+        }
+        let statistics = tally.finished()
+        #expect(statistics.statusCounts == [200: 4, 404: 1, 503: 2])
+        #expect(statistics.requests == 7 && statistics.bytesRead == 14 && statistics.errors.status == 3)
+        var empty = CallerTally()
+        #expect(empty.finished().statusCounts.isEmpty)
+    }
+
     @Test func durations() {
         #expect(LoadDuration.parse("10s") == .seconds(10))
         #expect(LoadDuration.parse("1m") == .seconds(60))
