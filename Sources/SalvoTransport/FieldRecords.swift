@@ -8,12 +8,47 @@ import HTTPTypes
 /// Content-Encoding, Location, Keep-Alive) by a scan. `HTTPFields` are built only when
 /// someone asks for them (``makeFields()``).
 ///
-/// Names are stored as sent (llhttp has checked that they are tokens); values without the
+/// Names are stored as sent (the decoder checks that they are tokens); values without the
 /// whitespace around them.
+///
+/// The fields the engine acts on are noted as their records close (``Tracked``), so that
+/// asking for one that did not come — Content-Encoding, Keep-Alive, Location in most
+/// responses — answers at once, without a scan.
 package struct FieldRecords: Sendable {
     package private(set) var bytes: [UInt8] = []
     /// How many fields the records hold.
     package private(set) var count = 0
+    /// Which of the tracked fields the records hold.
+    package private(set) var tracked: Tracked = []
+
+    /// The fields the engine reads from every response, known by their names' lengths first.
+    package struct Tracked: OptionSet, Sendable {
+        package let rawValue: UInt8
+        package init(rawValue: UInt8) { self.rawValue = rawValue }
+
+        package static let contentLength = Tracked(rawValue: 1 << 0)
+        package static let contentEncoding = Tracked(rawValue: 1 << 1)
+        package static let transferEncoding = Tracked(rawValue: 1 << 2)
+        package static let location = Tracked(rawValue: 1 << 3)
+        package static let keepAlive = Tracked(rawValue: 1 << 4)
+        package static let connection = Tracked(rawValue: 1 << 5)
+
+        /// The tracked field `name` (in any case) is, or none.
+        package init(name: UnsafeRawBufferPointer) {
+            func named(_ lowercased: StaticString, _ field: Tracked) -> Tracked {
+                FieldRecords.matches(name, lowercased: UnsafeRawBufferPointer(
+                    start: lowercased.utf8Start, count: lowercased.utf8CodeUnitCount)) ? field : []
+            }
+            switch name.count {
+            case 8: self = named("location", .location)
+            case 10: self = named("keep-alive", .keepAlive).union(named("connection", .connection))
+            case 14: self = named("content-length", .contentLength)
+            case 16: self = named("content-encoding", .contentEncoding)
+            case 17: self = named("transfer-encoding", .transferEncoding)
+            default: self = []
+            }
+        }
+    }
 
     /// Where the field being written began, while one is.
     private var openRecord: Int?
@@ -29,6 +64,7 @@ package struct FieldRecords: Sendable {
     package mutating func removeAll() {
         self.bytes.removeAll(keepingCapacity: true)
         self.count = 0
+        self.tracked = []
         self.openRecord = nil
         self.openNameLength = 0
     }
@@ -50,6 +86,7 @@ package struct FieldRecords: Sendable {
             }
         }
         copy.count = self.count
+        copy.tracked = self.tracked
         return copy
     }
 
@@ -73,22 +110,23 @@ package struct FieldRecords: Sendable {
         guard self.openRecord == nil else { return }
         self.openRecord = self.bytes.count
         self.openNameLength = 0
-        self.bytes.append(contentsOf: repeatElement(0, count: Self.recordHeaderSize))
+        // The two lengths, written when the field closes.
+        withUnsafeBytes(of: UInt64(0)) { self.bytes.append(contentsOf: $0) }
     }
 
-    /// What ``closeField(watching:)`` saw of a field's name.
+    /// What ``closeField()`` saw of a field's name.
     package struct ClosedName {
         /// The name is a token (RFC 9110 §5.1) — a parser may have let through one that is not.
         package var isToken: Bool
-        /// The name is the one watched for.
-        package var isWatched: Bool
+        /// Which tracked field it is, if one.
+        package var tracked: Tracked
     }
 
     /// Ends the current field: trailing whitespace is dropped from its value (RFC 9110 §5.5;
-    /// llhttp drops the leading). Says whether its name is a token and whether it is
-    /// `watched` (a parser checks both here, with no second pass over the name).
+    /// llhttp drops the leading). Says whether its name is a token and which tracked field it
+    /// is (a parser checks both here, with no second pass over the name).
     @discardableResult
-    package mutating func closeField(watching watched: HTTPField.Name? = nil) -> ClosedName {
+    package mutating func closeField() -> ClosedName {
         self.openFieldIfNeeded()
         let start = self.openRecord ?? 0
         let nameLength = self.openNameLength
@@ -102,10 +140,11 @@ package struct FieldRecords: Sendable {
             raw.storeBytes(of: UInt32(truncatingIfNeeded: nameLength).littleEndian, toByteOffset: start, as: UInt32.self)
             raw.storeBytes(of: UInt32(truncatingIfNeeded: end - valueStart).littleEndian, toByteOffset: start + 4, as: UInt32.self)
             let name = UnsafeRawBufferPointer(rebasing: raw[nameStart..<valueStart])
-            let closed = ClosedName(isToken: HTTPToken.isToken(name), isWatched: watched.map { Self.matches(name, $0) } ?? false)
+            let closed = ClosedName(isToken: HTTPToken.isToken(name), tracked: Tracked(name: name))
             return (closed, raw.count - end)
         }
         if trimmed > 0 { self.bytes.removeLast(trimmed) }
+        self.tracked.formUnion(closed.tracked)
         return closed
     }
 
@@ -137,27 +176,38 @@ package struct FieldRecords: Sendable {
         }
     }
 
-    /// Whether `bytes` spell `name`, in any case.
+    /// Whether `bytes` spell the `lowercased` name, in any case.
     @inlinable
-    package static func matches(_ bytes: UnsafeRawBufferPointer, _ name: HTTPField.Name) -> Bool {
+    package static func matches(_ bytes: UnsafeRawBufferPointer, lowercased lower: UnsafeRawBufferPointer) -> Bool {
+        guard lower.count == bytes.count else { return false }
+        for index in 0..<lower.count {
+            var byte = bytes[index]
+            if byte &- 0x41 < 26 { byte |= 0x20 }
+            if byte != lower[index] { return false }
+        }
+        return true
+    }
+
+    /// Calls `body` with each value of a field named `name`, in order, until it returns false.
+    /// A tracked name the records do not hold is answered without a scan.
+    private func forEachValue(of name: HTTPField.Name, _ body: (UnsafeRawBufferPointer) -> Bool) {
         var canonical = name.canonicalName
-        return canonical.withUTF8 { lower in
-            guard lower.count == bytes.count else { return false }
-            for index in 0..<lower.count {
-                var byte = bytes[index]
-                if byte &- 0x41 < 26 { byte |= 0x20 }
-                if byte != lower[index] { return false }
+        canonical.withUTF8 { utf8 in
+            let lower = UnsafeRawBufferPointer(utf8)
+            let tracked = Tracked(name: lower)
+            if !tracked.isEmpty, !self.tracked.contains(tracked) { return }
+            self.forEach { fieldName, value in
+                Self.matches(fieldName, lowercased: lower) ? body(value) : true
             }
-            return true
         }
     }
 
     /// Whether any field is named `name`.
     package func contains(_ name: HTTPField.Name) -> Bool {
         var found = false
-        self.forEach { fieldName, _ in
-            found = Self.matches(fieldName, name)
-            return !found
+        self.forEachValue(of: name) { _ in
+            found = true
+            return false
         }
         return found
     }
@@ -165,8 +215,7 @@ package struct FieldRecords: Sendable {
     /// The first value of `name`.
     package func firstValue(for name: HTTPField.Name) -> String? {
         var found: String? = nil
-        self.forEach { fieldName, value in
-            guard Self.matches(fieldName, name) else { return true }
+        self.forEachValue(of: name) { value in
             found = Self.string(value)
             return false
         }
@@ -177,10 +226,8 @@ package struct FieldRecords: Sendable {
     /// there is none.
     package func joinedValues(for name: HTTPField.Name) -> String? {
         var joined: String? = nil
-        self.forEach { fieldName, value in
-            if Self.matches(fieldName, name) {
-                joined = joined.map { $0 + ", " + Self.string(value) } ?? Self.string(value)
-            }
+        self.forEachValue(of: name) { value in
+            joined = joined.map { $0 + ", " + Self.string(value) } ?? Self.string(value)
             return true
         }
         return joined

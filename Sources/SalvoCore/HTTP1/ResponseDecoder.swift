@@ -403,12 +403,12 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         // strips the leading) and checks the name, kept in its case as sent: llhttp lets a
         // response's names hold spaces ("Bad Name", "X-A "), refused here, as a name is a
         // token (RFC 9110 §5.1).
-        let closed = self.records.closeField(watching: self.inTrailers || self.sawTransferEncoding ? nil : .transferEncoding)
+        let closed = self.records.closeField()
         guard closed.isToken else {
             self.failure = HTTPClientError(.invalidResponse, phase: .readHead, detail: "invalid header field name")
             return Self.userError
         }
-        if closed.isWatched { self.sawTransferEncoding = true }
+        if !self.inTrailers, closed.tracked == .transferEncoding { self.sawTransferEncoding = true }
         return Self.proceed
     }
 

@@ -85,16 +85,48 @@ import Testing
         #expect(!records.contains(.contentType))
         #expect(records.makeFields().isEmpty)
         // A field closed with nothing written: an empty name, which is no token.
-        let closed = records.closeField(watching: .contentType)
-        #expect(!closed.isToken && !closed.isWatched)
+        let closed = records.closeField()
+        #expect(!closed.isToken && closed.tracked.isEmpty)
         records.removeAll()
         records.append(name: "X-Empty", value: "")
         Array("Content-TYPE".utf8).withUnsafeBytes { records.appendNamePiece($0) }
-        let watched = records.closeField(watching: .contentType)
-        #expect(watched.isToken && watched.isWatched)
+        let untracked = records.closeField()
+        #expect(untracked.isToken && untracked.tracked.isEmpty)
         #expect(records.count == 2)
         #expect(records.firstValue(for: HTTPField.Name("x-empty")!) == "")
         #expect(records.makeFields().map(\.value) == ["", ""])
+    }
+
+    /// The tracked fields are known in any case, by their names alone (not a prefix, not a
+    /// longer name), and asking for one that did not come answers nil without a scan.
+    @Test func trackedFieldsAreKnownAsTheyClose() {
+        let tracked: [(String, FieldRecords.Tracked, HTTPField.Name)] = [
+            ("Content-Length", .contentLength, .contentLength), ("content-ENCODING", .contentEncoding, .contentEncoding),
+            ("TRANSFER-encoding", .transferEncoding, .transferEncoding), ("Location", .location, .location),
+            ("keep-alive", .keepAlive, HTTPField.Name("Keep-Alive")!), ("CONNECTION", .connection, .connection),
+        ]
+        for (name, field, fieldName) in tracked {
+            var records = FieldRecords()
+            records.append(name: "Server", value: "x")
+            #expect(!records.contains(fieldName))
+            Array(name.utf8).withUnsafeBytes { records.appendNamePiece($0) }
+            Array("v".utf8).withUnsafeBytes { records.appendValuePiece($0) }
+            #expect(records.closeField().tracked == field, "\(name)")
+            #expect(records.tracked == field && records.firstValue(for: fieldName) == "v")
+            #expect(records.compacted().tracked == field && records.compacted().joinedValues(for: fieldName) == "v")
+            records.removeAll()
+            #expect(records.tracked.isEmpty && records.firstValue(for: fieldName) == nil)
+        }
+        for near in ["Content-Lengths", "Content-Lengt", "Location2", "X-Location", "Keep-Alive ", "Connection:"] {
+            var records = FieldRecords()
+            Array(near.utf8).withUnsafeBytes { records.appendNamePiece($0) }
+            #expect(records.closeField().tracked.isEmpty, "\(near)")
+        }
+        // A field that is not tracked is still found, by a scan.
+        var records = FieldRecords()
+        records.append(name: "Content-Type", value: "text/plain")
+        records.append(name: "content-type", value: "charset=utf-8")
+        #expect(records.tracked.isEmpty && records.joinedValues(for: .contentType) == "text/plain, charset=utf-8")
     }
 
     @Test func aHeadReadFromManyThreadsIsBuiltOnce() async {
