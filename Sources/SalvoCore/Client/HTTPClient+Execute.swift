@@ -21,10 +21,12 @@ extension HTTPClient {
         let loop = self.place(&prepared)
         let cancellation = CancellationState(loop: loop, client: self)
         let limit = options.maxBodySize ?? self.configuration.maxBodySize
+        // Moved into the request's task inside the continuation's body, not copied.
+        var pending = Optional(consume prepared)
         let result = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>) in
-                self.startCollecting(prepared, on: loop, cancellation: cancellation, maxBodySize: limit,
-                                     delivery: .continuation(continuation))
+                let handler = CollectingHandler(maxBodySize: limit, cancellation: cancellation, delivery: .continuation(continuation))
+                self.start(pending.take(), handler: handler, on: loop, cancellation: cancellation)
             }
         } onCancel: {
             cancellation.cancel()
@@ -46,21 +48,21 @@ extension HTTPClient {
         }
         let loop = self.place(&prepared)
         let cancellation = CancellationState(loop: loop, client: self)
+        var pending = Optional(consume prepared)
         let result = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPClientStreamingResponse, HTTPClientError>, Never>) in
-                self.start(prepared, on: loop, cancellation: cancellation) {
-                    StreamingHandler(makeStream: {
-                        BodyStream(onResume: {
-                            cancellation.resumeReading()
-                        }, onCancel: {
-                            cancellation.cancel()
-                        })
-                    }, onHead: { result in
-                        continuation.resume(returning: result)
-                    }, onEnd: {
-                        cancellation.finished()
+                let handler = StreamingHandler(makeStream: {
+                    BodyStream(onResume: {
+                        cancellation.resumeReading()
+                    }, onCancel: {
+                        cancellation.cancel()
                     })
-                }
+                }, onHead: { result in
+                    continuation.resume(returning: result)
+                }, onEnd: {
+                    cancellation.finished()
+                })
+                self.start(pending.take(), handler: handler, on: loop, cancellation: cancellation)
             }
         } onCancel: {
             cancellation.cancel()
@@ -91,8 +93,9 @@ extension HTTPClient {
         let loop = self.place(&prepared)
         let cancellation = CancellationState(loop: loop, client: self)
         let limit = options.maxBodySize ?? self.configuration.maxBodySize
+        let handler = CollectingHandler(maxBodySize: limit, cancellation: cancellation, delivery: .completion(completion))
         // From a completion handler on this loop: no hop, no closure at all.
-        self.startCollecting(prepared, on: loop, cancellation: cancellation, maxBodySize: limit, delivery: .completion(completion))
+        self.start(RequestTask(prepared, client: self, handler: handler), on: loop, cancellation: cancellation)
         return RequestHandle(state: cancellation)
     }
 }
@@ -125,6 +128,18 @@ extension HTTPClient: Transport {
 }
 
 extension HTTPClient {
+    /// Makes the task of a request taken out of `pending` (where an async call keeps it until
+    /// its continuation exists) and starts it.
+    fileprivate func start(_ pending: consuming Prepared?, handler: any ResponseHandler, on loop: EventLoop,
+                           cancellation: CancellationState) {
+        guard let prepared = pending else {
+            // Each call takes its request once: unreachable, but failed rather than trapped.
+            handler.didFail(.cancelled(.internal, phase: .request, detail: "request started twice"))
+            return
+        }
+        self.start(RequestTask(prepared, client: self, handler: handler), on: loop, cancellation: cancellation)
+    }
+
     /// ``prepare(_:body:options:)``, telling the body the request is over when it fails there.
     fileprivate func prepared(_ request: HTTPRequest, body: HTTPBody?, options: RequestOptions) throws(HTTPClientError) -> Prepared {
         do {

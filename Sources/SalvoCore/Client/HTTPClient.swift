@@ -279,62 +279,33 @@ public final class HTTPClient: Sendable {
                         redirects: redirects.follow ? redirects : nil, decoding: decoding)
     }
 
-    /// Starts `prepared` on `loop` with the handler `makeHandler` builds there, through the
-    /// loop's queue. A caller already on `loop` uses ``startHere(_:on:cancellation:handler:)``:
-    /// no closure is made (two allocations per request fewer).
-    func start(_ prepared: Prepared, on loop: EventLoop, cancellation: CancellationState,
-               makeHandler: @escaping @Sendable () -> any ResponseHandler) {
-        let work: @Sendable () -> Void = {
-            self.startHere(prepared, on: loop, cancellation: cancellation, handler: makeHandler())
-        }
+    /// Starts `task` on `loop`: at once when this thread is the loop's (no hop, no closure),
+    /// else through the loop's queue.
+    func start(_ task: RequestTask, on loop: EventLoop, cancellation: CancellationState) {
         if loop.inEventLoop {
-            work()
-        } else if !loop.tryExecute(work) {
-            // The loop has stopped (the client or its group shut down meanwhile): fail here.
-            self.abandon(prepared)
-            makeHandler().didFail(HTTPClientError(.shutdown, phase: .request))
+            self.launch(task, on: loop, cancellation: cancellation)
+            return
+        }
+        let handoff = RequestTask.Handoff(task: task)
+        if !loop.tryExecute({ self.launch(handoff.task, on: loop, cancellation: cancellation) }) {
+            // The loop has stopped (the client or its group shut down meanwhile): the task never
+            // reached it and is still this thread's; its placement and body are let go here.
+            if let arrival = task.arrival {
+                task.arrival = nil
+                arrival.arrived()
+                self.coordinator.placementAbandoned(task.key)
+            }
+            task.fail(HTTPClientError(.shutdown, phase: .request))
         }
     }
 
-    /// Starts a request whose response is collected and delivered to `delivery`: inline when
-    /// already on `loop`, else with one closure through the loop's queue (not two, as
-    /// ``start(_:on:cancellation:makeHandler:)`` needs).
-    func startCollecting(_ prepared: Prepared, on loop: EventLoop, cancellation: CancellationState,
-                         maxBodySize: Int, delivery: CollectingHandler.Delivery) {
-        @Sendable func handler() -> CollectingHandler {
-            CollectingHandler(maxBodySize: maxBodySize, cancellation: cancellation, delivery: delivery)
-        }
-        if loop.inEventLoop {
-            self.startHere(prepared, on: loop, cancellation: cancellation, handler: handler())
-        } else if !loop.tryExecute({ self.startHere(prepared, on: loop, cancellation: cancellation, handler: handler()) }) {
-            self.abandon(prepared)
-            handler().didFail(HTTPClientError(.shutdown, phase: .request))
-        }
-    }
-
-    /// A request that will not start (its loop stopped): its placement and body let go.
-    private func abandon(_ prepared: Prepared) {
-        if let arrival = prepared.arrival {
-            arrival.arrived()
-            self.coordinator.placementAbandoned(prepared.key)
-        }
-        prepared.requestBody?.requestEnded()
-    }
-
-    /// Starts `prepared` with `handler`, on `loop`, which is the current thread's.
-    func startHere(_ prepared: consuming Prepared, on loop: EventLoop, cancellation: CancellationState, handler: any ResponseHandler) {
-        self.launch(prepared, handler: handler, on: loop, cancellation: cancellation)
-    }
-
-    /// Makes the request's task and hands it to the loop's pool (on `loop`).
-    private func launch(_ prepared: consuming Prepared, handler: any ResponseHandler, redirectChain: RequestTask.RedirectChain? = nil,
-                        on loop: EventLoop, cancellation: CancellationState, fresh: Bool = false) {
-        prepared.arrival?.arrived()
-        let placed = prepared.arrival != nil
-        let task = RequestTask(prepared, client: self, handler: handler)
-        task.redirectChain = redirectChain
+    /// Hands `task` to the pool of `loop`, whose thread this is.
+    private func launch(_ task: RequestTask, on loop: EventLoop, cancellation: CancellationState, fresh: Bool = false) {
+        let arrival = task.arrival
+        task.arrival = nil
+        arrival?.arrived()
         if cancellation.markStarted(task) {
-            if placed { self.coordinator.placementAbandoned(task.key) }
+            if arrival != nil { self.coordinator.placementAbandoned(task.key) }
             task.fail(.cancelled(.caller, phase: .request))
             return
         }
@@ -372,8 +343,9 @@ public final class HTTPClient: Sendable {
         // connection: the one the redirect came on may be closing unannounced, its FIN not
         // here yet, and a request that met it could not be sent again.
         let fresh = !RequestTask.isIdempotent(request.method)
-        self.launch(prepared, handler: previous.handler, redirectChain: previous.redirectChain,
-                    on: cancellation.loop, cancellation: cancellation, fresh: fresh)
+        let task = RequestTask(prepared, client: self, handler: previous.handler)
+        task.redirectChain = previous.redirectChain
+        self.launch(task, on: cancellation.loop, cancellation: cancellation, fresh: fresh)
     }
 
     // MARK: Shutting down

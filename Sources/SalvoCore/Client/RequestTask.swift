@@ -17,20 +17,23 @@ final class RequestTask {
         case finished
     }
 
-    let key: ConnectionKey
+    /// The request as the caller's thread prepared it, moved here whole: its bytes are
+    /// copied once and none of its references counted again (see the accessors below).
+    let prepared: HTTPClient.Prepared
+    var key: ConnectionKey { self.prepared.key }
     /// The TLS context for an https key (the one its key's TLS id stands for).
-    let tls: TLSContext?
-    /// The serialized head, encoded once.
-    let head: [UInt8]
-    let body: [UInt8]
+    var tls: TLSContext? { self.prepared.tls }
+    /// The serialized head, encoded once (and shared by repeated requests).
+    var head: [UInt8] { self.prepared.head }
+    var body: [UInt8] { self.prepared.body }
     let isHead: Bool
     let isIdempotent: Bool
-    let deadline: Deadline
+    var deadline: Deadline { self.prepared.deadline }
     /// When the response head must have come; distant future without a head timeout.
-    @exclusivity(unchecked) var headDeadline = Deadline.distantFuture
+    var headDeadline: Deadline { self.prepared.headDeadline }
     /// The final response head has arrived (a head timeout no longer applies).
     @exclusivity(unchecked) var headReceived = false
-    let readTimeout: Duration?
+    var readTimeout: Duration? { self.prepared.readTimeout }
     /// The longest the socket may refuse the request's bytes (nil: no limit).
     @exclusivity(unchecked) var writeTimeout: Duration?
     let handler: any ResponseHandler
@@ -46,30 +49,33 @@ final class RequestTask {
     /// another loop keeps it, and its wait deadline: it has waited that long already.
     @exclusivity(unchecked) var queuedAt = Deadline(nanoseconds: 0)
     /// The caller sent `Connection: close`: the connection is not reused after this request.
-    @exclusivity(unchecked) var closeAfter = false
+    var closeAfter: Bool { self.prepared.closeAfter }
     /// A body that is produced while it is sent (a stream or a file), instead of `body`.
-    @exclusivity(unchecked) var stream: StreamSource?
+    var stream: StreamSource? { self.prepared.stream }
     /// The request asked for `Expect: 100-continue`: its body waits for the interim answer.
-    @exclusivity(unchecked) var expectsContinue = false
+    var expectsContinue: Bool { self.prepared.expectsContinue }
     /// How long the body waits for 100 Continue before it goes anyway.
-    @exclusivity(unchecked) var continueTimeout: Duration = .seconds(1)
+    let continueTimeout: Duration
     /// The client that sent the request: it sends a redirect's next request.
     let client: HTTPClient
     /// The request as sent (the one a Location is resolved against) and its options: what a
-    /// redirect's next request is made from. Moved here from the prepared request, not copied.
-    let request: HTTPRequest
-    let options: HTTPClient.RequestOptions
+    /// redirect's next request is made from.
+    var request: HTTPRequest { self.prepared.request }
+    var options: HTTPClient.RequestOptions { self.prepared.options }
     /// How redirects are followed; nil when they are not.
-    let redirectPolicy: RedirectPolicy?
+    var redirectPolicy: RedirectPolicy? { self.prepared.redirects }
     /// The redirects of the chain so far, made at the chain's first redirect response and
     /// handed from each request to the next; nil until then (most responses are not redirects).
     @exclusivity(unchecked) var redirectChain: RedirectChain?
+    /// Where placement counted the request as on its way to its loop; told (and dropped) when
+    /// the request gets there.
+    @exclusivity(unchecked) var arrival: HostBudget.ShardCounts?
     /// The caller's handle on the request, which follows it if it moves to another loop.
     @exclusivity(unchecked) var cancellation: CancellationState?
     /// The body as the caller gave it, told when the request is over (`requestEnded()`).
-    @exclusivity(unchecked) var requestBody: HTTPBody?
+    var requestBody: HTTPBody? { self.prepared.requestBody }
     /// Limits for decoding a gzip or deflate body; nil when the body goes as sent.
-    @exclusivity(unchecked) var decoding: ContentDecoder.Limits?
+    var decoding: ContentDecoder.Limits? { self.prepared.decoding }
     /// Told of each head as it arrived (``HTTPClient/RequestOptions/headObserver``).
     @exclusivity(unchecked) var headObserver: (@Sendable (ReceivedHead) -> Void)?
     /// The decoder of this response's body, when it has a content coding.
@@ -139,31 +145,25 @@ final class RequestTask {
         }
     }
 
-    /// Takes over what `prepared` holds (moved, not copied).
+    /// Takes over `prepared` (moved, not copied).
     init(_ prepared: consuming HTTPClient.Prepared, client: HTTPClient, handler: any ResponseHandler) {
-        self.key = prepared.key
-        self.tls = prepared.tls
-        self.head = prepared.head
-        self.body = prepared.body
         self.isHead = prepared.request.method == .head
         self.isIdempotent = Self.isIdempotent(prepared.request.method)
-        self.deadline = prepared.deadline
-        self.readTimeout = prepared.readTimeout
         self.handler = handler
         self.client = client
-        self.closeAfter = prepared.closeAfter
-        self.headDeadline = prepared.headDeadline
         self.startedAt = prepared.startedAt
-        self.stream = prepared.stream
-        self.expectsContinue = prepared.expectsContinue
         self.continueTimeout = client.configuration.expectContinueTimeout
-        self.decoding = prepared.decoding
         self.headObserver = prepared.options.headObserver
         self.writeTimeout = prepared.options.writeTimeout ?? client.configuration.writeTimeout
-        self.requestBody = prepared.requestBody
-        self.redirectPolicy = prepared.redirects
-        self.request = prepared.request
-        self.options = prepared.options
+        self.arrival = prepared.arrival
+        self.prepared = prepared
+    }
+
+    /// A task on its way from the caller's thread to its loop's queue. @unchecked Sendable:
+    /// the caller touches the task no more once it is handed over, and from then on it is its
+    /// loop's alone (a task the queue refused is the caller's again, never the loop's).
+    struct Handoff: @unchecked Sendable {
+        let task: RequestTask
     }
 
     /// Which deadline ended a wait that passed ``waitDeadline`` at `now`.

@@ -39,9 +39,15 @@ final class EncodedHeadCache {
     /// - Throws: what ``RequestEncoder`` refuses; a refused head is never kept.
     func head(for request: HTTPRequest, body: RequestBodyLength,
               adding added: RequestEncoder.AddedFields) throws(HTTPClientError) -> [UInt8] {
-        for entry in self.entries where entry.body == body && entry.added == added && Self.same(entry.request, request) {
-            return entry.head
+        // Compared in place, through the buffer: an entry is not copied out to be looked at.
+        let hit = self.entries.withUnsafeBufferPointer { entries -> [UInt8]? in
+            for index in entries.indices where entries[index].body == body && entries[index].added == added
+                && Self.same(entries[index].request, request) {
+                return entries[index].head
+            }
+            return nil
         }
+        if let hit { return hit }
         var head: [UInt8] = []
         head.reserveCapacity(256)
         try RequestEncoder.encodeHead(request, body: body, adding: added, into: &head)
