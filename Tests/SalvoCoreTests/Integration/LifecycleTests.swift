@@ -55,6 +55,8 @@ import Testing
         group.shutdown()
         let code = await errorCode { _ = try await client.execute(try get(nginx.url("/small"))) }
         #expect(code == .shutdown)
+        let streamed = await errorCode { _ = try await client.stream(try get(nginx.url("/small"))) }
+        #expect(streamed == .shutdown)
         let completion = await withCheckedContinuation { (continuation: CheckedContinuation<HTTPClientError.Code?, Never>) in
             client.execute(try! get(nginx.url("/small"))) { result in
                 if case .failure(let error) = result { continuation.resume(returning: error.code) }
