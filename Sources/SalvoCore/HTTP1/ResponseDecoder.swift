@@ -83,6 +83,15 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     // Per-message state.
     /// The fields of the head (then of the trailers) being parsed.
     @exclusivity(unchecked) private var records = FieldRecords()
+    /// The records last handed out with a head, taken back at the next head: once the
+    /// response has let go of them (a caller that reads a response and drops it), their
+    /// buffer is written again in place — no allocation per response.
+    @exclusivity(unchecked) private var handedRecords: FieldRecords?
+    /// Records in a buffer larger than this get one of their own, their size, when they go
+    /// out with a head (after a huge head, every later response would hold a huge buffer).
+    static let maxHandedCapacity = 2048
+    /// What the records' buffer is made for: a head of a dozen fields.
+    static let recordsCapacity = 512
     @exclusivity(unchecked) private var reason: [UInt8] = []
     @exclusivity(unchecked) private var headerBytes = 0
     @exclusivity(unchecked) private var headerCount = 0
@@ -144,7 +153,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     public init(limits: ResponseHeadLimits = ResponseHeadLimits()) {
         self.limits = limits
         self.parser = .allocate(capacity: 1)
-        self.records.reserveCapacity(512)
+        self.records.reserveCapacity(Self.recordsCapacity)
         self.restartParser()
     }
 
@@ -349,7 +358,13 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     private static let userError: Int32 = -1
 
     private func messageBegin() -> Int32 {
-        self.records.removeAll()
+        if var handed = self.handedRecords.take() {
+            // Emptied in place if the last response let go of it; else a buffer like it.
+            handed.removeAll()
+            self.records = handed
+        } else {
+            self.records.removeAll()
+        }
         self.reason.removeAll(keepingCapacity: true)
         self.headerBytes = 0
         self.headerCount = 0
@@ -449,8 +464,18 @@ public struct ResponseHeadLimits: Sendable, Hashable {
             self.headerCount = 0
             return Self.proceed
         }
-        let head = ParsedHead(status: status, fields: self.records.compacted())
-        self.records.removeAll()
+        let head: ParsedHead
+        if self.records.bytes.capacity <= Self.maxHandedCapacity {
+            head = ParsedHead(status: status, fields: self.records)
+            self.handedRecords = self.records
+            // Trailers, if any come, start in a buffer of their own.
+            self.records = FieldRecords()
+        } else {
+            head = ParsedHead(status: status, fields: self.records.compacted())
+            // Back to the usual size: heads that large are rare.
+            self.records = FieldRecords()
+            self.records.reserveCapacity(Self.recordsCapacity)
+        }
         if self.sawTransferEncoding, let codings = head.fields.joinedValues(for: .transferEncoding), !Self.isChunkedOnly(codings) {
             // RFC 9112 §6.1: only chunked is understood here; decoding gzip or deflate
             // transfer codings is left to the caller no more than it is to curl.

@@ -122,7 +122,62 @@ func expectEverySplit(_ text: String, eof: Bool = false, head: Bool = false,
     #expect(bytewise == expected, "byte by byte", sourceLocation: sourceLocation)
 }
 
+/// Keeps each head as it came, unread, to read it after later responses were parsed.
+final class HeadKeeper: ResponseDecoderDelegate {
+    var heads: [ParsedHead] = []
+    var trailers: [HTTPFields?] = []
+    func decoderReceivedInformational(_ head: HTTPResponse) {}
+    func decoderReceivedHead(_ head: ParsedHead) -> Bool {
+        self.heads.append(head)
+        return true
+    }
+    func decoderReceivedBody(_ bytes: UnsafeRawBufferPointer) -> Bool { true }
+    func decoderReceivedEnd(trailers: HTTPFields?, keepAlive: Bool) { self.trailers.append(trailers) }
+}
+
 @Suite struct ResponseDecoderTests {
+    /// A head's records may share the parser's buffer, which the parser takes back at the
+    /// next head: a head still held then keeps its fields (the buffer is written only when
+    /// no response holds it), and one that was let go of gives its buffer back.
+    @Test func aHeadKeptWhileLaterResponsesArriveKeepsItsFields() throws {
+        let decoder = ResponseDecoder(limits: ResponseHeadLimits())
+        let keeper = HeadKeeper()
+        decoder.delegate = keeper
+        let big = String(repeating: "b", count: 3000)
+        let responses = [
+            "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-First: one\r\n\r\nhi",
+            "HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\nX-Second: two\r\n\r\n2\r\nhi\r\n0\r\nX-Trailer: t\r\n\r\n",
+            "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nX-Big: \(big)\r\n\r\n",
+            "HTTP/1.1 203 OK\r\nContent-Length: 0\r\nX-Fourth: four\r\n\r\n",
+        ]
+        for response in responses {
+            decoder.prepareForNextResponse(expectNoBody: false)
+            let bytes = Array(response.utf8)
+            let result = try bytes.withUnsafeBytes { try decoder.feed($0) }
+            #expect(result == .complete(consumed: bytes.count), "\(response.prefix(20))")
+        }
+        let seen = keeper.heads.map { head in head.response.headerFields.map { "\($0.name.rawName): \($0.value)" } }
+        #expect(seen == [["Content-Length: 2", "X-First: one"], ["Transfer-Encoding: chunked", "X-Second: two"],
+                         ["Content-Length: 0", "X-Big: \(big)"], ["Content-Length: 0", "X-Fourth: four"]])
+        #expect(keeper.heads.map { $0.fields.firstValue(for: .contentLength) } == ["2", nil, "0", "0"])
+        #expect(keeper.trailers.map { $0?.map(\.value) } == [nil, ["t"], nil, nil])
+        // Handed out as they are, in the parser's own buffer (reserved for a whole head), not
+        // copied; let go of before the next head, that buffer is written again in place.
+        keeper.heads.removeAll()
+        let again = Array("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-Again: yes\r\n\r\n".utf8)
+        func feedAgain() throws {
+            decoder.prepareForNextResponse(expectNoBody: false)
+            #expect(try again.withUnsafeBytes { try decoder.feed($0) } == .complete(consumed: again.count))
+        }
+        try feedAgain()
+        #expect(keeper.heads[0].fields.bytes.capacity >= 512)
+        let buffer = keeper.heads[0].fields.bytes.withUnsafeBufferPointer { $0.baseAddress }
+        keeper.heads.removeAll()
+        try feedAgain()
+        #expect(keeper.heads[0].fields.bytes.withUnsafeBufferPointer { $0.baseAddress } == buffer)
+        #expect(keeper.heads[0].fields.firstValue(for: HTTPField.Name("X-Again")!) == "yes")
+    }
+
     /// The common names are matched on their exact bytes, any length, and nothing else is.
     @Test func knownFieldNames() {
         for spelling in ["Date", "date", "ETag", "Age", "via", "Content-Length", "content-length", "Transfer-Encoding",
