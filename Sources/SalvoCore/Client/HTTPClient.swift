@@ -209,7 +209,8 @@ public final class HTTPClient: Sendable {
                 request.headerFields.append(field)
             }
         }
-        if !forwarded, request.headerFields.contains(where: { $0.name == .proxyAuthorization || $0.name == Self.proxyConnection }) {
+        let own = RequestFieldSummary(request.headerFields)
+        if !forwarded, own.hasProxyFields {
             // Fields for a proxy that forwards the request: never sent to an origin (through a
             // tunnel, or direct — after a redirect to a host that bypasses the proxy, say).
             request.headerFields[.proxyAuthorization] = nil
@@ -231,15 +232,15 @@ public final class HTTPClient: Sendable {
         // Fields the client adds are written by the encoder, not added to the request's
         // HTTPFields (which would copy them for every request).
         var added = RequestEncoder.AddedFields()
-        if let userAgent = self.configuration.userAgent, !request.headerFields.containsField(.userAgent) {
+        if let userAgent = self.configuration.userAgent, !own.hasUserAgent {
             added.userAgent = userAgent
         }
         if let body {
             // What the body says of itself, unless the request says otherwise.
-            if let contentType = body.contentType, !request.headerFields.containsField(.contentType) {
+            if let contentType = body.contentType, !own.hasContentType {
                 added.contentType = try RequestEncoder.checkedValue(contentType, of: "Content-Type")
             }
-            if let coding = body.contentEncoding, !request.headerFields.containsField(.contentEncoding) {
+            if let coding = body.contentEncoding, !own.hasContentEncoding {
                 added.contentEncoding = try RequestEncoder.checkedValue(coding, of: "Content-Encoding")
             }
         }
@@ -247,7 +248,7 @@ public final class HTTPClient: Sendable {
         // gets the body as the server sent it.
         let decompression = options.decompression ?? self.configuration.decompression
         var decoding: ContentDecoder.Limits? = nil
-        if decompression.isEnabled, request.method != .head, !request.headerFields.containsField(.acceptEncoding) {
+        if decompression.isEnabled, request.method != .head, !own.hasAcceptEncoding {
             added.acceptEncoding = true
             decoding = decompression.limits
         }
@@ -259,7 +260,7 @@ public final class HTTPClient: Sendable {
         }
         // The request's own Expect decides; else the option adds one (for a body only).
         let hasBody = stream.map { $0.length != 0 } ?? !bytes.isEmpty
-        let ownExpect = request.headerFields.joinedValues(for: .expect)
+        let ownExpect = own.expect
         added.expectContinue = options.expectContinue && hasBody && ownExpect == nil
         let head = try EncodedHeadCache.current.head(for: request, body: requestBody?.announcedLength ?? .none, adding: added)
         let limit = TransportOptions(timeout: options.timeout ?? self.configuration.requestTimeout, deadline: options.deadline)
@@ -267,9 +268,7 @@ public final class HTTPClient: Sendable {
         let now = Deadline.now()
         let deadline = limit.map { now + $0 } ?? .distantFuture
         let headDeadline = options.headTimeout.map { now + $0 } ?? .distantFuture
-        let closeAfter = request.headerFields.firstValue(for: .connection).map { value in
-            value.split(separator: ",").contains { $0.lowercased().filter { $0 != " " && $0 != "\t" } == "close" }
-        } ?? false
+        let closeAfter = own.asksClose
         let redirects = options.redirects ?? self.configuration.redirects
         let expectsContinue = added.expectContinue || (hasBody && ownExpect.map { $0.lowercased().contains("100-continue") } ?? false)
         return Prepared(key: key, tls: tls, head: head, body: bytes, stream: stream, expectsContinue: expectsContinue,
