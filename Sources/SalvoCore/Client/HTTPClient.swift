@@ -262,7 +262,7 @@ public final class HTTPClient: Sendable {
         let hasBody = stream.map { $0.length != 0 } ?? !bytes.isEmpty
         let ownExpect = own.expect
         added.expectContinue = options.expectContinue && hasBody && ownExpect == nil
-        let head = try EncodedHeadCache.current.head(for: request, body: requestBody?.announcedLength ?? .none, adding: added)
+        let head = try EncodedHeadCache.head(for: request, body: requestBody?.announcedLength ?? .none, adding: added)
         let limit = TransportOptions(timeout: options.timeout ?? self.configuration.requestTimeout, deadline: options.deadline)
             .effectiveTimeout
         let now = Deadline.now()
@@ -367,6 +367,12 @@ public final class HTTPClient: Sendable {
         } else {
             work()
         }
+    }
+
+    /// The most connections to `key` that were open at once, all loops together, while the
+    /// host has a pool (nil: it has none now). For tests of the per-host limit.
+    func peakOpenConnections(to key: ConnectionKey) -> Int? {
+        self.coordinator.peakOpenConnections(for: key)
     }
 
     /// Pool counters and gauges summed over the loops, in all and per host.

@@ -156,6 +156,8 @@ final class RequestTask {
         self.headObserver = prepared.options.headObserver
         self.writeTimeout = prepared.options.writeTimeout ?? client.configuration.writeTimeout
         self.arrival = prepared.arrival
+        // Told once, through `arrival`; the copy kept in `prepared` would be a second count.
+        prepared.arrival = nil
         self.prepared = prepared
     }
 

@@ -16,8 +16,15 @@ import SalvoTransport
 /// A request matches an entry when it is the same request byte for byte: the same method,
 /// scheme, authority, path and protocol, and the same fields in the same order, their names
 /// spelled alike and their values the same bytes — with the same fields added by the client
-/// and the same body framing. Equality of `HTTPRequest` is not enough: it lets fields of
-/// different names come in another order, and the head would then not be what was asked.
+/// and the same body framing. Neither `HTTPRequest`'s `==` nor `String`'s will do: the first
+/// lets fields of different names change places, the second calls different bytes equal when
+/// they are the same Unicode text (a path spelled with "é" or with "e" and a combining
+/// accent), and either way the head sent would not be the one asked for.
+///
+/// What it keeps: up to four requests per thread — their fields too, credentials included —
+/// until they are replaced or the thread ends, whichever client sent them. A thread whose
+/// requests keep missing (each one new) stops keeping most of them, so that it does not
+/// hold on to, and make its caller copy, requests that never come back.
 final class EncodedHeadCache {
     private struct Entry {
         var request: HTTPRequest
@@ -30,10 +37,13 @@ final class EncodedHeadCache {
     static let capacity = 4
     /// A larger head (a huge cookie, say) is encoded each time rather than kept.
     static let maxCachedHeadSize = 8 << 10
+    /// After this many misses in a row, only every this-many-th missed head is kept.
+    static let missesBeforeSampling = 8
 
     private var entries: [Entry] = []
     /// The entry the next new head replaces once the cache is full.
     private var nextVictim = 0
+    private var consecutiveMisses = 0
 
     /// The head of `request`, from the cache or freshly encoded (and then kept).
     /// - Throws: what ``RequestEncoder`` refuses; a refused head is never kept.
@@ -41,17 +51,23 @@ final class EncodedHeadCache {
               adding added: RequestEncoder.AddedFields) throws(HTTPClientError) -> [UInt8] {
         // Compared in place, through the buffer: an entry is not copied out to be looked at.
         let hit = self.entries.withUnsafeBufferPointer { entries -> [UInt8]? in
-            for index in entries.indices where entries[index].body == body && entries[index].added == added
+            for index in entries.indices where entries[index].body == body && entries[index].added.sameBytes(as: added)
                 && Self.same(entries[index].request, request) {
                 return entries[index].head
             }
             return nil
         }
-        if let hit { return hit }
+        if let hit {
+            self.consecutiveMisses = 0
+            return hit
+        }
         var head: [UInt8] = []
         head.reserveCapacity(256)
         try RequestEncoder.encodeHead(request, body: body, adding: added, into: &head)
-        guard head.count <= Self.maxCachedHeadSize else { return head }
+        self.consecutiveMisses &+= 1
+        let keeps = self.consecutiveMisses <= Self.missesBeforeSampling
+            || self.consecutiveMisses % Self.missesBeforeSampling == 0
+        guard keeps, head.count <= Self.maxCachedHeadSize else { return head }
         let entry = Entry(request: request, added: added, body: body, head: head)
         if self.entries.count < Self.capacity {
             self.entries.append(entry)
@@ -73,12 +89,14 @@ final class EncodedHeadCache {
             }
         }
         if identical { return true }
-        guard a.method == b.method, a.scheme == b.scheme, a.authority == b.authority, a.path == b.path,
-              a.extendedConnectProtocol == b.extendedConnectProtocol, a.headerFields.count == b.headerFields.count else {
+        guard sameBytes(a.method.rawValue, b.method.rawValue), sameBytes(a.scheme, b.scheme),
+              sameBytes(a.authority, b.authority), sameBytes(a.path, b.path),
+              sameBytes(a.extendedConnectProtocol, b.extendedConnectProtocol),
+              a.headerFields.count == b.headerFields.count else {
             return false
         }
         for (left, right) in zip(a.headerFields, b.headerFields) {
-            guard left.name.rawName == right.name.rawName else { return false }
+            guard sameBytes(left.name.rawName, right.name.rawName) else { return false }
             // Raw bytes: two values that are not UTF-8 can read as the same repaired String.
             let sameValue = left.withUnsafeBytesOfValue { leftValue in
                 right.withUnsafeBytesOfValue { rightValue in leftValue.elementsEqual(rightValue) }
@@ -90,23 +108,60 @@ final class EncodedHeadCache {
 
     // MARK: One per thread
 
-    private static let key: pthread_key_t = {
+    /// Nil if the system had no thread-specific key to give: then nothing is cached.
+    private static let key: pthread_key_t? = {
         var key = pthread_key_t()
         // The thread's cache is released when the thread ends.
-        pthread_key_create(&key) { raw in
+        let created = pthread_key_create(&key) { raw in
             guard let raw else { return }
             Unmanaged<EncodedHeadCache>.fromOpaque(raw).release()
         }
-        return key
+        return created == 0 ? key : nil
     }()
 
-    /// This thread's cache.
-    static var current: EncodedHeadCache {
-        if let raw = pthread_getspecific(Self.key) {
+    /// This thread's cache; nil when none can be had.
+    static var current: EncodedHeadCache? {
+        guard let key = Self.key else { return nil }
+        if let raw = pthread_getspecific(key) {
             return Unmanaged<EncodedHeadCache>.fromOpaque(raw).takeUnretainedValue()
         }
-        let cache = EncodedHeadCache()
-        pthread_setspecific(Self.key, Unmanaged.passRetained(cache).toOpaque())
-        return cache
+        let cache = Unmanaged.passRetained(EncodedHeadCache())
+        guard pthread_setspecific(key, cache.toOpaque()) == 0 else {
+            cache.release()
+            return nil
+        }
+        return cache.takeUnretainedValue()
+    }
+
+    /// The head of `request`, through this thread's cache when there is one.
+    static func head(for request: HTTPRequest, body: RequestBodyLength,
+                     adding added: RequestEncoder.AddedFields) throws(HTTPClientError) -> [UInt8] {
+        if let cache = Self.current { return try cache.head(for: request, body: body, adding: added) }
+        var head: [UInt8] = []
+        try RequestEncoder.encodeHead(request, body: body, adding: added, into: &head)
+        return head
+    }
+}
+
+/// Whether two strings are the same bytes (not merely the same Unicode text).
+@inline(__always)
+func sameBytes(_ a: String?, _ b: String?) -> Bool {
+    switch (a, b) {
+    case (nil, nil): return true
+    case (let a?, let b?): return a.utf8.elementsEqual(b.utf8)
+    default: return false
+    }
+}
+
+extension RequestEncoder.AddedFields {
+    /// Whether `other` adds the same bytes (see ``sameBytes(_:_:)``).
+    func sameBytes(as other: Self) -> Bool {
+        self.acceptEncoding == other.acceptEncoding && self.expectContinue == other.expectContinue
+            && self.omitsHost == other.omitsHost
+            && SalvoCore.sameBytes(self.userAgent, other.userAgent)
+            && SalvoCore.sameBytes(self.contentType, other.contentType)
+            && SalvoCore.sameBytes(self.contentEncoding, other.contentEncoding)
+            && SalvoCore.sameBytes(self.absoluteFormPrefix, other.absoluteFormPrefix)
+            && SalvoCore.sameBytes(self.proxyAuthorization, other.proxyAuthorization)
     }
 }

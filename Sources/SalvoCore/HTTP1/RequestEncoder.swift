@@ -23,7 +23,7 @@ public enum RequestBodyLength: Sendable, Hashable {
 public enum RequestEncoder {
     /// Fields a client adds to requests that lack them, written after the request's own
     /// without copying its `HTTPFields`. Values are checked when the client is configured.
-    struct AddedFields: Equatable {
+    struct AddedFields {
         var userAgent: String?
         /// `Accept-Encoding: gzip, deflate`: the codings the client decodes for the caller.
         var acceptEncoding = false

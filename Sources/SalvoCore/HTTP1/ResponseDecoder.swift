@@ -87,6 +87,12 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     /// response has let go of them (a caller that reads a response and drops it), their
     /// buffer is written again in place — no allocation per response.
     @exclusivity(unchecked) private var handedRecords: FieldRecords?
+    /// Heads still to go out in buffers of their own size: set when a response was still held
+    /// when the next head came (a caller that keeps its responses should not keep a whole
+    /// parser buffer with each), counted down by each head that goes out so, after which
+    /// heads share the buffer again and the next one tells whether the caller still keeps them.
+    @exclusivity(unchecked) private var headsToCompact = 0
+    static let compactedAfterAKeptHead = 4
     /// Records in a buffer larger than this get one of their own, their size, when they go
     /// out with a head (after a huge head, every later response would hold a huge buffer).
     static let maxHandedCapacity = 2048
@@ -360,7 +366,11 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     private func messageBegin() -> Int32 {
         if var handed = self.handedRecords.take() {
             // Emptied in place if the last response let go of it; else a buffer like it.
+            let buffer = handed.bytes.withUnsafeBufferPointer { $0.baseAddress }
             handed.removeAll()
+            if handed.bytes.withUnsafeBufferPointer({ $0.baseAddress }) != buffer {
+                self.headsToCompact = Self.compactedAfterAKeptHead
+            }
             self.records = handed
         } else {
             self.records.removeAll()
@@ -465,16 +475,21 @@ public struct ResponseHeadLimits: Sendable, Hashable {
             return Self.proceed
         }
         let head: ParsedHead
-        if self.records.bytes.capacity <= Self.maxHandedCapacity {
+        if self.headsToCompact == 0, self.records.bytes.capacity <= Self.maxHandedCapacity {
             head = ParsedHead(status: status, fields: self.records)
             self.handedRecords = self.records
             // Trailers, if any come, start in a buffer of their own.
             self.records = FieldRecords()
         } else {
             head = ParsedHead(status: status, fields: self.records.compacted())
-            // Back to the usual size: heads that large are rare.
-            self.records = FieldRecords()
-            self.records.reserveCapacity(Self.recordsCapacity)
+            self.headsToCompact = max(0, self.headsToCompact - 1)
+            if self.records.bytes.capacity > Self.maxHandedCapacity {
+                // Back to the usual size: heads that large are rare.
+                self.records = FieldRecords()
+                self.records.reserveCapacity(Self.recordsCapacity)
+            } else {
+                self.records.removeAll()
+            }
         }
         if self.sawTransferEncoding, let codings = head.fields.joinedValues(for: .transferEncoding), !Self.isChunkedOnly(codings) {
             // RFC 9112 §6.1: only chunked is understood here; decoding gzip or deflate

@@ -63,13 +63,21 @@ final class HostBudget: Sendable {
     /// Connections open or connecting, all shards together.
     var openConnections: Int { self.open.load(ordering: .relaxed) }
 
+    /// The most connections that were open or connecting at once (per new connection, not
+    /// per request).
+    var peakOpenConnections: Int { self.peak.load(ordering: .relaxed) }
+    private let peak = Atomic<Int>(0)
+
     /// Takes a place for a new connection; false when the limit is reached.
     func tryAcquire() -> Bool {
         var current = self.open.load(ordering: .relaxed)
         while current < self.limit {
             let (exchanged, actual) = self.open.compareExchange(
                 expected: current, desired: current + 1, ordering: .acquiringAndReleasing)
-            if exchanged { return true }
+            if exchanged {
+                self.peak.max(current + 1, ordering: .relaxed)
+                return true
+            }
             current = actual
         }
         return false

@@ -47,6 +47,11 @@ final class PoolCoordinator: Sendable {
         }
     }
 
+    /// The most connections `key` had open at once, while its budget lives (nil: none now).
+    func peakOpenConnections(for key: ConnectionKey) -> Int? {
+        self.budgets.withLock { $0[key]?.budget.peakOpenConnections }
+    }
+
     /// A host pool holding `key`'s budget went away.
     func returnBudget(for key: ConnectionKey) {
         self.budgets.withLock { budgets in

@@ -115,13 +115,63 @@ import SalvoTransport
     }
 
     @Test func eachThreadHasItsOwn() async throws {
-        let here = ObjectIdentifier(EncodedHeadCache.current)
-        #expect(ObjectIdentifier(EncodedHeadCache.current) == here)
+        let here = ObjectIdentifier(try #require(EncodedHeadCache.current))
+        #expect(ObjectIdentifier(try #require(EncodedHeadCache.current)) == here)
         let group = try EventLoopGroup(numberOfThreads: 1)
         defer { group.shutdown() }
         let there = await withCheckedContinuation { continuation in
-            group.next().execute { continuation.resume(returning: ObjectIdentifier(EncodedHeadCache.current)) }
+            group.next().execute { continuation.resume(returning: EncodedHeadCache.current.map(ObjectIdentifier.init)) }
         }
-        #expect(there != here)
+        #expect(there != nil && there != here)
+    }
+
+    /// Strings are compared as bytes: the same Unicode text in other bytes is another head
+    /// (the encoder percent-encodes a path's bytes, and writes the added fields as they are).
+    @Test func theSameTextInOtherBytesIsAnotherHead() throws {
+        let cache = EncodedHeadCache()
+        for (first, second) in [("/caf\u{E9}", "/cafe\u{301}"), ("/a;b", "/a\u{37E}b"), ("/K", "/\u{212A}")] {
+            #expect(first == second)
+            let a = self.request(first), b = self.request(second)
+            #expect(try cache.head(for: a, body: .none, adding: .none) == (try self.fresh(a)))
+            #expect(try cache.head(for: b, body: .none, adding: .none) == (try self.fresh(b)), "\(second)")
+        }
+        var composed = RequestEncoder.AddedFields(), decomposed = RequestEncoder.AddedFields()
+        composed.userAgent = "caf\u{E9}"
+        decomposed.userAgent = "cafe\u{301}"
+        let plain = self.request()
+        #expect(try cache.head(for: plain, body: .none, adding: composed) == (try self.fresh(plain, .none, composed)))
+        #expect(try cache.head(for: plain, body: .none, adding: decomposed) == (try self.fresh(plain, .none, decomposed)))
+    }
+
+    @Test func methodSchemeAndAuthorityAreOfTheKey() throws {
+        let cache = EncodedHeadCache()
+        var variants = [self.request()]
+        var delete = self.request(); delete.method = .delete; variants.append(delete)
+        var other = self.request(); other.authority = "api.test:8080"; variants.append(other)
+        var secure = self.request(); secure.scheme = "https"; variants.append(secure)
+        for request in variants + variants {
+            #expect(try cache.head(for: request, body: .none, adding: .none) == (try self.fresh(request)))
+        }
+    }
+
+    /// A thread whose requests never come back keeps few of them; a hit makes it keep again.
+    @Test func aThreadThatKeepsMissingKeepsFewHeads() throws {
+        let cache = EncodedHeadCache()
+        let requests = (0...EncodedHeadCache.missesBeforeSampling + 1).map { self.request("/once/\($0)") }
+        var heads: [[UInt8]] = []
+        for request in requests.prefix(EncodedHeadCache.missesBeforeSampling) {
+            heads.append(try cache.head(for: request, body: .none, adding: .none))
+        }
+        // Past the misses allowed in a row, a new head is encoded but not kept.
+        let past = requests[EncodedHeadCache.missesBeforeSampling]
+        let once = try cache.head(for: past, body: .none, adding: .none)
+        let twice = try cache.head(for: past, body: .none, adding: .none)
+        #expect(once == twice && !self.shared(once, twice))
+        // The last one kept is still there; the hit makes the cache keep new heads again.
+        let kept = requests[EncodedHeadCache.missesBeforeSampling - 1]
+        #expect(self.shared(try cache.head(for: kept, body: .none, adding: .none), heads[heads.count - 1]))
+        let next = requests[EncodedHeadCache.missesBeforeSampling + 1]
+        let first = try cache.head(for: next, body: .none, adding: .none)
+        #expect(self.shared(first, try cache.head(for: next, body: .none, adding: .none)))
     }
 }

@@ -117,7 +117,9 @@ import Testing
             records.removeAll()
             #expect(records.tracked.isEmpty && records.firstValue(for: fieldName) == nil)
         }
-        for near in ["Content-Lengths", "Content-Lengt", "Location2", "X-Location", "Keep-Alive ", "Connection:"] {
+        // Longer, shorter, and the same length with one byte off (a length alone is not a name).
+        for near in ["Content-Lengths", "Content-Lengt", "Location2", "X-Location", "Keep-Alive ", "Connection:",
+                     "Content-Lengtx", "Locatiom", "Content-Encodinx", "Transfer-Encodinx", "Keep-Alivf", "Connectiom"] {
             var records = FieldRecords()
             Array(near.utf8).withUnsafeBytes { records.appendNamePiece($0) }
             #expect(records.closeField().tracked.isEmpty, "\(near)")

@@ -136,46 +136,77 @@ final class HeadKeeper: ResponseDecoderDelegate {
 }
 
 @Suite struct ResponseDecoderTests {
+    /// Feeds `responses`, each whole, to `decoder`.
+    func feed(_ responses: [String], to decoder: ResponseDecoder) throws {
+        for response in responses {
+            decoder.prepareForNextResponse(expectNoBody: false)
+            let bytes = Array(response.utf8)
+            let result = try bytes.withUnsafeBytes { try decoder.feed($0) }
+            #expect(result == .complete(consumed: bytes.count), "\(response.prefix(24))")
+        }
+    }
+
     /// A head's records may share the parser's buffer, which the parser takes back at the
-    /// next head: a head still held then keeps its fields (the buffer is written only when
-    /// no response holds it), and one that was let go of gives its buffer back.
+    /// next head: a head still held then keeps its fields (a shared buffer is copied before it
+    /// is written), and the parser gives this caller's later heads buffers of their own size.
     @Test func aHeadKeptWhileLaterResponsesArriveKeepsItsFields() throws {
         let decoder = ResponseDecoder(limits: ResponseHeadLimits())
         let keeper = HeadKeeper()
         decoder.delegate = keeper
         let big = String(repeating: "b", count: 3000)
-        let responses = [
+        try self.feed([
             "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-First: one\r\n\r\nhi",
             "HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\nX-Second: two\r\n\r\n2\r\nhi\r\n0\r\nX-Trailer: t\r\n\r\n",
             "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nX-Big: \(big)\r\n\r\n",
             "HTTP/1.1 203 OK\r\nContent-Length: 0\r\nX-Fourth: four\r\n\r\n",
-        ]
-        for response in responses {
-            decoder.prepareForNextResponse(expectNoBody: false)
-            let bytes = Array(response.utf8)
-            let result = try bytes.withUnsafeBytes { try decoder.feed($0) }
-            #expect(result == .complete(consumed: bytes.count), "\(response.prefix(20))")
-        }
+        ], to: decoder)
         let seen = keeper.heads.map { head in head.response.headerFields.map { "\($0.name.rawName): \($0.value)" } }
         #expect(seen == [["Content-Length: 2", "X-First: one"], ["Transfer-Encoding: chunked", "X-Second: two"],
                          ["Content-Length: 0", "X-Big: \(big)"], ["Content-Length: 0", "X-Fourth: four"]])
         #expect(keeper.heads.map { $0.fields.firstValue(for: .contentLength) } == ["2", nil, "0", "0"])
         #expect(keeper.trailers.map { $0?.map(\.value) } == [nil, ["t"], nil, nil])
-        // Handed out as they are, in the parser's own buffer (reserved for a whole head), not
-        // copied; let go of before the next head, that buffer is written again in place.
-        keeper.heads.removeAll()
-        let again = Array("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-Again: yes\r\n\r\n".utf8)
-        func feedAgain() throws {
-            decoder.prepareForNextResponse(expectNoBody: false)
-            #expect(try again.withUnsafeBytes { try decoder.feed($0) } == .complete(consumed: again.count))
+        // The first head went out in the parser's buffer; once it was found still held, the
+        // next ones got buffers of their own size; after a few, a head shares the parser's
+        // buffer again, to learn whether the caller still keeps its responses.
+        #expect(keeper.heads[0].fields.bytes.capacity >= ResponseDecoder.recordsCapacity)
+        for head in keeper.heads.dropFirst() {
+            #expect(head.fields.bytes.capacity < head.fields.bytes.count + 64, "\(head.fields.bytes.count)")
         }
-        try feedAgain()
-        #expect(keeper.heads[0].fields.bytes.capacity >= 512)
+        let more = (0..<(ResponseDecoder.compactedAfterAKeptHead + 1)).map { "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-N: \($0)\r\n\r\n" }
+        try self.feed(more, to: decoder)
+        let shared = keeper.heads.suffix(more.count).map { $0.fields.bytes.capacity >= ResponseDecoder.recordsCapacity }
+        // Four compacted heads after the kept one (three in the first batch, one here), then
+        // one shared — found held in turn, so the next are compacted again.
+        #expect(ResponseDecoder.compactedAfterAKeptHead == 4)
+        #expect(shared == [false, true, false, false, false])
+        #expect(keeper.heads.suffix(more.count).map { $0.fields.firstValue(for: HTTPField.Name("X-N")!) } == (0..<more.count).map { "\($0)" })
+    }
+
+    /// A caller that lets go of each response before the next: every head goes out in the
+    /// parser's buffer, which is written again in place (no allocation for a head's fields),
+    /// and a head too large for it gets a buffer of its own size, the parser's going back to
+    /// its usual size.
+    @Test func aHeadLetGoOfGivesItsBufferBack() throws {
+        let decoder = ResponseDecoder(limits: ResponseHeadLimits())
+        let keeper = HeadKeeper()
+        decoder.delegate = keeper
+        let small = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-Again: yes\r\n\r\n"
+        try self.feed([small], to: decoder)
+        // Looked at through the keeper only: no reference to the head is left once it drops it.
+        let capacity = keeper.heads[0].fields.bytes.capacity
+        #expect(capacity >= ResponseDecoder.recordsCapacity && capacity <= ResponseDecoder.maxHandedCapacity)
         let buffer = keeper.heads[0].fields.bytes.withUnsafeBufferPointer { $0.baseAddress }
         keeper.heads.removeAll()
-        try feedAgain()
+        try self.feed([small], to: decoder)
         #expect(keeper.heads[0].fields.bytes.withUnsafeBufferPointer { $0.baseAddress } == buffer)
+        #expect(keeper.heads[0].fields.bytes.capacity == capacity)
         #expect(keeper.heads[0].fields.firstValue(for: HTTPField.Name("X-Again")!) == "yes")
+        keeper.heads.removeAll()
+        let big = String(repeating: "b", count: 3000)
+        try self.feed(["HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-Big: \(big)\r\n\r\n", small], to: decoder)
+        #expect(keeper.heads[0].fields.bytes.capacity < keeper.heads[0].fields.bytes.count + 64)
+        #expect(keeper.heads[0].fields.firstValue(for: HTTPField.Name("X-Big")!) == big)
+        #expect(keeper.heads[1].fields.bytes.capacity <= ResponseDecoder.maxHandedCapacity)
     }
 
     /// The common names are matched on their exact bytes, any length, and nothing else is.

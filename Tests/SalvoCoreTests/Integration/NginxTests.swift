@@ -106,10 +106,10 @@ import Testing
         #expect(correct == 1000)
         let statistics = await client.poolStatistics()
         let host = statistics.hosts.values.first ?? HostPoolStatistics()
-        // Never more than 16 at once: a connection opened past the 16th replaced one that
-        // closed (a loop hands an idle connection's place to another loop whose callers wait
-        // — more often on a machine too busy to run them all at once).
-        #expect(host.open <= 16 && host.opened - host.closedByUs - host.closedByServer <= 16, "\(host)")
+        // Never more than 16 at once. More may be opened in all: a loop can hand an idle
+        // connection's place to another loop whose callers wait (more often on a machine too
+        // busy to run them all at once), closing it for the other to open one.
+        #expect(try client.peakOpenConnections(to: request.connectionKey()).map { $0 <= 16 } == true, "\(host)")
         #expect(statistics.connectionsOpened <= 32, "\(host)")
         #expect(statistics.connectionsOpened + statistics.connectionsReused == 1000)
     }

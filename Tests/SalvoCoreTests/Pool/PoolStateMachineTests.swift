@@ -200,6 +200,8 @@ import Testing
         }
         #expect(counters.peak.load(ordering: .relaxed) <= 3)
         #expect(budget.openConnections == 0)
+        // The budget's own high-water mark: never past the limit.
+        #expect((1...3).contains(budget.peakOpenConnections))
     }
 
     @Test func demandIsAFairShare() {
