@@ -5,7 +5,7 @@ import HTTPTypes
 /// Stored properties are `@exclusivity(unchecked)`: the object is touched by its loop's thread
 /// only, and no access to a property spans a call that could reach it again, so Swift's
 /// dynamic exclusivity checks (12% of the API path's user CPU) buy nothing here.
-final class CollectingHandler: ResponseHandler {
+final class CollectingHandler: ResponseHandler, EndOfTurnWork {
     @exclusivity(unchecked) private var head: ParsedHead?
     @exclusivity(unchecked) private var body: [UInt8] = []
     private let maxBodySize: Int
@@ -14,6 +14,9 @@ final class CollectingHandler: ResponseHandler {
     @exclusivity(unchecked) private var details: ResponseDetails?
     @exclusivity(unchecked) private var interim: [HTTPResponse] = []
     private let delivery: Delivery
+    /// The result for an awaiting task, held until the loop's turn ends (see
+    /// ``EventLoop/deferToEndOfTurn(_:)``).
+    @exclusivity(unchecked) private var heldResult: Result<HTTPClientResponse, HTTPClientError>?
     /// Told the request is over, before the result goes out.
     private let cancellation: CancellationState?
 
@@ -38,8 +41,21 @@ final class CollectingHandler: ResponseHandler {
         self.cancellation?.finished()
         switch self.delivery {
         case .completion(let completion): completion(result)
-        case .continuation(let continuation): continuation.resume(returning: result)
+        case .continuation(let continuation):
+            // On a loop (always, but for a request its loop refused): with the others
+            // resumed in this turn, as one batch.
+            guard let loop = EventLoop.current else {
+                continuation.resume(returning: result)
+                return
+            }
+            self.heldResult = result
+            loop.deferToEndOfTurn(self)
         }
+    }
+
+    func endOfTurn() {
+        guard case .continuation(let continuation) = self.delivery, let result = self.heldResult.take() else { return }
+        continuation.resume(returning: result)
     }
 
     func noteRedirects(chain: [String], unfollowed: String?) {

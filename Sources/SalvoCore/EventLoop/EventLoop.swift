@@ -60,6 +60,10 @@ public final class EventLoop: @unchecked Sendable {
     private var running: Deque<Work> = Deque()
     /// Jobs enqueued from the loop's own thread: no lock, no wake-up.
     private var localJobs: Deque<UnownedJob> = Deque()
+    /// Work held until the loop has handled everything one wake-up brought (see
+    /// ``deferToEndOfTurn(_:)``), and the batch being run.
+    private var endOfTurn: [any EndOfTurnWork] = []
+    private var endOfTurnRunning: [any EndOfTurnWork] = []
     private var nowCache = Deadline.now()
     /// The loop has stopped taking work and runs its stop hooks: jobs go elsewhere now.
     private var stopping = false
@@ -195,7 +199,24 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Runs the stop hooks once no more work is accepted. What they resume must not wait
     /// for this loop: jobs that would run on it go to the global executor from here on.
+    /// Whether the loop has stopped taking work (it runs its stop hooks, or has ended).
+    var isStopping: Bool { self.stopping }
+
+    func appendEndOfTurn(_ work: any EndOfTurnWork) {
+        self.endOfTurn.append(work)
+    }
+
+    /// Runs the work deferred to the end of this turn, in the order it came; work deferred
+    /// meanwhile waits for the next turn.
+    private func runEndOfTurn() {
+        guard !self.endOfTurn.isEmpty else { return }
+        swap(&self.endOfTurn, &self.endOfTurnRunning)
+        for work in self.endOfTurnRunning { work.endOfTurn() }
+        self.endOfTurnRunning.removeAll(keepingCapacity: true)
+    }
+
     private func runStopHooks() {
+        self.runEndOfTurn()
         self.stopping = true
         let hooks = self.pending.withLock { pending -> [@Sendable () -> Void] in
             let hooks = pending.stopHooks.sorted { $0.key < $1.key }.map(\.value)
@@ -296,6 +317,7 @@ public final class EventLoop: @unchecked Sendable {
         pthread_setspecific(EventLoop.currentKey, Unmanaged.passUnretained(self).toOpaque())
         defer { pthread_setspecific(EventLoop.currentKey, nil) }
         while true {
+            self.runEndOfTurn()
             self.runPending()
             if self.stopRequested.load(ordering: .sequentiallyConsistent) {
                 // Finish work queued before the stop, refuse any after it, let what lives on
@@ -308,7 +330,8 @@ public final class EventLoop: @unchecked Sendable {
             }
             var timeout = self.timeoutUntilNextTimer()
             self.sleeping.store(true, ordering: .sequentiallyConsistent)
-            if !self.localJobs.isEmpty || self.hasPendingWork() || self.stopRequested.load(ordering: .sequentiallyConsistent) { timeout = 0 }
+            if !self.localJobs.isEmpty || !self.endOfTurn.isEmpty || self.hasPendingWork()
+                || self.stopRequested.load(ordering: .sequentiallyConsistent) { timeout = 0 }
             let ready: Int
             do {
                 ready = try self.epoll.wait(timeoutMilliseconds: timeout)

@@ -22,6 +22,37 @@ import Testing
         #expect(EventLoop.current == nil)
     }
 
+    /// Work deferred to the end of a turn runs after the work that deferred it, in order,
+    /// without waiting for another event; deferred once the loop stopped, it runs at once.
+    @Test func endOfTurnWorkRunsOnceTheTurnIsOver() async throws {
+        final class Log: Sendable {
+            let lines = Mutex<[String]>([])
+            func append(_ line: String) { self.lines.withLock { $0.append(line) } }
+            var all: [String] { self.lines.withLock { $0 } }
+        }
+        final class Recorder: EndOfTurnWork, Sendable {
+            let name: String
+            let log: Log
+            init(_ name: String, _ log: Log) { self.name = name; self.log = log }
+            func endOfTurn() { self.log.append("end " + self.name) }
+        }
+        let log = Log()
+        let group = try EventLoopGroup(numberOfThreads: 1)
+        let loop = group.loops[0]
+        let first = Recorder("a", log), second = Recorder("b", log), late = Recorder("late", log)
+        loop.execute {
+            loop.deferToEndOfTurn(first)
+            loop.deferToEndOfTurn(second)
+            log.append("work")
+        }
+        // Nothing else wakes the loop: the deferred work must not wait for another event.
+        for _ in 0..<400 where log.all.count < 3 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(log.all == ["work", "end a", "end b"])
+        _ = loop.whenStopping { loop.deferToEndOfTurn(late) }
+        group.shutdown()
+        #expect(log.all == ["work", "end a", "end b", "end late"])
+    }
+
     @Test func timersFireInDeadlineOrder() async throws {
         let group = try EventLoopGroup(numberOfThreads: 1)
         defer { group.shutdown() }
