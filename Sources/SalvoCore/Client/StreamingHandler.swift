@@ -3,7 +3,7 @@ import HTTPTypes
 
 /// Hands the head to a callback as soon as it arrives, then feeds the body into a
 /// ``BodyStream`` with backpressure.
-final class StreamingHandler: ResponseHandler {
+final class StreamingHandler: ResponseHandler, EndOfTurnWork {
     private let onHead: (Result<HTTPClientStreamingResponse, HTTPClientError>) -> Void
     private let onEnd: () -> Void
     private let makeStream: () -> BodyStream
@@ -11,6 +11,9 @@ final class StreamingHandler: ResponseHandler {
     private var redirects: (chain: [String], unfollowed: String?)?
     private var details: ResponseDetails?
     private var interim: [HTTPResponse] = []
+    /// The head (or the failure) for the caller, held until the loop's turn ends, to wake the
+    /// caller with the others of that turn (see ``EventLoop/deferToEndOfTurn(_:)``).
+    private var heldHead: Result<HTTPClientStreamingResponse, HTTPClientError>?
 
     /// `onEnd` runs once the request is over either way: it lets the caller's cancellation
     /// state drop the request, which would otherwise keep it (and the stream) alive in a cycle.
@@ -50,7 +53,20 @@ final class StreamingHandler: ResponseHandler {
         }
         self.details?.apply(to: &response)
         response.interimResponses = self.interim
-        self.onHead(.success(response))
+        self.deliverHead(.success(response))
+    }
+
+    private func deliverHead(_ result: Result<HTTPClientStreamingResponse, HTTPClientError>) {
+        guard let loop = EventLoop.current else {
+            self.onHead(result)
+            return
+        }
+        self.heldHead = result
+        loop.deferToEndOfTurn(self)
+    }
+
+    func endOfTurn() {
+        if let result = self.heldHead.take() { self.onHead(result) }
     }
 
     func didReceiveBody(_ bytes: UnsafeRawBufferPointer) throws(HTTPClientError) -> Bool {
@@ -62,7 +78,7 @@ final class StreamingHandler: ResponseHandler {
         if let stream = self.stream {
             stream.finish(.success(trailers))
         } else {
-            self.onHead(.failure(HTTPClientError(.invalidResponse, detail: "response ended without a head")))
+            self.deliverHead(.failure(HTTPClientError(.invalidResponse, detail: "response ended without a head")))
         }
     }
 
@@ -71,7 +87,7 @@ final class StreamingHandler: ResponseHandler {
         if let stream = self.stream {
             stream.finish(.failure(error))
         } else {
-            self.onHead(.failure(error))
+            self.deliverHead(.failure(error))
         }
     }
 }
