@@ -13,7 +13,7 @@ final class CollectingHandler: ResponseHandler, EndOfTurnWork {
     /// Told once, at the end (nothing is handed out before).
     @exclusivity(unchecked) private var details: ResponseDetails?
     @exclusivity(unchecked) private var interim: [HTTPResponse] = []
-    private let delivery: Delivery
+    @exclusivity(unchecked) private var delivery: Delivery
     /// The result for an awaiting task, held until the loop's turn ends (see
     /// ``EventLoop/deferToEndOfTurn(_:)``).
     @exclusivity(unchecked) private var heldResult: Result<HTTPClientResponse, HTTPClientError>?
@@ -25,6 +25,14 @@ final class CollectingHandler: ResponseHandler, EndOfTurnWork {
     enum Delivery: Sendable {
         case completion(@Sendable (Result<HTTPClientResponse, HTTPClientError>) -> Void)
         case continuation(UnsafeContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>)
+        /// An awaiting task's, once its continuation exists (``deliver(to:)``, before the
+        /// request starts).
+        case awaiting
+    }
+
+    /// Where the result of an `.awaiting` handler goes; called before the request starts.
+    func deliver(to continuation: UnsafeContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>) {
+        self.delivery = .continuation(continuation)
     }
 
     init(maxBodySize: Int, cancellation: CancellationState? = nil, delivery: Delivery) {
@@ -50,6 +58,9 @@ final class CollectingHandler: ResponseHandler, EndOfTurnWork {
             }
             self.heldResult = result
             loop.deferToEndOfTurn(self)
+        case .awaiting:
+            // Every request is started after its continuation is given: unreachable.
+            break
         }
     }
 

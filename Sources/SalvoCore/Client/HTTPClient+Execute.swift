@@ -21,12 +21,14 @@ extension HTTPClient {
         let loop = self.place(&prepared)
         let cancellation = CancellationState(loop: loop, client: self)
         let limit = options.maxBodySize ?? self.configuration.maxBodySize
-        // Moved into the request's task inside the continuation's body, not copied.
-        var pending = Optional(consume prepared)
+        // The task is made here, the prepared request moved into it: what this async call
+        // keeps across its suspension is two references, not the request's 900 bytes.
+        let handler = CollectingHandler(maxBodySize: limit, cancellation: cancellation, delivery: .awaiting)
+        let task = RequestTask(prepared, client: self, handler: handler)
         let result = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>) in
-                let handler = CollectingHandler(maxBodySize: limit, cancellation: cancellation, delivery: .continuation(continuation))
-                self.start(pending.take(), handler: handler, on: loop, cancellation: cancellation)
+                handler.deliver(to: continuation)
+                self.start(task, on: loop, cancellation: cancellation)
             }
         } onCancel: {
             cancellation.cancel()
