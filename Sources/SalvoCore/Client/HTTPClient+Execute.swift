@@ -50,21 +50,20 @@ extension HTTPClient {
         }
         let loop = self.place(&prepared)
         let cancellation = CancellationState(loop: loop, client: self)
-        var pending = Optional(consume prepared)
+        let handler = StreamingHandler(makeStream: {
+            BodyStream(onResume: {
+                cancellation.resumeReading()
+            }, onCancel: {
+                cancellation.cancel()
+            })
+        }, onEnd: {
+            cancellation.finished()
+        })
+        let task = RequestTask(prepared, client: self, handler: handler)
         let result = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPClientStreamingResponse, HTTPClientError>, Never>) in
-                let handler = StreamingHandler(makeStream: {
-                    BodyStream(onResume: {
-                        cancellation.resumeReading()
-                    }, onCancel: {
-                        cancellation.cancel()
-                    })
-                }, onHead: { result in
-                    continuation.resume(returning: result)
-                }, onEnd: {
-                    cancellation.finished()
-                })
-                self.start(pending.take(), handler: handler, on: loop, cancellation: cancellation)
+                handler.deliver(to: continuation)
+                self.start(task, on: loop, cancellation: cancellation)
             }
         } onCancel: {
             cancellation.cancel()
@@ -130,18 +129,6 @@ extension HTTPClient: Transport {
 }
 
 extension HTTPClient {
-    /// Makes the task of a request taken out of `pending` (where an async call keeps it until
-    /// its continuation exists) and starts it.
-    fileprivate func start(_ pending: consuming Prepared?, handler: any ResponseHandler, on loop: EventLoop,
-                           cancellation: CancellationState) {
-        guard let prepared = pending else {
-            // Each call takes its request once: unreachable, but failed rather than trapped.
-            handler.didFail(.cancelled(.internal, phase: .request, detail: "request started twice"))
-            return
-        }
-        self.start(RequestTask(prepared, client: self, handler: handler), on: loop, cancellation: cancellation)
-    }
-
     /// ``prepare(_:body:options:)``, telling the body the request is over when it fails there.
     fileprivate func prepared(_ request: HTTPRequest, body: HTTPBody?, options: RequestOptions) throws(HTTPClientError) -> Prepared {
         do {

@@ -4,7 +4,8 @@ import HTTPTypes
 /// Hands the head to a callback as soon as it arrives, then feeds the body into a
 /// ``BodyStream`` with backpressure.
 final class StreamingHandler: ResponseHandler, EndOfTurnWork {
-    private let onHead: (Result<HTTPClientStreamingResponse, HTTPClientError>) -> Void
+    /// The awaiting caller, given before the request starts (``deliver(to:)``).
+    private var continuation: UnsafeContinuation<Result<HTTPClientStreamingResponse, HTTPClientError>, Never>?
     private let onEnd: () -> Void
     private let makeStream: () -> BodyStream
     private var stream: BodyStream?
@@ -17,12 +18,19 @@ final class StreamingHandler: ResponseHandler, EndOfTurnWork {
 
     /// `onEnd` runs once the request is over either way: it lets the caller's cancellation
     /// state drop the request, which would otherwise keep it (and the stream) alive in a cycle.
-    init(makeStream: @escaping () -> BodyStream,
-         onHead: @escaping (Result<HTTPClientStreamingResponse, HTTPClientError>) -> Void,
-         onEnd: @escaping () -> Void) {
+    init(makeStream: @escaping () -> BodyStream, onEnd: @escaping () -> Void) {
         self.makeStream = makeStream
-        self.onHead = onHead
         self.onEnd = onEnd
+    }
+
+    /// Where the head (or the failure before it) goes; called before the request starts.
+    func deliver(to continuation: UnsafeContinuation<Result<HTTPClientStreamingResponse, HTTPClientError>, Never>) {
+        self.continuation = continuation
+    }
+
+    /// Resumes the caller, once.
+    private func resume(_ result: Result<HTTPClientStreamingResponse, HTTPClientError>) {
+        self.continuation.take()?.resume(returning: result)
     }
 
     func noteRedirects(chain: [String], unfollowed: String?) {
@@ -58,7 +66,7 @@ final class StreamingHandler: ResponseHandler, EndOfTurnWork {
 
     private func deliverHead(_ result: Result<HTTPClientStreamingResponse, HTTPClientError>) {
         guard let loop = EventLoop.current else {
-            self.onHead(result)
+            self.resume(result)
             return
         }
         self.heldHead = result
@@ -66,7 +74,7 @@ final class StreamingHandler: ResponseHandler, EndOfTurnWork {
     }
 
     func endOfTurn() {
-        if let result = self.heldHead.take() { self.onHead(result) }
+        if let result = self.heldHead.take() { self.resume(result) }
     }
 
     func didReceiveBody(_ bytes: UnsafeRawBufferPointer) throws(HTTPClientError) -> Bool {
