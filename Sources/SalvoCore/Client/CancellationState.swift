@@ -13,8 +13,11 @@ import Synchronization
 ///
 /// @unchecked Sendable: `task` is read and written only on the loop that holds the request
 /// (see above), or — in `finished()` — on a caller's thread when the loop had stopped before
-/// it ever saw the request; everything else is behind the lock.
-final class CancellationState: @unchecked Sendable {
+/// it ever saw the request; everything else is behind the lock. A subclass (the collecting
+/// handler, which is its request's handle too: one object per request fewer) keeps to the
+/// same rule: its own state is written on the caller's thread only before the request is
+/// handed to its loop, and after that on the loop's thread only.
+class CancellationState: @unchecked Sendable {
     private struct Place {
         /// The pool the request is in; strong, so a handle outliving its client stays safe.
         var pool: LoopBound<ConnectionPool>
@@ -30,26 +33,26 @@ final class CancellationState: @unchecked Sendable {
     }
 
     /// The loop the request is on (or left, while it moves).
-    var loop: EventLoop { self.place.withLock { $0.pool.loop } }
+    final var loop: EventLoop { self.place.withLock { $0.pool.loop } }
 
     /// Whether the caller cancelled.
-    var isCancelled: Bool { self.place.withLock { $0.cancelled } }
+    final var isCancelled: Bool { self.place.withLock { $0.cancelled } }
 
     /// Records the started task; returns true when cancellation came first.
-    func markStarted(_ task: RequestTask) -> Bool {
+    final func markStarted(_ task: RequestTask) -> Bool {
         self.task = task
         task.cancellation = self
         return self.isCancelled
     }
 
     /// The request leaves its loop for another (called on the loop it leaves).
-    func beginMove() {
+    final func beginMove() {
         self.place.withLock { $0.moving = true }
     }
 
     /// The request is in `pool` now (called on that pool's loop, or on the loop it left when
     /// the move failed). Returns true when the caller cancelled meanwhile.
-    func arrived(in pool: ConnectionPool) -> Bool {
+    final func arrived(in pool: ConnectionPool) -> Bool {
         let bound = LoopBound(pool, loop: pool.loop)
         return self.place.withLock { place in
             place.moving = false
@@ -59,7 +62,7 @@ final class CancellationState: @unchecked Sendable {
     }
 
     /// Cancels from any thread.
-    func cancel() {
+    final func cancel() {
         let pool = self.place.withLock { place -> LoopBound<ConnectionPool>? in
             place.cancelled = true
             // On its way: the request sees the flag when it arrives.
@@ -76,14 +79,14 @@ final class CancellationState: @unchecked Sendable {
 
     /// Resumes a paused response stream, from any thread. (A request on its way between
     /// loops waits for a connection: it has no stream to resume.)
-    func resumeReading() {
+    final func resumeReading() {
         guard let pool = self.place.withLock({ $0.moving ? nil : $0.pool }) else { return }
         self.run(on: pool) { state, _ in state.task?.resumeReading() }
     }
 
     /// Runs `work` on `pool`'s loop if the request is still there when it runs; follows the
     /// request if it moved meanwhile, and drops the work while it is on its way.
-    private func run(on pool: LoopBound<ConnectionPool>, _ work: @escaping @Sendable (CancellationState, ConnectionPool) -> Void) {
+    private final func run(on pool: LoopBound<ConnectionPool>, _ work: @escaping @Sendable (CancellationState, ConnectionPool) -> Void) {
         let body: @Sendable () -> Void = {
             guard let current = self.place.withLock({ $0.moving ? nil : $0.pool }) else { return }
             guard current.loop === pool.loop else {
@@ -97,7 +100,7 @@ final class CancellationState: @unchecked Sendable {
 
     /// Forgets the task once it ended, so the handle does not keep it alive. On the loop,
     /// or on the caller's thread when the loop had already stopped and never saw the task.
-    func finished() {
+    final func finished() {
         self.task = nil
     }
 }

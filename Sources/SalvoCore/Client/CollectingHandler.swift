@@ -1,11 +1,16 @@
 @_spi(Benchmarks) import SalvoTransport
 import HTTPTypes
 
-/// Collects a whole response and hands it to a callback on the loop thread.
+/// Collects a whole response and hands it to a callback on the loop thread. It is also the
+/// request's handle for cancelling it (a ``CancellationState``): one object, not two.
 /// Stored properties are `@exclusivity(unchecked)`: the object is touched by its loop's thread
 /// only, and no access to a property spans a call that could reach it again, so Swift's
 /// dynamic exclusivity checks (12% of the API path's user CPU) buy nothing here.
-final class CollectingHandler: ResponseHandler, EndOfTurnWork {
+///
+/// @unchecked Sendable, as its base: its own state is set on the caller's thread before the
+/// request is handed to its loop, and touched on that loop's thread only from then on; only
+/// the base's cancellation methods are called from other threads.
+final class CollectingHandler: CancellationState, ResponseHandler, EndOfTurnWork, @unchecked Sendable {
     @exclusivity(unchecked) private var head: ParsedHead?
     @exclusivity(unchecked) private var body: [UInt8] = []
     private let maxBodySize: Int
@@ -17,8 +22,6 @@ final class CollectingHandler: ResponseHandler, EndOfTurnWork {
     /// The result for an awaiting task, held until the loop's turn ends (see
     /// ``EventLoop/deferToEndOfTurn(_:)``).
     @exclusivity(unchecked) private var heldResult: Result<HTTPClientResponse, HTTPClientError>?
-    /// Told the request is over, before the result goes out.
-    private let cancellation: CancellationState?
 
     /// Where the result goes: a completion handler, or an awaiting task's continuation (held
     /// as is, rather than in a closure made for it: one allocation per request fewer).
@@ -35,18 +38,21 @@ final class CollectingHandler: ResponseHandler, EndOfTurnWork {
         self.delivery = .continuation(continuation)
     }
 
-    init(maxBodySize: Int, cancellation: CancellationState? = nil, delivery: Delivery) {
+    /// A handler for a request placed on `loop` (whose pool holds it).
+    init(maxBodySize: Int, loop: EventLoop, client: HTTPClient, delivery: Delivery) {
         self.maxBodySize = maxBodySize
-        self.cancellation = cancellation
         self.delivery = delivery
-    }
-
-    convenience init(maxBodySize: Int, completion: @escaping @Sendable (Result<HTTPClientResponse, HTTPClientError>) -> Void) {
-        self.init(maxBodySize: maxBodySize, delivery: .completion(completion))
+        super.init(loop: loop, client: client)
     }
 
     private func completion(_ result: Result<HTTPClientResponse, HTTPClientError>) {
-        self.cancellation?.finished()
+        // The request is over: its handle lets go of it, and of what was collected (a handle
+        // a caller keeps must not keep the response too).
+        self.finished()
+        self.head = nil
+        self.body = []
+        self.details = nil
+        self.interim = []
         switch self.delivery {
         case .completion(let completion): completion(result)
         case .continuation(let continuation):
@@ -60,12 +66,14 @@ final class CollectingHandler: ResponseHandler, EndOfTurnWork {
             loop.deferToEndOfTurn(self)
         case .awaiting:
             // Every request is started after its continuation is given: unreachable.
-            break
+            assertionFailure("a collected response with nowhere to go")
         }
     }
 
     func endOfTurn() {
         guard case .continuation(let continuation) = self.delivery, let result = self.heldResult.take() else { return }
+        // Resumed once: the continuation is forgotten with it.
+        self.delivery = .awaiting
         continuation.resume(returning: result)
     }
 

@@ -19,19 +19,19 @@ extension HTTPClient {
             throw HTTPClientError.cancelled(.caller, phase: .request)
         }
         let loop = self.place(&prepared)
-        let cancellation = CancellationState(loop: loop, client: self)
         let limit = options.maxBodySize ?? self.configuration.maxBodySize
         // The task is made here, the prepared request moved into it: what this async call
-        // keeps across its suspension is two references, not the request's 900 bytes.
-        let handler = CollectingHandler(maxBodySize: limit, cancellation: cancellation, delivery: .awaiting)
+        // keeps across its suspension is two references, not the request's 900 bytes. The
+        // handler is the request's cancellation handle too.
+        let handler = CollectingHandler(maxBodySize: limit, loop: loop, client: self, delivery: .awaiting)
         let task = RequestTask(prepared, client: self, handler: handler)
         let result = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>) in
                 handler.deliver(to: continuation)
-                self.start(task, on: loop, cancellation: cancellation)
+                self.start(task, on: loop, cancellation: handler)
             }
         } onCancel: {
-            cancellation.cancel()
+            handler.cancel()
         }
         return try result.get()
     }
@@ -92,12 +92,11 @@ extension HTTPClient {
             return RequestHandle(state: nil)
         }
         let loop = self.place(&prepared)
-        let cancellation = CancellationState(loop: loop, client: self)
         let limit = options.maxBodySize ?? self.configuration.maxBodySize
-        let handler = CollectingHandler(maxBodySize: limit, cancellation: cancellation, delivery: .completion(completion))
+        let handler = CollectingHandler(maxBodySize: limit, loop: loop, client: self, delivery: .completion(completion))
         // From a completion handler on this loop: no hop, no closure at all.
-        self.start(RequestTask(prepared, client: self, handler: handler), on: loop, cancellation: cancellation)
-        return RequestHandle(state: cancellation)
+        self.start(RequestTask(prepared, client: self, handler: handler), on: loop, cancellation: handler)
+        return RequestHandle(state: handler)
     }
 }
 
