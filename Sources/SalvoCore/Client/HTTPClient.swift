@@ -121,6 +121,8 @@ public final class HTTPClient: Sendable {
                 let queued = bound.loop.tryExecute {
                     if let hook { bound.loop.removeStopHook(hook) }
                     bound.value.shutdown()
+                    // The callers of the requests it failed are resumed before this returns.
+                    bound.loop.runEndOfTurn()
                     done.signal()
                 }
                 if queued { accepted += 1 }

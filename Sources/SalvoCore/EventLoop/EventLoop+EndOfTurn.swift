@@ -14,6 +14,7 @@ extension EventLoop {
     /// together at the end of the turn, the tasks run as one batch (0.7 switches per request
     /// instead of 1.5, `salvo bench --api async` on one core), a few microseconds later.
     func deferToEndOfTurn(_ work: any EndOfTurnWork) {
+        self.assertInLoop()
         if self.isStopping {
             work.endOfTurn()
         } else {

@@ -197,8 +197,6 @@ public final class EventLoop: @unchecked Sendable {
         _ = self.pending.withLock { $0.stopHooks.removeValue(forKey: id) }
     }
 
-    /// Runs the stop hooks once no more work is accepted. What they resume must not wait
-    /// for this loop: jobs that would run on it go to the global executor from here on.
     /// Whether the loop has stopped taking work (it runs its stop hooks, or has ended).
     var isStopping: Bool { self.stopping }
 
@@ -207,16 +205,20 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Runs the work deferred to the end of this turn, in the order it came; work deferred
-    /// meanwhile waits for the next turn.
-    private func runEndOfTurn() {
+    /// meanwhile waits for the next turn. Loop thread only.
+    func runEndOfTurn() {
         guard !self.endOfTurn.isEmpty else { return }
         swap(&self.endOfTurn, &self.endOfTurnRunning)
         for work in self.endOfTurnRunning { work.endOfTurn() }
         self.endOfTurnRunning.removeAll(keepingCapacity: true)
     }
 
+    /// Runs the stop hooks once no more work is accepted. What they resume must not wait
+    /// for this loop: jobs that would run on it go to the global executor from here on, and
+    /// work deferred to the end of a turn runs at once, as the loop has no more turns.
     private func runStopHooks() {
-        self.runEndOfTurn()
+        // Until none is left: work run here may defer more.
+        repeat { self.runEndOfTurn() } while !self.endOfTurn.isEmpty
         self.stopping = true
         let hooks = self.pending.withLock { pending -> [@Sendable () -> Void] in
             let hooks = pending.stopHooks.sorted { $0.key < $1.key }.map(\.value)

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import Testing
 @testable import SalvoCore
@@ -51,6 +52,23 @@ import Testing
         _ = loop.whenStopping { loop.deferToEndOfTurn(late) }
         group.shutdown()
         #expect(log.all == ["work", "end a", "end b", "end late"])
+    }
+
+    /// Work deferred in the loop's last turn still runs when it stops.
+    @Test func endOfTurnWorkDeferredAsTheLoopStopsRuns() throws {
+        final class Flag: EndOfTurnWork, Sendable {
+            let ran = Atomic<Bool>(false)
+            func endOfTurn() { self.ran.store(true, ordering: .relaxed) }
+        }
+        let flag = Flag()
+        let group = try EventLoopGroup(numberOfThreads: 1)
+        let loop = group.loops[0]
+        // The loop is busy while the group is told to stop; the deferral comes in its last turn.
+        loop.execute { Thread.sleep(forTimeInterval: 0.05) }
+        loop.execute { loop.deferToEndOfTurn(flag) }
+        group.shutdown()
+        let ran = flag.ran.load(ordering: .relaxed)
+        #expect(ran)
     }
 
     @Test func timersFireInDeadlineOrder() async throws {
