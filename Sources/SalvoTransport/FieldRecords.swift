@@ -94,10 +94,27 @@ package struct FieldRecords: Sendable {
 
     /// Adds bytes of the current field's name (the first piece opens a new field).
     package mutating func appendNamePiece(_ piece: UnsafeRawBufferPointer) {
-        self.openFieldIfNeeded()
-        self.bytes.append(contentsOf: piece)
-        self.openNameLength += piece.count
+        guard self.openRecord == nil, piece.count <= Self.maxJoinedNamePiece else {
+            self.openFieldIfNeeded()
+            self.bytes.append(contentsOf: piece)
+            self.openNameLength += piece.count
+            return
+        }
+        // A new field: its two lengths (written when it closes) and its name, in one append
+        // (one of the three a field costs, on a path that runs for every field of every head).
+        self.openRecord = self.bytes.count
+        self.openNameLength = piece.count
+        withUnsafeTemporaryAllocation(byteCount: Self.recordHeaderSize + piece.count, alignment: 8) { joined in
+            joined.storeBytes(of: 0, as: UInt64.self)
+            if let base = piece.baseAddress, let target = joined.baseAddress {
+                (target + Self.recordHeaderSize).copyMemory(from: base, byteCount: piece.count)
+            }
+            self.bytes.append(contentsOf: UnsafeRawBufferPointer(joined))
+        }
     }
+
+    /// Longer first pieces of a name are appended after the record's header, not joined to it.
+    package static let maxJoinedNamePiece = 256
 
     /// Adds bytes of the current field's value.
     package mutating func appendValuePiece(_ piece: UnsafeRawBufferPointer) {

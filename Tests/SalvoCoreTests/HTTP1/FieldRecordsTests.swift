@@ -97,6 +97,22 @@ import Testing
         #expect(records.makeFields().map(\.value) == ["", ""])
     }
 
+    /// A name's first piece is joined to its record's header unless it is long; either way
+    /// the record reads back the same, and so does the field after it.
+    @Test func shortAndLongFirstNamePieces() {
+        for length in [1, 20, FieldRecords.maxJoinedNamePiece, FieldRecords.maxJoinedNamePiece + 1, 1000] {
+            var records = FieldRecords()
+            let name = "X" + String(repeating: "n", count: length - 1)
+            Array(name.utf8).withUnsafeBytes { records.appendNamePiece($0) }
+            Array("-tail".utf8).withUnsafeBytes { records.appendNamePiece($0) }
+            Array("value".utf8).withUnsafeBytes { records.appendValuePiece($0) }
+            records.closeField()
+            records.append(name: "Next", value: "2")
+            #expect(records.makeFields().map { "\($0.name.rawName)=\($0.value)" } == ["\(name)-tail=value", "Next=2"], "\(length)")
+            #expect(records.firstValue(for: HTTPField.Name("next")!) == "2")
+        }
+    }
+
     /// The tracked fields are known in any case, by their names alone (not a prefix, not a
     /// longer name), and asking for one that did not come answers nil without a scan.
     @Test func trackedFieldsAreKnownAsTheyClose() {
