@@ -40,10 +40,11 @@ final class EncodedHeadCache {
     /// After this many misses in a row, only every this-many-th missed head is kept.
     static let missesBeforeSampling = 8
 
-    private var entries: [Entry] = []
+    // Thread-confined (one cache per thread): exclusivity checks would buy nothing.
+    @exclusivity(unchecked) private var entries: [Entry] = []
     /// The entry the next new head replaces once the cache is full.
-    private var nextVictim = 0
-    private var consecutiveMisses = 0
+    @exclusivity(unchecked) private var nextVictim = 0
+    @exclusivity(unchecked) private var consecutiveMisses = 0
 
     /// The head of `request`, from the cache or freshly encoded (and then kept).
     /// - Throws: what ``RequestEncoder`` refuses; a refused head is never kept.
@@ -52,7 +53,7 @@ final class EncodedHeadCache {
         // Compared in place, through the buffer: an entry is not copied out to be looked at.
         let hit = self.entries.withUnsafeBufferPointer { entries -> [UInt8]? in
             for index in entries.indices where entries[index].body == body && entries[index].added.sameBytes(as: added)
-                && Self.same(entries[index].request, request) {
+                && (Self.sameBits(entries[index].request, request) || Self.same(entries[index].request, request)) {
                 return entries[index].head
             }
             return nil
@@ -82,13 +83,7 @@ final class EncodedHeadCache {
     static func same(_ a: HTTPRequest, _ b: HTTPRequest) -> Bool {
         // The same bits: the two share their storage (copy-on-write), so they hold the same
         // request — the usual case of a caller sending one value again.
-        let identical = withUnsafeBytes(of: a) { left in
-            withUnsafeBytes(of: b) { right in
-                guard let l = left.baseAddress, let r = right.baseAddress else { return false }
-                return memcmp(l, r, left.count) == 0
-            }
-        }
-        if identical { return true }
+        if Self.sameBits(a, b) { return true }
         guard sameBytes(a.method.rawValue, b.method.rawValue), sameBytes(a.scheme, b.scheme),
               sameBytes(a.authority, b.authority), sameBytes(a.path, b.path),
               sameBytes(a.extendedConnectProtocol, b.extendedConnectProtocol),
@@ -104,6 +99,24 @@ final class EncodedHeadCache {
             guard sameValue else { return false }
         }
         return true
+    }
+
+    /// Whether `a` and `b` are the same bits. Read as two words where that is what a request
+    /// is (two references to its storage), with no copy and no reference counted; as bytes
+    /// otherwise.
+    @inline(__always)
+    static func sameBits(_ a: HTTPRequest, _ b: HTTPRequest) -> Bool {
+        typealias Words = (UInt, UInt)
+        if MemoryLayout<HTTPRequest>.size == MemoryLayout<Words>.size {
+            let left = unsafeBitCast(a, to: Words.self), right = unsafeBitCast(b, to: Words.self)
+            return left == right
+        }
+        return withUnsafeBytes(of: a) { left in
+            withUnsafeBytes(of: b) { right in
+                guard let l = left.baseAddress, let r = right.baseAddress else { return false }
+                return memcmp(l, r, left.count) == 0
+            }
+        }
     }
 
     // MARK: One per thread
@@ -136,6 +149,13 @@ final class EncodedHeadCache {
     /// The head of `request`, through this thread's cache when there is one.
     static func head(for request: HTTPRequest, body: RequestBodyLength,
                      adding added: RequestEncoder.AddedFields) throws(HTTPClientError) -> [UInt8] {
+        if let key = Self.key, let raw = pthread_getspecific(key) {
+            // The thread's own cache, kept alive by the thread: used without counting a reference.
+            let result = Unmanaged<EncodedHeadCache>.fromOpaque(raw)._withUnsafeGuaranteedRef { cache in
+                Result { () throws(HTTPClientError) in try cache.head(for: request, body: body, adding: added) }
+            }
+            return try result.get()
+        }
         if let cache = Self.current { return try cache.head(for: request, body: body, adding: added) }
         var head: [UInt8] = []
         try RequestEncoder.encodeHead(request, body: body, adding: added, into: &head)
