@@ -45,7 +45,8 @@ final class CollectingHandler: CancellationState, ResponseHandler, EndOfTurnWork
         super.init(loop: loop, client: client)
     }
 
-    private func completion(_ result: Result<HTTPClientResponse, HTTPClientError>) {
+    /// `result` is moved, not copied, to where it goes (a response is a dozen references).
+    private func completion(_ result: consuming Result<HTTPClientResponse, HTTPClientError>) {
         // The request is over: its handle lets go of it, and of what was collected (a handle
         // a caller keeps must not keep the response too).
         self.finished()
@@ -59,10 +60,10 @@ final class CollectingHandler: CancellationState, ResponseHandler, EndOfTurnWork
             // On a loop (always, but for a request its loop refused): with the others
             // resumed in this turn, as one batch.
             guard let loop = EventLoop.current else {
-                continuation.resume(returning: result)
+                continuation.resume(returning: consume result)
                 return
             }
-            self.heldResult = result
+            self.heldResult = consume result
             loop.deferToEndOfTurn(self)
         case .awaiting:
             // Every request is started after its continuation is given: unreachable.
