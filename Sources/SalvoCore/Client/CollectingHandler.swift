@@ -60,6 +60,7 @@ final class CollectingHandler: CancellationState, ResponseHandler, EndOfTurnWork
             // On a loop (always, but for a request its loop refused): with the others
             // resumed in this turn, as one batch.
             guard let loop = EventLoop.current else {
+                self.delivery = .awaiting
                 continuation.resume(returning: consume result)
                 return
             }

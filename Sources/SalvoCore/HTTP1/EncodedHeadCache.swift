@@ -53,7 +53,7 @@ final class EncodedHeadCache {
         // Compared in place, through the buffer: an entry is not copied out to be looked at.
         let hit = self.entries.withUnsafeBufferPointer { entries -> [UInt8]? in
             for index in entries.indices where entries[index].body == body && entries[index].added.sameBytes(as: added)
-                && (Self.sameBits(entries[index].request, request) || Self.same(entries[index].request, request)) {
+                && (Self.sameBits(entries[index].request, request) || Self.sameFields(entries[index].request, request)) {
                 return entries[index].head
             }
             return nil
@@ -83,7 +83,12 @@ final class EncodedHeadCache {
     static func same(_ a: HTTPRequest, _ b: HTTPRequest) -> Bool {
         // The same bits: the two share their storage (copy-on-write), so they hold the same
         // request — the usual case of a caller sending one value again.
-        if Self.sameBits(a, b) { return true }
+        Self.sameBits(a, b) || Self.sameFields(a, b)
+    }
+
+    /// Whether `a` and `b` hold the same method, scheme, authority, path, protocol and fields,
+    /// compared as bytes.
+    private static func sameFields(_ a: HTTPRequest, _ b: HTTPRequest) -> Bool {
         guard sameBytes(a.method.rawValue, b.method.rawValue), sameBytes(a.scheme, b.scheme),
               sameBytes(a.authority, b.authority), sameBytes(a.path, b.path),
               sameBytes(a.extendedConnectProtocol, b.extendedConnectProtocol),
@@ -150,7 +155,8 @@ final class EncodedHeadCache {
     static func head(for request: HTTPRequest, body: RequestBodyLength,
                      adding added: RequestEncoder.AddedFields) throws(HTTPClientError) -> [UInt8] {
         if let key = Self.key, let raw = pthread_getspecific(key) {
-            // The thread's own cache, kept alive by the thread: used without counting a reference.
+            // The thread's own cache, kept alive by the thread's key until the thread ends: used
+            // without counting a reference (the standard library's guaranteed-reference call).
             let result = Unmanaged<EncodedHeadCache>.fromOpaque(raw)._withUnsafeGuaranteedRef { cache in
                 Result { () throws(HTTPClientError) in try cache.head(for: request, body: body, adding: added) }
             }

@@ -111,6 +111,13 @@ import Testing
             #expect(records.makeFields().map { "\($0.name.rawName)=\($0.value)" } == ["\(name)-tail=value", "Next=2"], "\(length)")
             #expect(records.firstValue(for: HTTPField.Name("next")!) == "2")
         }
+        // An empty first piece opens the field too; the name follows in the next.
+        var records = FieldRecords()
+        records.appendNamePiece(UnsafeRawBufferPointer(start: nil, count: 0))
+        Array("X-Late".utf8).withUnsafeBytes { records.appendNamePiece($0) }
+        Array("v".utf8).withUnsafeBytes { records.appendValuePiece($0) }
+        #expect(records.closeField().isToken)
+        #expect(records.makeFields().map { "\($0.name.rawName)=\($0.value)" } == ["X-Late=v"])
     }
 
     /// The tracked fields are known in any case, by their names alone (not a prefix, not a
