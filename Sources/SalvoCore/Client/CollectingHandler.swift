@@ -56,16 +56,10 @@ final class CollectingHandler: CancellationState, ResponseHandler, EndOfTurnWork
         self.interim = []
         switch self.delivery {
         case .completion(let completion): completion(result)
-        case .continuation(let continuation):
-            // On a loop (always, but for a request its loop refused): with the others
-            // resumed in this turn, as one batch.
-            guard let loop = EventLoop.current else {
-                self.delivery = .awaiting
-                continuation.resume(returning: consume result)
-                return
-            }
+        case .continuation:
+            // Resumed with the others of this turn of the loop, as one batch.
             self.heldResult = consume result
-            loop.deferToEndOfTurn(self)
+            self.runAtEndOfTurn()
         case .awaiting:
             // Every request is started after its continuation is given: unreachable.
             assertionFailure("a collected response with nowhere to go")

@@ -291,22 +291,16 @@ public final class HTTPClient: Sendable {
         if !loop.tryExecute({ self.launch(handoff.task, on: loop, cancellation: cancellation) }) {
             // The loop has stopped (the client or its group shut down meanwhile): the task never
             // reached it and is still this thread's; its placement and body are let go here.
-            if let arrival = task.arrival {
-                task.arrival = nil
-                arrival.arrived()
-                self.coordinator.placementAbandoned(task.key)
-            }
+            if task.settleArrival() { self.coordinator.placementAbandoned(task.key) }
             task.fail(HTTPClientError(.shutdown, phase: .request))
         }
     }
 
     /// Hands `task` to the pool of `loop`, whose thread this is.
     private func launch(_ task: RequestTask, on loop: EventLoop, cancellation: CancellationState, fresh: Bool = false) {
-        let arrival = task.arrival
-        task.arrival = nil
-        arrival?.arrived()
+        let placed = task.settleArrival()
         if cancellation.markStarted(task) {
-            if arrival != nil { self.coordinator.placementAbandoned(task.key) }
+            if placed { self.coordinator.placementAbandoned(task.key) }
             task.fail(.cancelled(.caller, phase: .request))
             return
         }

@@ -161,6 +161,15 @@ final class RequestTask {
         self.prepared = prepared
     }
 
+    /// Tells placement the request reached the loop it was placed on (or never will); true
+    /// if it had been placed there from outside the loops.
+    func settleArrival() -> Bool {
+        guard let arrival = self.arrival else { return false }
+        self.arrival = nil
+        arrival.arrived()
+        return true
+    }
+
     /// A task on its way from the caller's thread to its loop's queue. @unchecked Sendable:
     /// the caller touches the task no more once it is handed over, and from then on it is its
     /// loop's alone (a task the queue refused is the caller's again, never the loop's).

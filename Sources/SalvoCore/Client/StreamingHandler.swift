@@ -65,12 +65,8 @@ final class StreamingHandler: ResponseHandler, EndOfTurnWork {
     }
 
     private func deliverHead(_ result: Result<HTTPClientStreamingResponse, HTTPClientError>) {
-        guard let loop = EventLoop.current else {
-            self.resume(result)
-            return
-        }
         self.heldHead = result
-        loop.deferToEndOfTurn(self)
+        self.runAtEndOfTurn()
     }
 
     func endOfTurn() {
