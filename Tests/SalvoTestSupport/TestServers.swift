@@ -396,9 +396,14 @@ public final class FaultServer: Sendable {
         stop()
     }
 
+    /// ``launch(lifetime:host:)`` off the cooperative pool: what a test calls.
+    public static func start(lifetime: Int = 600, host: String = "127.0.0.1") async throws -> FaultServer {
+        try await offThePool { try launch(lifetime: lifetime, host: host) }
+    }
+
     /// Launches a new instance and waits (up to 10 s) for its port.
     /// `lifetime`: the server exits by itself after that many seconds.
-    public static func start(lifetime: Int = 600, host: String = "127.0.0.1") throws -> FaultServer {
+    public static func launch(lifetime: Int = 600, host: String = "127.0.0.1") throws -> FaultServer {
         let script = try TestFixtures.file("fault_server.py")
         let python: URL
         if let override = ProcessInfo.processInfo.environment["SALVO_PYTHON"], !override.isEmpty {
@@ -495,9 +500,14 @@ public final class NginxServer: Sendable {
         stop()
     }
 
+    /// ``launch(lifetime:tls:)`` off the cooperative pool: what a test calls.
+    public static func start(lifetime: Int = 600, tls: (certificate: String, key: String)? = nil) async throws -> NginxServer {
+        try await offThePool { try launch(lifetime: lifetime, tls: tls) }
+    }
+
     /// Launches a new instance and waits (up to 10 s) for its port and pid.
     /// With `tls` (certificate and key PEM paths) nginx also serves HTTPS on `tlsPort`.
-    public static func start(lifetime: Int = 600, tls: (certificate: String, key: String)? = nil) throws -> NginxServer {
+    public static func launch(lifetime: Int = 600, tls: (certificate: String, key: String)? = nil) throws -> NginxServer {
         let script = try TestFixtures.file("start-nginx.sh")
         _ = try TestFixtures.file("nginx.conf.template")
         let bash = try TestFixtures.executable("bash", candidates: ["/bin/bash", "/usr/bin/bash"])

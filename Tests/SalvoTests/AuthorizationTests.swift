@@ -196,7 +196,7 @@ import Testing
             _ = refreshes.next()
             return AuthToken(accessToken: "fresh")
         }
-        let client = try SharedAPI.client(.init(middleware: [auth]))
+        let client = try await SharedAPI.client(.init(middleware: [auth]))
         let answer = try await client.value(Endpoint<JSONValue>.get("/protected", query: [QueryItem("token", "fresh")]))
         #expect(answer["ok"] == .bool(true))
         #expect(refreshes.count == 1)
@@ -204,7 +204,7 @@ import Testing
         #expect(refreshes.count == 1, "the new token is kept")
     }
 
-    @Test func theFileStoreIsPrivateWholeAndForgiving() throws {
+    @Test func theFileStoreIsPrivateWholeAndForgiving() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-tokens-\(UInt32.random(in: 0 ... .max))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }

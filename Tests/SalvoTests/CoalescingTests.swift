@@ -5,30 +5,26 @@ import Testing
 
 /// Identical GETs in flight share one exchange.
 @Suite struct CoalescingTests {
-    func slowMock(_ delay: Duration = .milliseconds(300)) -> MockTransport {
-        let mock = MockTransport()
-        mock.fallback { request in
-            try await Task.sleep(for: delay)
-            return .text("answer to \(request.target)")
-        }
-        return mock
-    }
-
     @Test func identicalGetsShareOneExchange() async throws {
-        let mock = self.slowMock()
-        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [RequestCoalescing()]))
+        let gated = Gated()
+        let coalescing = RequestCoalescing()
+        let client = try Client(baseURL: "http://api.test", transport: gated.mock, configuration: .init(middleware: [coalescing]))
         let answers = await withTaskGroup(of: String?.self) { group in
             for _ in 0..<10 { group.addTask { try? await client.value(Endpoint<String>.get("/config")) } }
             group.addTask { try? await client.value(Endpoint<String>.get("/config", headers: [.acceptLanguage: "fr"])) }
             group.addTask { try? await client.value(Endpoint<String>.post("/config")) }
             group.addTask { try? await client.value(Endpoint<String>.get("/config").tagged("no-auth")) }
+            // Every GET waiting (the POST is not shared), then the answers.
+            let end = ContinuousClock.now + .seconds(10)
+            while coalescing.callersWaiting < 12, ContinuousClock.now < end { try? await Task.sleep(for: .milliseconds(2)) }
+            gated.release()
             return await group.reduce(into: [String?]()) { $0.append($1) }
         }
         #expect(answers.filter { $0 == "answer to /config" }.count == 13)
-        #expect(mock.requests.count == 4, "one shared GET, one with other headers, one with other tags, the POST")
+        #expect(gated.mock.requests.count == 4, "one shared GET, one with other headers, one with other tags, the POST")
         // Not in flight together: each goes.
         _ = try await client.value(Endpoint<String>.get("/config"))
-        #expect(mock.requests.count == 5)
+        #expect(gated.mock.requests.count == 5)
     }
 
     /// A mock whose answers wait until the test opens the gate (10 s at most), so that what
@@ -81,16 +77,19 @@ import Testing
     /// The shared exchange cancelled for its leader's sake (here by a RequestControl placed
     /// after the coalescing): the callers who did not give up go alone and get their answer.
     @Test func followersOfACancelledLeaderGoAlone() async throws {
-        let mock = self.slowMock(.milliseconds(200))
+        let gated = Gated()
+        let mock = gated.mock
         let control = RequestControl()
         let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [RequestCoalescing(), control]))
         let leaderID = RequestID()
         let leader = Task { await client.outcome(Endpoint<String>.get("/shared"), options: .init(id: leaderID)) }
         while mock.requests.isEmpty { try await Task.sleep(for: .milliseconds(2)) }
+        // Joined within 20 ms, or (on a busy machine) not yet: either way it goes alone.
         let follower = Task { await client.outcome(Endpoint<String>.get("/shared")) }
         try await Task.sleep(for: .milliseconds(20))
         control.cancel(leaderID)
         #expect(await leader.value.error?.code == .cancelled)
+        gated.release()
         let followed = await follower.value
         #expect(followed.value == "answer to /shared", "\(String(describing: followed.error))")
         #expect(mock.requests.count == 2, "the follower's own exchange")

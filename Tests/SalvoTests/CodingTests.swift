@@ -20,7 +20,7 @@ struct Signup: Codable, Sendable {
     let signup = Signup(fullName: "Ada Lovelace", age: 36, newsletter: true, nickname: nil, tags: ["math", "poetry & science"],
                         address: .init(streetName: "St James's Sq", city: "London"), joined: Date(timeIntervalSince1970: 1_700_000_000))
 
-    @Test func keyMappingBothWays() throws {
+    @Test func keyMappingBothWays() async throws {
         #expect(KeyMapping.snakeCase.wireName("emailAddress") == "email_address")
         #expect(KeyMapping.snakeCase.wireName("userID") == "user_id")
         #expect(KeyMapping.snakeCase.wireName("userIDToken") == "user_id_token")
@@ -36,7 +36,7 @@ struct Signup: Codable, Sendable {
         #expect(try coders.decodeJSON(Thing.self, from: bytes) == Thing(name: "x"))
     }
 
-    @Test func formEncoderStrategies() throws {
+    @Test func formEncoderStrategies() async throws {
         var form = URLFormEncoder(keys: .snakeCase)
         form.dateEncoding = .iso8601
         #expect(try form.encodeString(self.signup) == "full_name=Ada+Lovelace&age=36&newsletter=true&tags%5B%5D=math&tags%5B%5D=poetry+%26+science"
@@ -57,7 +57,7 @@ struct Signup: Codable, Sendable {
         #expect(throws: ClientError.self) { try URLFormEncoder().encode("text") }
     }
 
-    @Test func multipartLayoutAndBoundary() throws {
+    @Test func multipartLayoutAndBoundary() async throws {
         var encoder = try MultipartFormEncoder(boundary: "XyZ")
         let bytes = try encoder.encode(parts: [.text("hello", name: "greeting"),
                                                .data([1, 2, 3], name: "blob", filename: "a\"b.bin")])
@@ -96,7 +96,7 @@ struct Signup: Codable, Sendable {
 
     /// Python's `parse_qsl` and `email` package read what Salvo's encoders write.
     @Test func formsAndMultipartRoundTripThroughPython() async throws {
-        let client = try SharedAPI.client(.init(coders: .json(keys: .snakeCase)))
+        let client = try await SharedAPI.client(.init(coders: .json(keys: .snakeCase)))
         let form = try await client.value(Endpoint<FormEcho>.post("/form", body: try .form(self.signup, encoder: client.configuration.coders.formEncoder)))
         #expect(form.contentType == "application/x-www-form-urlencoded")
         #expect(form.fields.first == ["full_name", "Ada Lovelace"])
@@ -133,7 +133,7 @@ struct Signup: Codable, Sendable {
         defer { unlink(path) }
         let part = try MultipartPart.file(path: path, name: "big")
         truncate(path, 1000)
-        let client = try SharedAPI.client()
+        let client = try await SharedAPI.client()
         do {
             _ = try await client.value(Endpoint<MultipartEcho>.post("/multipart", body: try .multipart([part])))
             Issue.record("a shrunken file went out")

@@ -32,26 +32,19 @@ import Testing
     }
 
     /// Runs `command` in `sh` and decodes the echo it prints.
-    func run(_ command: String) throws -> Echo {
-        let process = Process()
+    func run(_ command: String) async throws -> Echo {
         // Read by the shell as a script, as when pasted: no single argument holds it.
         let script = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-curl-\(UUID().uuidString).sh")
         try Data((command + " --silent --show-error --max-time 10\n").utf8).write(to: script)
         defer { try? FileManager.default.removeItem(at: script) }
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = [script.path]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let run = try await runChild("/bin/sh", [script.path])
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
-        return try decoder.decode(Echo.self, from: data)
+        return try decoder.decode(Echo.self, from: run.stdout)
     }
 
     @Test func theRealCurlSendsWhatTheRequestSays() async throws {
-        let client = try SharedAPI.client(.init(headerFields: [HTTPField.Name("X-Team")!: "it's \"ours\" $HOME `x`"]))
+        let client = try await SharedAPI.client(.init(headerFields: [HTTPField.Name("X-Team")!: "it's \"ours\" $HOME `x`"]))
         struct Note: Encodable, Sendable { var text: String }
         let cases: [Endpoint<Empty>] = [
             .post("/echo", body: Note(text: "it's a \"note\"\nwith $(two) lines & 100%"), query: [QueryItem("tag[]", "a b"), QueryItem("q", "ü")]),
@@ -74,7 +67,7 @@ import Testing
         for endpoint in cases {
             let (head, body) = try client.prepare(endpoint)
             let command = try await client.curlCommand(for: endpoint)
-            let echo = try self.run(command)
+            let echo = try await self.run(command)
             #expect(echo.method == head.method.rawValue, "\(command)")
             let target = (head.path ?? "/").split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
             #expect(echo.path == String(target[0]))

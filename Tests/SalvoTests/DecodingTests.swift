@@ -135,7 +135,7 @@ struct Base64Parser: ResponseParser {
     }
 
     @Test func keyPathsOverTheEngine() async throws {
-        let client = try SharedAPI.client(.init(coders: .json(keys: .snakeCase)))
+        let client = try await SharedAPI.client(.init(coders: .json(keys: .snakeCase)))
         let users = try await client.value(Endpoint<Empty>.get("/wrapped").decoding([APIUser].self, at: "data.items"))
         #expect(users.map(\.emailAddress) == ["ada@example.test", "alan@example.test", "grace@example.test"])
         #expect(try await client.value(Endpoint<Empty>.get("/wrapped"), parser: DecodableParser<Int>(keyPath: "data.count")) == 3)

@@ -5,10 +5,10 @@ import Testing
 
 /// The API server shared by the tests of a run (it stops by itself when the run ends).
 enum SharedAPI {
-    static let server: Result<APIServer, any Error> = Result { try APIServer.start() }
+    static let server = SharedFixture { try APIServer.launch() }
 
-    static func client(_ configuration: Client.Configuration = .init()) throws -> Client {
-        try Client(baseURL: try self.server.get().baseURL, configuration: configuration)
+    static func client(_ configuration: Client.Configuration = .init()) async throws -> Client {
+        try Client(baseURL: try await self.server.get().baseURL, configuration: configuration)
     }
 }
 
@@ -36,7 +36,7 @@ struct Echo: Decodable, Sendable {
     static let snakeCase = Client.Configuration(coders: .json(keys: .snakeCase))
 
     @Test func requestStylesOverTheEngine() async throws {
-        let client = try SharedAPI.client(Self.snakeCase)
+        let client = try await SharedAPI.client(Self.snakeCase)
         let users = try await client.value(Endpoint<[APIUser]>.get("/users"))
         #expect(users.map(\.id) == [1, 2, 3])
         #expect(users[0].emailAddress == "ada@example.test")
@@ -54,7 +54,7 @@ struct Echo: Decodable, Sendable {
     }
 
     @Test func failureBodiesAndRawBytesSurvive() async throws {
-        let client = try SharedAPI.client()
+        let client = try await SharedAPI.client()
         do {
             _ = try await client.value(Endpoint<APIUser>.get("/users/99").failing(as: Problem.self))
             Issue.record("a 404 decoded as a user")
@@ -75,7 +75,7 @@ struct Echo: Decodable, Sendable {
     }
 
     @Test func echoShowsWhatWentOnTheWire() async throws {
-        let client = try Client(baseURL: try SharedAPI.server.get().baseURL, configuration: .init(
+        let client = try Client(baseURL: try await SharedAPI.server.get().baseURL, configuration: .init(
             coders: .json(keys: .snakeCase), headerFields: [.userAgent: "salvo-tests"], queryItems: [QueryItem("client_id", "c 1")]))
         let echo = try await client.value(Endpoint<Echo>.put("/echo", body: ["a": "b"], query: [QueryItem("x", "1&2")]),
                                           options: .init(validators: []))
@@ -87,7 +87,7 @@ struct Echo: Decodable, Sendable {
     }
 
     @Test func timeoutsAndTransportErrorsAreTyped() async throws {
-        let client = try SharedAPI.client()
+        let client = try await SharedAPI.client()
         do {
             _ = try await client.value(Endpoint<Empty>.get("/slow", query: [QueryItem("ms", "2000")]),
                                        options: .init(timeout: .milliseconds(200)))
@@ -104,7 +104,7 @@ struct Echo: Decodable, Sendable {
 
     /// What the transport tells besides head and body reaches the typed response.
     @Test func exchangeDetailsReachTheResponse() async throws {
-        let client = try SharedAPI.client()
+        let client = try await SharedAPI.client()
         let first = try await client.send(Endpoint<[APIUser]>.get("/users"))
         #expect(first.version == .http1_1)
         #expect(first.metrics.bodyBytesDelivered == first.body.count)
@@ -125,7 +125,7 @@ struct Echo: Decodable, Sendable {
     }
 
     @Test func cancellingTheTaskCancelsTheCall() async throws {
-        let client = try SharedAPI.client()
+        let client = try await SharedAPI.client()
         let task = Task { try await client.value(Endpoint<Empty>.get("/slow", query: [QueryItem("ms", "3000")])) }
         try await Task.sleep(for: .milliseconds(100))
         task.cancel()

@@ -190,7 +190,7 @@ import Testing
             kinds.withLock { $0.append(request.isStreaming) }
             return try await next(request)
         }
-        let client = try SharedAPI.client(.init(middleware: [observer]))
+        let client = try await SharedAPI.client(.init(middleware: [observer]))
         let response = try await client.stream(Endpoint<Empty>.get("/jsonl", query: [QueryItem("n", "3")]))
         struct Line: Decodable, Sendable { var index: Int }
         var indexes: [Int] = []
@@ -204,7 +204,7 @@ import Testing
     /// still holds when middleware are present.
     @Test func overTheEngine() async throws {
         struct Echo: Decodable { var headers: [[String]] }
-        let client = try SharedAPI.client(.init(maxBodySize: 1 << 10, middleware: [
+        let client = try await SharedAPI.client(.init(maxBodySize: 1 << 10, middleware: [
             RequestModifier { request in request.head.headerFields[HTTPField.Name("X-Trace")!] = "t-1" },
         ]))
         let echo = try await client.value(Endpoint<Echo>.get("/echo"))

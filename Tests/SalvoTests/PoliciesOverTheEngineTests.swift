@@ -11,7 +11,7 @@ import Testing
     struct Attempts: Decodable { var attempts: Int }
 
     @Test func identicalCallsShareOneRequestOnTheWire() async throws {
-        let client = try SharedAPI.client(.init(middleware: [RequestCoalescing()]))
+        let client = try await SharedAPI.client(.init(middleware: [RequestCoalescing()]))
         let key = UUID().uuidString
         let shared = Endpoint<Empty>.get("/concurrent", query: [QueryItem("key", key), QueryItem("ms", "300")])
         let outcomes = await withTaskGroup(of: Bool.self) { group in
@@ -52,7 +52,7 @@ import Testing
         }, afterEach: { _, result in
             heard.withLock { $0.append((try? result.get()).map { "\($0.status.code)" } ?? "failed") }
         })
-        let client = try SharedAPI.client(.init(coders: .json(keys: .snakeCase), middleware: [
+        let client = try await SharedAPI.client(.init(coders: .json(keys: .snakeCase), middleware: [
             hooks, RescueOnce(), LoggingMiddleware(logger: Logger(label: "e2e") { _ in Handler(lines: lines) }),
         ]))
         let key = UUID().uuidString

@@ -151,7 +151,7 @@ import Testing
     /// Over the engine: the server counts the requests it holds at once.
     @Test func theServerSeesTheLimit() async throws {
         let control = RequestControl(maxConcurrent: 2)
-        let client = try SharedAPI.client(.init(middleware: [control]))
+        let client = try await SharedAPI.client(.init(middleware: [control]))
         let key = UUID().uuidString
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<6 {
@@ -161,7 +161,7 @@ import Testing
         let stats = try await client.value(Endpoint<JSONValue>.get("/concurrent", query: [QueryItem("key", key), QueryItem("stats", "1")]))
         #expect(stats["most"] == .number(2) || stats["most"] == .number(1), "\(stats)")
         #expect(stats["now"] == .number(0))
-        let unlimited = try SharedAPI.client()
+        let unlimited = try await SharedAPI.client()
         let free = UUID().uuidString
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<6 {
@@ -175,7 +175,7 @@ import Testing
     /// Over the engine: a slow call cancelled by id ends at once; the client goes on.
     @Test func overTheEngine() async throws {
         let control = RequestControl()
-        let client = try SharedAPI.client(.init(middleware: [control]))
+        let client = try await SharedAPI.client(.init(middleware: [control]))
         let id = RequestID()
         let slow = Task { await client.outcome(Endpoint<JSONValue>.get("/slow", query: [QueryItem("ms", "20000")]), options: .init(id: id)).error }
         while control.inFlight.isEmpty { try await Task.sleep(for: .milliseconds(2)) }

@@ -138,7 +138,7 @@ import Testing
         struct Done: Decodable { var attempts: Int; var idempotencyKey: String? }
         var policy = RetryPolicy(idempotencyKeys: true, budget: nil)
         policy.baseDelay = .milliseconds(1)
-        let client = try SharedAPI.client(.init(coders: .json(keys: .snakeCase), middleware: [RetryMiddleware(policy)]))
+        let client = try await SharedAPI.client(.init(coders: .json(keys: .snakeCase), middleware: [RetryMiddleware(policy)]))
         let key = UUID().uuidString
         let done = try await client.value(Endpoint<Done>.get("/flaky", query: [QueryItem("key", key), QueryItem("fail", "2")]))
         #expect(done.attempts == 3)

@@ -14,7 +14,7 @@ import Testing
         return lines.map { String(decoding: $0, as: UTF8.self) }
     }
 
-    @Test func linesEndAtLFAndCRLFAcrossPieces() throws {
+    @Test func linesEndAtLFAndCRLFAcrossPieces() async throws {
         #expect(try self.lines(["a\nb", "c\r", "\nd\r\n", "\n", "tail"], bareCR: false) == ["a", "bc", "d", "", "tail"])
         #expect(try self.lines(["a\rb\r", "\nc\n\r"], bareCR: true) == ["a", "b", "c", ""])
         #expect(throws: ClientError.self) { try self.lines([String(repeating: "x", count: 101)], bareCR: false) }
@@ -26,7 +26,7 @@ import Testing
     }
 
     /// The examples of the event-stream section of the HTML standard, and its corner cases.
-    @Test func eventStreamFormat() throws {
+    @Test func eventStreamFormat() async throws {
         #expect(try self.events("\u{FEFF}data: YHOO\ndata: +2\ndata: 10\n\n") == [ServerSentEvent(data: "YHOO\n+2\n10")])
         let stock = try self.events(": test stream\n\ndata: first event\nid: 1\n\ndata:second event\nid\n\ndata:  third event\n\n")
         #expect(stock.map(\.data) == ["first event", "second event", " third event"])
@@ -49,7 +49,7 @@ import Testing
     struct Index: Decodable, Sendable, Equatable { var index: Int }
 
     @Test func jsonLinesArriveOneByOne() async throws {
-        let client = try SharedAPI.client()
+        let client = try await SharedAPI.client()
         let response = try await client.stream(Endpoint<Empty>.get("/jsonl", query: [QueryItem("n", "5"), QueryItem("ms", "20")]))
         #expect(response.headerFields[.contentType] == "application/x-ndjson")
         var seen: [Int] = []
@@ -60,7 +60,7 @@ import Testing
     }
 
     @Test func aTruncatedJSONLinesStreamFails() async throws {
-        let client = try SharedAPI.client()
+        let client = try await SharedAPI.client()
         let response = try await client.stream(Endpoint<Empty>.get("/jsonl", query: [QueryItem("n", "2"), QueryItem("truncate", "1")]))
         var seen: [Int] = []
         do {
@@ -91,7 +91,7 @@ import Testing
     }
 
     @Test func serverSentEventsOverTheEngine() async throws {
-        let client = try SharedAPI.client()
+        let client = try await SharedAPI.client()
         let response = try await client.stream(Endpoint<Empty>.get("/sse", query: [QueryItem("n", "3")], headers: [.accept: "text/event-stream"]))
         var events: [ServerSentEvent] = []
         for try await event in response.serverSentEvents() { events.append(event) }
@@ -105,7 +105,7 @@ import Testing
     /// The stream breaks after two events; the client reconnects with Last-Event-ID and the
     /// server resumes after it.
     @Test func eventStreamsReconnectWithTheLastEventID() async throws {
-        let client = try SharedAPI.client()
+        let client = try await SharedAPI.client()
         let stream = client.events(Endpoint<Empty>.get("/sse", query: [QueryItem("n", "5"), QueryItem("drop", "2")]),
                                    reconnect: .automatic(maxAttempts: 3, delay: .milliseconds(20)))
         var ids: [String?] = []
@@ -153,7 +153,7 @@ import Testing
     /// beginning instead of waiting for an end that never comes.
     @Test func aRefusedStreamDoesNotWaitForItsBody() async throws {
         struct Refusal: Decodable { var error: String }
-        let client = try SharedAPI.client()
+        let client = try await SharedAPI.client()
         do {
             _ = try await client.stream(Endpoint<Empty>.get("/refuse-stream").failing(as: Refusal.self))
             Issue.record("a 503 was accepted")
@@ -194,7 +194,7 @@ import Testing
     /// A body nobody reads holds the server back: the engine stops reading the socket, the
     /// kernel's buffers fill, the server's writes block.
     @Test func rawChunksHaveBackpressure() async throws {
-        let client = try SharedAPI.client()
+        let client = try await SharedAPI.client()
         let size = 512 << 20
         let response = try await client.stream(Endpoint<Empty>.get("/download", query: [QueryItem("size", "\(size)")]))
         var chunks = response.body.makeAsyncIterator()

@@ -33,7 +33,7 @@ import Testing
     }
 
     @Test func uploadsReportProgressAndArriveWhole() async throws {
-        let client = try SharedAPI.client()
+        let client = try await SharedAPI.client()
         let bytes = (0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
         let reports = Reports()
         let response = try await client.upload(Endpoint<Received>.put("/upload"), body: .binary(bytes), timeout: .seconds(30),
@@ -61,7 +61,7 @@ import Testing
     }
 
     @Test func downloadsLandWholeOrNotAtAll() async throws {
-        let client = try SharedAPI.client()
+        let client = try await SharedAPI.client()
         let directory = try self.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let destination = directory.appendingPathComponent("data.bin").path
@@ -118,7 +118,7 @@ import Testing
     }
 
     @Test func cancellingADownloadLeavesNothing() async throws {
-        let client = try SharedAPI.client()
+        let client = try await SharedAPI.client()
         let directory = try self.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let destination = directory.appendingPathComponent("big.bin").path
@@ -136,7 +136,7 @@ import Testing
 
     @Test func activityIsObservable() async throws {
         let activity = ClientActivity()
-        let client = try Client(baseURL: try SharedAPI.server.get().baseURL, configuration: .init(activity: activity))
+        let client = try Client(baseURL: try await SharedAPI.server.get().baseURL, configuration: .init(activity: activity))
         let changed = Mutex(0)
         withObservationTracking { _ = activity.inFlightCount } onChange: { changed.withLock { $0 += 1 } }
         let calls = (0..<3).map { _ in

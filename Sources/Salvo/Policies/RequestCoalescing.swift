@@ -75,6 +75,12 @@ public final class RequestCoalescing: Middleware {
         options.end(from: .now)
     }
 
+    /// How many callers wait for an exchange in flight, all flights together (for tests:
+    /// what a caller joined is known without guessing at timing).
+    var callersWaiting: Int {
+        self.flights.withLock { flights in flights.values.reduce(0) { $0 + $1.waiting } }
+    }
+
     private static func key(of request: ClientRequest) -> String {
         let fields = request.head.headerFields.map { "\($0.name.canonicalName): \($0.value)" }.sorted()
         // Tags change what other middleware do (no-auth, login): only alike requests share.

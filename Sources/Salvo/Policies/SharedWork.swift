@@ -27,6 +27,9 @@ final class SharedWork<Value: Sendable>: Sendable {
     /// Every caller left and the work was cancelled for that.
     var wasAbandoned: Bool { self.state.withLock { $0.abandoned } }
 
+    /// How many callers wait for the outcome now.
+    var waiting: Int { self.state.withLock { $0.waiters.count } }
+
     /// Runs `work` in a task of its own; its outcome goes to every caller waiting then or later.
     func start(_ work: @escaping @Sendable () async -> Result<Value, ClientError>) {
         let task = Task {

@@ -23,23 +23,13 @@ import Testing
         var stderr: String
     }
 
-    static func run(_ executable: String, _ arguments: [String]) throws -> Run {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: stdout, stderr: String(decoding: stderr, as: UTF8.self))
+    /// Runs `executable` to its end, off the cooperative pool (a run may take seconds).
+    static func run(_ executable: String, _ arguments: [String]) async throws -> Run {
+        let run = try await runChild(executable, arguments)
+        return Run(status: run.status, stdout: run.stdout, stderr: run.errors)
     }
 
-    static func salvo(_ arguments: String...) throws -> Run { try run(salvoPath, ["get"] + arguments) }
+    static func salvo(_ arguments: String...) async throws -> Run { try await run(salvoPath, ["get"] + arguments) }
 
     static var curlPath: String? {
         ["/usr/bin/curl", "/usr/local/bin/curl"].first { FileManager.default.isExecutableFile(atPath: $0) }
@@ -78,85 +68,85 @@ import Testing
         ("304 with length", "HTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\n\r\n"),
     ]
 
-    @Test func exitStatusMatchesCurl() throws {
+    @Test func exitStatusMatchesCurl() async throws {
         guard let curl = Self.curlPath else {
             Issue.record("curl is not installed (scripts/setup installs it)")
             return
         }
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         var cases = Self.agreed.map { ($0.0, server.url($0.1)) }
         cases += Self.agreedRaw.map { ($0.0, Self.raw(server, $0.1)) }
         for (name, url) in cases {
-            let theirs = try Self.run(curl, ["-s", "-m", "3", "-o", "/dev/null", url])
-            let ours = try Self.salvo("-s", "-m", "3", "-o", "/dev/null", url)
+            let theirs = try await Self.run(curl, ["-s", "-m", "3", "-o", "/dev/null", url])
+            let ours = try await Self.salvo("-s", "-m", "3", "-o", "/dev/null", url)
             #expect(ours.status == theirs.status, "\(name): salvo \(ours.status), curl \(theirs.status)")
         }
     }
 
     /// Runs curl and salvo with the same arguments: same exit status, same bytes out.
-    static func sideBySide(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func sideBySide(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws {
         guard let curl = Self.curlPath else {
             Issue.record("curl is not installed (scripts/setup installs it)", sourceLocation: sourceLocation)
             return
         }
-        let theirs = try Self.run(curl, arguments)
-        let ours = try Self.run(salvoPath, ["get"] + arguments)
+        let theirs = try await Self.run(curl, arguments)
+        let ours = try await Self.run(salvoPath, ["get"] + arguments)
         #expect(ours.status == theirs.status, "\(arguments): salvo \(ours.status), curl \(theirs.status)", sourceLocation: sourceLocation)
         #expect(ours.stdout == theirs.stdout, "\(arguments): output differs", sourceLocation: sourceLocation)
     }
 
-    @Test func redirectsLikeCurl() throws {
-        let server = try Shared.faults.get()
-        try Self.sideBySide(["-s", "-L", server.url("/chain?n=3")])
-        try Self.sideBySide(["-s", server.url("/chain?n=3")])
-        try Self.sideBySide(["-s", "-L", "--max-redirs", "2", server.url("/chain?n=3")])
-        try Self.sideBySide(["-s", "-L", "--max-redirs", "3", server.url("/chain?n=3")])
-        try Self.sideBySide(["-s", "-L", "-o", "/dev/null", server.url("/ping")])
-        try Self.sideBySide(["-s", "-L", "-d", "x=1", server.url("/redirect?code=303&to=%2Fok")])
+    @Test func redirectsLikeCurl() async throws {
+        let server = try await Shared.faults.get()
+        try await Self.sideBySide(["-s", "-L", server.url("/chain?n=3")])
+        try await Self.sideBySide(["-s", server.url("/chain?n=3")])
+        try await Self.sideBySide(["-s", "-L", "--max-redirs", "2", server.url("/chain?n=3")])
+        try await Self.sideBySide(["-s", "-L", "--max-redirs", "3", server.url("/chain?n=3")])
+        try await Self.sideBySide(["-s", "-L", "-o", "/dev/null", server.url("/ping")])
+        try await Self.sideBySide(["-s", "-L", "-d", "x=1", server.url("/redirect?code=303&to=%2Fok")])
     }
 
-    @Test func uploadsLikeCurl() throws {
-        let server = try Shared.faults.get()
+    @Test func uploadsLikeCurl() async throws {
+        let server = try await Shared.faults.get()
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-cli-\(UUID().uuidString).bin").path
         try Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
-        try Self.sideBySide(["-s", "-T", path, server.url("/echo-body")])
-        try Self.sideBySide(["-s", "--data-binary", "@" + path, server.url("/echo-body")])
-        try Self.sideBySide(["-s", "-T", path, "-H", "Expect: 100-continue", server.url("/echo-body")])
-        try Self.sideBySide(["-s", "-T", path, "-H", "Expect: 100-continue", server.url("/echo-body?expect=417")])
-        try Self.sideBySide(["-s", "-T", path + ".missing", server.url("/echo-body")])
-        try Self.sideBySide(["-s", "-L", "-T", path, server.url("/redirect?code=307&to=%2Fecho-body")])
+        try await Self.sideBySide(["-s", "-T", path, server.url("/echo-body")])
+        try await Self.sideBySide(["-s", "--data-binary", "@" + path, server.url("/echo-body")])
+        try await Self.sideBySide(["-s", "-T", path, "-H", "Expect: 100-continue", server.url("/echo-body")])
+        try await Self.sideBySide(["-s", "-T", path, "-H", "Expect: 100-continue", server.url("/echo-body?expect=417")])
+        try await Self.sideBySide(["-s", "-T", path + ".missing", server.url("/echo-body")])
+        try await Self.sideBySide(["-s", "-L", "-T", path, server.url("/redirect?code=307&to=%2Fecho-body")])
         // The method and framing the server saw.
-        _ = try Self.salvo("-s", "-o", "/dev/null", "-T", path, server.url("/echo"))
-        let echoed = try Self.salvo("-s", "-T", path, server.url("/echo"))
+        _ = try await Self.salvo("-s", "-o", "/dev/null", "-T", path, server.url("/echo"))
+        let echoed = try await Self.salvo("-s", "-T", path, server.url("/echo"))
         let text = String(decoding: echoed.stdout, as: UTF8.self)
         #expect(text.contains("\"method\": \"PUT\""))
         #expect(text.contains("\"body_len\": 300000"))
     }
 
-    @Test func compressionAndSizeLimitsLikeCurl() throws {
-        let server = try Shared.faults.get()
+    @Test func compressionAndSizeLimitsLikeCurl() async throws {
+        let server = try await Shared.faults.get()
         for coding in ["gzip", "deflate", "raw", "chain"] {
-            try Self.sideBySide(["-s", "--compressed", server.url("/coded?n=200000&coding=\(coding)")])
+            try await Self.sideBySide(["-s", "--compressed", server.url("/coded?n=200000&coding=\(coding)")])
         }
         // curl 7.88 stops after the first of concatenated gzip members (exit 23); all are decoded here.
-        let members = try Self.salvo("-s", "--compressed", server.url("/coded?n=200000&coding=gzip2"))
+        let members = try await Self.salvo("-s", "--compressed", server.url("/coded?n=200000&coding=gzip2"))
         #expect(members.status == 0)
-        #expect(members.stdout == (try Self.salvo("-s", server.url("/plain?n=200000")).stdout))
-        try Self.sideBySide(["-s", server.url("/coded?n=2000")])  // no --compressed: bytes as sent
-        try Self.sideBySide(["-s", "--compressed", "-o", "/dev/null", server.url("/coded?n=200000&corrupt=1")])
-        try Self.sideBySide(["-s", "--compressed", "-o", "/dev/null", server.url("/coded?n=2000&ce=br")])
-        try Self.sideBySide(["-s", "--max-filesize", "1000", "-o", "/dev/null", server.url("/big?n=5000")])
-        try Self.sideBySide(["-s", "--max-filesize", "5000", server.url("/big?n=5000")])
+        #expect(members.stdout == (try await Self.salvo("-s", server.url("/plain?n=200000")).stdout))
+        try await Self.sideBySide(["-s", server.url("/coded?n=2000")])  // no --compressed: bytes as sent
+        try await Self.sideBySide(["-s", "--compressed", "-o", "/dev/null", server.url("/coded?n=200000&corrupt=1")])
+        try await Self.sideBySide(["-s", "--compressed", "-o", "/dev/null", server.url("/coded?n=2000&ce=br")])
+        try await Self.sideBySide(["-s", "--max-filesize", "1000", "-o", "/dev/null", server.url("/big?n=5000")])
+        try await Self.sideBySide(["-s", "--max-filesize", "5000", server.url("/big?n=5000")])
         // Past curl 7.88 (which only checks a Content-Length): the decoded size is bounded too.
-        let bomb = try Self.salvo("-s", "--compressed", "--max-filesize", "1000000", "-o", "/dev/null", server.url("/bomb?mib=64"))
+        let bomb = try await Self.salvo("-s", "--compressed", "--max-filesize", "1000000", "-o", "/dev/null", server.url("/bomb?mib=64"))
         #expect(bomb.status == 63)
     }
 
     /// What RFC 9112 lets a recipient accept and curl does: bare LF line ends, one length
     /// repeated, chunked with a Content-Length beside it (chunked wins).
-    @Test func acceptsWhatCurlAccepts() throws {
-        let server = try Shared.faults.get()
+    @Test func acceptsWhatCurlAccepts() async throws {
+        let server = try await Shared.faults.get()
         for text in [
             "HTTP/1.1 200 OK\nContent-Length: 2\nX-A: b\n\nok",
             "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok",
@@ -164,14 +154,14 @@ import Testing
             "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n",
             "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n",   // cut short in the head: partial (18)
         ] {
-            try Self.sideBySide(["-s", Self.raw(server, text)])
+            try await Self.sideBySide(["-s", Self.raw(server, text)])
         }
     }
 
     /// `-i` writes every head as it arrived: bare LF lines, the server's version and reason,
     /// trailing spaces, interim heads, and with `-L` each response of the chain.
-    @Test func headsAsReceived() throws {
-        let server = try Shared.faults.get()
+    @Test func headsAsReceived() async throws {
+        let server = try await Shared.faults.get()
         let final = Self.raw(server, "HTTP/1.0 200 Fine  \nX-Odd:  spaced  \nContent-Length: 2\n\nok")
         let path = String(final.drop(while: { $0 != "/" }).dropFirst(2).drop(while: { $0 != "/" }))
         for text in [
@@ -179,21 +169,21 @@ import Testing
             "HTTP/1.0 404 Not Here\r\nContent-Length: 2\r\n\r\nno",
             "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
         ] {
-            try Self.sideBySide(["-s", "-i", Self.raw(server, text)])
+            try await Self.sideBySide(["-s", "-i", Self.raw(server, text)])
         }
         let redirect = Self.raw(server, "HTTP/1.1 302 Found\r\nLocation: \(path)\r\nContent-Length: 0\r\n\r\n", then: "keep")
-        try Self.sideBySide(["-s", "-i", "-L", redirect])
-        try Self.sideBySide(["-s", "-I", "-L", redirect])
+        try await Self.sideBySide(["-s", "-i", "-L", redirect])
+        try await Self.sideBySide(["-s", "-I", "-L", redirect])
     }
 
     /// The request fields as curl sends them, for each way of giving a body: the same names
     /// in the same order (values of User-Agent aside), seen by the server.
-    @Test func requestFieldsInCurlsOrder() throws {
+    @Test func requestFieldsInCurlsOrder() async throws {
         guard let curl = Self.curlPath else {
             Issue.record("curl is not installed (scripts/setup installs it)")
             return
         }
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -211,8 +201,8 @@ import Testing
             func names(_ output: Data) throws -> [String] {
                 try JSONDecoder().decode(Seen.self, from: output).headers.map { $0[0].lowercased() }
             }
-            let theirs = try Self.run(curl, ["-s"] + arguments + [url])
-            let ours = try Self.run(Self.salvoPath, ["get", "-s"] + arguments + [url])
+            let theirs = try await Self.run(curl, ["-s"] + arguments + [url])
+            let ours = try await Self.run(Self.salvoPath, ["get", "-s"] + arguments + [url])
             #expect(ours.status == theirs.status, "\(arguments)")
             #expect(try names(ours.stdout) == names(theirs.stdout), "\(arguments)")
         }
@@ -220,116 +210,116 @@ import Testing
 
     /// A redirect whose body would end only at the close is followed at once, even when the
     /// server keeps the connection open (it used to wait for the close).
-    @Test func aRedirectWithoutLengthIsFollowedAtOnce() throws {
-        let server = try Shared.faults.get()
+    @Test func aRedirectWithoutLengthIsFollowedAtOnce() async throws {
+        let server = try await Shared.faults.get()
         let moved = Self.raw(server, "HTTP/1.1 301 Moved\r\nLocation: /ok\r\nConnection: close\r\n\r\nsee /ok", then: "stall")
-        try Self.sideBySide(["-s", "-L", "-m", "10", moved])
-        try Self.sideBySide(["-s", "-i", "-L", "-m", "10", moved])
+        try await Self.sideBySide(["-s", "-L", "-m", "10", moved])
+        try await Self.sideBySide(["-s", "-i", "-L", "-m", "10", moved])
         // The same with bare LF line ends (curl 7.88 waits for the close here, until -m):
         // followed at once, the repaired head shown once, as it came.
         let head = "HTTP/1.1 302 OK swsclose\nLocation: /ok\nConnection: close\n\n"
-        let bare = try Self.salvo("-s", "-i", "-L", "-m", "10", Self.raw(server, head, then: "stall"))
+        let bare = try await Self.salvo("-s", "-i", "-L", "-m", "10", Self.raw(server, head, then: "stall"))
         #expect(bare.status == 0)
         let text = String(decoding: bare.stdout, as: UTF8.self)
         #expect(text.hasPrefix(head) && text.hasSuffix("hello") && text.components(separatedBy: "302 OK").count == 2, "\(text)")
     }
 
     /// Past 16 KiB of chunk extensions on one line: exit 8 (curl 7.88 reads them all).
-    @Test func endlessChunkExtensionsAreRefused() throws {
-        let server = try Shared.faults.get()
+    @Test func endlessChunkExtensionsAreRefused() async throws {
+        let server = try await Shared.faults.get()
         let text = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;x=" + String(repeating: "a", count: 30_000) + "\r\nok\r\n0\r\n\r\n"
-        let run = try Self.salvo("-s", "-m", "10", Self.raw(server, text))
+        let run = try await Self.salvo("-s", "-m", "10", Self.raw(server, text))
         #expect(run.status == 8)
     }
 
     /// A server that answers a POST with a 307 and then closes the keep-alive connection
     /// without saying so: the replayed POST goes on a fresh connection, as curl sends it
     /// (it used to meet the closed one: exit 56).
-    @Test func aPostNeverMeetsAConnectionTheServerClosed() throws {
-        let server = try Shared.faults.get()
+    @Test func aPostNeverMeetsAConnectionTheServerClosed() async throws {
+        let server = try await Shared.faults.get()
         for _ in 0..<5 {
             let moved = Self.raw(server, "HTTP/1.1 307 Temporary Redirect\r\nLocation: /echo-body\r\nContent-Length: 0\r\n\r\n")
-            try Self.sideBySide(["-s", "-L", "-m", "10", "-d", "posted", moved])
+            try await Self.sideBySide(["-s", "-L", "-m", "10", "-d", "posted", moved])
         }
     }
 
     /// `--resolve` sends a name to the address given, as curl; `-4`/`-6` pick the family.
-    @Test func resolveAndAddressFamilies() throws {
-        let server = try Shared.faults.get()
-        try Self.sideBySide(["-s", "--resolve", "api.test:\(server.port):127.0.0.1", "http://api.test:\(server.port)/ok"])
-        try Self.sideBySide(["-s", "--resolve", "*:\(server.port):127.0.0.1", "http://api.test:\(server.port)/ok"])
-        try Self.sideBySide(["-s", "--resolve", "api.test:*:127.0.0.1", "http://api.test:\(server.port)/ok"])   // 49: bad syntax
-        try Self.sideBySide(["-s", "-4", "http://localhost:\(server.port)/ok"])
-        try Self.sideBySide(["-s", "-6", "http://127.0.0.1:\(server.port)/ok"])
-        try Self.sideBySide(["-s", "-6", "-4", "http://127.0.0.1:\(server.port)/ok"])   // the last one counts
-        try Self.sideBySide(["-s", "-4", "-6", "http://127.0.0.1:\(server.port)/ok"])
+    @Test func resolveAndAddressFamilies() async throws {
+        let server = try await Shared.faults.get()
+        try await Self.sideBySide(["-s", "--resolve", "api.test:\(server.port):127.0.0.1", "http://api.test:\(server.port)/ok"])
+        try await Self.sideBySide(["-s", "--resolve", "*:\(server.port):127.0.0.1", "http://api.test:\(server.port)/ok"])
+        try await Self.sideBySide(["-s", "--resolve", "api.test:*:127.0.0.1", "http://api.test:\(server.port)/ok"])   // 49: bad syntax
+        try await Self.sideBySide(["-s", "-4", "http://localhost:\(server.port)/ok"])
+        try await Self.sideBySide(["-s", "-6", "http://127.0.0.1:\(server.port)/ok"])
+        try await Self.sideBySide(["-s", "-6", "-4", "http://127.0.0.1:\(server.port)/ok"])   // the last one counts
+        try await Self.sideBySide(["-s", "-4", "-6", "http://127.0.0.1:\(server.port)/ok"])
     }
 
     /// Where Salvo is stricter than curl 7.88 on purpose: ambiguous framing is how responses
     /// are smuggled, so it is refused (RFC 9112 §6.3).
-    @Test func stricterThanCurlOnAmbiguousFraming() throws {
-        let server = try Shared.faults.get()
+    @Test func stricterThanCurlOnAmbiguousFraming() async throws {
+        let server = try await Shared.faults.get()
         let cases = [
             "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
             "HTTP/1.1 200 OK\r\nX-A : b\r\nContent-Length: 2\r\n\r\nok",
         ]
         for text in cases {
-            let ours = try Self.salvo("-s", "-o", "/dev/null", Self.raw(server, text))
+            let ours = try await Self.salvo("-s", "-o", "/dev/null", Self.raw(server, text))
             #expect(ours.status == 8, "\(text.debugDescription)")
         }
     }
 
-    @Test func bodyHeadAndFail() throws {
-        let server = try Shared.faults.get()
-        let body = try Self.salvo(server.url("/ok"))
+    @Test func bodyHeadAndFail() async throws {
+        let server = try await Shared.faults.get()
+        let body = try await Self.salvo(server.url("/ok"))
         #expect(body.status == 0)
         #expect(String(decoding: body.stdout, as: UTF8.self) == "hello")
-        let include = try Self.salvo("-i", server.url("/ok"))
+        let include = try await Self.salvo("-i", server.url("/ok"))
         let text = String(decoding: include.stdout, as: UTF8.self)
         #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n"))
         #expect(text.hasSuffix("\r\n\r\nhello"))
-        let fail = try Self.salvo("-f", server.url("/status?code=404"))
+        let fail = try await Self.salvo("-f", server.url("/status?code=404"))
         #expect(fail.status == 22)
         #expect(fail.stdout.isEmpty)
         #expect(fail.stderr.contains("404"))
-        let head = try Self.salvo("-I", server.url("/head-cl"))
+        let head = try await Self.salvo("-I", server.url("/head-cl"))
         #expect(head.status == 0)
         #expect(String(decoding: head.stdout, as: UTF8.self).contains("Content-Length: 1000"))
     }
 
-    @Test func failuresPrintOneLine() throws {
+    @Test func failuresPrintOneLine() async throws {
         let port = try freePort()
-        let refused = try Self.salvo("http://127.0.0.1:\(port)/")
+        let refused = try await Self.salvo("http://127.0.0.1:\(port)/")
         #expect(refused.status == 7)
         #expect(refused.stderr.split(separator: "\n").count == 1)
-        let malformed = try Self.salvo("http://[::1/")
+        let malformed = try await Self.salvo("http://[::1/")
         #expect(malformed.status == 3)
         #expect(malformed.stderr.split(separator: "\n").count == 1)
-        let silent = try Self.salvo("-s", "http://127.0.0.1:\(port)/")
+        let silent = try await Self.salvo("-s", "http://127.0.0.1:\(port)/")
         #expect(silent.status == 7)
         #expect(silent.stderr.isEmpty)
-        let shown = try Self.salvo("-sS", "http://127.0.0.1:\(port)/")
+        let shown = try await Self.salvo("-sS", "http://127.0.0.1:\(port)/")
         #expect(!shown.stderr.isEmpty)
     }
 
-    @Test func timeouts() throws {
-        let server = try Shared.faults.get()
+    @Test func timeouts() async throws {
+        let server = try await Shared.faults.get()
         let started = Date()
-        let stalled = try Self.salvo("--max-time", "0.3", server.url("/stall"))
+        let stalled = try await Self.salvo("--max-time", "0.3", server.url("/stall"))
         #expect(stalled.status == 28)
         #expect(Date().timeIntervalSince(started) < 20, "bounded by --max-time, not by the server, which never answers")
     }
 
-    @Test func postsDataAndFiles() throws {
-        let server = try FaultServer.start()
+    @Test func postsDataAndFiles() async throws {
+        let server = try await FaultServer.start()
         defer { server.stop() }
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-cli-\(UUID().uuidString)")
         try Data("line1\nline2\n".utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        #expect(try Self.salvo("-d", "a=1", "-d", "b=2", server.url("/echo")).status == 0)
-        #expect(try Self.salvo("-d", "@\(file.path)", server.url("/echo")).status == 0)
-        #expect(try Self.salvo("--data-binary", "@\(file.path)", server.url("/echo")).status == 0)
-        #expect(try Self.salvo("-X", "PUT", "-H", "X-Custom: yes", server.url("/echo")).status == 0)
+        #expect(try await Self.salvo("-d", "a=1", "-d", "b=2", server.url("/echo")).status == 0)
+        #expect(try await Self.salvo("-d", "@\(file.path)", server.url("/echo")).status == 0)
+        #expect(try await Self.salvo("--data-binary", "@\(file.path)", server.url("/echo")).status == 0)
+        #expect(try await Self.salvo("-X", "PUT", "-H", "X-Custom: yes", server.url("/echo")).status == 0)
         let log = try server.log().requests
         #expect(log.count == 4)
         #expect(log.map(\.method) == ["POST", "POST", "POST", "PUT"])
@@ -338,19 +328,19 @@ import Testing
         #expect(log[3].header("X-Custom") == "yes")
     }
 
-    @Test func outputFile() throws {
-        let server = try Shared.faults.get()
+    @Test func outputFile() async throws {
+        let server = try await Shared.faults.get()
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-out-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: file) }
-        let run = try Self.salvo("-o", file.path, server.url("/big?n=100000"))
+        let run = try await Self.salvo("-o", file.path, server.url("/big?n=100000"))
         #expect(run.status == 0)
         #expect(run.stdout.isEmpty)
         #expect(try Data(contentsOf: file).count == 100_000)
     }
 
-    @Test func benchJSONAndText() throws {
-        let nginx = try Shared.nginx.get()
-        let json = try Self.run(Self.salvoPath, ["bench", "-c4", "-t2", "-n", "300", "--json", nginx.url("/small")])
+    @Test func benchJSONAndText() async throws {
+        let nginx = try await Shared.nginx.get()
+        let json = try await Self.run(Self.salvoPath, ["bench", "-c4", "-t2", "-n", "300", "--json", nginx.url("/small")])
         #expect(json.status == 0)
         let object = try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any]
         let summary = object?["summary"] as? [String: Any]
@@ -359,7 +349,7 @@ import Testing
         #expect((summary?["latency_us"] as? [String: Double])?["p99"] != nil)
         #expect(object?["report"] != nil, "the mergeable report with its histogram")
 
-        let text = try Self.run(Self.salvoPath, ["bench", "-c", "2", "-t", "1", "-d", "300ms", "--latency", nginx.url("/small")])
+        let text = try await Self.run(Self.salvoPath, ["bench", "-c", "2", "-t", "1", "-d", "300ms", "--latency", nginx.url("/small")])
         #expect(text.status == 0)
         let output = String(decoding: text.stdout, as: UTF8.self)
         #expect(output.hasPrefix("Running 300ms test @ "))
@@ -367,47 +357,50 @@ import Testing
         #expect(output.contains("Requests/sec:"))
         #expect(!output.contains("\r"), "no progress line when stdout is not a terminal")
 
-        let refused = try Self.run(Self.salvoPath, ["bench", "-c1", "-t1", "-d", "200ms", "http://127.0.0.1:\(try freePort())/"])
+        let refused = try await Self.run(Self.salvoPath, ["bench", "-c1", "-t1", "-d", "200ms", "http://127.0.0.1:\(try freePort())/"])
         #expect(refused.status == 1)
         #expect(String(decoding: refused.stdout, as: UTF8.self).contains("Socket errors: connect"))
 
-        let bad = try Self.run(Self.salvoPath, ["bench", "-c1", "-t4", "http://127.0.0.1:1/"])
+        let bad = try await Self.run(Self.salvoPath, ["bench", "-c1", "-t4", "http://127.0.0.1:1/"])
         #expect(bad.status != 0)
         #expect(bad.stderr.contains("connections"))
     }
 
-    @Test func benchReportsMergeAndCtrlCPrintsWhatItHas() throws {
-        let nginx = try Shared.nginx.get()
+    @Test func benchReportsMergeAndCtrlCPrintsWhatItHas() async throws {
+        let nginx = try await Shared.nginx.get()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-merge-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         var files: [String] = []
         for (i, count) in [300, 500].enumerated() {
-            let run = try Self.run(Self.salvoPath, ["bench", "-c2", "-t1", "-n", "\(count)", "--json", nginx.url("/small")])
+            let run = try await Self.run(Self.salvoPath, ["bench", "-c2", "-t1", "-n", "\(count)", "--json", nginx.url("/small")])
             let file = directory.appendingPathComponent("\(i).json").path
             try run.stdout.write(to: URL(fileURLWithPath: file))
             files.append(file)
         }
-        let merged = try Self.run(Self.salvoPath, ["merge", "--json"] + files)
+        let merged = try await Self.run(Self.salvoPath, ["merge", "--json"] + files)
         #expect(merged.status == 0, "\(merged.stderr)")
         let object = try JSONSerialization.jsonObject(with: merged.stdout) as? [String: Any]
         #expect((object?["summary"] as? [String: Any])?["requests"] as? Int == 800)
 
         // Ctrl-C: the run stops at once and still prints its report.
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.salvoPath)
-        process.arguments = ["bench", "-c2", "-t1", "-d", "60s", nginx.url("/small")]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
         let started = Date()
-        try process.run()
-        Thread.sleep(forTimeInterval: 0.5)
-        process.interrupt()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let (status, text) = try await offThePool { () throws -> (Int32, String) in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Self.salvoPath)
+            process.arguments = ["bench", "-c2", "-t1", "-d", "60s", nginx.url("/small")]
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            Thread.sleep(forTimeInterval: 0.5)
+            process.interrupt()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, text)
+        }
         #expect(Date().timeIntervalSince(started) < 30, "a 60 s run stopped by Ctrl-C")
-        #expect(process.terminationStatus == 0)
+        #expect(status == 0)
         #expect(text.contains("Requests/sec:"))
     }
 }

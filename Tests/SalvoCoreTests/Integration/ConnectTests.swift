@@ -6,7 +6,7 @@ import Testing
 
 @Suite struct ConnectTests {
     @Test func ipv6Loopback() async throws {
-        let server = try FaultServer.start(host: "::1")
+        let server = try await FaultServer.start(host: "::1")
         defer { server.stop() }
         let client = try makeClient()
         defer { client.shutdown() }
@@ -53,7 +53,7 @@ import Testing
     /// a full accept queue, so SYNs are dropped) still connects, over IPv4, a moment after the
     /// IPv6 attempt has had its 250 ms; the IPv6 attempt is closed, not left to the kernel.
     @Test func happyEyeballsFallsBackFromABlackholedAddress() async throws {
-        let server = try FaultServer.start(lifetime: 120)
+        let server = try await FaultServer.start(lifetime: 120)
         let port = server.port
         let listener = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(listener) }
@@ -95,7 +95,7 @@ import Testing
         #expect(statistics.hosts.values.map(\.opened) == [1])
     }
 
-    @Test func familiesTakeTurns() throws {
+    @Test func familiesTakeTurns() async throws {
         let six = (1...3).map { SocketAddress(numericHost: "::\($0)", port: 80)! }
         let four = (1...2).map { SocketAddress(numericHost: "10.0.0.\($0)", port: 80)! }
         let ordered = SocketConnector.interleavingFamilies(six + four)

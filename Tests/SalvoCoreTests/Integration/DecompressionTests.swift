@@ -9,7 +9,7 @@ import Testing
 /// on-the-fly gzip and gzip_static, broken data, bombs, and gzipped uploads.
 @Suite(.serialized) struct DecompressionTests {
     @Test func everyCodingDecodes() async throws {
-        let server = try FaultServer.start()
+        let server = try await FaultServer.start()
         defer { server.stop() }
         let client = try makeClient()
         defer { client.shutdown() }
@@ -44,7 +44,7 @@ import Testing
     /// A stream consumer that falls behind pauses decoding mid-read, while more chunks of
     /// the same read are still to come.
     @Test func slowStreamConsumersPauseDecoding() async throws {
-        let server = try FaultServer.start()
+        let server = try await FaultServer.start()
         defer { server.stop() }
         let client = try makeClient()
         defer { client.shutdown() }
@@ -64,7 +64,7 @@ import Testing
     }
 
     @Test func brokenBodiesAreClearErrors() async throws {
-        let server = try FaultServer.start()
+        let server = try await FaultServer.start()
         defer { server.stop() }
         let client = try makeClient()
         defer { client.shutdown() }
@@ -78,7 +78,7 @@ import Testing
 
     /// A 1 GiB bomb (1 MiB on the wire) fails fast, and the heap does not grow with it.
     @Test func bombsFailFastWithFlatMemory() async throws {
-        let server = try FaultServer.start()
+        let server = try await FaultServer.start()
         defer { server.stop() }
         let client = try makeClient()
         defer { client.shutdown() }
@@ -108,7 +108,7 @@ import Testing
     }
 
     @Test func nginxGzipAndGzipStatic() async throws {
-        let nginx = try Shared.nginx.get()
+        let nginx = try await Shared.nginx.get()
         let client = try makeClient()
         defer { client.shutdown() }
         let text = try nginx.contents(of: "text.txt")
@@ -128,7 +128,7 @@ import Testing
     /// Uploads nginx stores (WebDAV PUT): a file, a stream, a gzipped stream, and a PUT
     /// replayed through a 307 — checked byte for byte on disk.
     @Test func uploadsLandOnNginxIntact() async throws {
-        let nginx = try Shared.nginx.get()
+        let nginx = try await Shared.nginx.get()
         let client = try makeClient()
         defer { client.shutdown() }
         let payload = (0..<1_500_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 9) }

@@ -9,7 +9,7 @@ import SalvoTestSupport
     struct Echo: Decodable { var headers: [[String]] }
 
     @Test func aDerivedClientSharesThePoolsButNotTheDefaults() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let base = try makeClient { $0.threads = 1; $0.maxConnectionsPerHost = 1 }
         defer { base.shutdown() }
         let quick = base.with {
@@ -36,7 +36,7 @@ import SalvoTestSupport
     }
 
     @Test func shuttingDownADerivedClientLeavesTheBase() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let base = try makeClient { $0.threads = 1 }
         let derived = base.with { $0.redirects = .disabled }
         let second = derived.with { $0.userAgent = "second" }

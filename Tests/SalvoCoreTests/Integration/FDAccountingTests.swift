@@ -43,8 +43,8 @@ struct FDAccountingTests {
 
     /// 1,000 handshakes that fail verification leave no descriptor and no memory behind.
     @Test func failedHandshakesLeaveNothingBehind() async throws {
-        let certificates = try TestCertificates.shared.get()
-        let server = try OpenSSLServer(certificate: certificates.path("self.pem"), key: certificates.path("self.key"), accepts: 5000)
+        let certificates = try await TestCertificates.shared.get()
+        let server = try await OpenSSLServer.start(certificate: certificates.path("self.pem"), key: certificates.path("self.key"), accepts: 5000)
         defer { server.stop() }
         let client = try makeClient { $0.threads = 1 }
         let request = try get(server.url())
@@ -70,8 +70,8 @@ struct FDAccountingTests {
     }
 
     @Test func shutdownReleasesEveryDescriptor() async throws {
-        let nginx = try Shared.nginx.get()
-        let faults = try Shared.faults.get()
+        let nginx = try await Shared.nginx.get()
+        let faults = try await Shared.faults.get()
         // A first round warms up whatever the runtime opens once (and keeps).
         try await exercise(nginx, faults)
         let before = try Self.openDescriptors()

@@ -9,7 +9,7 @@ import Testing
 @Suite struct FaultTests {
     func run(_ path: String, method: HTTPRequest.Method = .get, timeout: Duration = .seconds(10),
              configure: (inout HTTPClient.Configuration) -> Void = { _ in }) async throws -> Result<HTTPClientResponse, HTTPClientError> {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let client = try makeClient(configure)
         defer { client.shutdown() }
         do {
@@ -65,7 +65,7 @@ import Testing
         #expect(response.text == "hello world")
         #expect(response.trailers?[HTTPField.Name("X-Trailer")!] == "yes")
         // Streamed: the trailers are there once the body has ended.
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let client = try makeClient()
         defer { client.shutdown() }
         let streamed = try await client.stream(try get(server.url("/chunked")))
@@ -100,7 +100,7 @@ import Testing
     }
 
     @Test func staleKeepAliveConnectionIsRetriedOnceForIdempotentRequests() async throws {
-        let server = try FaultServer.start()
+        let server = try await FaultServer.start()
         defer { server.stop() }
         let client = try makeClient { $0.threads = 1; $0.maxConnectionsPerHost = 1 }
         defer { client.shutdown() }
@@ -127,7 +127,7 @@ import Testing
     }
 
     @Test func serverClosingIdleConnectionIsNoticed() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let client = try makeClient { $0.threads = 1; $0.maxConnectionsPerHost = 1 }
         defer { client.shutdown() }
         let request = try get(server.url("/idle-close?ms=20"))
@@ -147,7 +147,7 @@ import Testing
     /// just as it closes: no idempotent request fails (one that meets a connection closing
     /// under it goes again on a fresh one).
     @Test func idleClosesUnderSteadyTrafficFailNothing() async throws {
-        let server = try FaultServer.start(lifetime: 120)
+        let server = try await FaultServer.start(lifetime: 120)
         let client = try makeClient { $0.threads = 1; $0.maxConnectionsPerHost = 4 }
         defer { client.shutdown() }
         let counts = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
@@ -192,7 +192,7 @@ import Testing
         #expect(HTTP1Connection.idleLimit("max=3,timeout = 1") == .milliseconds(500))
         #expect(HTTP1Connection.idleLimit("timeout=0") == .zero)
         #expect(HTTP1Connection.idleLimit("max=3") == nil && HTTP1Connection.idleLimit("timeout=soon") == nil)
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let client = try makeClient { $0.threads = 1; $0.idleTimeout = .seconds(60) }
         defer { client.shutdown() }
         let announced = "HTTP/1.1 200 OK\r\nKeep-Alive: timeout=1\r\nContent-Length: 2\r\n\r\nok"
@@ -212,7 +212,7 @@ import Testing
 
     /// Per host: what is open now, and what happened since the client was made.
     @Test func poolStatisticsPerHost() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let client = try makeClient { $0.threads = 1; $0.maxConnectionsPerHost = 1 }
         defer { client.shutdown() }
         for _ in 0..<3 { #expect(try await client.execute(try get(server.url("/ok"))).status == .ok) }
@@ -238,7 +238,7 @@ import Testing
     /// A server that stops reading an upload: the write timeout ends it, each its own error.
     @Test func aServerThatStopsReadingMeetsTheWriteTimeout() async throws {
         // A server of its own: 64 MiB pushed at a stalled one should not slow the others' tests.
-        let server = try FaultServer.start()
+        let server = try await FaultServer.start()
         defer { server.stop() }
         let client = try makeClient { $0.threads = 1 }
         defer { client.shutdown() }
@@ -270,7 +270,7 @@ import Testing
     }
 
     @Test func cancellationEndsAStalledRequest() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let client = try makeClient()
         defer { client.shutdown() }
         let request = try get(server.url("/stall"))
@@ -284,7 +284,7 @@ import Testing
     }
 
     @Test func poolWaitTimeout() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let client = try makeClient { $0.threads = 1; $0.maxConnectionsPerHost = 1; $0.poolWaitTimeout = .milliseconds(200) }
         defer { client.shutdown() }
         let stalled = Task { try await client.execute(try get(server.url("/stall")), options: .init(timeout: .seconds(3))) }
@@ -296,7 +296,7 @@ import Testing
     }
 
     @Test func shutdownFailsRequestsInFlight() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let client = try makeClient()
         let stalled = Task { try await client.execute(try get(server.url("/stall"))) }
         try await Task.sleep(for: .milliseconds(100))
@@ -308,7 +308,7 @@ import Testing
     }
 
     @Test func pausedStreamStillSeesTheRestAfterTheServerClosed() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let client = try makeClient()
         defer { client.shutdown() }
         let response = try await client.stream(try get(server.url("/close-delimited?n=3000000")))
@@ -320,7 +320,7 @@ import Testing
     }
 
     @Test func streamDroppedEarlyClosesTheConnection() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let client = try makeClient { $0.threads = 1; $0.maxConnectionsPerHost = 1 }
         defer { client.shutdown() }
         do {

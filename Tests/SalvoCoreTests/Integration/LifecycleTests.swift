@@ -9,7 +9,7 @@ import Testing
 @Suite struct LifecycleTests {
     @Test(arguments: [262_144 + 100, 1 << 20])
     func connectionPausedByASlowStreamIsReusedAfterwards(size: Int) async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let client = try makeClient { $0.threads = 1; $0.maxConnectionsPerHost = 1 }
         defer { client.shutdown() }
         for _ in 0..<3 {
@@ -27,7 +27,7 @@ import Testing
     }
 
     @Test func clientOnASharedGroupCanGoAwayWithTimersPending() async throws {
-        let nginx = try Shared.nginx.get()
+        let nginx = try await Shared.nginx.get()
         let group = try EventLoopGroup(numberOfThreads: 2)
         defer { group.shutdown() }
         do {
@@ -48,7 +48,7 @@ import Testing
     }
 
     @Test func clientOutlivingItsSharedGroupFailsInsteadOfHanging() async throws {
-        let nginx = try Shared.nginx.get()
+        let nginx = try await Shared.nginx.get()
         let group = try EventLoopGroup(numberOfThreads: 1)
         let client = try HTTPClient(eventLoopGroup: group)
         _ = try await client.execute(try get(nginx.url("/small")))
@@ -81,7 +81,7 @@ import Testing
     }
 
     @Test func shutdownFromACompletionHandlerDoesNotDeadlock() async throws {
-        let nginx = try Shared.nginx.get()
+        let nginx = try await Shared.nginx.get()
         let client = try makeClient()
         let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
             client.execute(try! get(nginx.url("/small"))) { result in
@@ -102,7 +102,7 @@ import Testing
     }
 
     @Test func callersConnectionCloseIsHonoured() async throws {
-        let server = try FaultServer.start()
+        let server = try await FaultServer.start()
         defer { server.stop() }
         let client = try makeClient { $0.threads = 1; $0.maxConnectionsPerHost = 1 }
         defer { client.shutdown() }
@@ -116,7 +116,7 @@ import Testing
     /// A shared group stopped under a client's feet: every request on its loops ends with an
     /// error — running, queued, half-read, or with a completion handler — and none hangs.
     @Test func requestsEndWhenTheirSharedGroupStops() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let group = try EventLoopGroup(numberOfThreads: 2)
         var configuration = HTTPClient.Configuration()
         configuration.maxConnectionsPerHost = 2
@@ -150,7 +150,7 @@ import Testing
     /// A streamed body has one reader: a second iterator, or a second concurrent `next()` on
     /// a copy of the first, is told so at once, and the first reader is unharmed.
     @Test func aResponseBodyIsReadOnce() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let client = try makeClient()
         defer { client.shutdown() }
         try await withWatchdog {

@@ -8,7 +8,7 @@ import SalvoTestSupport
 /// Host names to addresses: overrides, a resolver of one's own, localhost, the cache, the
 /// address family — against the fault server on loopback.
 @Suite struct NameResolutionTests {
-    @Test func overridesInCurlsSpelling() throws {
+    @Test func overridesInCurlsSpelling() async throws {
         let entry = try ResolveOverride("api.test:8443:127.0.0.1,[::1]")
         #expect(entry.host == "api.test" && entry.port == 8443 && entry.addresses == ["127.0.0.1", "::1"])
         #expect(try ResolveOverride("*:80:10.0.0.1").host == "*")
@@ -20,7 +20,7 @@ import SalvoTestSupport
     /// As curl: the latest entry for a name wins, a name's own before "*", and overrides
     /// apply to numeric hosts too.
     @Test func whichOverrideWins() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let client = try makeClient {
             $0.nameResolution.overrides = [
                 ResolveOverride(host: "api.test", port: server.port, addresses: ["192.0.2.1"]),
@@ -88,7 +88,7 @@ import SalvoTestSupport
     }
 
     @Test func anOverrideSendsANameToItsAddress() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let client = try makeClient { $0.nameResolution.overrides = [ResolveOverride(host: "API.Test", port: server.port, addresses: ["127.0.0.1"])] }
         defer { client.shutdown() }
         let response = try await client.execute(try get("http://api.test:\(server.port)/ok"))
@@ -105,7 +105,7 @@ import SalvoTestSupport
     }
 
     @Test func aResolverOfOnesOwnIsAskedOncePerLifetime() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let asked = Mutex(0)
         let client = try makeClient {
             $0.maxConnectionsPerHost = 1
@@ -147,7 +147,7 @@ import SalvoTestSupport
     }
 
     @Test func localhostNeverGoesToDNS() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let client = try makeClient { $0.nameResolution.resolver = { _, _ in throw CancellationError() } }
         defer { client.shutdown() }
         #expect(try await client.execute(try get("http://localhost:\(server.port)/ok")).status == .ok)
@@ -155,7 +155,7 @@ import SalvoTestSupport
     }
 
     @Test func theFamilyAskedFor() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let v6 = try makeClient { $0.nameResolution.family = .ipv6 }
         defer { v6.shutdown() }
         let code = await errorCode { _ = try await v6.execute(try get("http://127.0.0.1:\(server.port)/ok")) }

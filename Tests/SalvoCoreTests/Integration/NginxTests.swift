@@ -7,7 +7,7 @@ import Testing
 
 @Suite struct NginxTests {
     @Test func keepAliveRequestsReuseOneConnection() async throws {
-        let nginx = try Shared.nginx.get()
+        let nginx = try await Shared.nginx.get()
         let client = try makeClient { $0.threads = 1; $0.maxConnectionsPerHost = 1 }
         defer { client.shutdown() }
         for _ in 0..<20 {
@@ -23,7 +23,7 @@ import Testing
     /// 500 callers, 10,000 requests, a pool of 4 connections: every request answered,
     /// never more than 4 connections open, the rest waiting in the pool's queue.
     @Test func aSmallPoolServesManyCallers() async throws {
-        let nginx = try Shared.nginx.get()
+        let nginx = try await Shared.nginx.get()
         let client = try makeClient { $0.threads = 2; $0.maxConnectionsPerHost = 4; $0.poolWaitTimeout = .seconds(120) }
         defer { client.shutdown() }
         let request = try get(nginx.url("/small"))
@@ -57,7 +57,7 @@ import Testing
     }
 
     @Test func largeBodyArrivesIntact() async throws {
-        let nginx = try Shared.nginx.get()
+        let nginx = try await Shared.nginx.get()
         let client = try makeClient()
         defer { client.shutdown() }
         let response = try await client.execute(try get(nginx.url("/1m")))
@@ -66,7 +66,7 @@ import Testing
     }
 
     @Test func headThenGetOnTheSameConnection() async throws {
-        let nginx = try Shared.nginx.get()
+        let nginx = try await Shared.nginx.get()
         let client = try makeClient { $0.threads = 1; $0.maxConnectionsPerHost = 1 }
         defer { client.shutdown() }
         let head = try await client.execute(try HTTPRequest(method: .head, url: nginx.url("/64k")))
@@ -79,7 +79,7 @@ import Testing
     }
 
     @Test func errorStatusIsAResponseNotAnError() async throws {
-        let nginx = try Shared.nginx.get()
+        let nginx = try await Shared.nginx.get()
         let client = try makeClient()
         defer { client.shutdown() }
         let response = try await client.execute(try get(nginx.url("/status/404")))
@@ -87,7 +87,7 @@ import Testing
     }
 
     @Test func thousandConcurrentRequestsThroughSixteenConnections() async throws {
-        let nginx = try Shared.nginx.get()
+        let nginx = try await Shared.nginx.get()
         let client = try makeClient { $0.maxConnectionsPerHost = 16 }
         defer { client.shutdown() }
         let request = try get(nginx.url("/1k"))
@@ -115,7 +115,7 @@ import Testing
     }
 
     @Test func streamingWithASlowConsumer() async throws {
-        let nginx = try Shared.nginx.get()
+        let nginx = try await Shared.nginx.get()
         let client = try makeClient()
         defer { client.shutdown() }
         let response = try await client.stream(try get(nginx.url("/1m")))
@@ -131,7 +131,7 @@ import Testing
     }
 
     @Test func completionHandlerRunsOnTheLoopThread() async throws {
-        let nginx = try Shared.nginx.get()
+        let nginx = try await Shared.nginx.get()
         let client = try makeClient()
         defer { client.shutdown() }
         let request = try get(nginx.url("/small"))
@@ -146,7 +146,7 @@ import Testing
     }
 
     @Test func requestBodyIsSent() async throws {
-        let nginx = try Shared.nginx.get()
+        let nginx = try await Shared.nginx.get()
         let client = try makeClient()
         defer { client.shutdown() }
         var request = try HTTPRequest(method: .post, url: nginx.url("/sink"))
@@ -156,7 +156,7 @@ import Testing
     }
 
     @Test func localhostResolvesThroughTheResolver() async throws {
-        let nginx = try Shared.nginx.get()
+        let nginx = try await Shared.nginx.get()
         let client = try makeClient()
         defer { client.shutdown() }
         // nginx listens on 127.0.0.1 only; "localhost" may resolve to ::1 first, which

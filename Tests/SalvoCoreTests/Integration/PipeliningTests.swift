@@ -39,7 +39,7 @@ import Testing
     }
 
     @Test func answersReachTheirRequestsInOrder() async throws {
-        let server = try FaultServer.start(lifetime: 120)
+        let server = try await FaultServer.start(lifetime: 120)
         let client = try self.pipeliningClient()
         defer { client.shutdown() }
         // A connection is pipelined on only once it has kept a response alive.
@@ -60,7 +60,7 @@ import Testing
     }
 
     @Test func aConnectionClosingMidPipelineLeavesNobodyUnanswered() async throws {
-        let server = try FaultServer.start(lifetime: 120)
+        let server = try await FaultServer.start(lifetime: 120)
         let client = try self.pipeliningClient()
         defer { client.shutdown() }
         _ = try await client.execute(try get(server.url("/ok")))
@@ -90,7 +90,7 @@ import Testing
     }
 
     @Test func aCancelledRequestInLineCostsTheOthersNothing() async throws {
-        let server = try FaultServer.start(lifetime: 120)
+        let server = try await FaultServer.start(lifetime: 120)
         let client = try self.pipeliningClient()
         defer { client.shutdown() }
         _ = try await client.execute(try get(server.url("/ok")))
@@ -138,7 +138,7 @@ import Testing
     }
 
     @Test func requestsThatAreNotIdempotentStayOutOfPipelines() async throws {
-        let server = try FaultServer.start(lifetime: 120)
+        let server = try await FaultServer.start(lifetime: 120)
         let client = try self.pipeliningClient()
         defer { client.shutdown() }
         _ = try await client.execute(try get(server.url("/ok")))
@@ -175,7 +175,7 @@ import Testing
     }
 
     @Test func aPipelinedRequestKeepsItsOwnTimeout() async throws {
-        let server = try FaultServer.start(lifetime: 120)
+        let server = try await FaultServer.start(lifetime: 120)
         let client = try self.pipeliningClient()
         defer { client.shutdown() }
         _ = try await client.execute(try get(server.url("/ok")))
@@ -200,7 +200,7 @@ import Testing
     /// Without any request timeout, a request in line waits no longer than it could have
     /// waited in the pool.
     @Test func waitingInLineIsBoundedByThePoolWait() async throws {
-        let server = try FaultServer.start(lifetime: 120)
+        let server = try await FaultServer.start(lifetime: 120)
         let client = try makeClient {
             $0.threads = 1
             $0.maxConnectionsPerHost = 1
@@ -224,7 +224,7 @@ import Testing
     /// A POST waiting for the busy connection is not overtaken by GETs that arrive after it:
     /// they queue behind it rather than join the line, and it runs once the line is answered.
     @Test func aWaitingPostIsNotOvertaken() async throws {
-        let server = try FaultServer.start(lifetime: 120)
+        let server = try await FaultServer.start(lifetime: 120)
         let client = try self.pipeliningClient()
         defer { client.shutdown() }
         _ = try await client.execute(try get(server.url("/ok")))

@@ -10,35 +10,27 @@ import Testing
     }
 
     /// Runs `executable` (bounded to 30 s) with `environment` replacing the proxy variables.
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Run {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        process.arguments = ["-s", "KILL", "30", executable] + arguments
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> Run {
         var variables = ProcessInfo.processInfo.environment
         for name in ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"] {
             variables[name] = nil
         }
-        process.environment = variables.merging(environment) { $1 }
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self))
+        let run = try await runChild("/usr/bin/timeout", ["-s", "KILL", "30", executable] + arguments,
+                                     environment: variables.merging(environment) { $1 })
+        return Run(status: run.status, stdout: run.output)
     }
 
     /// Salvo's and curl's runs of `arguments` (curl's nil where it is not installed).
-    static func both(_ arguments: [String], environment: [String: String] = [:]) throws -> (salvo: Run, curl: Run?) {
-        let salvo = try run(CLITests.salvoPath, ["get"] + arguments, environment: environment)
-        let curl = try CLITests.curlPath.map { try run($0, arguments, environment: environment) }
+    static func both(_ arguments: [String], environment: [String: String] = [:]) async throws -> (salvo: Run, curl: Run?) {
+        let salvo = try await run(CLITests.salvoPath, ["get"] + arguments, environment: environment)
+        var curl: Run?
+        if let path = CLITests.curlPath { curl = try await run(path, arguments, environment: environment) }
         return (salvo, curl)
     }
 
-    @Test func forwardedRequestsAreCurls() throws {
-        let proxy = try ScriptedProxy()
-        let (salvo, curl) = try Self.both(["-s", "-x", "user:secret@127.0.0.1:\(proxy.port)", "http://origin.test:8080/a?b=1"])
+    @Test func forwardedRequestsAreCurls() async throws {
+        let proxy = try await ScriptedProxy.start()
+        let (salvo, curl) = try await Self.both(["-s", "-x", "user:secret@127.0.0.1:\(proxy.port)", "http://origin.test:8080/a?b=1"])
         #expect(salvo.status == 0)
         #expect(salvo.stdout == """
             GET http://origin.test:8080/a?b=1 HTTP/1.1\r
@@ -59,9 +51,9 @@ import Testing
 
     /// curl's cases 663 and 1180: dot segments resolved in the command-line URL; a
     /// `Proxy-Connection` of the caller's not doubled.
-    @Test func dotSegmentsAndTheCallersProxyConnection() throws {
-        let proxy = try ScriptedProxy()
-        let (salvo, curl) = try Self.both(["-s", "-x", "127.0.0.1:\(proxy.port)", "-H", "Proxy-Connection: Keep-Alive",
+    @Test func dotSegmentsAndTheCallersProxyConnection() async throws {
+        let proxy = try await ScriptedProxy.start()
+        let (salvo, curl) = try await Self.both(["-s", "-x", "127.0.0.1:\(proxy.port)", "-H", "Proxy-Connection: Keep-Alive",
                                            "http://example.com/please/../gimme/663?foobar#hello"])
         #expect(salvo.status == 0)
         #expect(salvo.stdout.hasPrefix("GET http://example.com/gimme/663?foobar HTTP/1.1\r\n"))
@@ -70,9 +62,9 @@ import Testing
     }
 
     /// curl's case 346: a proxy URL with a path, blank passwords for both, in curl's order.
-    @Test func credentialsForTheProxyAndTheServer() throws {
-        let proxy = try ScriptedProxy()
-        let (salvo, curl) = try Self.both(["-s", "-x", "http://127.0.0.1:\(proxy.port)/346", "-U", "puser:", "-u", "suser:",
+    @Test func credentialsForTheProxyAndTheServer() async throws {
+        let proxy = try await ScriptedProxy.start()
+        let (salvo, curl) = try await Self.both(["-s", "-x", "http://127.0.0.1:\(proxy.port)/346", "-U", "puser:", "-u", "suser:",
                                            "http://remote.example/346"])
         let expected = "GET http://remote.example/346 HTTP/1.1\r\nHost: remote.example\r\nProxy-Authorization: Basic cHVzZXI6\r\n"
             + "Authorization: Basic c3VzZXI6\r\n"
@@ -81,28 +73,28 @@ import Testing
         if let curl { #expect(curl.stdout.hasPrefix(expected)) }
     }
 
-    @Test func tunnelFailuresExitAsCurls() throws {
-        let proxy = try ScriptedProxy()
+    @Test func tunnelFailuresExitAsCurls() async throws {
+        let proxy = try await ScriptedProxy.start()
         let port = try freePort()
         for label in ["refuse", "auth", "close", "half", "garbage"] {
-            let (salvo, curl) = try Self.both(["-s", "-x", "127.0.0.1:\(proxy.port)", "https://\(label).test:\(port)/"])
+            let (salvo, curl) = try await Self.both(["-s", "-x", "127.0.0.1:\(proxy.port)", "https://\(label).test:\(port)/"])
             #expect(salvo.status == 56, "\(label)")
             if let curl { #expect(curl.status == salvo.status, "\(label)") }
         }
         // With the credentials it wants, the tunnel opens (-p tunnels http:// too).
-        let origin = try FaultServer.start(lifetime: 120)
-        let (salvo, curl) = try Self.both(["-s", "-p", "-x", "127.0.0.1:\(proxy.port)", "-U", "user:secret", "http://auth.test:\(origin.port)/ok"])
+        let origin = try await FaultServer.start(lifetime: 120)
+        let (salvo, curl) = try await Self.both(["-s", "-p", "-x", "127.0.0.1:\(proxy.port)", "-U", "user:secret", "http://auth.test:\(origin.port)/ok"])
         #expect(salvo.status == 0 && salvo.stdout == "hello")
         if let curl { #expect(curl.status == 0 && curl.stdout == "hello") }
         // Nobody listening where the proxy should be: 7.
-        let nobody = try Self.both(["-s", "-x", "127.0.0.1:\(port)", "http://origin.test/"])
+        let nobody = try await Self.both(["-s", "-x", "127.0.0.1:\(port)", "http://origin.test/"])
         #expect(nobody.salvo.status == 7)
         if let curl = nobody.curl { #expect(curl.status == 7) }
     }
 
-    @Test func theEnvironmentAndWhatOverridesIt() throws {
-        let proxy = try ScriptedProxy()
-        let origin = try FaultServer.start(lifetime: 120)
+    @Test func theEnvironmentAndWhatOverridesIt() async throws {
+        let proxy = try await ScriptedProxy.start()
+        let origin = try await FaultServer.start(lifetime: 120)
         let through = ["http_proxy": "http://127.0.0.1:\(proxy.port)"]
         let cases: [(arguments: [String], environment: [String: String], proxied: Bool)] = [
             ([], through, true),
@@ -118,7 +110,7 @@ import Testing
             (["-x", "127.0.0.1:\(proxy.port)", "--noproxy", "other.test"], ["NO_PROXY": "127.0.0.1"], true),
         ]
         for (arguments, environment, proxied) in cases {
-            let (salvo, curl) = try Self.both(["-s"] + arguments + [origin.url("/ok")], environment: environment)
+            let (salvo, curl) = try await Self.both(["-s"] + arguments + [origin.url("/ok")], environment: environment)
             #expect(salvo.status == 0)
             #expect(salvo.stdout.hasPrefix("GET http://") == proxied, "\(arguments) \(environment)")
             if proxied { #expect(!salvo.stdout.contains("hello")) } else { #expect(salvo.stdout == "hello") }
@@ -126,15 +118,15 @@ import Testing
         }
     }
 
-    @Test func httpsThroughTinyproxy() throws {
-        let certificates = try TestCertificates.shared.get()
-        let origin = try OpenSSLServer(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
-        let proxy = try TinyProxy()
-        let (salvo, curl) = try Self.both(["-s", "-o", "/dev/null", "--cacert", certificates.path("ca.pem"), "-x", proxy.url, origin.url()])
+    @Test func httpsThroughTinyproxy() async throws {
+        let certificates = try await TestCertificates.shared.get()
+        let origin = try await OpenSSLServer.start(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
+        let proxy = try await TinyProxy.start()
+        let (salvo, curl) = try await Self.both(["-s", "-o", "/dev/null", "--cacert", certificates.path("ca.pem"), "-x", proxy.url, origin.url()])
         #expect(salvo.status == 0)
         if let curl { #expect(curl.status == 0) }
-        let other = try OpenSSLServer(certificate: certificates.path("other.pem"), key: certificates.path("other.key"))
-        let (wrong, curlWrong) = try Self.both(["-s", "-o", "/dev/null", "--cacert", certificates.path("ca.pem"), "-x", proxy.url, other.url()])
+        let other = try await OpenSSLServer.start(certificate: certificates.path("other.pem"), key: certificates.path("other.key"))
+        let (wrong, curlWrong) = try await Self.both(["-s", "-o", "/dev/null", "--cacert", certificates.path("ca.pem"), "-x", proxy.url, other.url()])
         #expect(wrong.status == 60)
         if let curlWrong { #expect(curlWrong.status == 60) }
     }

@@ -34,7 +34,7 @@ import Testing
     // MARK: Forwarding (http:// in absolute form)
 
     @Test func plainRequestsGoWholeToTheProxyWithItsCredentialsOnly() async throws {
-        let proxy = try ScriptedProxy()
+        let proxy = try await ScriptedProxy.start()
         var settings = HTTPProxy(host: "127.0.0.1", port: proxy.port, credentials: Self.credentials)
         settings.connectHeaderFields[.userAgent] = "never-sent-without-connect"
         let client = try self.client(.all(settings))
@@ -57,8 +57,8 @@ import Testing
     }
 
     @Test func tinyproxyForwards() async throws {
-        let nginx = try Shared.nginx.get()
-        let proxy = try TinyProxy()
+        let nginx = try await Shared.nginx.get()
+        let proxy = try await TinyProxy.start()
         let client = try self.client(.all(try HTTPProxy(proxy.url)))
         defer { client.shutdown() }
         for _ in 0..<3 {
@@ -72,8 +72,8 @@ import Testing
     }
 
     @Test func credentialsReachTheProxyAndNeverTheOrigin() async throws {
-        let origin = try FaultServer.start(lifetime: 120)
-        let proxy = try TinyProxy(requiresCredentials: true)
+        let origin = try await FaultServer.start(lifetime: 120)
+        let proxy = try await TinyProxy.start(requiresCredentials: true)
         let without = try self.client(.all(try HTTPProxy(proxy.url)))
         defer { without.shutdown() }
         // A forwarding proxy's 407 is a response like any other.
@@ -91,9 +91,9 @@ import Testing
     // MARK: Tunnels (https:// through CONNECT)
 
     @Test func httpsGoesThroughATunnelAndTheOriginIsVerified() async throws {
-        let certificates = try TestCertificates.shared.get()
-        let origin = try OpenSSLServer(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
-        let proxy = try TinyProxy(requiresCredentials: true)
+        let certificates = try await TestCertificates.shared.get()
+        let origin = try await OpenSSLServer.start(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
+        let proxy = try await TinyProxy.start(requiresCredentials: true)
         let client = try self.client(.all(try HTTPProxy("user:secret@127.0.0.1:\(proxy.port)"))) {
             $0.tls.trustRoots = .file(certificates.path("ca.pem"))
         }
@@ -105,13 +105,13 @@ import Testing
         #expect(proxy.log.contains("CONNECT"))
 
         // The tunnel changes nothing in what TLS checks: a certificate for another name fails.
-        let other = try OpenSSLServer(certificate: certificates.path("other.pem"), key: certificates.path("other.key"))
+        let other = try await OpenSSLServer.start(certificate: certificates.path("other.pem"), key: certificates.path("other.key"))
         #expect(await self.failure(client, other.url())?.code == .tlsCertificateInvalid)
     }
 
     @Test func aTunnelRefusedOrBrokenIsATypedError() async throws {
-        let proxy = try ScriptedProxy()
-        let origin = try FaultServer.start(lifetime: 120)
+        let proxy = try await ScriptedProxy.start()
+        let origin = try await FaultServer.start(lifetime: 120)
         let client = try self.client(.all(HTTPProxy(host: "127.0.0.1", port: proxy.port))) { $0.connectTimeout = .seconds(1) }
         defer { client.shutdown() }
         let port = origin.port
@@ -133,8 +133,8 @@ import Testing
     }
 
     @Test func tunnelledPlainHTTPWithCredentialsAndAnInterimAnswer() async throws {
-        let proxy = try ScriptedProxy()
-        let origin = try FaultServer.start(lifetime: 120)
+        let proxy = try await ScriptedProxy.start()
+        let origin = try await FaultServer.start(lifetime: 120)
         var settings = HTTPProxy(host: "127.0.0.1", port: proxy.port, credentials: Self.credentials)
         settings.tunnelsPlainHTTP = true
         settings.connectHeaderFields[.userAgent] = "salvo-test"
@@ -162,8 +162,8 @@ import Testing
     /// `Proxy-Authorization` through a tunnel or on a direct request, nor after a redirect to
     /// a host that bypasses the proxy.
     @Test func proxyFieldsNeverReachAnOrigin() async throws {
-        let proxy = try ScriptedProxy()
-        let origin = try FaultServer.start(lifetime: 120)
+        let proxy = try await ScriptedProxy.start()
+        let origin = try await FaultServer.start(lifetime: 120)
         var tunnelling = HTTPProxy(host: "127.0.0.1", port: proxy.port)
         tunnelling.tunnelsPlainHTTP = true
         let client = try self.client(.all(tunnelling)) { $0.headerFields[.proxyAuthorization] = "Basic ZGVmYXVsdDp4" }
@@ -196,7 +196,7 @@ import Testing
     }
 
     @Test func aTargetThatWouldNameAnotherHostIsRefused() async throws {
-        let proxy = try ScriptedProxy()
+        let proxy = try await ScriptedProxy.start()
         let client = try self.client(.all(HTTPProxy(host: "127.0.0.1", port: proxy.port)))
         defer { client.shutdown() }
         let sneaky = HTTPRequest(method: .get, scheme: "http", authority: "origin.test", path: "@evil.test/x")
@@ -207,8 +207,8 @@ import Testing
     // MARK: Choosing the proxy
 
     @Test func bypassOverridesAndTheEnvironment() async throws {
-        let proxy = try ScriptedProxy()
-        let origin = try FaultServer.start(lifetime: 120)
+        let proxy = try await ScriptedProxy.start()
+        let origin = try await FaultServer.start(lifetime: 120)
         let settings = HTTPProxy(host: "127.0.0.1", port: proxy.port)
         let bypassed = try self.client(.all(settings, bypass: "localhost, 127.0.0.0/8"))
         defer { bypassed.shutdown() }

@@ -12,7 +12,7 @@ import Testing
     }
 
     @Test func chainsAreFollowedOnTheSameConnection() async throws {
-        let server = try FaultServer.start()
+        let server = try await FaultServer.start()
         defer { server.stop() }
         let client = try makeClient { $0.maxConnectionsPerHost = 1 }
         defer { client.shutdown() }
@@ -38,7 +38,7 @@ import Testing
     }
 
     @Test func limitsLoopsAndOffSwitch() async throws {
-        let server = try FaultServer.start()
+        let server = try await FaultServer.start()
         defer { server.stop() }
         let client = try makeClient()
         defer { client.shutdown() }
@@ -64,7 +64,7 @@ import Testing
     /// A redirect's body is skipped, but not read forever: past 1 MiB the connection is
     /// dropped and the redirect followed all the same.
     @Test func longRedirectBodiesAreNotRead() async throws {
-        let server = try FaultServer.start()
+        let server = try await FaultServer.start()
         defer { server.stop() }
         let client = try makeClient { $0.maxConnectionsPerHost = 1 }
         defer { client.shutdown() }
@@ -81,7 +81,7 @@ import Testing
     }
 
     @Test func methodsAndBodiesAcrossRedirects() async throws {
-        let server = try FaultServer.start()
+        let server = try await FaultServer.start()
         defer { server.stop() }
         let client = try makeClient()
         defer { client.shutdown() }
@@ -110,9 +110,9 @@ import Testing
 
     /// Leaving the origin drops credentials: asserted on what the second server received.
     @Test func credentialsDoNotCrossOrigins() async throws {
-        let first = try FaultServer.start()
+        let first = try await FaultServer.start()
         defer { first.stop() }
-        let second = try FaultServer.start(host: "127.0.0.2")
+        let second = try await FaultServer.start(host: "127.0.0.2")
         defer { second.stop() }
         let client = try makeClient()
         defer { client.shutdown() }
@@ -151,9 +151,9 @@ import Testing
     /// credential among them is dropped on the way to another origin like any other, and does
     /// not come back for the next request of the chain.
     @Test func defaultCredentialsDoNotCrossOriginsEither() async throws {
-        let first = try FaultServer.start()
+        let first = try await FaultServer.start()
         defer { first.stop() }
-        let second = try FaultServer.start(host: "127.0.0.2")
+        let second = try await FaultServer.start(host: "127.0.0.2")
         defer { second.stop() }
         let client = try makeClient {
             $0.headerFields[.authorization] = "Bearer default"
@@ -171,9 +171,9 @@ import Testing
     /// Userinfo in a URL is sent as Basic credentials, to that URL's origin only; a Location
     /// with userinfo brings its own.
     @Test func userinfoCredentialsStayWithTheirOrigin() async throws {
-        let first = try FaultServer.start()
+        let first = try await FaultServer.start()
         defer { first.stop() }
-        let second = try FaultServer.start(host: "127.0.0.2")
+        let second = try await FaultServer.start(host: "127.0.0.2")
         defer { second.stop() }
         let client = try makeClient()
         defer { client.shutdown() }

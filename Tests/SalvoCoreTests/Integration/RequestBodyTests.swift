@@ -33,7 +33,7 @@ import Testing
     }
 
     @Test func streamsWithAndWithoutLength() async throws {
-        let server = try FaultServer.start()
+        let server = try await FaultServer.start()
         defer { server.stop() }
         let client = try makeClient { $0.maxConnectionsPerHost = 1 }
         defer { client.shutdown() }
@@ -52,7 +52,7 @@ import Testing
     }
 
     @Test func filesAreStreamedFromDisk() async throws {
-        let server = try FaultServer.start()
+        let server = try await FaultServer.start()
         defer { server.stop() }
         let client = try makeClient()
         defer { client.shutdown() }
@@ -71,7 +71,7 @@ import Testing
     }
 
     @Test func badStreamsFailTheRequest() async throws {
-        let server = try FaultServer.start()
+        let server = try await FaultServer.start()
         defer { server.stop() }
         let client = try makeClient()
         defer { client.shutdown() }
@@ -103,7 +103,7 @@ import Testing
     /// A body that reaches its announced length and then goes on, or throws after its last
     /// byte, fails the request: the server got a body its producer disowned.
     @Test func bodiesThatBreakTheirLengthFail() async throws {
-        let server = try FaultServer.start()
+        let server = try await FaultServer.start()
         defer { server.stop() }
         let client = try makeClient()
         defer { client.shutdown() }
@@ -135,7 +135,7 @@ import Testing
     /// A body whose sequence gives every announced byte and then never ends does not hold a
     /// complete exchange for ever: after a short grace the response is delivered.
     @Test func aProducerThatNeverEndsDoesNotHoldTheResponse() async throws {
-        let server = try FaultServer.start()
+        let server = try await FaultServer.start()
         defer { server.stop() }
         let client = try makeClient()
         defer { client.shutdown() }
@@ -169,7 +169,7 @@ import Testing
     /// The read timeout stays on guard after a producer that paused: a server that then
     /// stays silent is a read timeout, not a hang. The pause itself is not the server's fault.
     @Test func readTimeoutAfterASlowProducer() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let client = try makeClient { $0.readTimeout = .milliseconds(300) }
         defer { client.shutdown() }
         let started = ContinuousClock.now
@@ -211,7 +211,7 @@ import Testing
     }
 
     @Test func expectContinue() async throws {
-        let server = try FaultServer.start()
+        let server = try await FaultServer.start()
         defer { server.stop() }
         let client = try makeClient { $0.expectContinueTimeout = .milliseconds(300); $0.maxConnectionsPerHost = 1 }
         defer { client.shutdown() }

@@ -8,8 +8,8 @@ import Testing
 /// Servers shared by the tests of a run (started on first use; they stop by themselves when
 /// the test process ends). Tests that read a server's request log start their own.
 enum Shared {
-    static let nginx: Result<NginxServer, any Error> = Result { try NginxServer.start() }
-    static let faults: Result<FaultServer, any Error> = Result { try FaultServer.start() }
+    static let nginx = SharedFixture { try NginxServer.launch() }
+    static let faults = SharedFixture { try FaultServer.launch() }
 }
 
 func makeClient(_ adjust: (inout HTTPClient.Configuration) -> Void = { _ in }) throws -> HTTPClient {

@@ -50,14 +50,14 @@ import SalvoTestSupport
         #expect(code == .connectFailed)
     }
 
-    @Test func salvoGetLikeCurl() throws {
+    @Test func salvoGetLikeCurl() async throws {
         let (server, path, directory) = try Self.startServer()
         defer {
             server.stop()
             try? FileManager.default.removeItem(at: directory)
         }
-        try CLITests.sideBySide(["-s", "--unix-socket", path, "http://daemon.local/ok"])
-        try CLITests.sideBySide(["-s", "--unix-socket", directory.appendingPathComponent("nobody.sock").path, "http://daemon.local/ok"])
+        try await CLITests.sideBySide(["-s", "--unix-socket", path, "http://daemon.local/ok"])
+        try await CLITests.sideBySide(["-s", "--unix-socket", directory.appendingPathComponent("nobody.sock").path, "http://daemon.local/ok"])
     }
 
     /// A Unix socket whose accept queue is full refuses connect(2) with EAGAIN at once (TCP

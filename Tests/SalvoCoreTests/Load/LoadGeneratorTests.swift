@@ -16,7 +16,7 @@ import Testing
     }
 
     @Test func exactRequestCount() async throws {
-        let nginx = try Shared.nginx.get()
+        let nginx = try await Shared.nginx.get()
         let configuration = try self.configuration(nginx.url("/small")) {
             $0.requestLimit = 2001
             $0.duration = .zero
@@ -34,7 +34,7 @@ import Testing
     /// Through the client APIs with pipelining: callers beyond the connections line up on them.
     @Test(arguments: [ClientAPI.callbacks, .async])
     func clientAPIsPipeline(_ api: ClientAPI) async throws {
-        let nginx = try Shared.nginx.get()
+        let nginx = try await Shared.nginx.get()
         let configuration = try self.configuration(nginx.url("/small")) {
             // A budget, not a duration: the whole suite runs alongside on two cores.
             $0.requestLimit = 600
@@ -67,8 +67,8 @@ import Testing
         let unix = try await LoadGenerator(configuration: overUnix).run()
         #expect(unix.requests == 300 && unix.statusCounts == [200: 300] && unix.connectionsOpened == 2)
 
-        let nginx = try Shared.nginx.get()
-        let tinyproxy = try TinyProxy()
+        let nginx = try await Shared.nginx.get()
+        let tinyproxy = try await TinyProxy.start()
         let forwarded = try self.configuration(nginx.url("/small")) {
             $0.requestLimit = 200
             $0.duration = .seconds(30)
@@ -77,7 +77,7 @@ import Testing
         let viaTinyproxy = try await LoadGenerator(configuration: forwarded).run()
         #expect(viaTinyproxy.requests == 200 && viaTinyproxy.statusCounts == [200: 200])
 
-        let scripted = try ScriptedProxy()
+        let scripted = try await ScriptedProxy.start()
         var tunnel = HTTPProxy(host: "127.0.0.1", port: scripted.port)
         tunnel.tunnelsPlainHTTP = true
         let tunnelled = try self.configuration(nginx.url("/small")) {
@@ -94,7 +94,7 @@ import Testing
 
     @Test(arguments: [2, 16])
     func pipelining(depth: Int) async throws {
-        let nginx = try Shared.nginx.get()
+        let nginx = try await Shared.nginx.get()
         let configuration = try self.configuration(nginx.url("/1k")) {
             $0.requestLimit = 3000
             $0.duration = .zero
@@ -107,7 +107,7 @@ import Testing
     }
 
     @Test func headRequests() async throws {
-        let nginx = try Shared.nginx.get()
+        let nginx = try await Shared.nginx.get()
         let configuration = try self.configuration(nginx.url("/64k")) {
             $0.requestLimit = 200
             $0.duration = .zero
@@ -119,7 +119,7 @@ import Testing
     }
 
     @Test func constantRate() async throws {
-        let nginx = try Shared.nginx.get()
+        let nginx = try await Shared.nginx.get()
         let configuration = try self.configuration(nginx.url("/small")) {
             $0.rate = 400
             $0.duration = .seconds(1)
@@ -131,7 +131,7 @@ import Testing
     @Test func rateTimesFromTheScheduleNotTheSend() async throws {
         // The server answers in 50 ms; one connection asked for 100/s can do only 20/s, so
         // requests fall behind schedule and their latency must include the waiting.
-        let server = try FaultServer.start()
+        let server = try await FaultServer.start()
         defer { server.stop() }
         let configuration = try self.configuration(server.url("/slow-head?ms=50")) {
             $0.threads = 1
@@ -145,7 +145,7 @@ import Testing
     }
 
     @Test func errorsAreCountedByKind() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let reset = try await LoadGenerator(configuration: try self.configuration(server.url("/reset")) {
             $0.duration = .milliseconds(300)
         }).run()
@@ -178,7 +178,7 @@ import Testing
     }
 
     @Test func connectionCloseResponsesReconnect() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let statistics = try await LoadGenerator(configuration: try self.configuration(server.url("/close-after?n=1")) {
             $0.requestLimit = 100
             $0.duration = .zero
@@ -188,7 +188,7 @@ import Testing
     }
 
     @Test func stopEndsTheRunEarly() async throws {
-        let nginx = try Shared.nginx.get()
+        let nginx = try await Shared.nginx.get()
         let generator = try LoadGenerator(configuration: try self.configuration(nginx.url("/small")) {
             $0.duration = .seconds(120)
         })

@@ -7,7 +7,7 @@ import Testing
 /// one loop while another loop's connection to the host sits idle.
 @Suite(.serialized) struct PoolSharingTests {
     @Test func aLoopBorrowsThePlaceOfAnotherLoopsIdleConnection() async throws {
-        let server = try FaultServer.start()
+        let server = try await FaultServer.start()
         defer { server.stop() }
         let group = try EventLoopGroup(numberOfThreads: 2)
         defer { group.shutdown() }
@@ -42,7 +42,7 @@ import Testing
     /// Many requests from outside the loops against a small limit: all served, never more
     /// connections than the limit, and no request times out while connections are free.
     @Test func theLimitHoldsAcrossLoops() async throws {
-        let server = try FaultServer.start()
+        let server = try await FaultServer.start()
         defer { server.stop() }
         var configuration = HTTPClient.Configuration()
         configuration.threads = 2
@@ -73,7 +73,7 @@ import Testing
     /// number of busy loops too.
     @Test(arguments: [(loops: 2, limit: 2), (loops: 2, limit: 1), (loops: 3, limit: 2)])
     func busyLoopsLetAWaitingLoopIn(loops: Int, limit: Int) async throws {
-        let server = try FaultServer.start()
+        let server = try await FaultServer.start()
         defer { server.stop() }
         let group = try EventLoopGroup(numberOfThreads: loops)
         defer { group.shutdown() }
@@ -105,7 +105,7 @@ import Testing
 
     /// A request that moved to another loop's idle connection can still be cancelled there.
     @Test func aMovedRequestCanBeCancelled() async throws {
-        let server = try FaultServer.start()
+        let server = try await FaultServer.start()
         defer { server.stop() }
         let group = try EventLoopGroup(numberOfThreads: 2)
         defer { group.shutdown() }

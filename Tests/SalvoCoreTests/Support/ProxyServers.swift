@@ -8,6 +8,11 @@ final class TinyProxy: Sendable {
     private let child: ChildProcess
     private let directory: URL
 
+    /// Starts one off the cooperative pool (the wait for its port blocks).
+    static func start(requiresCredentials: Bool = false) async throws -> TinyProxy {
+        try await offThePool { try TinyProxy(requiresCredentials: requiresCredentials) }
+    }
+
     init(requiresCredentials: Bool = false) throws {
         let tinyproxy = try TestFixtures.executable("tinyproxy", candidates: ["/usr/bin/tinyproxy", "/usr/sbin/tinyproxy"])
         self.port = try freePort()
@@ -58,6 +63,11 @@ final class ScriptedProxy: Sendable {
     let port: Int
     private let child: ChildProcess
     private let logPath: String
+
+    /// Starts one off the cooperative pool (the wait for its port blocks).
+    static func start() async throws -> ScriptedProxy {
+        try await offThePool { try ScriptedProxy() }
+    }
 
     init() throws {
         let python = try TestFixtures.executable("python3", candidates: ["/usr/bin/python3", "/usr/local/bin/python3"])

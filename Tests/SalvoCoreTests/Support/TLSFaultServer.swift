@@ -14,8 +14,13 @@ final class TLSFaultServer: Sendable {
 
     deinit { self.stop() }
 
+    /// ``launch(certificate:key:lifetime:)`` off the cooperative pool: what a test calls.
+    static func start(certificate: String, key: String, lifetime: Int = 300) async throws -> TLSFaultServer {
+        try await offThePool { try launch(certificate: certificate, key: key, lifetime: lifetime) }
+    }
+
     /// Starts an instance serving `certificate` and `key` (PEM paths) on 127.0.0.1.
-    static func start(certificate: String, key: String, lifetime: Int = 300) throws -> TLSFaultServer {
+    static func launch(certificate: String, key: String, lifetime: Int = 300) throws -> TLSFaultServer {
         let script = try TestFixtures.file("tls_fault_server.py")
         let python = try TestFixtures.executable("python3", candidates: ["/usr/bin/python3", "/usr/local/bin/python3"])
         let child = try ChildProcess(

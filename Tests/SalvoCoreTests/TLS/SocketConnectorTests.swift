@@ -68,8 +68,8 @@ import Testing
     /// A wildcard covers a whole label: `*.wild.test` matches `x.wild.test`, but a partial one
     /// (`a*.example.test`) matches nothing, as curl and browsers rule.
     @Test func partialWildcardsAreRefused() async throws {
-        let certificates = try TestCertificates.shared.get()
-        let server = try OpenSSLServer(certificate: certificates.path("wildcards.pem"), key: certificates.path("wildcards.key"))
+        let certificates = try await TestCertificates.shared.get()
+        let server = try await OpenSSLServer.start(certificate: certificates.path("wildcards.pem"), key: certificates.path("wildcards.key"))
         defer { server.stop() }
         var configuration = TLSConfiguration()
         configuration.trustRoots = .file(certificates.path("ca.pem"))
@@ -79,7 +79,7 @@ import Testing
         guard case .failure(let error) = partial else { Issue.record("a partial wildcard matched"); return }
         #expect(error.code == .tlsCertificateInvalid, "\(error)")
         if let curl = CLITests.curlPath {
-            let run = try CLITests.run(curl, ["-s", "-o", "/dev/null", "--cacert", certificates.path("ca.pem"),
+            let run = try await CLITests.run(curl, ["-s", "-o", "/dev/null", "--cacert", certificates.path("ca.pem"),
                                               "--resolve", "ab.example.test:\(server.port):127.0.0.1",
                                               "https://ab.example.test:\(server.port)/"])
             #expect(run.status == 60, "curl refuses it too")
@@ -90,7 +90,7 @@ import Testing
         let refused = try await self.connect(host: "127.0.0.1", port: 1, tls: nil)
         guard case .failure(let error) = refused else { Issue.record("connected to port 1"); return }
         #expect(error.code == .connectionRefused)
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         #expect((try? await self.connect(host: "127.0.0.1", port: server.port, tls: nil).get()) == false, "plain: no TLS session")
     }
 }

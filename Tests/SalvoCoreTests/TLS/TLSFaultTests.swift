@@ -17,8 +17,8 @@ import Testing
     /// A fresh TLS fault server and a client that trusts it (one loop, one connection), for
     /// `body`, under a watchdog.
     func withServerAndClient(_ body: @escaping @Sendable (TLSFaultServer, HTTPClient) async throws -> Void) async throws {
-        let certificates = try TestCertificates.shared.get()
-        let server = try TLSFaultServer.start(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
+        let certificates = try await TestCertificates.shared.get()
+        let server = try await TLSFaultServer.start(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
         defer { server.stop() }
         var configuration = HTTPClient.Configuration()
         configuration.threads = 1
@@ -74,8 +74,8 @@ import Testing
 
     /// The load generator's connections meet the same resets.
     @Test func loadGeneratorSurvivesResets() async throws {
-        let certificates = try TestCertificates.shared.get()
-        let server = try TLSFaultServer.start(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
+        let certificates = try await TestCertificates.shared.get()
+        let server = try await TLSFaultServer.start(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
         defer { server.stop() }
         var settings = LoadConfiguration(url: try RequestURL(server.url("/reset-body?after=0")))
         settings.threads = 1

@@ -10,7 +10,7 @@ import Testing
 final class TestCertificates: Sendable {
     let directory: URL
 
-    static let shared: Result<TestCertificates, any Error> = Result { try TestCertificates() }
+    static let shared = SharedFixture { try TestCertificates() }
 
     init() throws {
         self.directory = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-tls-\(UUID().uuidString)")
@@ -70,6 +70,11 @@ final class OpenSSLServer: @unchecked Sendable {
     // @unchecked Sendable: set in init, only read after.
     let port: Int
     private let process: Process
+
+    /// Starts one off the cooperative pool (the wait for its port blocks).
+    static func start(certificate: String, key: String, extra: [String] = [], accepts: Int = 50) async throws -> OpenSSLServer {
+        try await offThePool { try OpenSSLServer(certificate: certificate, key: key, extra: extra, accepts: accepts) }
+    }
 
     init(certificate: String, key: String, extra: [String] = [], accepts: Int = 50) throws {
         self.port = try freePort()
@@ -140,8 +145,8 @@ final class OpenSSLServer: @unchecked Sendable {
     }
 
     @Test func verifiedAgainstATrustedCA() async throws {
-        let certificates = try TestCertificates.shared.get()
-        let server = try OpenSSLServer(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
+        let certificates = try await TestCertificates.shared.get()
+        let server = try await OpenSSLServer.start(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
         defer { server.stop() }
         for host in ["127.0.0.1", "localhost"] {
             let response = try await self.fetch(server.url(host: host)) { $0.trustRoots = .file(certificates.path("ca.pem")) }.get()
@@ -155,13 +160,13 @@ final class OpenSSLServer: @unchecked Sendable {
     }
 
     @Test func untrustedChainsAndWrongNamesAreRefused() async throws {
-        let certificates = try TestCertificates.shared.get()
-        let leaf = try OpenSSLServer(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
+        let certificates = try await TestCertificates.shared.get()
+        let leaf = try await OpenSSLServer.start(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
         defer { leaf.stop() }
         guard case .failure(let unknownCA) = try await self.fetch(leaf.url()) else { Issue.record("accepted"); return }
         #expect(unknownCA.code == .tlsCertificateInvalid)
 
-        let other = try OpenSSLServer(certificate: certificates.path("other.pem"), key: certificates.path("other.key"))
+        let other = try await OpenSSLServer.start(certificate: certificates.path("other.pem"), key: certificates.path("other.key"))
         defer { other.stop() }
         let mismatchResult = try await self.fetch(other.url()) { $0.trustRoots = .file(certificates.path("ca.pem")) }
         guard case .failure(let mismatch) = mismatchResult else {
@@ -170,7 +175,7 @@ final class OpenSSLServer: @unchecked Sendable {
         #expect(mismatch.code == .tlsCertificateInvalid)
         #expect(mismatch.detail?.contains("mismatch") == true, "\(mismatch)")
 
-        let selfSigned = try OpenSSLServer(certificate: certificates.path("self.pem"), key: certificates.path("self.key"))
+        let selfSigned = try await OpenSSLServer.start(certificate: certificates.path("self.pem"), key: certificates.path("self.key"))
         defer { selfSigned.stop() }
         let selfResult = try await self.fetch(selfSigned.url()) { $0.trustRoots = .file(certificates.path("ca.pem")) }
         guard case .failure(let selfError) = selfResult else {
@@ -185,8 +190,8 @@ final class OpenSSLServer: @unchecked Sendable {
     }
 
     @Test func versionFloor() async throws {
-        let certificates = try TestCertificates.shared.get()
-        let server = try OpenSSLServer(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"), extra: ["-tls1_2"])
+        let certificates = try await TestCertificates.shared.get()
+        let server = try await OpenSSLServer.start(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"), extra: ["-tls1_2"])
         defer { server.stop() }
         let floorResult = try await self.fetch(server.url()) {
             $0.trustRoots = .file(certificates.path("ca.pem"))
@@ -198,7 +203,7 @@ final class OpenSSLServer: @unchecked Sendable {
         #expect(fine.status == .ok)
     }
 
-    @Test func badLocalFilesAreAClearError() throws {
+    @Test func badLocalFilesAreAClearError() async throws {
         var configuration = HTTPClient.Configuration()
         configuration.tls.trustRoots = .file("/nonexistent/ca.pem")
         #expect(throws: HTTPClientError.self) { try HTTPClient(configuration: configuration) }
@@ -209,47 +214,47 @@ final class OpenSSLServer: @unchecked Sendable {
         }
     }
 
-    @Test func curlExitCodes() throws {
-        let certificates = try TestCertificates.shared.get()
-        let server = try OpenSSLServer(certificate: certificates.path("self.pem"), key: certificates.path("self.key"))
+    @Test func curlExitCodes() async throws {
+        let certificates = try await TestCertificates.shared.get()
+        let server = try await OpenSSLServer.start(certificate: certificates.path("self.pem"), key: certificates.path("self.key"))
         defer { server.stop() }
-        #expect(try CLITests.salvo("-s", "-o", "/dev/null", server.url()).status == 60)
-        #expect(try CLITests.salvo("-s", "-k", "-o", "/dev/null", server.url()).status == 0)
-        #expect(try CLITests.salvo("-s", "--cacert", certificates.path("self.pem"), "-o", "/dev/null", server.url(host: "localhost")).status == 0)
-        #expect(try CLITests.salvo("-s", "--cacert", "/nonexistent.pem", server.url()).status == 58)
-        let old = try OpenSSLServer(certificate: certificates.path("self.pem"), key: certificates.path("self.key"), extra: ["-tls1_2"])
+        #expect(try await CLITests.salvo("-s", "-o", "/dev/null", server.url()).status == 60)
+        #expect(try await CLITests.salvo("-s", "-k", "-o", "/dev/null", server.url()).status == 0)
+        #expect(try await CLITests.salvo("-s", "--cacert", certificates.path("self.pem"), "-o", "/dev/null", server.url(host: "localhost")).status == 0)
+        #expect(try await CLITests.salvo("-s", "--cacert", "/nonexistent.pem", server.url()).status == 58)
+        let old = try await OpenSSLServer.start(certificate: certificates.path("self.pem"), key: certificates.path("self.key"), extra: ["-tls1_2"])
         defer { old.stop() }
-        #expect(try CLITests.salvo("-s", "-k", "--tlsv1.3", "-o", "/dev/null", old.url()).status == 35)
+        #expect(try await CLITests.salvo("-s", "-k", "--tlsv1.3", "-o", "/dev/null", old.url()).status == 35)
     }
 
     @Test func publicKeyPinning() async throws {
-        let certificates = try TestCertificates.shared.get()
-        let server = try OpenSSLServer(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
+        let certificates = try await TestCertificates.shared.get()
+        let server = try await OpenSSLServer.start(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
         defer { server.stop() }
-        let pin = try Self.pin(of: certificates.path("leaf.pem"))
+        let pin = try await Self.pin(of: certificates.path("leaf.pem"))
         let pinned = try await self.fetch(server.url()) {
             $0.trustRoots = .file(certificates.path("ca.pem"))
             $0.pinnedPublicKeys = [pin]
         }.get()
         #expect(pinned.status == .ok)
-        let otherPin = try Self.pin(of: certificates.path("other.pem"))
+        let otherPin = try await Self.pin(of: certificates.path("other.pem"))
         let wrong = try await self.fetch(server.url()) {
             $0.trustRoots = .file(certificates.path("ca.pem"))
             $0.pinnedPublicKeys = [otherPin]
         }
         guard case .failure(let error) = wrong else { Issue.record("accepted an unpinned key"); return }
         #expect(error.code == .tlsPinMismatch)
-        #expect(try CLITests.salvo("-s", "--cacert", certificates.path("ca.pem"), "--pinnedpubkey", "sha256//\(pin)",
+        #expect(try await CLITests.salvo("-s", "--cacert", certificates.path("ca.pem"), "--pinnedpubkey", "sha256//\(pin)",
                                    "-o", "/dev/null", server.url()).status == 0)
-        #expect(try CLITests.salvo("-s", "--cacert", certificates.path("ca.pem"), "--pinnedpubkey", "sha256//AAAA\(pin)",
+        #expect(try await CLITests.salvo("-s", "--cacert", certificates.path("ca.pem"), "--pinnedpubkey", "sha256//AAAA\(pin)",
                                    "-o", "/dev/null", server.url()).status == 90)
     }
 
     /// A close-delimited body that ends without close_notify may have been cut by an
     /// attacker: truncation. A body whose length was announced is complete regardless.
     @Test func closeWithoutCloseNotify() async throws {
-        let certificates = try TestCertificates.shared.get()
-        let server = try TLSFaultServer.start(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
+        let certificates = try await TestCertificates.shared.get()
+        let server = try await TLSFaultServer.start(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
         defer { server.stop() }
         let complete = try await self.fetch(server.url("/length")) { $0.trustRoots = .file(certificates.path("ca.pem")) }.get()
         #expect(String(decoding: complete.body, as: UTF8.self) == "hello")
@@ -258,21 +263,14 @@ final class OpenSSLServer: @unchecked Sendable {
         #expect(error.code == .truncatedBody)
     }
 
-    static func pin(of certificate: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "openssl x509 -in '\(certificate)' -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | openssl base64 -A"]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    static func pin(of certificate: String) async throws -> String {
+        let script = "openssl x509 -in '\(certificate)' -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | openssl base64 -A"
+        return try await runChild("/bin/sh", ["-c", script]).output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     @Test func loadGeneratorOverTLS() async throws {
-        let certificates = try TestCertificates.shared.get()
-        let server = try OpenSSLServer(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
+        let certificates = try await TestCertificates.shared.get()
+        let server = try await OpenSSLServer.start(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
         defer { server.stop() }
         var configuration = LoadConfiguration(url: try RequestURL(server.url()))
         configuration.threads = 1
@@ -295,8 +293,8 @@ final class OpenSSLServer: @unchecked Sendable {
 
     @Test(arguments: [TLSConfiguration.Version.tls12, .tls13])
     func sessionResumption(version: TLSConfiguration.Version) async throws {
-        let certificates = try TestCertificates.shared.get()
-        let server = try OpenSSLServer(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
+        let certificates = try await TestCertificates.shared.get()
+        let server = try await OpenSSLServer.start(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
         defer { server.stop() }
         var configuration = HTTPClient.Configuration()
         configuration.threads = 1
@@ -317,8 +315,8 @@ final class OpenSSLServer: @unchecked Sendable {
     }
 
     @Test func clientCertificateRequiredByTheServer() async throws {
-        let certificates = try TestCertificates.shared.get()
-        let server = try OpenSSLServer(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"),
+        let certificates = try await TestCertificates.shared.get()
+        let server = try await OpenSSLServer.start(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"),
                                        extra: ["-Verify", "1", "-CAfile", certificates.path("ca.pem")])
         defer { server.stop() }
         let without = try await self.fetch(server.url()) { $0.trustRoots = .file(certificates.path("ca.pem")) }
@@ -330,38 +328,38 @@ final class OpenSSLServer: @unchecked Sendable {
             $0.privateKeyFile = certificates.path("client.key")
         }.get()
         #expect(with.status == .ok)
-        #expect(try CLITests.salvo("-s", "--cacert", certificates.path("ca.pem"), "--cert", certificates.path("client.pem"),
+        #expect(try await CLITests.salvo("-s", "--cacert", certificates.path("ca.pem"), "--cert", certificates.path("client.pem"),
                                    "--key", certificates.path("client.key"), "-o", "/dev/null", server.url()).status == 0)
     }
 
     @Test func oldProtocolsAreRefused() async throws {
-        let certificates = try TestCertificates.shared.get()
+        let certificates = try await TestCertificates.shared.get()
         // A server that speaks TLS 1.0 only (if this OpenSSL still can): below the 1.2 floor.
-        let server = try OpenSSLServer(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"),
+        let server = try await OpenSSLServer.start(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"),
                                        extra: ["-tls1", "-cipher", "DEFAULT:@SECLEVEL=0"])
         defer { server.stop() }
         let result = try await self.fetch(server.url()) { $0.trustRoots = .file(certificates.path("ca.pem")) }
         guard case .failure(let error) = result else { Issue.record("spoke TLS 1.0"); return }
         #expect(error.code == .tlsHandshakeFailed, "\(error)")
-        #expect(try CLITests.salvo("-s", "--cacert", certificates.path("ca.pem"), "-o", "/dev/null", server.url()).status == 35)
+        #expect(try await CLITests.salvo("-s", "--cacert", certificates.path("ca.pem"), "-o", "/dev/null", server.url()).status == 35)
     }
 
     @Test func expiredCertificate() async throws {
-        let certificates = try TestCertificates.shared.get()
-        let server = try OpenSSLServer(certificate: certificates.path("expired.pem"), key: certificates.path("expired.key"))
+        let certificates = try await TestCertificates.shared.get()
+        let server = try await OpenSSLServer.start(certificate: certificates.path("expired.pem"), key: certificates.path("expired.key"))
         defer { server.stop() }
         let result = try await self.fetch(server.url()) { $0.trustRoots = .file(certificates.path("ca.pem")) }
         guard case .failure(let error) = result else { Issue.record("accepted an expired certificate"); return }
         #expect(error.code == .tlsCertificateInvalid)
         #expect(error.detail?.contains("expired") == true, "\(error)")
-        #expect(try CLITests.salvo("-s", "--cacert", certificates.path("ca.pem"), "-o", "/dev/null", server.url()).status == 60)
+        #expect(try await CLITests.salvo("-s", "--cacert", certificates.path("ca.pem"), "-o", "/dev/null", server.url()).status == 60)
     }
 
     /// Keep-alive over TLS against nginx: one connection for many requests, large bodies
     /// spanning many TLS records, HEAD, and streaming.
     @Test func nginxOverTLS() async throws {
-        let certificates = try TestCertificates.shared.get()
-        let nginx = try NginxServer.start(tls: (certificates.path("leaf.pem"), certificates.path("leaf.key")))
+        let certificates = try await TestCertificates.shared.get()
+        let nginx = try await NginxServer.start(tls: (certificates.path("leaf.pem"), certificates.path("leaf.key")))
         defer { nginx.stop() }
         var configuration = HTTPClient.Configuration()
         configuration.threads = 1
@@ -409,8 +407,8 @@ final class OpenSSLServer: @unchecked Sendable {
     /// A request's own TLS configuration gets its own connections: one made under the
     /// client's configuration is never handed to a request that asked for another.
     @Test func perRequestTLSConfigurationsArePooledApart() async throws {
-        let certificates = try TestCertificates.shared.get()
-        let nginx = try NginxServer.start(tls: (certificates.path("leaf.pem"), certificates.path("leaf.key")))
+        let certificates = try await TestCertificates.shared.get()
+        let nginx = try await NginxServer.start(tls: (certificates.path("leaf.pem"), certificates.path("leaf.key")))
         defer { nginx.stop() }
         var configuration = HTTPClient.Configuration()
         configuration.threads = 1
@@ -423,7 +421,7 @@ final class OpenSSLServer: @unchecked Sendable {
 
         // Pinned to another key: must fail on a connection of its own, not ride the pooled one.
         var wrongPin = configuration.tls
-        wrongPin.pinnedPublicKeys = [try Self.pin(of: certificates.path("other.pem"))]
+        wrongPin.pinnedPublicKeys = [try await Self.pin(of: certificates.path("other.pem"))]
         do {
             _ = try await client.execute(request, options: .init(tls: wrongPin))
             Issue.record("a pooled connection was reused under another TLS configuration")
@@ -438,7 +436,7 @@ final class OpenSSLServer: @unchecked Sendable {
 
         // The right pin works, and its connection is reused by the next request that uses it.
         var rightPin = configuration.tls
-        rightPin.pinnedPublicKeys = [try Self.pin(of: certificates.path("leaf.pem"))]
+        rightPin.pinnedPublicKeys = [try await Self.pin(of: certificates.path("leaf.pem"))]
         for _ in 0..<3 { #expect(try await client.execute(request, options: .init(tls: rightPin)).status == .ok) }
         // A per-request configuration equal to the client's shares the client's connections.
         #expect(try await client.execute(request, options: .init(tls: configuration.tls)).status == .ok)
@@ -450,7 +448,7 @@ final class OpenSSLServer: @unchecked Sendable {
     @Test func handshakeTimeout() async throws {
         // The fault server waits for an HTTP head; a ClientHello never gives it one, so the
         // handshake never gets an answer.
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let started = ContinuousClock.now
         let result = try await self.fetch("https://127.0.0.1:\(server.port)/") { $0.handshakeTimeout = .milliseconds(300) }
         guard case .failure(let error) = result else { Issue.record("a silent server completed a handshake"); return }

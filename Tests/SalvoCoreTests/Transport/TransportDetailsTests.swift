@@ -21,7 +21,7 @@ import Testing
     }
 
     @Test func headTimeoutsStopAtTheHead() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let client = try makeClient()
         defer { client.shutdown() }
         // The head comes after 2 s: an error instead of the response proves the timeout fired.
@@ -43,7 +43,7 @@ import Testing
     }
 
     @Test func anAbsoluteDeadlineEndsTheExchange() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let client = try makeClient()
         defer { client.shutdown() }
         let deadline = ContinuousClock.now + .milliseconds(300)
@@ -55,7 +55,7 @@ import Testing
 
     /// A request that waits for a busy pool past its head timeout was never sent.
     @Test func aHeadTimeoutInThePoolMeansNothingWasSent() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let client = try makeClient { $0.maxConnectionsPerHost = 1; $0.threads = 1 }
         defer { client.shutdown() }
         let blocker = Task { try await client.execute(try get(server.url("/slow-head?ms=1500"))) }
@@ -75,7 +75,7 @@ import Testing
     }
 
     @Test func cancellationsSayWhy() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let client = try makeClient()
         defer { client.shutdown() }
         let task = Task { try await client.execute(try get(server.url("/slow-head?ms=2000"))) }
@@ -97,7 +97,7 @@ import Testing
     }
 
     @Test func versionInterimHeadsAndDecoding() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let client = try makeClient()
         defer { client.shutdown() }
         #expect(try await client.execute(try get(server.url("/http10"))).version == .http1_0)
@@ -118,7 +118,7 @@ import Testing
     }
 
     @Test func redirectHopsAreKept() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let client = try makeClient()
         defer { client.shutdown() }
         let response = try await client.execute(try get(server.url("/chain?n=2")))
@@ -131,7 +131,7 @@ import Testing
     }
 
     @Test func metricsTellANewConnectionFromAReusedOne() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let client = try makeClient { $0.threads = 1 }
         defer { client.shutdown() }
         let first = try await client.execute(try get(server.url("/ok"))).metrics

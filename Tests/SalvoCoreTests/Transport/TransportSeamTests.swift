@@ -33,7 +33,7 @@ import Testing
     /// A writable body: written from outside any closure, ended with finish(); its writes
     /// fail once the request is over, instead of waiting.
     @Test func writableBodies() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let client = try makeClient()
         defer { client.shutdown() }
         let (body, writer) = HTTPBody.makeWritable(contentType: "text/plain")
@@ -55,7 +55,7 @@ import Testing
     /// The engine as a Transport: a head first, the body as it comes, the body's own
     /// content type sent when the request names none.
     @Test func theEngineIsATransport() async throws {
-        let server = try Shared.faults.get()
+        let server = try await Shared.faults.get()
         let client = try makeClient()
         defer { client.shutdown() }
         let transport: any Transport = client
