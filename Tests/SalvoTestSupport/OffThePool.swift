@@ -17,7 +17,10 @@ public func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) 
 
 /// What a child process printed, and how it ended.
 public struct ChildRun: Sendable {
+    /// The exit status, or the signal's number when ``signaled``.
     public var status: Int32
+    /// Whether a signal ended it (a crash, or the time limit's SIGKILL).
+    public var signaled: Bool
     public var stdout: Data
     public var stderr: Data
 
@@ -28,23 +31,39 @@ public struct ChildRun: Sendable {
 /// Runs `executable` with `arguments` to its end, off the cooperative pool: standard input
 /// is `input` (nothing when empty), standard output and error are kept whole (read at
 /// the same time, so that a child filling one pipe cannot stall on it).
-/// `environment` replaces the child's environment when given.
+/// `environment` replaces the child's environment when given. A child still running after
+/// `timeLimit` seconds is killed (its run then says ``ChildRun/signaled``), so that a hung
+/// child fails its test instead of stalling the run.
 public func runChild(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                     input: Data = Data()) async throws -> ChildRun {
+                     input: Data = Data(), timeLimit: TimeInterval = 60) async throws -> ChildRun {
     try await offThePool {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let environment { process.environment = environment }
-        let out = Pipe()
-        let err = Pipe()
-        let stdin = input.isEmpty ? nil : Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = stdin ?? FileHandle.nullDevice
-        try process.run()
+        let (out, err, stdin) = try launching { () throws -> (Pipe, Pipe, Pipe?) in
+            let out = Pipe()
+            let err = Pipe()
+            let stdin = input.isEmpty ? nil : Pipe()
+            process.standardOutput = out
+            process.standardError = err
+            process.standardInput = stdin ?? FileHandle.nullDevice
+            try process.run()
+            return (out, err, stdin)
+        }
+        let pid = process.processIdentifier
+        let exited = DispatchSemaphore(value: 0)
+        Thread {
+            if exited.wait(timeout: .now() + timeLimit) == .timedOut { kill(pid, SIGKILL) }
+        }.start()
         let writer = stdin.map { pipe in
             Thread {
+                // A child that exits before reading all of its input must not kill the test
+                // process: the write fails with EPIPE instead of raising SIGPIPE here.
+                var pipeSignal = sigset_t()
+                sigemptyset(&pipeSignal)
+                sigaddset(&pipeSignal, SIGPIPE)
+                pthread_sigmask(SIG_BLOCK, &pipeSignal, nil)
                 try? pipe.fileHandleForWriting.write(contentsOf: input)
                 try? pipe.fileHandleForWriting.close()
             }
@@ -54,9 +73,33 @@ public func runChild(_ executable: String, _ arguments: [String], environment: [
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = errors.wait()
         process.waitUntilExit()
-        return ChildRun(status: process.terminationStatus, stdout: stdout, stderr: stderr)
+        exited.signal()
+        return ChildRun(status: process.terminationStatus, signaled: process.terminationReason == .uncaughtSignal,
+                        stdout: stdout, stderr: stderr)
     }
 }
+
+/// Makes a child's pipes and starts it (`body`), one child at a time across the test process,
+/// with no signal blocked.
+///
+/// One at a time: Foundation's pipes are not close-on-exec, and a child closes what it
+/// inherited only up to the highest descriptor open when its start began; a pipe another
+/// thread made meanwhile would leak into it, and a long-lived server holding a test's pipe
+/// would keep that test from ever seeing its end. No signal blocked: a child inherits its
+/// starter's signal mask, and test threads block most signals, so a server started from one
+/// would never see SIGTERM (nor `salvo bench` its SIGINT).
+public func launching<T>(_ body: () throws -> T) rethrows -> T {
+    spawnLock.lock()
+    defer { spawnLock.unlock() }
+    var emptyMask = sigset_t()
+    var savedMask = sigset_t()
+    sigemptyset(&emptyMask)
+    pthread_sigmask(SIG_SETMASK, &emptyMask, &savedMask)
+    defer { pthread_sigmask(SIG_SETMASK, &savedMask, nil) }
+    return try body()
+}
+
+private let spawnLock = NSLock()
 
 /// A pipe read to its end on a thread of its own.
 private final class PipeDrain: @unchecked Sendable {

@@ -78,30 +78,25 @@ public final class ChildProcess: @unchecked Sendable {
 
     public init(name: String, executable: URL, arguments: [String], environment: [String: String] = [:]) throws {
         self.name = name
-        process = Process()
+        let process = Process()
         process.executableURL = executable
         process.arguments = arguments
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
-        stdout = Pipe()
-        process.standardOutput = stdout
         process.standardInput = FileHandle.nullDevice
         // Inherited, so a failing server's complaints show in the test log.
         process.standardError = FileHandle.standardError
         let semaphore = exitSignal
         process.terminationHandler = { _ in semaphore.signal() }
-        // The child inherits the signal mask of the thread that spawns it, and
-        // Dispatch / Swift-concurrency pool threads (where tests run) block
-        // most signals; a server spawned from one would never see SIGTERM.
-        // Spawn from an empty mask and restore it right after.
-        var emptyMask = sigset_t()
-        var savedMask = sigset_t()
-        sigemptyset(&emptyMask)
-        pthread_sigmask(SIG_SETMASK, &emptyMask, &savedMask)
-        defer { pthread_sigmask(SIG_SETMASK, &savedMask, nil) }
+        self.process = process
         do {
-            try process.run()
+            self.stdout = try launching { () throws -> Pipe in
+                let stdout = Pipe()
+                process.standardOutput = stdout
+                try process.run()
+                return stdout
+            }
         } catch {
             throw TestServerError("cannot launch \(name) (\(executable.path)): \(error)")
         }

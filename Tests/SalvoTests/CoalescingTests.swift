@@ -15,8 +15,7 @@ import Testing
             group.addTask { try? await client.value(Endpoint<String>.post("/config")) }
             group.addTask { try? await client.value(Endpoint<String>.get("/config").tagged("no-auth")) }
             // Every GET waiting (the POST is not shared), then the answers.
-            let end = ContinuousClock.now + .seconds(10)
-            while coalescing.callersWaiting < 12, ContinuousClock.now < end { try? await Task.sleep(for: .milliseconds(2)) }
+            try? await Self.waitUntil(coalescing, hasWaiting: 12)
             gated.release()
             return await group.reduce(into: [String?]()) { $0.append($1) }
         }
@@ -25,6 +24,14 @@ import Testing
         // Not in flight together: each goes.
         _ = try await client.value(Endpoint<String>.get("/config"))
         #expect(gated.mock.requests.count == 5)
+    }
+
+    /// Waits (10 s at most) until `count` callers wait for exchanges in flight: a caller has
+    /// joined when this says so, not when a sleep guesses it has.
+    static func waitUntil(_ coalescing: RequestCoalescing, hasWaiting count: Int) async throws {
+        let end = ContinuousClock.now + .seconds(10)
+        while coalescing.callersWaiting < count, ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(2)) }
+        #expect(coalescing.callersWaiting >= count, "\(count) callers waiting")
     }
 
     /// A mock whose answers wait until the test opens the gate (10 s at most), so that what
@@ -43,11 +50,12 @@ import Testing
 
     @Test func aCancelledCallerStopsWaitingAlone() async throws {
         let gated = Gated()
-        let client = try Client(baseURL: "http://api.test", transport: gated.mock, configuration: .init(middleware: [RequestCoalescing()]))
+        let coalescing = RequestCoalescing()
+        let client = try Client(baseURL: "http://api.test", transport: gated.mock, configuration: .init(middleware: [coalescing]))
         let first = Task { await client.outcome(Endpoint<String>.get("/slow")) }
         while gated.mock.requests.isEmpty { try await Task.sleep(for: .milliseconds(2)) }
         let second = Task { await client.outcome(Endpoint<String>.get("/slow")) }
-        try await Task.sleep(for: .milliseconds(20))
+        try await Self.waitUntil(coalescing, hasWaiting: 2)
         second.cancel()
         #expect(await second.value.error?.code == .cancelled)
         // A caller that joins keeps its own deadline.
@@ -80,13 +88,13 @@ import Testing
         let gated = Gated()
         let mock = gated.mock
         let control = RequestControl()
-        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [RequestCoalescing(), control]))
+        let coalescing = RequestCoalescing()
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [coalescing, control]))
         let leaderID = RequestID()
         let leader = Task { await client.outcome(Endpoint<String>.get("/shared"), options: .init(id: leaderID)) }
         while mock.requests.isEmpty { try await Task.sleep(for: .milliseconds(2)) }
-        // Joined within 20 ms, or (on a busy machine) not yet: either way it goes alone.
         let follower = Task { await client.outcome(Endpoint<String>.get("/shared")) }
-        try await Task.sleep(for: .milliseconds(20))
+        try await Self.waitUntil(coalescing, hasWaiting: 2)
         control.cancel(leaderID)
         #expect(await leader.value.error?.code == .cancelled)
         gated.release()

@@ -40,7 +40,11 @@ import Testing
         let run = try await runChild("/bin/sh", [script.path])
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
-        return try decoder.decode(Echo.self, from: run.stdout)
+        do {
+            return try decoder.decode(Echo.self, from: run.stdout)
+        } catch {
+            throw CurlRunFailed(status: run.status, errors: run.errors, decoding: error)
+        }
     }
 
     @Test func theRealCurlSendsWhatTheRequestSays() async throws {
@@ -81,4 +85,12 @@ import Testing
             #expect(received == expected, "\(command)")
         }
     }
+}
+
+/// What curl printed when its output was not the echo expected.
+struct CurlRunFailed: Error, CustomStringConvertible {
+    var status: Int32
+    var errors: String
+    var decoding: any Error
+    var description: String { "curl exited \(self.status): \(self.errors) (\(self.decoding))" }
 }

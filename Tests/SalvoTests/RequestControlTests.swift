@@ -126,13 +126,15 @@ import Testing
         let control = RequestControl()
         let client = try Client(baseURL: "http://api.test", transport: busy.mock, configuration: .init(middleware: [control]))
         let shared = RequestID()
-        let first = try await self.start(client, "/one", control, id: shared)
+        // Held until the gate opens, so that it is surely still in flight when the id is reused.
+        let first = try await self.start(client, "/gate", control, id: shared)
         #expect(await client.outcome(Endpoint<String>.get("/two"), options: .init(id: shared)).error?.code == .invalidRequest)
+        busy.gateOpen.withLock { $0 = true }
         #expect(await first.value == nil)
         let early = RequestID()
         control.cancel(early)
         #expect(await client.outcome(Endpoint<String>.get("/three"), options: .init(id: early)).error?.code == .cancelled)
-        #expect(busy.order.withLock { $0 } == ["/one"])
+        #expect(busy.order.withLock { $0 } == ["/gate"])
     }
 
     /// A serial queue in front of token authorization whose refresh uses the same client:
@@ -165,7 +167,7 @@ import Testing
         let free = UUID().uuidString
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<6 {
-                group.addTask { _ = try? await unlimited.value(Endpoint<JSONValue>.get("/concurrent", query: [QueryItem("key", free), QueryItem("ms", "300")])) }
+                group.addTask { _ = try? await unlimited.value(Endpoint<JSONValue>.get("/concurrent", query: [QueryItem("key", free), QueryItem("ms", "2000")])) }
             }
         }
         let freeStats = try await unlimited.value(Endpoint<JSONValue>.get("/concurrent", query: [QueryItem("key", free), QueryItem("stats", "1")]))

@@ -140,13 +140,13 @@ import Testing
         let changed = Mutex(0)
         withObservationTracking { _ = activity.inFlightCount } onChange: { changed.withLock { $0 += 1 } }
         let calls = (0..<3).map { _ in
-            Task { try await client.value(Endpoint<Empty>.get("/slow", query: [QueryItem("ms", "300")])) }
+            Task { try await client.value(Endpoint<Empty>.get("/slow", query: [QueryItem("ms", "2000")])) }
         }
         let deadline = ContinuousClock.now + .seconds(5)
         while activity.inFlightCount < 3 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         #expect(activity.inFlightCount == 3)
         #expect(activity.isBusy)
-        #expect(activity.inFlight.allSatisfy { $0.path == "/slow?ms=300" && $0.method == .get })
+        #expect(activity.inFlight.allSatisfy { $0.path == "/slow?ms=2000" && $0.method == .get })
         for call in calls { _ = try await call.value }
         #expect(activity.inFlightCount == 0)
         #expect(activity.completedCount == 3)

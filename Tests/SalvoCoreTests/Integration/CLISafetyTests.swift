@@ -15,6 +15,7 @@ import Testing
     /// feeding `input` to its standard input.
     static func shell(_ command: String, input: Data = Data()) async throws -> Run {
         let run = try await runChild("/bin/sh", ["-c", command], input: input)
+        if run.signaled { Issue.record("\(command) died of signal \(run.status)") }
         return Run(status: run.status, stdout: run.stdout)
     }
 

@@ -26,6 +26,7 @@ import Testing
     /// Runs `executable` to its end, off the cooperative pool (a run may take seconds).
     static func run(_ executable: String, _ arguments: [String]) async throws -> Run {
         let run = try await runChild(executable, arguments)
+        if run.signaled { Issue.record("\(executable) \(arguments) died of signal \(run.status): \(run.errors)") }
         return Run(status: run.status, stdout: run.stdout, stderr: run.errors)
     }
 
@@ -389,11 +390,15 @@ import Testing
             let process = Process()
             process.executableURL = URL(fileURLWithPath: Self.salvoPath)
             process.arguments = ["bench", "-c2", "-t1", "-d", "60s", nginx.url("/small")]
-            let out = Pipe()
-            process.standardOutput = out
             process.standardError = FileHandle.nullDevice
-            try process.run()
-            Thread.sleep(forTimeInterval: 0.5)
+            let out = try launching { () throws -> Pipe in
+                let out = Pipe()
+                process.standardOutput = out
+                try process.run()
+                return out
+            }
+            // Time to start and set up its Ctrl-C handling, even on a busy machine.
+            Thread.sleep(forTimeInterval: 1.5)
             process.interrupt()
             let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             process.waitUntilExit()

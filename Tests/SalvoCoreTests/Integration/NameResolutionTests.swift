@@ -141,7 +141,10 @@ import SalvoTestSupport
         defer { uncached.shutdown() }
         for _ in 0..<3 {
             #expect(try await uncached.execute(try get("http://svc.internal:\(server.port)/ok")).status == .ok)
-            try await Task.sleep(for: .milliseconds(20))
+            // Until the idle timeout has closed the connection, so that the next one is new.
+            for _ in 0..<1000 where await uncached.poolStatistics().openConnections > 0 {
+                try await Task.sleep(for: .milliseconds(5))
+            }
         }
         #expect(askedAgain.withLock { $0 } == 3)
     }

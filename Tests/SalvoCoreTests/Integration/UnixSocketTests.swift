@@ -8,7 +8,11 @@ import SalvoTestSupport
 /// the URL still naming the host; and `salvo get --unix-socket` beside the real curl.
 @Suite struct UnixSocketTests {
     /// Starts Tests/Fixtures/unix_server.py on a fresh socket path.
-    static func startServer() throws -> (ChildProcess, String, URL) {
+    static func startServer() async throws -> (ChildProcess, String, URL) {
+        try await offThePool { try launchServer() }
+    }
+
+    static func launchServer() throws -> (ChildProcess, String, URL) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-unix-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("api.sock").path
@@ -24,7 +28,7 @@ import SalvoTestSupport
     }
 
     @Test func requestsGoToTheSocketAndShareAConnection() async throws {
-        let (server, path, directory) = try Self.startServer()
+        let (server, path, directory) = try await Self.startServer()
         defer {
             server.stop()
             try? FileManager.default.removeItem(at: directory)
@@ -51,7 +55,7 @@ import SalvoTestSupport
     }
 
     @Test func salvoGetLikeCurl() async throws {
-        let (server, path, directory) = try Self.startServer()
+        let (server, path, directory) = try await Self.startServer()
         defer {
             server.stop()
             try? FileManager.default.removeItem(at: directory)

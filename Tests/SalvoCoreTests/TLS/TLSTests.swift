@@ -59,7 +59,7 @@ final class TestCertificates: Sendable {
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try launching { try process.run() }
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw TestServerError("openssl \(arguments.first ?? "") failed") }
     }
@@ -86,15 +86,8 @@ final class OpenSSLServer: @unchecked Sendable {
         self.process.standardOutput = FileHandle.nullDevice
         self.process.standardError = FileHandle.nullDevice
         self.process.standardInput = FileHandle.nullDevice
-        // A child inherits the signal mask of the thread that starts it, and test threads
-        // block most signals: start it with none blocked, so that SIGTERM reaches `timeout`
-        // (which passes it on to openssl).
-        var emptyMask = sigset_t()
-        var savedMask = sigset_t()
-        sigemptyset(&emptyMask)
-        pthread_sigmask(SIG_SETMASK, &emptyMask, &savedMask)
-        defer { pthread_sigmask(SIG_SETMASK, &savedMask, nil) }
-        try self.process.run()
+        // With no signal blocked, so that SIGTERM reaches `timeout` (which passes it on).
+        try launching { try self.process.run() }
         // Wait until it accepts.
         for _ in 0..<100 {
             if Self.accepts(port: self.port) { return }
@@ -265,7 +258,9 @@ final class OpenSSLServer: @unchecked Sendable {
 
     static func pin(of certificate: String) async throws -> String {
         let script = "openssl x509 -in '\(certificate)' -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | openssl base64 -A"
-        return try await runChild("/bin/sh", ["-c", script]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let run = try await runChild("/bin/sh", ["-c", script])
+        guard run.status == 0, !run.signaled else { throw TestServerError("openssl could not read the key of \(certificate): \(run.errors)") }
+        return run.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     @Test func loadGeneratorOverTLS() async throws {
