@@ -15,8 +15,8 @@ import Testing
         for name in ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"] {
             variables[name] = nil
         }
-        let run = try await runChild("/usr/bin/timeout", ["-s", "KILL", "30", executable] + arguments,
-                                     environment: variables.merging(environment) { $1 })
+        let run = try await runChild(executable, arguments, environment: variables.merging(environment) { $1 }, timeLimit: 30)
+        if run.signaled { Issue.record("\(executable) \(arguments) died of signal \(run.status)") }
         return Run(status: run.status, stdout: run.output)
     }
 
