@@ -3,8 +3,8 @@ import HTTPTypes
 /// Header fields kept as the bytes they arrived in, one record after another: the name's
 /// length and the value's (4 bytes each, little-endian), then the name, then the value.
 ///
-/// The engine's decoder writes a head's fields here as llhttp reports them — one buffer,
-/// no `String` or `HTTPField` per field — and reads the few it acts on (Content-Length,
+/// The engine's decoder writes a head's fields here — one buffer, no `String` or
+/// `HTTPField` per field — and reads the few it acts on (Content-Length,
 /// Content-Encoding, Location, Keep-Alive) by a scan. `HTTPFields` are built only when
 /// someone asks for them (``makeFields()``).
 ///
@@ -15,7 +15,12 @@ import HTTPTypes
 /// asking for one that did not come — Content-Encoding, Keep-Alive, Location in most
 /// responses — answers at once, without a scan.
 package struct FieldRecords: Sendable {
-    package private(set) var bytes: [UInt8] = []
+    /// The records, then room for more: the buffer is kept as large as its capacity, and
+    /// only the first ``byteCount`` bytes are records. Writing into room already there is a
+    /// copy into place, not an `append` — three of them per field, on every head.
+    package private(set) var storage: [UInt8] = []
+    /// How many bytes of ``storage`` the records fill.
+    package private(set) var byteCount = 0
     /// How many fields the records hold.
     package private(set) var count = 0
     /// Which of the tracked fields the records hold.
@@ -60,9 +65,22 @@ package struct FieldRecords: Sendable {
 
     package var isEmpty: Bool { self.count == 0 }
 
-    /// Forgets every field, keeping the buffer's capacity.
+    /// The records' bytes (a copy: for tests and tools).
+    package var bytes: [UInt8] { Array(self.storage[..<self.byteCount]) }
+
+    /// How many bytes the buffer holds before it must grow.
+    package var capacity: Int { self.storage.count }
+
+    /// Where the buffer is: whether two records share one.
+    package var bufferAddress: UnsafeRawPointer? {
+        self.storage.withUnsafeBytes { $0.baseAddress }
+    }
+
+    /// Forgets every field, keeping the buffer's capacity. A buffer that another copy still
+    /// holds is left to it; these records get one like it.
     package mutating func removeAll() {
-        self.bytes.removeAll(keepingCapacity: true)
+        self.storage.withUnsafeMutableBytes { _ in }   // copy on write, once, here
+        self.byteCount = 0
         self.count = 0
         self.tracked = []
         self.openRecord = nil
@@ -70,7 +88,20 @@ package struct FieldRecords: Sendable {
     }
 
     package mutating func reserveCapacity(_ bytes: Int) {
-        self.bytes.reserveCapacity(bytes)
+        if bytes > self.storage.count { self.grow(to: bytes) }
+    }
+
+    private mutating func grow(to size: Int) {
+        self.storage.append(contentsOf: repeatElement(0, count: size - self.storage.count))
+    }
+
+    /// Makes room for `more` bytes past the records, growing the buffer by half at least.
+    @inline(__always)
+    private mutating func makeRoom(_ more: Int) {
+        let needed = self.byteCount + more
+        if needed > self.storage.count {
+            self.grow(to: Swift.max(needed, self.storage.count + self.storage.count / 2, 64))
+        }
     }
 
     /// The same fields in a buffer of their own, exactly as large as they are: what a
@@ -78,13 +109,8 @@ package struct FieldRecords: Sendable {
     /// is used again.
     package func compacted() -> FieldRecords {
         var copy = FieldRecords()
-        copy.bytes = [UInt8](unsafeUninitializedCapacity: self.bytes.count) { buffer, initialized in
-            initialized = self.bytes.withUnsafeBufferPointer { source in
-                guard let base = source.baseAddress, let target = buffer.baseAddress else { return 0 }
-                target.initialize(from: base, count: source.count)
-                return source.count
-            }
-        }
+        copy.storage = Array(self.storage[..<self.byteCount])
+        copy.byteCount = self.byteCount
         copy.count = self.count
         copy.tracked = self.tracked
         return copy
@@ -94,41 +120,43 @@ package struct FieldRecords: Sendable {
 
     /// Adds bytes of the current field's name (the first piece opens a new field).
     package mutating func appendNamePiece(_ piece: UnsafeRawBufferPointer) {
-        guard self.openRecord == nil, piece.count <= Self.maxJoinedNamePiece else {
-            self.openFieldIfNeeded()
-            self.bytes.append(contentsOf: piece)
-            self.openNameLength += piece.count
-            return
+        let opening = self.openRecord == nil
+        self.makeRoom((opening ? Self.recordHeaderSize : 0) + piece.count)
+        if opening {
+            // The two lengths, written when the field closes.
+            self.openRecord = self.byteCount
+            self.openNameLength = 0
+            self.byteCount += Self.recordHeaderSize
         }
-        // A new field: its two lengths (written when it closes) and its name, in one append
-        // (one of the three a field costs, on a path that runs for every field of every head).
-        self.openRecord = self.bytes.count
-        self.openNameLength = piece.count
-        withUnsafeTemporaryAllocation(byteCount: Self.recordHeaderSize + piece.count, alignment: 8) { joined in
-            joined.storeBytes(of: 0, as: UInt64.self)
-            if let base = piece.baseAddress, let target = joined.baseAddress {
-                (target + Self.recordHeaderSize).copyMemory(from: base, byteCount: piece.count)
-            }
-            self.bytes.append(contentsOf: UnsafeRawBufferPointer(joined))
-        }
+        self.write(piece)
+        self.openNameLength += piece.count
     }
-
-    /// Longer first pieces of a name are appended after the record's header, not joined to it.
-    package static let maxJoinedNamePiece = 256
 
     /// Adds bytes of the current field's value.
     package mutating func appendValuePiece(_ piece: UnsafeRawBufferPointer) {
         // A value always follows its name from llhttp; a field opened here has an empty name.
+        self.makeRoom((self.openRecord == nil ? Self.recordHeaderSize : 0) + piece.count)
         self.openFieldIfNeeded()
-        self.bytes.append(contentsOf: piece)
+        self.write(piece)
+    }
+
+    /// Copies `piece` past the records, into room made for it.
+    @inline(__always)
+    private mutating func write(_ piece: UnsafeRawBufferPointer) {
+        guard let source = piece.baseAddress, piece.count > 0 else { return }
+        let offset = self.byteCount
+        self.storage.withUnsafeMutableBytes { raw in
+            (raw.baseAddress! + offset).copyMemory(from: source, byteCount: piece.count)
+        }
+        self.byteCount += piece.count
     }
 
     private mutating func openFieldIfNeeded() {
         guard self.openRecord == nil else { return }
-        self.openRecord = self.bytes.count
+        self.makeRoom(Self.recordHeaderSize)
+        self.openRecord = self.byteCount
         self.openNameLength = 0
-        // The two lengths, written when the field closes.
-        withUnsafeBytes(of: UInt64(0)) { self.bytes.append(contentsOf: $0) }
+        self.byteCount += Self.recordHeaderSize
     }
 
     /// What ``closeField()`` saw of a field's name.
@@ -149,18 +177,42 @@ package struct FieldRecords: Sendable {
         let nameLength = self.openNameLength
         self.count += 1
         self.openRecord = nil
-        let (closed, trimmed) = self.bytes.withUnsafeMutableBytes { raw in
+        let used = self.byteCount
+        let (closed, end) = self.storage.withUnsafeMutableBytes { raw in
             let nameStart = start + Self.recordHeaderSize
             let valueStart = nameStart + nameLength
-            var end = raw.count
+            var end = used
             while end > valueStart, raw[end - 1] == 0x20 || raw[end - 1] == 0x09 { end -= 1 }
             raw.storeBytes(of: UInt32(truncatingIfNeeded: nameLength).littleEndian, toByteOffset: start, as: UInt32.self)
             raw.storeBytes(of: UInt32(truncatingIfNeeded: end - valueStart).littleEndian, toByteOffset: start + 4, as: UInt32.self)
             let name = UnsafeRawBufferPointer(rebasing: raw[nameStart..<valueStart])
             let closed = ClosedName(isToken: HTTPToken.isToken(name), tracked: Tracked(name: name))
-            return (closed, raw.count - end)
+            return (closed, end)
         }
-        if trimmed > 0 { self.bytes.removeLast(trimmed) }
+        self.byteCount = end
+        self.tracked.formUnion(closed.tracked)
+        return closed
+    }
+
+    /// Adds a whole field, its name and value given whole: one write, and what
+    /// ``closeField()`` would say of it (the value's trailing whitespace dropped too).
+    package mutating func appendField(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> ClosedName {
+        var valueCount = value.count
+        while valueCount > 0, value[valueCount - 1] == 0x20 || value[valueCount - 1] == 0x09 { valueCount -= 1 }
+        self.makeRoom(Self.recordHeaderSize + name.count + valueCount)
+        let start = self.byteCount
+        self.storage.withUnsafeMutableBytes { raw in
+            let target = raw.baseAddress! + start
+            target.storeBytes(of: UInt32(truncatingIfNeeded: name.count).littleEndian, as: UInt32.self)
+            (target + 4).storeBytes(of: UInt32(truncatingIfNeeded: valueCount).littleEndian, as: UInt32.self)
+            if let source = name.baseAddress { (target + Self.recordHeaderSize).copyMemory(from: source, byteCount: name.count) }
+            if let source = value.baseAddress, valueCount > 0 {
+                (target + Self.recordHeaderSize + name.count).copyMemory(from: source, byteCount: valueCount)
+            }
+        }
+        self.byteCount = start + Self.recordHeaderSize + name.count + valueCount
+        self.count += 1
+        let closed = ClosedName(isToken: HTTPToken.isToken(name), tracked: Tracked(name: name))
         self.tracked.formUnion(closed.tracked)
         return closed
     }
@@ -179,7 +231,7 @@ package struct FieldRecords: Sendable {
     /// Calls `body` with each field's name and value bytes, in order, until it returns false.
     @inlinable
     package func forEach(_ body: (_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool) rethrows {
-        try self.bytes.withUnsafeBytes { raw in
+        try self.storage.withUnsafeBytes { raw in
             var offset = 0
             for _ in 0..<self.count {
                 let nameLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))

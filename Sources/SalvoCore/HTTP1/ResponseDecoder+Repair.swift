@@ -65,7 +65,12 @@ extension ResponseDecoder {
             // The head is whole now: what the first refusal kept of it is no longer a failed head.
             self.partialRawHead = nil
             self.restartParser()
-            let rc = head.withUnsafeBufferPointer { llhttp_execute(self.parser, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), $0.count) }
+            self.headCarry.removeAll(keepingCapacity: true)
+            let rc = head.withUnsafeBytes { whole in
+                self.headInput = HeadInput(start: whole.baseAddress!, end: whole.baseAddress! + whole.count)
+                defer { self.headInput = nil }
+                return llhttp_execute(self.parser, whole.baseAddress!.assumingMemoryBound(to: CChar.self), whole.count)
+            }
             switch rc {
             case HPE_OK:
                 break

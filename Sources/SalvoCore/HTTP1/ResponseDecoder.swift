@@ -33,10 +33,11 @@ public struct ResponseHeadLimits: Sendable, Hashable {
 ///
 /// Theory of operation: bytes go in through ``feed(_:)`` and llhttp calls back for each
 /// piece of the message; the callbacks reach this object through the parser's `data`
-/// pointer without retaining it. Header names and values are written into one buffer of
-/// records (``FieldRecords``; a field can arrive split over many reads), and a final head
-/// is handed on with its fields still as bytes (``ParsedHead``): `HTTPFields` are built
-/// only if someone reads them. Body bytes are handed on in place. Interim 1xx responses
+/// pointer without retaining it. A head's fields are read from its bytes once llhttp has
+/// accepted it whole (ResponseDecoder+HeadFields.swift; trailers come through llhttp's
+/// field callbacks) and written into one buffer of records (``FieldRecords``), and a final
+/// head is handed on with its fields still as bytes (``ParsedHead``): `HTTPFields` are
+/// built only if someone reads them. Body bytes are handed on in place. Interim 1xx responses
 /// are reported and skipped.
 /// After the final response's end the parser pauses, so ``feed(_:)`` tells the caller how
 /// many bytes belonged to this response: anything after it is either the next pipelined
@@ -61,7 +62,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     }
 
     let limits: ResponseHeadLimits
-    public unowned(unsafe) var delegate: (any ResponseDecoderDelegate)?
+    @exclusivity(unchecked) public unowned(unsafe) var delegate: (any ResponseDecoderDelegate)?
     /// Set before the response to a HEAD request: its head announces a body that never comes.
     @exclusivity(unchecked) var expectNoBody = false
 
@@ -71,9 +72,21 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     var version: HTTPVersion {
         HTTPVersion(major: Int(self.parser.pointee.http_major), minor: Int(self.parser.pointee.http_minor))
     }
-    /// The callbacks are the same for every decoder, so one settings block serves them all.
+    /// The callbacks are the same for every decoder, so one settings block serves them all —
+    /// two: a head's fields are read from its bytes once it is complete (no callback per
+    /// field), a chunked body's trailers through the field callbacks. A parser switches to
+    /// the second after each final head, and back at each message's start.
     /// nonisolated(unsafe): written once, by the lazy initializer, and only read after.
-    nonisolated(unsafe) private static let sharedSettings: UnsafeMutablePointer<llhttp_settings_t> = {
+    nonisolated(unsafe) private static let headSettings: UnsafeMutablePointer<llhttp_settings_t> = {
+        let settings = UnsafeMutablePointer<llhttp_settings_t>.allocate(capacity: 1)
+        llhttp_settings_init(settings)
+        ResponseDecoder.installCallbacks(settings)
+        settings.pointee.on_header_field = nil
+        settings.pointee.on_header_value = nil
+        settings.pointee.on_header_value_complete = nil
+        return settings
+    }()
+    nonisolated(unsafe) private static let trailerSettings: UnsafeMutablePointer<llhttp_settings_t> = {
         let settings = UnsafeMutablePointer<llhttp_settings_t>.allocate(capacity: 1)
         llhttp_settings_init(settings)
         ResponseDecoder.installCallbacks(settings)
@@ -113,7 +126,9 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     @exclusivity(unchecked) private var interimBytesPending = false
     /// Bytes of the current head that came in earlier reads, kept only while a head spans
     /// reads, so that a head llhttp refuses can be read again whole (``ResponseHeadRepair``).
-    @exclusivity(unchecked) private var headCarry: [UInt8] = []
+    @exclusivity(unchecked) var headCarry: [UInt8] = []
+    /// Where the current head's bytes in this input are (see ResponseDecoder+HeadFields.swift).
+    @exclusivity(unchecked) var headInput: HeadInput?
     /// While a refused head is collected to be repaired: its bytes so far, and the error that
     /// stands if it cannot be.
     @exclusivity(unchecked) var repairing: (bytes: [UInt8], error: HTTPClientError)?
@@ -165,7 +180,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
 
     /// A fresh llhttp state, as for a new connection.
     func restartParser() {
-        llhttp_init(self.parser, HTTP_RESPONSE, Self.sharedSettings)
+        llhttp_init(self.parser, HTTP_RESPONSE, Self.headSettings)
         self.parser.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         // The one leniency llhttp's flags give: Transfer-Encoding with Content-Length is read
         // as chunked (the length ignored) instead of refused, as curl and browsers do.
@@ -236,7 +251,9 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         while true {
             let countsFraming = self.inBody && self.parser.pointee.flags & UInt16(F_CHUNKED.rawValue) != 0
             let dataBefore = self.chunkDataBytes
+            self.headInput = HeadInput(start: UnsafeRawPointer(start + headStart), end: UnsafeRawPointer(start + bytes.count))
             let rc = llhttp_execute(self.parser, start + offset, bytes.count - offset)
+            self.headInput = nil
             switch rc {
             case HPE_OK:
                 if countsFraming {
@@ -360,15 +377,17 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     }
 
     static let maxRecordableHeaderBytes = Int(UInt32.max) - 1
-    private static let proceed: Int32 = 0
-    private static let userError: Int32 = -1
+    static let proceed: Int32 = 0
+    static let userError: Int32 = -1
 
     private func messageBegin() -> Int32 {
+        // A head's fields are read whole when it ends (after trailers, the callbacks were on).
+        self.parser.pointee.settings = UnsafeMutableRawPointer(Self.headSettings)
         if var handed = self.handedRecords.take() {
             // Emptied in place if the last response let go of it; else a buffer like it.
-            let buffer = handed.bytes.withUnsafeBufferPointer { $0.baseAddress }
+            let buffer = handed.bufferAddress
             handed.removeAll()
-            if handed.bytes.withUnsafeBufferPointer({ $0.baseAddress }) != buffer {
+            if handed.bufferAddress != buffer {
                 self.headsToCompact = Self.compactedAfterAKeptHead
             }
             self.records = handed
@@ -404,40 +423,58 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         return Self.proceed
     }
 
-    private func headerField(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
+    func headerField(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
         guard self.countHeaderBytes(length), let at else { return Self.userError }
         self.records.appendNamePiece(UnsafeRawBufferPointer(start: at, count: length))
         return Self.proceed
     }
 
-    private func headerValue(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
+    func headerValue(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
         guard self.countHeaderBytes(length), let at else { return Self.userError }
         self.records.appendValuePiece(UnsafeRawBufferPointer(start: at, count: length))
         return Self.proceed
     }
 
-    private func headerValueComplete() -> Int32 {
+    /// A whole field, as the three callbacks for it would have taken it (the head's fields
+    /// are read whole: ResponseDecoder+HeadFields.swift).
+    func recordField(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Int32 {
+        guard self.countHeaderBytes(name.count + value.count) else { return Self.userError }
         self.headerCount += 1
-        if self.headerCount > self.limits.maxHeaderCount {
-            self.failure = HTTPClientError(
-                .tooManyHeaders, phase: self.inTrailers ? .readBody : .readHead,
-                detail: "more than \(self.limits.maxHeaderCount) header fields")
-            return Self.userError
-        }
+        if self.headerCount > self.limits.maxHeaderCount { return self.tooManyHeaders() }
+        let closed = self.records.appendField(name: name, value: value)
+        guard closed.isToken else { return self.invalidName() }
+        if !self.inTrailers, closed.tracked == .transferEncoding { self.sawTransferEncoding = true }
+        return Self.proceed
+    }
+
+    func headerValueComplete() -> Int32 {
+        self.headerCount += 1
+        if self.headerCount > self.limits.maxHeaderCount { return self.tooManyHeaders() }
         // Closing the record drops the value's trailing whitespace (RFC 9110 §5.5; llhttp
         // strips the leading) and checks the name, kept in its case as sent: llhttp lets a
         // response's names hold spaces ("Bad Name", "X-A "), refused here, as a name is a
         // token (RFC 9110 §5.1).
         let closed = self.records.closeField()
-        guard closed.isToken else {
-            self.failure = HTTPClientError(.invalidResponse, phase: .readHead, detail: "invalid header field name")
-            return Self.userError
-        }
+        guard closed.isToken else { return self.invalidName() }
         if !self.inTrailers, closed.tracked == .transferEncoding { self.sawTransferEncoding = true }
         return Self.proceed
     }
 
+    private func tooManyHeaders() -> Int32 {
+        self.failure = HTTPClientError(
+            .tooManyHeaders, phase: self.inTrailers ? .readBody : .readHead,
+            detail: "more than \(self.limits.maxHeaderCount) header fields")
+        return Self.userError
+    }
+
+    private func invalidName() -> Int32 {
+        self.failure = HTTPClientError(.invalidResponse, phase: .readHead, detail: "invalid header field name")
+        return Self.userError
+    }
+
     private func headersComplete() -> Int32 {
+        let recorded = self.recordHeadFields()
+        guard recorded == Self.proceed else { return recorded }
         if let ignored = self.ignoredContentLength {
             // As curl: the response is read, then its connection closed ("overflow content-length").
             self.ignoredContentLength = nil
@@ -475,7 +512,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
             return Self.proceed
         }
         let head: ParsedHead
-        if self.headsToCompact == 0, self.records.bytes.capacity <= Self.maxHandedCapacity {
+        if self.headsToCompact == 0, self.records.capacity <= Self.maxHandedCapacity {
             head = ParsedHead(status: status, fields: self.records)
             self.handedRecords = self.records
             // Trailers, if any come, start in a buffer of their own.
@@ -483,7 +520,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         } else {
             head = ParsedHead(status: status, fields: self.records.compacted())
             self.headsToCompact = max(0, self.headsToCompact - 1)
-            if self.records.bytes.capacity > Self.maxHandedCapacity {
+            if self.records.capacity > Self.maxHandedCapacity {
                 // Back to the usual size: heads that large are rare.
                 self.records = FieldRecords()
                 self.records.reserveCapacity(Self.recordsCapacity)
@@ -513,6 +550,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         self.sawFinalHead = true
         self.inBody = true
         self.inTrailers = true
+        self.parser.pointee.settings = UnsafeMutableRawPointer(Self.trailerSettings)
         if self.capturesHeads {
             self.takeRawHead()
             self.captured = []

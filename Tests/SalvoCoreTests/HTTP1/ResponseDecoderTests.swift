@@ -168,13 +168,13 @@ final class HeadKeeper: ResponseDecoderDelegate {
         // The first head went out in the parser's buffer; once it was found still held, the
         // next ones got buffers of their own size; after a few, a head shares the parser's
         // buffer again, to learn whether the caller still keeps its responses.
-        #expect(keeper.heads[0].fields.bytes.capacity >= ResponseDecoder.recordsCapacity)
+        #expect(keeper.heads[0].fields.capacity >= ResponseDecoder.recordsCapacity)
         for head in keeper.heads.dropFirst() {
-            #expect(head.fields.bytes.capacity < head.fields.bytes.count + 64, "\(head.fields.bytes.count)")
+            #expect(head.fields.capacity < head.fields.byteCount + 64, "\(head.fields.byteCount)")
         }
         let more = (0..<(ResponseDecoder.compactedAfterAKeptHead + 1)).map { "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-N: \($0)\r\n\r\n" }
         try self.feed(more, to: decoder)
-        let shared = keeper.heads.suffix(more.count).map { $0.fields.bytes.capacity >= ResponseDecoder.recordsCapacity }
+        let shared = keeper.heads.suffix(more.count).map { $0.fields.capacity >= ResponseDecoder.recordsCapacity }
         // Four compacted heads after the kept one (three in the first batch, one here), then
         // one shared — found held in turn, so the next are compacted again.
         #expect(ResponseDecoder.compactedAfterAKeptHead == 4)
@@ -193,20 +193,20 @@ final class HeadKeeper: ResponseDecoderDelegate {
         let small = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-Again: yes\r\n\r\n"
         try self.feed([small], to: decoder)
         // Looked at through the keeper only: no reference to the head is left once it drops it.
-        let capacity = keeper.heads[0].fields.bytes.capacity
+        let capacity = keeper.heads[0].fields.capacity
         #expect(capacity >= ResponseDecoder.recordsCapacity && capacity <= ResponseDecoder.maxHandedCapacity)
-        let buffer = keeper.heads[0].fields.bytes.withUnsafeBufferPointer { $0.baseAddress }
+        let buffer = keeper.heads[0].fields.bufferAddress
         keeper.heads.removeAll()
         try self.feed([small], to: decoder)
-        #expect(keeper.heads[0].fields.bytes.withUnsafeBufferPointer { $0.baseAddress } == buffer)
-        #expect(keeper.heads[0].fields.bytes.capacity == capacity)
+        #expect(keeper.heads[0].fields.bufferAddress == buffer)
+        #expect(keeper.heads[0].fields.capacity == capacity)
         #expect(keeper.heads[0].fields.firstValue(for: HTTPField.Name("X-Again")!) == "yes")
         keeper.heads.removeAll()
         let big = String(repeating: "b", count: 3000)
         try self.feed(["HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-Big: \(big)\r\n\r\n", small], to: decoder)
-        #expect(keeper.heads[0].fields.bytes.capacity < keeper.heads[0].fields.bytes.count + 64)
+        #expect(keeper.heads[0].fields.capacity < keeper.heads[0].fields.byteCount + 64)
         #expect(keeper.heads[0].fields.firstValue(for: HTTPField.Name("X-Big")!) == big)
-        #expect(keeper.heads[1].fields.bytes.capacity <= ResponseDecoder.maxHandedCapacity)
+        #expect(keeper.heads[1].fields.capacity <= ResponseDecoder.maxHandedCapacity)
     }
 
     /// The common names are matched on their exact bytes, any length, and nothing else is.

@@ -1,0 +1,105 @@
+import Glibc
+
+/// A head's fields, read from its bytes once llhttp has accepted the whole head.
+///
+/// llhttp calls back for every piece of every field — four calls from C into Swift per
+/// field, most of the cost of a head. It is given no field callbacks for a head (it still
+/// checks every byte); when the head is complete, its bytes are walked once here, and each
+/// field goes through the same steps the callbacks took — the same records, the same
+/// limits, checked in the same order. Trailers, rare, still come through the callbacks.
+///
+/// What is walked is what llhttp accepted, so its grammar is known: CRLF line ends (a bare
+/// LF was repaired before llhttp saw it), every field line has a colon, a line that begins
+/// with a space or a tab continues the value before it (obs-fold). llhttp's way with
+/// whitespace is kept: none before a value (nor before a continuation, while the value is
+/// still empty), a continuation taken whole, its line end dropped.
+extension ResponseDecoder {
+    /// Where the head being parsed is: the bytes carried over from earlier reads
+    /// (``headCarry``), then this input from where the head began to its end. Set before
+    /// each `llhttp_execute`; valid only during it.
+    struct HeadInput {
+        var start: UnsafeRawPointer
+        var end: UnsafeRawPointer
+    }
+
+    /// Records the fields of the head llhttp just accepted (from `on_headers_complete`).
+    /// Returns what a callback would: 0, or an error with ``failure`` set.
+    func recordHeadFields() -> Int32 {
+        guard let input = self.headInput else { return Self.proceed }
+        let rest = UnsafeRawBufferPointer(start: input.start, count: input.start.distance(to: input.end))
+        guard !self.headCarry.isEmpty else { return self.recordFields(of: rest) }
+        // A head spread over reads (rare): whole in one buffer, once.
+        self.headCarry.append(contentsOf: rest)
+        let carried = self.headCarry
+        self.headCarry.removeAll(keepingCapacity: true)
+        return carried.withUnsafeBytes { self.recordFields(of: $0) }
+    }
+
+    private func recordFields(of head: UnsafeRawBufferPointer) -> Int32 {
+        guard let base = head.baseAddress else { return Self.proceed }
+        let end = head.count
+        var index = 0
+        // Empty lines llhttp skips before a status line, then the status line.
+        while index < end, head[index] == 0x0D || head[index] == 0x0A { index += 1 }
+        guard let statusEnd = Self.lineFeed(in: head, from: index) else { return Self.proceed }
+        index = statusEnd + 1
+        var open = false
+        var valueIsEmpty = true
+        while let lineFeed = Self.lineFeed(in: head, from: index) {
+            var lineEnd = lineFeed
+            if lineEnd > index, head[lineEnd - 1] == 0x0D { lineEnd -= 1 }
+            if lineEnd == index { break }   // the blank line: the end of the head
+            var valueStart: Int
+            if head[index] == 0x20 || head[index] == 0x09 {
+                // obs-fold: the line continues the value before it.
+                guard open else { break }
+                valueStart = index
+            } else {
+                if open {
+                    let rc = self.headerValueComplete()
+                    guard rc == Self.proceed else { return rc }
+                }
+                guard let colon = memchr(base + index, 0x3A, lineEnd - index) else { break }
+                let nameEnd = base.distance(to: UnsafeRawPointer(colon))
+                if lineFeed + 1 < end, head[lineFeed + 1] != 0x20, head[lineFeed + 1] != 0x09 {
+                    // The common case, a field on one line: written whole, at once.
+                    var valueStart = nameEnd + 1
+                    while valueStart < lineEnd, head[valueStart] == 0x20 || head[valueStart] == 0x09 { valueStart += 1 }
+                    let rc = self.recordField(name: UnsafeRawBufferPointer(rebasing: head[index..<nameEnd]),
+                                              value: UnsafeRawBufferPointer(rebasing: head[valueStart..<lineEnd]))
+                    guard rc == Self.proceed else { return rc }
+                    open = false
+                    index = lineFeed + 1
+                    continue
+                }
+                let rc = self.headerField(self.chars(base + index), nameEnd - index)
+                guard rc == Self.proceed else { return rc }
+                open = true
+                valueIsEmpty = true
+                valueStart = nameEnd + 1
+            }
+            if valueIsEmpty {
+                while valueStart < lineEnd, head[valueStart] == 0x20 || head[valueStart] == 0x09 { valueStart += 1 }
+            }
+            if valueStart < lineEnd {
+                valueIsEmpty = false
+                let rc = self.headerValue(self.chars(base + valueStart), lineEnd - valueStart)
+                guard rc == Self.proceed else { return rc }
+            }
+            index = lineFeed + 1
+        }
+        return open ? self.headerValueComplete() : Self.proceed
+    }
+
+    private func chars(_ pointer: UnsafeRawPointer) -> UnsafePointer<CChar> {
+        pointer.assumingMemoryBound(to: CChar.self)
+    }
+
+    /// The index of the next LF at or after `start`, if there is one.
+    @inline(__always)
+    private static func lineFeed(in bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        guard start < bytes.count, let base = bytes.baseAddress,
+              let found = memchr(base + start, 0x0A, bytes.count - start) else { return nil }
+        return base.distance(to: UnsafeRawPointer(found))
+    }
+}
