@@ -24,7 +24,7 @@ extension HTTPClient {
         // keeps across its suspension is two references, not the request's 900 bytes. The
         // handler is the request's cancellation handle too.
         let handler = CollectingHandler(maxBodySize: limit, loop: loop, client: self, delivery: .awaiting)
-        let task = RequestTask(prepared, client: self, handler: handler)
+        let task = RequestTask(consume prepared, client: self, handler: handler)
         let result = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>) in
                 handler.deliver(to: continuation)
@@ -59,7 +59,7 @@ extension HTTPClient {
         }, onEnd: {
             cancellation.finished()
         })
-        let task = RequestTask(prepared, client: self, handler: handler)
+        let task = RequestTask(consume prepared, client: self, handler: handler)
         let result = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPClientStreamingResponse, HTTPClientError>, Never>) in
                 handler.deliver(to: continuation)
@@ -95,7 +95,7 @@ extension HTTPClient {
         let limit = options.maxBodySize ?? self.configuration.maxBodySize
         let handler = CollectingHandler(maxBodySize: limit, loop: loop, client: self, delivery: .completion(completion))
         // From a completion handler on this loop: no hop, no closure at all.
-        self.start(RequestTask(prepared, client: self, handler: handler), on: loop, cancellation: handler)
+        self.start(RequestTask(consume prepared, client: self, handler: handler), on: loop, cancellation: handler)
         return RequestHandle(state: handler)
     }
 }

@@ -482,7 +482,12 @@ public struct ResponseHeadLimits: Sendable, Hashable {
             self.records.append(name: "Content-Length", value: ignored)
         }
         let code = Int(self.parser.pointee.status_code)
-        let status = HTTPResponse.Status(code: code, reasonPhrase: String(decoding: self.reason, as: UTF8.self))
+        let status: HTTPResponse.Status
+        if code == 200, self.reason.count == 2, self.reason[0] == 0x4F, self.reason[1] == 0x4B {
+            status = .ok   // most responses: no string to make and check
+        } else {
+            status = HTTPResponse.Status(code: code, reasonPhrase: String(decoding: self.reason, as: UTF8.self))
+        }
         if code < 100 {
             // llhttp takes any number below 1000; a status code has three digits (RFC 9110 §15).
             self.failure = HTTPClientError(.notHTTPResponse, phase: .readHead, detail: "status code \(code) is not three digits")

@@ -29,6 +29,9 @@ final class ConnectionPool {
     let configuration: PoolConfiguration
     let coordinator: PoolCoordinator
     @exclusivity(unchecked) private var hosts: [ConnectionKey: HostPool] = [:]
+    /// The host pool the last request went to, while it is in ``hosts``: most requests go
+    /// where the one before went, and find it by comparing keys instead of hashing one.
+    @exclusivity(unchecked) private var lastHost: HostPool?
     @exclusivity(unchecked) private(set) var isShutdown = false
     @exclusivity(unchecked) var nextConnectionID = 1
     @exclusivity(unchecked) var nextWaiterID = 1
@@ -94,11 +97,16 @@ final class ConnectionPool {
             return
         }
         let pool: HostPool
-        if let existing = self.hosts[task.key] {
+        if let last = self.lastHost, last.key == task.key {
+            // Most requests go to the host the last one went to: found without hashing it.
+            pool = last
+        } else if let existing = self.hosts[task.key] {
             pool = existing
+            self.lastHost = existing
         } else {
             pool = HostPool(key: task.key, tls: task.tls, owner: self, budget: self.coordinator.takeBudget(for: task.key))
             self.hosts[task.key] = pool
+            self.lastHost = pool
         }
         pool.submit(task, fresh: fresh, movable: movable, urgent: urgent)
     }
@@ -138,6 +146,7 @@ final class ConnectionPool {
     func dropIfEmpty(_ pool: HostPool) {
         if pool.isEmpty, self.hosts[pool.key] === pool {
             self.hosts[pool.key] = nil
+            if self.lastHost === pool { self.lastHost = nil }
             if self.hostCounters[pool.key] == nil, self.hostCounters.count >= Self.maxCountedHosts {
                 self.hostCounters.removeAll(keepingCapacity: true)
             }
