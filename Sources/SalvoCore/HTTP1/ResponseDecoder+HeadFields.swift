@@ -28,10 +28,10 @@ extension ResponseDecoder {
         guard let input = self.headInput else { return Self.proceed }
         let rest = UnsafeRawBufferPointer(start: input.start, count: input.start.distance(to: input.end))
         guard !self.headCarry.isEmpty else { return self.recordFields(of: rest) }
-        // A head spread over reads (rare): whole in one buffer, once.
-        self.headCarry.append(contentsOf: rest)
-        let carried = self.headCarry
-        self.headCarry.removeAll(keepingCapacity: true)
+        // A head spread over reads (rare): whole in one buffer, once, let go of after.
+        var carried = self.headCarry
+        self.headCarry = []
+        carried.append(contentsOf: rest)
         return carried.withUnsafeBytes { self.recordFields(of: $0) }
     }
 
@@ -41,25 +41,30 @@ extension ResponseDecoder {
         var index = 0
         // Empty lines llhttp skips before a status line, then the status line.
         while index < end, head[index] == 0x0D || head[index] == 0x0A { index += 1 }
-        guard let statusEnd = Self.lineFeed(in: head, from: index) else { return Self.proceed }
+        guard let statusEnd = Self.lineFeed(in: head, from: index) else { return self.refuse("no end to the status line", at: index, of: head) }
+        guard Self.endsWithoutBareCR(head, line: index, lineFeed: statusEnd) else { return self.refuseBareCR(at: index, of: head) }
         index = statusEnd + 1
         var open = false
         var valueIsEmpty = true
-        while let lineFeed = Self.lineFeed(in: head, from: index) {
+        while true {
+            guard let lineFeed = Self.lineFeed(in: head, from: index) else { return self.refuse("no end to the head", at: index, of: head) }
+            guard Self.endsWithoutBareCR(head, line: index, lineFeed: lineFeed) else { return self.refuseBareCR(at: index, of: head) }
             var lineEnd = lineFeed
             if lineEnd > index, head[lineEnd - 1] == 0x0D { lineEnd -= 1 }
             if lineEnd == index { break }   // the blank line: the end of the head
             var valueStart: Int
             if head[index] == 0x20 || head[index] == 0x09 {
                 // obs-fold: the line continues the value before it.
-                guard open else { break }
+                guard open else { return self.refuse("a continuation line with no field before it", at: index, of: head) }
                 valueStart = index
             } else {
                 if open {
                     let rc = self.headerValueComplete()
-                    guard rc == Self.proceed else { return rc }
+                    guard rc == Self.proceed else { return self.failed(rc, at: index, of: head) }
                 }
-                guard let colon = memchr(base + index, 0x3A, lineEnd - index) else { break }
+                guard let colon = memchr(base + index, 0x3A, lineEnd - index) else {
+                    return self.refuse("a field line without a colon", at: index, of: head)
+                }
                 let nameEnd = base.distance(to: UnsafeRawPointer(colon))
                 if lineFeed + 1 < end, head[lineFeed + 1] != 0x20, head[lineFeed + 1] != 0x09 {
                     // The common case, a field on one line: written whole, at once.
@@ -67,13 +72,13 @@ extension ResponseDecoder {
                     while valueStart < lineEnd, head[valueStart] == 0x20 || head[valueStart] == 0x09 { valueStart += 1 }
                     let rc = self.recordField(name: UnsafeRawBufferPointer(rebasing: head[index..<nameEnd]),
                                               value: UnsafeRawBufferPointer(rebasing: head[valueStart..<lineEnd]))
-                    guard rc == Self.proceed else { return rc }
+                    guard rc == Self.proceed else { return self.failed(rc, at: index, of: head) }
                     open = false
                     index = lineFeed + 1
                     continue
                 }
                 let rc = self.headerField(self.chars(base + index), nameEnd - index)
-                guard rc == Self.proceed else { return rc }
+                guard rc == Self.proceed else { return self.failed(rc, at: index, of: head) }
                 open = true
                 valueIsEmpty = true
                 valueStart = nameEnd + 1
@@ -84,11 +89,42 @@ extension ResponseDecoder {
             if valueStart < lineEnd {
                 valueIsEmpty = false
                 let rc = self.headerValue(self.chars(base + valueStart), lineEnd - valueStart)
-                guard rc == Self.proceed else { return rc }
+                guard rc == Self.proceed else { return self.failed(rc, at: index, of: head) }
             }
             index = lineFeed + 1
         }
-        return open ? self.headerValueComplete() : Self.proceed
+        guard open else { return Self.proceed }
+        let rc = self.headerValueComplete()
+        return rc == Self.proceed ? rc : self.failed(rc, at: index, of: head)
+    }
+
+    /// Whether the line from `line` to its LF has no CR but, at most, the one right before
+    /// the LF. Some llhttp builds take a CR followed by any byte at a few places (the end
+    /// of the status line, right after a colon, the blank line) and swallow that byte; a
+    /// head read so would not be the head llhttp framed the body by, and RFC 9112 §2.2 lets
+    /// a recipient refuse a bare CR — so it is refused.
+    @inline(__always)
+    private static func endsWithoutBareCR(_ head: UnsafeRawBufferPointer, line: Int, lineFeed: Int) -> Bool {
+        guard let base = head.baseAddress, let found = memchr(base + line, 0x0D, lineFeed - line) else { return true }
+        return base.distance(to: UnsafeRawPointer(found)) == lineFeed - 1
+    }
+
+    private func refuseBareCR(at line: Int, of head: UnsafeRawBufferPointer) -> Int32 {
+        self.refuse("a CR not followed by LF", at: line, of: head)
+    }
+
+    /// Fails the head at the line that begins at `line` (for what a tool shows of it).
+    private func refuse(_ detail: String, at line: Int, of head: UnsafeRawBufferPointer) -> Int32 {
+        self.failure = HTTPClientError(.invalidResponse, phase: .readHead, detail: detail)
+        return self.failed(Self.userError, at: line, of: head)
+    }
+
+    /// Notes where the line that failed begins, as the bytes from it to the end of the input
+    /// (the walked buffer ends where the input does), so that the lines kept of a failed head
+    /// end before it, as when llhttp fails a line.
+    private func failed(_ rc: Int32, at line: Int, of head: UnsafeRawBufferPointer) -> Int32 {
+        self.failedLineDistance = head.count - line
+        return rc
     }
 
     private func chars(_ pointer: UnsafeRawPointer) -> UnsafePointer<CChar> {

@@ -129,6 +129,9 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     @exclusivity(unchecked) var headCarry: [UInt8] = []
     /// Where the current head's bytes in this input are (see ResponseDecoder+HeadFields.swift).
     @exclusivity(unchecked) var headInput: HeadInput?
+    /// When reading a head's fields failed: how far from the end of the input the line that
+    /// failed begins (see ResponseDecoder+HeadFields.swift).
+    @exclusivity(unchecked) var failedLineDistance: Int?
     /// While a refused head is collected to be repaired: its bytes so far, and the error that
     /// stands if it cannot be.
     @exclusivity(unchecked) var repairing: (bytes: [UInt8], error: HTTPClientError)?
@@ -203,6 +206,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         self.inBody = false
         self.interimBytesPending = false
         self.headCarry.removeAll(keepingCapacity: true)
+        self.failedLineDistance = nil
         self.repairing = nil
         self.pausedAfterInterim = false
         self.closeAfterResponse = false
@@ -282,7 +286,8 @@ public struct ResponseHeadLimits: Sendable, Hashable {
                 throw self.protocolError("unexpected 101 Switching Protocols: no upgrade was requested")
             default:
                 if self.capturesHeads && !self.sawFinalHead {
-                    let position = llhttp_get_error_pos(self.parser).map { start.distance(to: $0) } ?? bytes.count
+                    let position = self.failedLineDistance.map { bytes.count - $0 }
+                        ?? llhttp_get_error_pos(self.parser).map { start.distance(to: $0) } ?? bytes.count
                     self.keepPartialHead(endingBefore: self.captured.count - (bytes.count - position))
                 }
                 if let failure = self.failure { throw failure }

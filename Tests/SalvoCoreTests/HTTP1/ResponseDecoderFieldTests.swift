@@ -97,4 +97,23 @@ import Testing
             expectEverySplit(ok + lines + "Content-Length: 0\r\n\r\n", .failed([], .invalidResponse))
         }
     }
+
+    /// A CR must be followed by LF. Some llhttp builds take a CR and swallow the byte after
+    /// it at the end of the status line, right after a colon, or in the blank line — and
+    /// frame the body by a head other than the one a reader of its lines would see. Refused
+    /// (RFC 9112 §2.2), wherever it is.
+    @Test func aBareCRIsRefused() {
+        for text in [
+            "HTTP/1.1 200 OK\rXContent-Length: 2\r\n\r\nab",
+            ok + "X:\r Transfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\nabc",
+            ok + "X:\r\tTransfer-Encoding: gzip\r\nContent-Length: 3\r\n\r\nabc",
+            ok + "\r\r\nContent-Length: 0\r\nX: y\r\n\r\n",
+            ok + "A: b\r\n\rXC: d\r\nContent-Length: 0\r\n\r\n",
+            ok + "A: b\r\r\nContent-Length: 0\r\n\r\n",
+        ] {
+            let outcome = decode(text)
+            guard case .failed(let events, let code) = outcome else { Issue.record("accepted: \(text.debugDescription) -> \(outcome)"); continue }
+            #expect(events.isEmpty && code == .invalidResponse, "\(text.debugDescription)")
+        }
+    }
 }
