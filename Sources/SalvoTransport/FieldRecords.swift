@@ -165,6 +165,19 @@ package struct FieldRecords: Sendable {
         package var isToken: Bool
         /// Which tracked field it is, if one.
         package var tracked: Tracked
+
+        init(name: UnsafeRawBufferPointer) {
+            self.isToken = HTTPToken.isToken(name)
+            self.tracked = Tracked(name: name)
+        }
+    }
+
+    /// Where `bytes[start..<end]` ends without its trailing spaces and tabs.
+    @inline(__always)
+    static func endTrimmingWhitespace(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int) -> Int {
+        var end = end
+        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+        return end
     }
 
     /// Ends the current field: trailing whitespace is dropped from its value (RFC 9110 §5.5;
@@ -181,12 +194,11 @@ package struct FieldRecords: Sendable {
         let (closed, end) = self.storage.withUnsafeMutableBytes { raw in
             let nameStart = start + Self.recordHeaderSize
             let valueStart = nameStart + nameLength
-            var end = used
-            while end > valueStart, raw[end - 1] == 0x20 || raw[end - 1] == 0x09 { end -= 1 }
+            let end = Self.endTrimmingWhitespace(UnsafeRawBufferPointer(raw), from: valueStart, to: used)
             raw.storeBytes(of: UInt32(truncatingIfNeeded: nameLength).littleEndian, toByteOffset: start, as: UInt32.self)
             raw.storeBytes(of: UInt32(truncatingIfNeeded: end - valueStart).littleEndian, toByteOffset: start + 4, as: UInt32.self)
             let name = UnsafeRawBufferPointer(rebasing: raw[nameStart..<valueStart])
-            let closed = ClosedName(isToken: HTTPToken.isToken(name), tracked: Tracked(name: name))
+            let closed = ClosedName(name: name)
             return (closed, end)
         }
         self.byteCount = end
@@ -197,8 +209,7 @@ package struct FieldRecords: Sendable {
     /// Adds a whole field, its name and value given whole: one write, and what
     /// ``closeField()`` would say of it (the value's trailing whitespace dropped too).
     package mutating func appendField(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> ClosedName {
-        var valueCount = value.count
-        while valueCount > 0, value[valueCount - 1] == 0x20 || value[valueCount - 1] == 0x09 { valueCount -= 1 }
+        let valueCount = Self.endTrimmingWhitespace(value, from: 0, to: value.count)
         self.makeRoom(Self.recordHeaderSize + name.count + valueCount)
         let start = self.byteCount
         self.storage.withUnsafeMutableBytes { raw in
@@ -212,7 +223,7 @@ package struct FieldRecords: Sendable {
         }
         self.byteCount = start + Self.recordHeaderSize + name.count + valueCount
         self.count += 1
-        let closed = ClosedName(isToken: HTTPToken.isToken(name), tracked: Tracked(name: name))
+        let closed = ClosedName(name: name)
         self.tracked.formUnion(closed.tracked)
         return closed
     }

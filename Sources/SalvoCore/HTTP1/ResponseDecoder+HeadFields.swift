@@ -1,12 +1,14 @@
 import Glibc
 
-/// A head's fields, read from its bytes once llhttp has accepted the whole head.
+/// Header fields: each counted against the limits, its name checked, and written into the
+/// records — from a head's bytes once llhttp has accepted the whole head, from llhttp's
+/// callbacks for trailers.
 ///
 /// llhttp calls back for every piece of every field — four calls from C into Swift per
-/// field, most of the cost of a head. It is given no field callbacks for a head (it still
-/// checks every byte); when the head is complete, its bytes are walked once here, and each
-/// field goes through the same steps the callbacks took — the same records, the same
-/// limits, checked in the same order. Trailers, rare, still come through the callbacks.
+/// field. It is given no field callbacks for a head (it still checks every byte); when the
+/// head is complete, its bytes are walked once here, and each field goes through the same
+/// steps the callbacks take — the same records, the same limits, checked in the same
+/// order. Trailers, rare, still come through the callbacks.
 ///
 /// What is walked is what llhttp accepted, so its grammar is known: CRLF line ends (a bare
 /// LF was repaired before llhttp saw it), every field line has a colon, a line that begins
@@ -21,6 +23,70 @@ extension ResponseDecoder {
         var start: UnsafeRawPointer
         var end: UnsafeRawPointer
     }
+
+    // MARK: Each field: counted, checked, recorded
+
+    func countHeaderBytes(_ length: Int) -> Bool {
+        self.headerBytes += length
+        // Past 4 GiB a field's length would not fit its record (``FieldRecords``), whatever
+        // limit the caller set.
+        if self.headerBytes > self.limits.maxHeaderBytes || self.headerBytes > Self.maxRecordableHeaderBytes {
+            self.failure = HTTPClientError(
+                .headerTooLarge, phase: self.inTrailers ? .readBody : .readHead,
+                detail: "more than \(self.limits.maxHeaderBytes) bytes of header fields")
+            return false
+        }
+        return true
+    }
+
+    /// Bytes of the current field's name (llhttp's `on_header_field`, or a walked head's line).
+    func headerField(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
+        guard self.countHeaderBytes(length), let at else { return Self.userError }
+        self.records.appendNamePiece(UnsafeRawBufferPointer(start: at, count: length))
+        return Self.proceed
+    }
+
+    /// Bytes of the current field's value.
+    func headerValue(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
+        guard self.countHeaderBytes(length), let at else { return Self.userError }
+        self.records.appendValuePiece(UnsafeRawBufferPointer(start: at, count: length))
+        return Self.proceed
+    }
+
+    /// The end of the current field. Closing its record drops the value's trailing
+    /// whitespace (RFC 9110 §5.5; llhttp strips the leading).
+    func headerValueComplete() -> Int32 {
+        guard self.countField() else { return Self.userError }
+        return self.accept(self.records.closeField())
+    }
+
+    /// A whole field, as the three calls above would have taken it.
+    func recordField(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Int32 {
+        guard self.countHeaderBytes(name.count + value.count), self.countField() else { return Self.userError }
+        return self.accept(self.records.appendField(name: name, value: value))
+    }
+
+    private func countField() -> Bool {
+        self.headerCount += 1
+        guard self.headerCount > self.limits.maxHeaderCount else { return true }
+        self.failure = HTTPClientError(
+            .tooManyHeaders, phase: self.inTrailers ? .readBody : .readHead,
+            detail: "more than \(self.limits.maxHeaderCount) header fields")
+        return false
+    }
+
+    /// A closed field's name, kept in its case as sent, must be a token (RFC 9110 §5.1):
+    /// llhttp lets a response's names hold spaces ("Bad Name", "X-A ").
+    private func accept(_ closed: FieldRecords.ClosedName) -> Int32 {
+        guard closed.isToken else {
+            self.failure = HTTPClientError(.invalidResponse, phase: .readHead, detail: "invalid header field name")
+            return Self.userError
+        }
+        if !self.inTrailers, closed.tracked == .transferEncoding { self.sawTransferEncoding = true }
+        return Self.proceed
+    }
+
+    // MARK: Reading a head's bytes
 
     /// Records the fields of the head llhttp just accepted (from `on_headers_complete`).
     /// Returns what a callback would: 0, or an error with ``failure`` set.
@@ -66,10 +132,10 @@ extension ResponseDecoder {
                     return self.refuse("a field line without a colon", at: index, of: head)
                 }
                 let nameEnd = base.distance(to: UnsafeRawPointer(colon))
+                valueStart = nameEnd + 1
+                while valueStart < lineEnd, head[valueStart] == 0x20 || head[valueStart] == 0x09 { valueStart += 1 }
                 if lineFeed + 1 < end, head[lineFeed + 1] != 0x20, head[lineFeed + 1] != 0x09 {
                     // The common case, a field on one line: written whole, at once.
-                    var valueStart = nameEnd + 1
-                    while valueStart < lineEnd, head[valueStart] == 0x20 || head[valueStart] == 0x09 { valueStart += 1 }
                     let rc = self.recordField(name: UnsafeRawBufferPointer(rebasing: head[index..<nameEnd]),
                                               value: UnsafeRawBufferPointer(rebasing: head[valueStart..<lineEnd]))
                     guard rc == Self.proceed else { return self.failed(rc, at: index, of: head) }
@@ -81,9 +147,10 @@ extension ResponseDecoder {
                 guard rc == Self.proceed else { return self.failed(rc, at: index, of: head) }
                 open = true
                 valueIsEmpty = true
-                valueStart = nameEnd + 1
             }
             if valueIsEmpty {
+                // Before a value's first byte, whitespace is not part of it (nor, while the
+                // value is still empty, at the start of a continuation line).
                 while valueStart < lineEnd, head[valueStart] == 0x20 || head[valueStart] == 0x09 { valueStart += 1 }
             }
             if valueStart < lineEnd {

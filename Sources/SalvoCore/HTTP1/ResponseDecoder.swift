@@ -95,7 +95,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
 
     // Per-message state.
     /// The fields of the head (then of the trailers) being parsed.
-    @exclusivity(unchecked) private var records = FieldRecords()
+    @exclusivity(unchecked) var records = FieldRecords()
     /// The records last handed out with a head, taken back at the next head: once the
     /// response has let go of them (a caller that reads a response and drops it), their
     /// buffer is written again in place — no allocation per response.
@@ -112,16 +112,16 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     /// What the records' buffer is made for: a head of a dozen fields.
     static let recordsCapacity = 512
     @exclusivity(unchecked) private var reason: [UInt8] = []
-    @exclusivity(unchecked) private var headerBytes = 0
-    @exclusivity(unchecked) private var headerCount = 0
-    @exclusivity(unchecked) private var inTrailers = false
+    @exclusivity(unchecked) var headerBytes = 0
+    @exclusivity(unchecked) var headerCount = 0
+    @exclusivity(unchecked) var inTrailers = false
     @exclusivity(unchecked) private var sawFinalHead = false
     @exclusivity(unchecked) var failure: HTTPClientError? = nil
     /// Whether the current message got as far as its status line (llhttp calls on_status
     /// only after a valid "HTTP/x.y NNN ").
     @exclusivity(unchecked) private var sawStatus = false
     /// Whether the head has a Transfer-Encoding field (checked once the head is complete).
-    @exclusivity(unchecked) private var sawTransferEncoding = false
+    @exclusivity(unchecked) var sawTransferEncoding = false
     /// Set when an interim response just ended: the bytes counted so far were only 1xx.
     @exclusivity(unchecked) private var interimBytesPending = false
     /// Bytes of the current head that came in earlier reads, kept only while a head spans
@@ -408,73 +408,11 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         return Self.proceed
     }
 
-    private func countHeaderBytes(_ length: Int) -> Bool {
-        self.headerBytes += length
-        // Past 4 GiB a field's length would not fit its record (``FieldRecords``), whatever
-        // limit the caller set.
-        if self.headerBytes > self.limits.maxHeaderBytes || self.headerBytes > Self.maxRecordableHeaderBytes {
-            self.failure = HTTPClientError(
-                .headerTooLarge, phase: self.inTrailers ? .readBody : .readHead,
-                detail: "more than \(self.limits.maxHeaderBytes) bytes of header fields")
-            return false
-        }
-        return true
-    }
-
     private func status(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
         self.sawStatus = true
         guard self.countHeaderBytes(length), let at else { return Self.userError }
         self.reason.append(contentsOf: UnsafeRawBufferPointer(start: at, count: length))
         return Self.proceed
-    }
-
-    func headerField(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
-        guard self.countHeaderBytes(length), let at else { return Self.userError }
-        self.records.appendNamePiece(UnsafeRawBufferPointer(start: at, count: length))
-        return Self.proceed
-    }
-
-    func headerValue(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
-        guard self.countHeaderBytes(length), let at else { return Self.userError }
-        self.records.appendValuePiece(UnsafeRawBufferPointer(start: at, count: length))
-        return Self.proceed
-    }
-
-    /// A whole field, as the three callbacks for it would have taken it (the head's fields
-    /// are read whole: ResponseDecoder+HeadFields.swift).
-    func recordField(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Int32 {
-        guard self.countHeaderBytes(name.count + value.count) else { return Self.userError }
-        self.headerCount += 1
-        if self.headerCount > self.limits.maxHeaderCount { return self.tooManyHeaders() }
-        let closed = self.records.appendField(name: name, value: value)
-        guard closed.isToken else { return self.invalidName() }
-        if !self.inTrailers, closed.tracked == .transferEncoding { self.sawTransferEncoding = true }
-        return Self.proceed
-    }
-
-    func headerValueComplete() -> Int32 {
-        self.headerCount += 1
-        if self.headerCount > self.limits.maxHeaderCount { return self.tooManyHeaders() }
-        // Closing the record drops the value's trailing whitespace (RFC 9110 §5.5; llhttp
-        // strips the leading) and checks the name, kept in its case as sent: llhttp lets a
-        // response's names hold spaces ("Bad Name", "X-A "), refused here, as a name is a
-        // token (RFC 9110 §5.1).
-        let closed = self.records.closeField()
-        guard closed.isToken else { return self.invalidName() }
-        if !self.inTrailers, closed.tracked == .transferEncoding { self.sawTransferEncoding = true }
-        return Self.proceed
-    }
-
-    private func tooManyHeaders() -> Int32 {
-        self.failure = HTTPClientError(
-            .tooManyHeaders, phase: self.inTrailers ? .readBody : .readHead,
-            detail: "more than \(self.limits.maxHeaderCount) header fields")
-        return Self.userError
-    }
-
-    private func invalidName() -> Int32 {
-        self.failure = HTTPClientError(.invalidResponse, phase: .readHead, detail: "invalid header field name")
-        return Self.userError
     }
 
     private func headersComplete() -> Int32 {
