@@ -289,7 +289,9 @@ import Testing
     }
 
     @Test func failuresPrintOneLine() async throws {
-        let port = try freePort()
+        let held = try RefusedPort()
+        defer { withExtendedLifetime(held) {} }
+        let port = held.port
         let refused = try await Self.salvo("http://127.0.0.1:\(port)/")
         #expect(refused.status == 7)
         #expect(refused.stderr.split(separator: "\n").count == 1)
