@@ -3,55 +3,43 @@ import HTTPTypes
 /// A complete response: head, collected body, and trailers if a chunked body had any — what
 /// the engine's `execute` returns, and a transport's collected form
 /// (``Transport/sendCollecting(_:body:options:maxBodySize:)``).
+///
+/// Laid out to be cheap to hand along: the head is one reference (built into `HTTPFields`
+/// only when read), and what most responses lack — redirects, interim responses, a decoded
+/// coding — sits behind one more, nil when empty.
 public struct HTTPClientResponse: Sendable {
     /// The status line and header fields. A response from the engine builds its
     /// `HTTPFields` the first time this is read (and keeps them): reading only ``status``
     /// and ``body`` costs no field parsing at all.
     public var head: HTTPResponse {
         get { self.storedHead.response }
-        set { self.storedHead = .built(newValue) }
+        set { self.storedHead = ParsedHead(built: newValue) }
         _modify {
-            // In place: `response.head.headerFields[name] = value` edits one HTTPResponse,
-            // not a copy that is then stored back (which would copy every field each time).
-            var head = self.storedHead.response
-            self.storedHead = .built(Self.placeholder)
-            defer { self.storedHead = .built(head) }
+            // In place: `response.head.headerFields[name] = value` edits the one built head,
+            // taken out of a box no other response shares, instead of a copy of every field.
+            var head = isKnownUniquelyReferenced(&self.storedHead) ? self.storedHead.takeResponse() : self.storedHead.response
+            defer { self.storedHead = ParsedHead(built: head) }
             yield &head
         }
     }
-    private static let placeholder = HTTPResponse(status: .ok)
-    private var storedHead: ResponseHeadStorage
+    private var storedHead: ParsedHead
     public var body: [UInt8]
     public var trailers: HTTPFields?
-    /// The URLs requested on the way to this response when redirects were followed, the
-    /// first request's included and this response's last; empty when none was.
-    public var redirectChain: [String] = []
-    /// Why this 3xx response was returned instead of followed, when redirects were on but
-    /// this one could not be (a 307 or 308 asking for a streamed body to be sent again).
-    public var unfollowedRedirect: String?
-    /// Each redirect followed on the way: the request sent and the 3xx that answered it.
-    public var redirects: [RedirectHop] = []
-    /// The request this response answers, when redirects led to it (nil: the one given).
-    public var effectiveRequest: HTTPRequest?
     /// The HTTP version the response came in.
     public var version: HTTPVersion = .http1_1
-    /// Interim (1xx) responses that came before this one.
-    public var interimResponses: [HTTPResponse] = []
-    /// When the body was decoded from a content coding (gzip, deflate), that coding; the
-    /// head still says what the server sent.
-    public var decodedContentEncoding: String?
     /// Where the time of the whole exchange went, and the bytes it moved.
     public var metrics = TransportMetrics()
+    package var extras = ExchangeExtras()
 
     public init(head: HTTPResponse, body: [UInt8], trailers: HTTPFields? = nil) {
-        self.storedHead = .built(head)
+        self.storedHead = ParsedHead(built: head)
         self.body = body
         self.trailers = trailers
     }
 
     /// A response whose head is built when first read.
     package init(parsedHead: ParsedHead, body: [UInt8], trailers: HTTPFields? = nil) {
-        self.storedHead = .parsed(parsedHead)
+        self.storedHead = parsedHead
         self.body = body
         self.trailers = trailers
     }
@@ -60,6 +48,38 @@ public struct HTTPClientResponse: Sendable {
     public var status: HTTPResponse.Status { self.storedHead.status }
     /// Shorthand for `head.headerFields`.
     public var headerFields: HTTPFields { self.head.headerFields }
+
+    /// The URLs requested on the way to this response when redirects were followed, the
+    /// first request's included and this response's last; empty when none was.
+    public var redirectChain: [String] {
+        get { self.extras.redirectChain }
+        set { self.extras.redirectChain = newValue }
+    }
+    /// Why this 3xx response was returned instead of followed, when redirects were on but
+    /// this one could not be (a 307 or 308 asking for a streamed body to be sent again).
+    public var unfollowedRedirect: String? {
+        get { self.extras.unfollowedRedirect }
+        set { self.extras.unfollowedRedirect = newValue }
+    }
+    /// Each redirect followed on the way: the request sent and the 3xx that answered it.
+    public var redirects: [RedirectHop] {
+        get { self.extras.redirects }
+        set { self.extras.redirects = newValue }
+    }
+    /// The request this response answers, when redirects led to it (nil: the one given).
+    public var effectiveRequest: HTTPRequest? {
+        get { self.extras.effectiveRequest }
+        set { self.extras.effectiveRequest = newValue }
+    }
+    /// Interim (1xx) responses that came before this one.
+    public var interimResponses: [HTTPResponse] {
+        get { self.extras.interimResponses }
+        set { self.extras.interimResponses = newValue }
+    }
+    /// When the body was decoded from a content coding (gzip, deflate), that coding; the
+    /// head still says what the server sent.
+    public var decodedContentEncoding: String? {
+        get { self.extras.decodedContentEncoding }
+        set { self.extras.decodedContentEncoding = newValue }
+    }
 }
-
-

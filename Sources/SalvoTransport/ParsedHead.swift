@@ -13,11 +13,20 @@ import Synchronization
 @_spi(Benchmarks) public final class ParsedHead: Sendable {
     public let status: HTTPResponse.Status
     package let fields: FieldRecords
-    private let built = Mutex<HTTPResponse?>(nil)
+    private let built: Mutex<HTTPResponse?>
 
     package init(status: HTTPResponse.Status, fields: FieldRecords) {
         self.status = status
         self.fields = fields
+        self.built = Mutex(nil)
+    }
+
+    /// A head given built (a response made by hand, or one whose head was set): nothing left
+    /// to build, and no records.
+    package init(built response: HTTPResponse) {
+        self.status = response.status
+        self.fields = FieldRecords()
+        self.built = Mutex(response)
     }
 
     /// The head as an `HTTPResponse` (built on first use).
@@ -29,24 +38,12 @@ import Synchronization
             return response
         }
     }
-}
 
-/// A response head held either built or as parsed, built on first use.
-enum ResponseHeadStorage: Sendable {
-    case built(HTTPResponse)
-    case parsed(ParsedHead)
-
-    var response: HTTPResponse {
-        switch self {
-        case .built(let response): response
-        case .parsed(let head): head.response
-        }
-    }
-
-    var status: HTTPResponse.Status {
-        switch self {
-        case .built(let response): response.status
-        case .parsed(let head): head.status
+    /// The head as an `HTTPResponse`, which this object lets go of (no second reference to
+    /// its fields): for the one response that holds this, to edit it in place.
+    package func takeResponse() -> HTTPResponse {
+        self.built.withLock { built in
+            built.take() ?? HTTPResponse(status: self.status, headerFields: self.fields.makeFields())
         }
     }
 }

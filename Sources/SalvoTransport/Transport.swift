@@ -108,33 +108,56 @@ public struct TransportResponse: Sendable {
     public var head: HTTPResponse
     /// The body, chunk by chunk. Reading it is what lets the connection read more.
     public var body: ResponseBody
-    /// The URLs requested on the way to this response when redirects were followed, the
-    /// first request's included and this response's last; empty when none was.
-    public var redirectChain: [String] = []
-    /// Why this 3xx response was returned instead of followed, when redirects were on but
-    /// this one could not be (a 307 or 308 asking for a streamed body to be sent again).
-    public var unfollowedRedirect: String?
-    /// Each redirect followed on the way: the request sent and the 3xx that answered it.
-    public var redirects: [RedirectHop] = []
-    /// The request that this response answers: the last one of a redirect chain (nil when
-    /// it is the request as given).
-    public var effectiveRequest: HTTPRequest?
     /// The HTTP version the response came in.
     public var version: HTTPVersion = .http1_1
-    /// Interim (1xx) responses that came before this one (`100 Continue`, `103 Early Hints`).
-    public var interimResponses: [HTTPResponse] = []
-    /// When the transport decoded the body from a content coding, that coding (`gzip`,
-    /// `deflate`): the body is the decoded bytes, while ``head`` still says what the server
-    /// sent. A cache stores such a body without its `Content-Encoding`.
-    public var decodedContentEncoding: String?
     /// Where the time went, up to the head (see ``ResponseBody/metrics`` for the whole).
     public var metrics: TransportMetrics = TransportMetrics()
+    /// What most responses lack, behind one reference (see ``ExchangeExtras``).
+    package var extras = ExchangeExtras()
+
+    /// The URLs requested on the way to this response when redirects were followed, the
+    /// first request's included and this response's last; empty when none was.
+    public var redirectChain: [String] {
+        get { self.extras.redirectChain }
+        set { self.extras.redirectChain = newValue }
+    }
+    /// Why this 3xx response was returned instead of followed, when redirects were on but
+    /// this one could not be (a 307 or 308 asking for a streamed body to be sent again).
+    public var unfollowedRedirect: String? {
+        get { self.extras.unfollowedRedirect }
+        set { self.extras.unfollowedRedirect = newValue }
+    }
+    /// Each redirect followed on the way: the request sent and the 3xx that answered it.
+    public var redirects: [RedirectHop] {
+        get { self.extras.redirects }
+        set { self.extras.redirects = newValue }
+    }
+    /// The request that this response answers: the last one of a redirect chain (nil when
+    /// it is the request as given).
+    public var effectiveRequest: HTTPRequest? {
+        get { self.extras.effectiveRequest }
+        set { self.extras.effectiveRequest = newValue }
+    }
+    /// Interim (1xx) responses that came before this one (`100 Continue`, `103 Early Hints`).
+    public var interimResponses: [HTTPResponse] {
+        get { self.extras.interimResponses }
+        set { self.extras.interimResponses = newValue }
+    }
+    /// When the transport decoded the body from a content coding (`gzip`,
+    /// `deflate`): the body is the decoded bytes, while ``head`` still says what the server
+    /// sent. A cache stores such a body without its `Content-Encoding`.
+    public var decodedContentEncoding: String? {
+        get { self.extras.decodedContentEncoding }
+        set { self.extras.decodedContentEncoding = newValue }
+    }
 
     public init(head: HTTPResponse, body: ResponseBody, redirectChain: [String] = [], unfollowedRedirect: String? = nil) {
         self.head = head
         self.body = body
-        self.redirectChain = redirectChain
-        self.unfollowedRedirect = unfollowedRedirect
+        var extras = ExchangeExtras.Values()
+        extras.redirectChain = redirectChain
+        extras.unfollowedRedirect = unfollowedRedirect
+        self.extras = ExchangeExtras(extras)
     }
 
     /// Shorthand for `head.status`.

@@ -1,41 +1,26 @@
-/// What a transport told about an exchange besides its head and body, kept with a response.
+/// What a transport told about an exchange besides its head and body, kept with a response:
+/// the version, the metrics, and what most exchanges lack behind one reference.
 struct ExchangeDetails: Sendable {
-    var redirectChain: [String]
-    var redirects: [RedirectHop]
-    var effectiveRequest: HTTPRequest?
     var version: HTTPVersion
-    var interimResponses: [HTTPResponse]
-    var decodedContentEncoding: String?
     var metrics: TransportMetrics
+    var extras: ExchangeExtras
 
-    /// From a streamed or a collected response; a streamed one's metrics are complete once
-    /// its body has been read.
-    init(_ response: some TransportExchange) {
-        self.redirectChain = response.redirectChain
-        self.redirects = response.redirects
-        self.effectiveRequest = response.effectiveRequest
+    var redirectChain: [String] { self.extras.redirectChain }
+    var redirects: [RedirectHop] { self.extras.redirects }
+    var effectiveRequest: HTTPRequest? { self.extras.effectiveRequest }
+    var interimResponses: [HTTPResponse] { self.extras.interimResponses }
+    var decodedContentEncoding: String? { self.extras.decodedContentEncoding }
+
+    /// From a streamed response; its metrics are complete once its body has been read.
+    init(_ response: TransportResponse) {
         self.version = response.version
-        self.interimResponses = response.interimResponses
-        self.decodedContentEncoding = response.decodedContentEncoding
-        self.metrics = response.exchangeMetrics
+        self.metrics = response.body.metrics ?? response.metrics
+        self.extras = response.extras
     }
-}
 
-/// The two forms a transport answers in, seen alike for their ``ExchangeDetails``.
-protocol TransportExchange {
-    var redirectChain: [String] { get }
-    var redirects: [RedirectHop] { get }
-    var effectiveRequest: HTTPRequest? { get }
-    var version: HTTPVersion { get }
-    var interimResponses: [HTTPResponse] { get }
-    var decodedContentEncoding: String? { get }
-    var exchangeMetrics: TransportMetrics { get }
-}
-
-extension TransportResponse: TransportExchange {
-    var exchangeMetrics: TransportMetrics { self.body.metrics ?? self.metrics }
-}
-
-extension HTTPClientResponse: TransportExchange {
-    var exchangeMetrics: TransportMetrics { self.metrics }
+    init(_ response: HTTPClientResponse) {
+        self.version = response.version
+        self.metrics = response.metrics
+        self.extras = response.extras
+    }
 }

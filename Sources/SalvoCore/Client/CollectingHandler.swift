@@ -14,10 +14,6 @@ final class CollectingHandler: CancellationState, ResponseHandler, EndOfTurnWork
     @exclusivity(unchecked) private var head: ParsedHead?
     @exclusivity(unchecked) private var body: [UInt8] = []
     private let maxBodySize: Int
-    @exclusivity(unchecked) private var redirects: (chain: [String], unfollowed: String?)?
-    /// Told once, at the end (nothing is handed out before).
-    @exclusivity(unchecked) private var details: ResponseDetails?
-    @exclusivity(unchecked) private var interim: [HTTPResponse] = []
     @exclusivity(unchecked) private var delivery: Delivery
     /// The result for an awaiting task, held until the loop's turn ends (see
     /// ``EventLoop/deferToEndOfTurn(_:)``).
@@ -52,8 +48,6 @@ final class CollectingHandler: CancellationState, ResponseHandler, EndOfTurnWork
         self.finished()
         self.head = nil
         self.body = []
-        self.details = nil
-        self.interim = []
         switch self.delivery {
         case .completion(let completion): completion(result)
         case .continuation:
@@ -73,19 +67,7 @@ final class CollectingHandler: CancellationState, ResponseHandler, EndOfTurnWork
         continuation.resume(returning: result)
     }
 
-    func noteRedirects(chain: [String], unfollowed: String?) {
-        self.redirects = (chain, unfollowed)
-    }
-
-    func didReceiveInformational(_ head: HTTPResponse) {
-        self.interim.append(head)
-    }
-
     var wantsDetailsAtHead: Bool { false }
-
-    func noteFinalDetails(_ details: ResponseDetails) {
-        self.details = details
-    }
 
     func didReceiveHead(_ head: ParsedHead) throws(HTTPClientError) {
         self.head = head
@@ -102,24 +84,16 @@ final class CollectingHandler: CancellationState, ResponseHandler, EndOfTurnWork
         return true
     }
 
-    func didFinish(trailers: HTTPFields?) {
-        guard let head = self.head else {
+    func didFinish(trailers: HTTPFields?, details: ResponseDetails) {
+        guard let head = self.head.take() else {
             self.completion(.failure(HTTPClientError(.invalidResponse, detail: "response ended without a head")))
             return
         }
-        var response = HTTPClientResponse(parsedHead: head, body: self.body, trailers: trailers)
-        if let redirects = self.redirects {
-            response.redirectChain = redirects.chain
-            response.unfollowedRedirect = redirects.unfollowed
-        }
-        if let details = self.details {
-            response.version = details.version
-            response.decodedContentEncoding = details.decodedContentEncoding
-            response.redirects = details.redirects
-            response.effectiveRequest = details.effectiveRequest
-            response.metrics = details.metrics
-        }
-        response.interimResponses = self.interim
+        // The body moves into the response: the handler keeps no second reference to it.
+        var body: [UInt8] = []
+        swap(&body, &self.body)
+        var response = HTTPClientResponse(parsedHead: head, body: body, trailers: trailers)
+        details.apply(to: &response)
         self.completion(.success(response))
     }
 

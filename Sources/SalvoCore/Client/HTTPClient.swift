@@ -340,6 +340,7 @@ public final class HTTPClient: Sendable {
         let fresh = !RequestTask.isIdempotent(request.method)
         let task = RequestTask(prepared, client: self, handler: previous.handler)
         task.redirectChain = previous.redirectChain
+        task.interim = previous.interim
         self.launch(task, on: cancellation.loop, cancellation: cancellation, fresh: fresh)
     }
 

@@ -116,6 +116,10 @@ final class RequestTask {
     @exclusivity(unchecked) var version = HTTPVersion.http1_1
     /// The content coding being decoded, when one is.
     @exclusivity(unchecked) private var decodedCoding: String?
+    /// Interim (1xx) responses so far, those of the chain's earlier requests included.
+    @exclusivity(unchecked) var interim: [HTTPResponse] = []
+    /// Why a redirect was delivered rather than followed, when it was.
+    @exclusivity(unchecked) private var unfollowedRedirect: String?
 
     /// A streamed body: its producer, and its length when announced (else it goes chunked).
     struct StreamSource: Sendable {
@@ -219,7 +223,7 @@ final class RequestTask {
     // MARK: The response, from the connection (loop thread)
 
     func receiveInformational(_ head: HTTPResponse) {
-        self.handler.didReceiveInformational(head)
+        self.interim.append(head)
     }
 
     func receiveHead(_ head: ParsedHead) throws(HTTPClientError) {
@@ -233,7 +237,7 @@ final class RequestTask {
                 case .deliver:
                     break
                 case .deliverUnfollowed(let reason):
-                    self.handler.noteRedirects(chain: chain.state.chain, unfollowed: reason)
+                    self.unfollowedRedirect = reason
                 case .follow(let next, let keepBody):
                     chain.hops.append(RedirectHop(request: self.request, response: head.response))
                     chain.carriedBytes.sent += self.bytesSent
@@ -247,9 +251,6 @@ final class RequestTask {
                 self.isSkippingToRedirect = true
                 return
             }
-        }
-        if let chain = self.redirectChain, chain.state.chain.count > 1 {
-            self.handler.noteRedirects(chain: chain.state.chain, unfollowed: nil)
         }
         if let limits = self.decoding, let coding = head.fields.joinedValues(for: .contentEncoding), !self.isHead,
            head.status.code != 204, head.status.code != 304 {
@@ -265,10 +266,24 @@ final class RequestTask {
 
     /// What the handler is told besides the head; `endedAt` once the body has ended.
     func details(endedAt end: Deadline?) -> ResponseDetails {
-        ResponseDetails(
-            version: self.version, decodedContentEncoding: self.decodedCoding, redirects: self.redirectChain?.hops ?? [],
-            effectiveRequest: (self.redirectChain?.hops.isEmpty ?? true) ? nil : self.request,
-            metrics: self.metrics(endedAt: end))
+        ResponseDetails(version: self.version, metrics: self.metrics(endedAt: end), extras: self.extras())
+    }
+
+    /// What most responses lack: none of it is made for a response without redirects,
+    /// interim responses or a decoded coding.
+    private func extras() -> ExchangeExtras {
+        guard self.redirectChain != nil || !self.interim.isEmpty || self.decodedCoding != nil else { return ExchangeExtras() }
+        var extras = ExchangeExtras.Values()
+        if let chain = self.redirectChain {
+            // The URLs on the way, when there was a way: more than one, or a redirect not followed.
+            if chain.state.chain.count > 1 || self.unfollowedRedirect != nil { extras.redirectChain = chain.state.chain }
+            extras.unfollowedRedirect = self.unfollowedRedirect
+            extras.redirects = chain.hops
+            if !chain.hops.isEmpty { extras.effectiveRequest = self.request }
+        }
+        extras.interimResponses = self.interim
+        extras.decodedContentEncoding = self.decodedCoding
+        return ExchangeExtras(extras)
     }
 
     /// The metrics so far; `endedAt` once the body has ended.
@@ -357,8 +372,7 @@ final class RequestTask {
                 return
             }
         }
-        self.handler.noteFinalDetails(self.details(endedAt: .now()))
-        self.handler.didFinish(trailers: trailers)
+        self.handler.didFinish(trailers: trailers, details: self.details(endedAt: .now()))
     }
 
     /// Asks the connection to read again after a handler paused it.

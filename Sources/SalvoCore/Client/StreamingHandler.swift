@@ -9,9 +9,7 @@ final class StreamingHandler: ResponseHandler, EndOfTurnWork {
     private let onEnd: () -> Void
     private let makeStream: () -> BodyStream
     private var stream: BodyStream?
-    private var redirects: (chain: [String], unfollowed: String?)?
     private var details: ResponseDetails?
-    private var interim: [HTTPResponse] = []
     /// The head (or the failure) for the caller, held until the loop's turn ends, to wake the
     /// caller with the others of that turn (see ``EventLoop/deferToEndOfTurn(_:)``).
     private var heldHead: Result<HTTPClientStreamingResponse, HTTPClientError>?
@@ -33,34 +31,17 @@ final class StreamingHandler: ResponseHandler, EndOfTurnWork {
         self.continuation.take()?.resume(returning: result)
     }
 
-    func noteRedirects(chain: [String], unfollowed: String?) {
-        self.redirects = (chain, unfollowed)
-    }
-
-    func didReceiveInformational(_ head: HTTPResponse) {
-        self.interim.append(head)
-    }
-
     var wantsDetailsAtHead: Bool { true }
 
     func noteDetails(_ details: ResponseDetails) {
         self.details = details
     }
 
-    func noteFinalDetails(_ details: ResponseDetails) {
-        self.stream?.metrics = details.metrics
-    }
-
     func didReceiveHead(_ head: ParsedHead) throws(HTTPClientError) {
         let stream = self.makeStream()
         self.stream = stream
         var response = HTTPClientStreamingResponse(head: head.response, body: ResponseBody(source: stream))
-        if let redirects = self.redirects {
-            response.redirectChain = redirects.chain
-            response.unfollowedRedirect = redirects.unfollowed
-        }
-        self.details?.apply(to: &response)
-        response.interimResponses = self.interim
+        self.details.take()?.apply(to: &response)
         self.deliverHead(.success(response))
     }
 
@@ -77,9 +58,10 @@ final class StreamingHandler: ResponseHandler, EndOfTurnWork {
         self.stream?.yield(bytes) ?? true
     }
 
-    func didFinish(trailers: HTTPFields?) {
+    func didFinish(trailers: HTTPFields?, details: ResponseDetails) {
         self.onEnd()
         if let stream = self.stream {
+            stream.metrics = details.metrics
             stream.finish(.success(trailers))
         } else {
             self.deliverHead(.failure(HTTPClientError(.invalidResponse, detail: "response ended without a head")))
