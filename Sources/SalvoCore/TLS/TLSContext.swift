@@ -5,11 +5,21 @@ import Synchronization
 /// An OpenSSL `SSL_CTX` built from a ``TLSConfiguration``: created once per client, shared
 /// by every connection on every loop (OpenSSL allows creating sessions from one context on
 /// many threads).
+///
+/// The system's trust store is loaded when the first https request is prepared, not when the
+/// client is made: reading and parsing it takes ~50 ms of CPU, which a client that only
+/// speaks plain HTTP (or a `salvo get http://…`) should not pay. Everything that can be
+/// wrong in a configuration (a file that does not load, a key that does not match) is still
+/// found at init.
 package final class TLSContext: @unchecked Sendable {
-    // @unchecked Sendable: the SSL_CTX is configured in init and only read afterwards
-    // (SSL_new), which OpenSSL documents as thread-safe.
+    // @unchecked Sendable: the SSL_CTX is configured in init, and once more — its system
+    // trust roots, under `rootsLock` — before the first session is made from it; sessions
+    // (SSL_new) only read it afterwards, which OpenSSL documents as thread-safe.
     let context: OpaquePointer
     package let configuration: TLSConfiguration
+    /// The system trust roots are still to be loaded (``loadDeferredTrust()``).
+    private let systemRootsPending: Atomic<Bool>
+    private let rootsLock = Mutex(())
 
     package init(_ configuration: TLSConfiguration) throws(HTTPClientError) {
         guard let context = SSL_CTX_new(TLS_client_method()) else {
@@ -17,8 +27,25 @@ package final class TLSContext: @unchecked Sendable {
         }
         self.context = context
         self.configuration = configuration
+        // Without verification nothing reads them.
+        self.systemRootsPending = Atomic(configuration.trustRoots == .system && configuration.verifyCertificates)
         // On failure deinit frees the context: every stored property is set by now.
         try self.configure()
+    }
+
+    /// Whether the system trust roots are still to be loaded.
+    var defersTrust: Bool { self.systemRootsPending.load(ordering: .acquiring) }
+
+    /// Loads what init deferred — the system trust roots — once, before the first session;
+    /// costs one atomic load after that. Called where an https request is prepared (the
+    /// caller's thread), and again before each session as a guard.
+    package func loadDeferredTrust() {
+        guard self.systemRootsPending.load(ordering: .acquiring) else { return }
+        self.rootsLock.withLock { _ in
+            guard self.systemRootsPending.load(ordering: .relaxed) else { return }
+            SSL_CTX_set_default_verify_paths(self.context)
+            self.systemRootsPending.store(false, ordering: .releasing)
+        }
     }
 
     deinit {
@@ -39,7 +66,7 @@ package final class TLSContext: @unchecked Sendable {
 
         switch c.trustRoots {
         case .system:
-            SSL_CTX_set_default_verify_paths(self.context)
+            break  // loaded before the first session (loadDeferredTrust)
         case .file(let path):
             guard SSL_CTX_load_verify_locations(self.context, path, nil) == 1 else {
                 throw TLSError.local("cannot load CA certificates from \(path): \(TLSError.drainReason())")
@@ -132,10 +159,17 @@ final class TLSContexts: Sendable {
 
     /// The context and its key id for a request's configuration (nil: the client's own).
     func context(for configuration: TLSConfiguration?) throws(HTTPClientError) -> (id: Int, context: TLSContext) {
-        guard let configuration, configuration != self.primary.configuration else { return (0, self.primary) }
-        if let known = self.others.withLock({ $0.byConfiguration[configuration] }) { return known }
-        // Built outside the lock: loading trust stores takes milliseconds.
+        guard let configuration, configuration != self.primary.configuration else {
+            self.primary.loadDeferredTrust()
+            return (0, self.primary)
+        }
+        if let known = self.others.withLock({ $0.byConfiguration[configuration] }) {
+            known.context.loadDeferredTrust()
+            return known
+        }
+        // Built (and its trust loaded) outside the lock: loading trust stores takes milliseconds.
         let context = try TLSContext(configuration)
+        context.loadDeferredTrust()
         return self.others.withLock { state in
             if let known = state.byConfiguration[configuration] { return known }
             if state.byConfiguration.count >= Self.maxRemembered { state.byConfiguration.removeAll() }

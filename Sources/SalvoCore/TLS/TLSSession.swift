@@ -24,6 +24,8 @@ package final class TLSSession {
     private var broken = false
 
     package init(context: TLSContext, fd: Int32, host: String) throws(HTTPClientError) {
+        // Done already where the request was prepared, unless it came another way.
+        context.loadDeferredTrust()
         guard let ssl = SSL_new(context.context) else {
             throw TLSError.local("cannot create a TLS session")
         }

@@ -152,6 +152,35 @@ final class OpenSSLServer: @unchecked Sendable {
         #expect(response.status == .ok)
     }
 
+    /// The system's trust store (~50 ms of CPU to load) is read when the first https request
+    /// is prepared, not when a client is made — and then it is read: OpenSSL takes the
+    /// store's location from SSL_CERT_FILE, so a child pointed at the test CA that way must
+    /// verify the server with the default configuration.
+    @Test func systemTrustRootsLoadWhenFirstNeeded() async throws {
+        let client = try HTTPClient()
+        defer { client.shutdown() }
+        let primary = client.tlsContexts.primary
+        #expect(primary.defersTrust)
+        // Refused (nothing listens on port 1): what counts is what preparing it loaded.
+        _ = try? await client.execute(HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:1", path: "/"),
+                                      options: .init(timeout: .seconds(5)))
+        #expect(primary.defersTrust, "a plain-HTTP request loaded the trust store")
+        _ = try? await client.execute(HTTPRequest(method: .get, scheme: "https", authority: "127.0.0.1:1", path: "/"),
+                                      options: .init(timeout: .seconds(5)))
+        #expect(!primary.defersTrust)
+
+        let certificates = try await TestCertificates.shared.get()
+        let server = try await OpenSSLServer.start(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
+        defer { server.stop() }
+        var environment = ProcessInfo.processInfo.environment
+        environment["SSL_CERT_FILE"] = certificates.path("ca.pem")
+        let trusted = try await runChild(CLITests.salvoPath, ["get", "-s", "-o", "/dev/null", server.url()], environment: environment)
+        #expect(trusted.status == 0, "\(trusted.errors)")
+        environment["SSL_CERT_FILE"] = certificates.path("self.pem")
+        let untrusted = try await runChild(CLITests.salvoPath, ["get", "-s", "-o", "/dev/null", server.url()], environment: environment)
+        #expect(untrusted.status == 60)
+    }
+
     @Test func untrustedChainsAndWrongNamesAreRefused() async throws {
         let certificates = try await TestCertificates.shared.get()
         let leaf = try await OpenSSLServer.start(certificate: certificates.path("leaf.pem"), key: certificates.path("leaf.key"))
