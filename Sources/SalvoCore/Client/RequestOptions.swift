@@ -27,13 +27,6 @@ extension HTTPClient {
         public var writeTimeout: Duration?
         /// Largest body the collecting APIs accept.
         public var maxBodySize: Int?
-        /// TLS for this request. Connections made under one TLS configuration are never
-        /// reused for a request under another.
-        public var tls: TLSConfiguration?
-        /// Whether and how far this request follows redirects.
-        public var redirects: RedirectPolicy?
-        /// Whether this response is decoded from gzip or deflate, and within what bounds.
-        public var decompression: Decompression?
         /// Ask before sending the body: `Expect: 100-continue` goes with the head, and the
         /// body waits for the server's 100 Continue (or a final answer, which spares sending
         /// it — a 401, a 413), at most ``HTTPClient/Configuration/expectContinueTimeout``.
@@ -43,13 +36,67 @@ extension HTTPClient {
         /// Send no `Host` field (curl's `-H "Host:"`), to see how a server takes a request
         /// without one; HTTP/1.1 requires it (RFC 9112 §3.2), so leave this off otherwise.
         public var omitsHost = false
+
+        /// The options that hold references (configurations, strings, a closure), which most
+        /// requests leave unset: behind one immutable box, nil while all are unset, so that
+        /// options are copied into each request and freed with it for the price of one
+        /// pointer. Setting one makes a new box (options are set once, read per request).
+        private var rare: Rare?
+
+        private final class Rare: Sendable {
+            let values: RareValues
+            init(_ values: RareValues) { self.values = values }
+        }
+
+        private struct RareValues: Sendable {
+            var tls: TLSConfiguration?
+            var redirects: RedirectPolicy?
+            var decompression: Decompression?
+            var unixSocketPath: String?
+            var proxy: ProxyConfiguration?
+            var headObserver: (@Sendable (ReceivedHead) -> Void)?
+
+            var isEmpty: Bool {
+                self.tls == nil && self.redirects == nil && self.decompression == nil && self.unixSocketPath == nil
+                    && self.proxy == nil && self.headObserver == nil
+            }
+        }
+
+        private mutating func setRare(_ change: (inout RareValues) -> Void) {
+            var values = self.rare?.values ?? RareValues()
+            change(&values)
+            self.rare = values.isEmpty ? nil : Rare(values)
+        }
+
+        /// TLS for this request. Connections made under one TLS configuration are never
+        /// reused for a request under another.
+        public var tls: TLSConfiguration? {
+            get { self.rare?.values.tls }
+            set { self.setRare { $0.tls = newValue } }
+        }
+        /// Whether and how far this request follows redirects.
+        public var redirects: RedirectPolicy? {
+            get { self.rare?.values.redirects }
+            set { self.setRare { $0.redirects = newValue } }
+        }
+        /// Whether this response is decoded from gzip or deflate, and within what bounds.
+        public var decompression: Decompression? {
+            get { self.rare?.values.decompression }
+            set { self.setRare { $0.decompression = newValue } }
+        }
         /// Connect to this Unix domain socket instead of the URL's host (curl's
         /// `--unix-socket`); the URL still gives the Host field and the path. Connections to
         /// it are pooled apart. Nil: the client's ``HTTPClient/Configuration/unixSocketPath``.
-        public var unixSocketPath: String?
+        public var unixSocketPath: String? {
+            get { self.rare?.values.unixSocketPath }
+            set { self.setRare { $0.unixSocketPath = newValue } }
+        }
         /// The proxies for this request instead of the client's
         /// ``HTTPClient/Configuration/proxy``: `ProxyConfiguration.none` sends it direct.
-        public var proxy: ProxyConfiguration?
+        public var proxy: ProxyConfiguration? {
+            get { self.rare?.values.proxy }
+            set { self.setRare { $0.proxy = newValue } }
+        }
         /// Told of every response head as it arrives — interim (1xx) heads, each response of
         /// a redirect chain, the final one — with its bytes exactly as the server sent them,
         /// and of the lines of a head that failed to parse. Called on the event loop's
@@ -60,7 +107,10 @@ extension HTTPClient {
         /// var options = HTTPClient.RequestOptions()
         /// options.headObserver = { head in heads.withLock { $0.append(head) } }
         /// ```
-        public var headObserver: (@Sendable (ReceivedHead) -> Void)?
+        public var headObserver: (@Sendable (ReceivedHead) -> Void)? {
+            get { self.rare?.values.headObserver }
+            set { self.setRare { $0.headObserver = newValue } }
+        }
 
         public init(timeout: Duration? = nil, maxBodySize: Int? = nil, tls: TLSConfiguration? = nil,
                     redirects: RedirectPolicy? = nil, decompression: Decompression? = nil,
@@ -70,9 +120,9 @@ extension HTTPClient {
             self.headTimeout = headTimeout
             self.readTimeout = readTimeout
             self.maxBodySize = maxBodySize
-            self.tls = tls
-            self.redirects = redirects
-            self.decompression = decompression
+            if tls != nil || redirects != nil || decompression != nil {
+                self.rare = Rare(RareValues(tls: tls, redirects: redirects, decompression: decompression))
+            }
         }
     }
 }
