@@ -13,10 +13,10 @@ import Synchronization
 ///
 /// @unchecked Sendable: `task` is read and written only on the loop that holds the request
 /// (see above), or — in `finished()` — on a caller's thread when the loop had stopped before
-/// it ever saw the request; everything else is behind the lock. A subclass (the collecting
-/// handler, which is its request's handle too: one object per request fewer) keeps to the
-/// same rule: its own state is written on the caller's thread only before the request is
-/// handed to its loop, and after that on the loop's thread only.
+/// it ever saw the request; everything else is behind the lock. A subclass (the request's
+/// task, which is its own handle when it collects its response: one object per request)
+/// keeps to the same rule: its own state is written on the caller's thread only before the
+/// request is handed to its loop, and after that on the loop's thread only.
 class CancellationState: @unchecked Sendable {
     private struct Place {
         /// The pool the request is in; strong, so a handle outliving its client stays safe.
@@ -81,7 +81,7 @@ class CancellationState: @unchecked Sendable {
     /// loops waits for a connection: it has no stream to resume.)
     final func resumeReading() {
         guard let pool = self.place.withLock({ $0.moving ? nil : $0.pool }) else { return }
-        self.run(on: pool) { state, _ in state.task?.resumeReading() }
+        self.run(on: pool) { state, _ in state.task?.resumeReadingOnLoop() }
     }
 
     /// Runs `work` on `pool`'s loop if the request is still there when it runs; follows the

@@ -21,17 +21,16 @@ extension HTTPClient {
         let loop = self.place(&prepared)
         let limit = options.maxBodySize ?? self.configuration.maxBodySize
         // The task is made here, the prepared request moved into it: what this async call
-        // keeps across its suspension is two references, not the request's 900 bytes. The
-        // handler is the request's cancellation handle too.
-        let handler = CollectingHandler(maxBodySize: limit, loop: loop, client: self, delivery: .awaiting)
-        let task = RequestTask(consume prepared, client: self, handler: handler)
+        // keeps across its suspension is one reference, not the request's 900 bytes. The
+        // task collects the response and is the request's cancellation handle too.
+        let task = RequestTask(consume prepared, client: self, loop: loop, collectingUpTo: limit, delivery: .awaiting)
         let result = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>) in
-                handler.deliver(to: continuation)
-                self.start(task, on: loop, cancellation: handler)
+                task.deliver(to: continuation)
+                self.start(task, on: loop, cancellation: task)
             }
         } onCancel: {
-            handler.cancel()
+            task.cancel()
         }
         return try result.get()
     }
@@ -59,7 +58,7 @@ extension HTTPClient {
         }, onEnd: {
             cancellation.finished()
         })
-        let task = RequestTask(consume prepared, client: self, handler: handler)
+        let task = RequestTask(consume prepared, client: self, loop: loop, handler: handler)
         let result = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPClientStreamingResponse, HTTPClientError>, Never>) in
                 handler.deliver(to: continuation)
@@ -93,10 +92,10 @@ extension HTTPClient {
         }
         let loop = self.place(&prepared)
         let limit = options.maxBodySize ?? self.configuration.maxBodySize
-        let handler = CollectingHandler(maxBodySize: limit, loop: loop, client: self, delivery: .completion(completion))
+        let task = RequestTask(consume prepared, client: self, loop: loop, collectingUpTo: limit, delivery: .completion(completion))
         // From a completion handler on this loop: no hop, no closure at all.
-        self.start(RequestTask(consume prepared, client: self, handler: handler), on: loop, cancellation: handler)
-        return RequestHandle(state: handler)
+        self.start(task, on: loop, cancellation: task)
+        return RequestHandle(state: task)
     }
 }
 

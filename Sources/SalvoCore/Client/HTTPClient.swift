@@ -338,7 +338,9 @@ public final class HTTPClient: Sendable {
         // connection: the one the redirect came on may be closing unannounced, its FIN not
         // here yet, and a request that met it could not be sent again.
         let fresh = !RequestTask.isIdempotent(request.method)
-        let task = RequestTask(prepared, client: self, handler: previous.handler)
+        // The chain's response goes where the first request's would have: to its handler,
+        // or to the first task, which collects it.
+        let task = RequestTask(prepared, client: self, loop: cancellation.loop, handler: previous.handler)
         task.redirectChain = previous.redirectChain
         task.interim = previous.interim
         self.launch(task, on: cancellation.loop, cancellation: cancellation, fresh: fresh)

@@ -6,7 +6,14 @@ import HTTPTypes
 /// Stored properties are `@exclusivity(unchecked)`: the object is touched by its loop's thread
 /// only, and no access to a property spans a call that could reach it again, so Swift's
 /// dynamic exclusivity checks (12% of the API path's user CPU) buy nothing here.
-final class RequestTask {
+///
+/// A task made without a handler collects its response itself and is its caller's handle for
+/// cancelling it (`RequestTask+Collecting.swift`): one object per request, not three.
+///
+/// @unchecked Sendable, as its base: the task is made on the caller's thread and handed to its
+/// loop whole, and touched on that loop's thread only from then on; only the base's
+/// cancellation methods are called from other threads (see ``CancellationState``).
+final class RequestTask: CancellationState, @unchecked Sendable {
     enum Phase {
         case queued
         /// On its way from one loop's pool to another's, which has an idle connection.
@@ -36,7 +43,9 @@ final class RequestTask {
     var readTimeout: Duration? { self.prepared.readTimeout }
     /// The longest the socket may refuse the request's bytes (nil: no limit).
     @exclusivity(unchecked) var writeTimeout: Duration?
-    let handler: any ResponseHandler
+    /// Where the response goes: the handler the task was made with, or the task itself.
+    var handler: any ResponseHandler { self.otherHandler ?? self }
+    private let otherHandler: (any ResponseHandler)?
     @exclusivity(unchecked) var phase: Phase = .queued
     /// Set once the request has been retried on a fresh connection.
     @exclusivity(unchecked) var retried = false
@@ -70,8 +79,17 @@ final class RequestTask {
     /// Where placement counted the request as on its way to its loop; told (and dropped) when
     /// the request gets there.
     @exclusivity(unchecked) var arrival: HostBudget.ShardCounts?
-    /// The caller's handle on the request, which follows it if it moves to another loop.
-    @exclusivity(unchecked) var cancellation: CancellationState?
+    /// The caller's handle on the request, which follows it if it moves to another loop: the
+    /// task itself when it collects its response (held as a flag, not a reference to itself).
+    var cancellation: CancellationState? {
+        get { self.isOwnHandle ? self : self.otherHandle }
+        set {
+            self.isOwnHandle = newValue === self
+            self.otherHandle = self.isOwnHandle ? nil : newValue
+        }
+    }
+    @exclusivity(unchecked) private var otherHandle: CancellationState?
+    @exclusivity(unchecked) private var isOwnHandle = false
     /// The body as the caller gave it, told when the request is over (`requestEnded()`).
     var requestBody: HTTPBody? { self.prepared.requestBody }
     /// Limits for decoding a gzip or deflate body; nil when the body goes as sent.
@@ -97,6 +115,16 @@ final class RequestTask {
     @exclusivity(unchecked) private var abandonedRedirectBody = false
     /// More than this of a redirect's body is not read: its connection closes instead.
     static let maxSkippedRedirectBody = 1 << 20
+
+    // MARK: Collecting (a task made without a handler; see RequestTask+Collecting.swift)
+
+    @exclusivity(unchecked) var collectedHead: ParsedHead?
+    @exclusivity(unchecked) var collectedBody: [UInt8] = []
+    let maxBodySize: Int
+    @exclusivity(unchecked) var delivery: Delivery
+    /// The result for an awaiting caller, held until the loop's turn ends (see
+    /// ``EventLoop/deferToEndOfTurn(_:)``).
+    @exclusivity(unchecked) var heldResult: Result<HTTPClientResponse, HTTPClientError>?
 
     // MARK: Metrics: clock readings (0 until known) and counters, no allocation.
 
@@ -149,20 +177,35 @@ final class RequestTask {
         }
     }
 
-    /// Takes over `prepared` (moved, not copied).
-    init(_ prepared: consuming HTTPClient.Prepared, client: HTTPClient, handler: any ResponseHandler) {
+    /// A task whose response goes to `handler`, placed on `loop`. Takes over `prepared`
+    /// (moved, not copied).
+    convenience init(_ prepared: consuming HTTPClient.Prepared, client: HTTPClient, loop: EventLoop, handler: any ResponseHandler) {
+        self.init(consume prepared, client: client, loop: loop, handler: handler, maxBodySize: .max, delivery: .awaiting)
+    }
+
+    /// A task that collects its response (up to `maxBodySize` bytes) and delivers it.
+    convenience init(_ prepared: consuming HTTPClient.Prepared, client: HTTPClient, loop: EventLoop,
+                     collectingUpTo maxBodySize: Int, delivery: Delivery) {
+        self.init(consume prepared, client: client, loop: loop, handler: nil, maxBodySize: maxBodySize, delivery: delivery)
+    }
+
+    private init(_ prepared: consuming HTTPClient.Prepared, client: HTTPClient, loop: EventLoop,
+                 handler: (any ResponseHandler)?, maxBodySize: Int, delivery: Delivery) {
         self.isHead = prepared.request.method == .head
         self.isIdempotent = Self.isIdempotent(prepared.request.method)
-        self.handler = handler
+        self.otherHandler = handler
         self.client = client
         self.startedAt = prepared.startedAt
         self.continueTimeout = client.configuration.expectContinueTimeout
         self.headObserver = prepared.options.headObserver
         self.writeTimeout = prepared.options.writeTimeout ?? client.configuration.writeTimeout
         self.arrival = prepared.arrival
+        self.maxBodySize = maxBodySize
+        self.delivery = delivery
         // Told once, through `arrival`; the copy kept in `prepared` would be a second count.
         prepared.arrival = nil
         self.prepared = prepared
+        super.init(loop: loop, client: client)
     }
 
     /// Tells placement the request reached the loop it was placed on (or never will); true
@@ -376,7 +419,7 @@ final class RequestTask {
     }
 
     /// Asks the connection to read again after a handler paused it.
-    func resumeReading() {
+    func resumeReadingOnLoop() {
         if let decoder = self.decoder, decoder.hasPendingInput {
             self.handlerPaused = false
             do {

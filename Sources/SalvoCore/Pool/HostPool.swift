@@ -269,7 +269,8 @@ final class HostPool: TimerTarget {
             // A failed connect's waiter is failed by connectionFailed, which has the error.
             break
         case .lease(let connectionID, let waiterID):
-            let task = self.waiters.removeValue(forKey: waiterID) ?? direct
+            // A request leased as it came was never queued: no look-up for it.
+            let task = direct.flatMap { $0.waiterID == waiterID ? $0 : nil } ?? self.waiters.removeValue(forKey: waiterID)
             guard let task, let connection = self.connections[connectionID] else { return }
             connection.isLeased = true
             let reuse = connection.requestsServed > 0
@@ -287,8 +288,10 @@ final class HostPool: TimerTarget {
             self.discard(staleID, error: .cancelled(.internal))
             self.connectIfBudgetAllows(movable: movable)
         case .park(let connectionID):
-            self.connections[connectionID]?.isLeased = false
-            self.connections[connectionID]?.parked()
+            if let connection = self.connections[connectionID] {
+                connection.isLeased = false
+                connection.parked()
+            }
             // Idle here while a request waits on another shard: have it come over.
             self.publish()
             if self.shared { self.coordinator.pullWaiter(self.key, budget: self.budget, to: self.shard) }

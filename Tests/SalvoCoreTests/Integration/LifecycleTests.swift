@@ -26,6 +26,33 @@ import Testing
         #expect(await client.poolStatistics().connectionsOpened == 1)
     }
 
+    /// A request's task is its own cancellation handle: once the request is over — a plain
+    /// response, a redirect chain, a failure — nothing keeps it alive but a handle the caller
+    /// holds, and that handle does not hold the response.
+    @Test func aFinishedRequestLeavesNothingBehind() async throws {
+        let server = try await Shared.faults.get()
+        let client = try makeClient { $0.redirects = .follow }
+        defer { client.shutdown() }
+        for path in ["/ok", "/redirect?to=/ok", "/reset"] {
+            let finished = Mutex<Result<HTTPClientResponse, HTTPClientError>?>(nil)
+            let handle = client.execute(try get(server.url(path)), options: .init(timeout: .seconds(5))) { result in
+                finished.withLock { $0 = result }
+            }
+            let deadline = ContinuousClock.now + .seconds(10)
+            while finished.withLock({ $0 == nil }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            // Let go of before the completion handler was called (the lock orders the reads).
+            weak let task = handle.state
+            #expect(task != nil, "\(path): the handle keeps its task")
+            #expect((task as? RequestTask)?.collectedBody.isEmpty == true, "\(path): the handle keeps the body")
+            #expect((task as? RequestTask)?.collectedHead == nil, "\(path): the handle keeps the head")
+            _ = consume handle
+            // The loop lets go of it right after the completion handler returns.
+            while task != nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(task == nil, "\(path): the finished task is still alive")
+            #expect(finished.withLock { $0 } != nil)
+        }
+    }
+
     @Test func clientOnASharedGroupCanGoAwayWithTimersPending() async throws {
         let nginx = try await Shared.nginx.get()
         let group = try EventLoopGroup(numberOfThreads: 2)
