@@ -57,6 +57,8 @@ public final class LoadGenerator: Sendable {
             addresses = try Resolver.lookup(host: configuration.url.host, port: configuration.url.port).get()
         }
         let tls = configuration.url.scheme == .https ? try TLSContext(configuration.tls) : nil
+        // Now, not in the first connection's handshake on a worker loop, inside the measured run.
+        tls?.loadDeferredTrust()
         let group: EventLoopGroup
         do {
             group = try EventLoopGroup(numberOfThreads: configuration.threads, name: "salvo-bench")

@@ -22,7 +22,7 @@ import Synchronization
     }
 
     /// A head given built (a response made by hand, or one whose head was set): nothing left
-    /// to build, and no records.
+    /// to build, and no records — `fields` is empty; read such a head through ``response``.
     package init(built response: HTTPResponse) {
         self.status = response.status
         self.fields = FieldRecords()

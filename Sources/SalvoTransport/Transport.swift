@@ -46,13 +46,8 @@ extension HTTPClientResponse {
     /// `streamed` with its body collected as `body`: the same head, details and metrics.
     public init(_ streamed: TransportResponse, body: [UInt8]) {
         self.init(head: streamed.head, body: body, trailers: streamed.body.trailers)
-        self.redirectChain = streamed.redirectChain
-        self.unfollowedRedirect = streamed.unfollowedRedirect
-        self.redirects = streamed.redirects
-        self.effectiveRequest = streamed.effectiveRequest
+        self.extras = streamed.extras
         self.version = streamed.version
-        self.interimResponses = streamed.interimResponses
-        self.decodedContentEncoding = streamed.decodedContentEncoding
         self.metrics = streamed.body.metrics ?? streamed.metrics
     }
 }
@@ -60,13 +55,9 @@ extension HTTPClientResponse {
 extension TransportResponse {
     /// A collected response as one that streams: its body handed out as one chunk.
     public init(_ collected: HTTPClientResponse) {
-        self.init(head: collected.head, body: .bytes(collected.body, trailers: collected.trailers),
-                  redirectChain: collected.redirectChain, unfollowedRedirect: collected.unfollowedRedirect)
-        self.redirects = collected.redirects
-        self.effectiveRequest = collected.effectiveRequest
+        self.init(head: collected.head, body: .bytes(collected.body, trailers: collected.trailers))
+        self.extras = collected.extras
         self.version = collected.version
-        self.interimResponses = collected.interimResponses
-        self.decodedContentEncoding = collected.decodedContentEncoding
         self.metrics = collected.metrics
     }
 }

@@ -287,8 +287,9 @@ public final class HTTPClient: Sendable {
             self.launch(task, on: loop, cancellation: cancellation)
             return
         }
-        let handoff = RequestTask.Handoff(task: task)
-        if !loop.tryExecute({ self.launch(handoff.task, on: loop, cancellation: cancellation) }) {
+        // The caller touches the task no more once it is handed over (a task the queue
+        // refused is the caller's again, never the loop's).
+        if !loop.tryExecute({ self.launch(task, on: loop, cancellation: cancellation) }) {
             // The loop has stopped (the client or its group shut down meanwhile): the task never
             // reached it and is still this thread's; its placement and body are let go here.
             if task.settleArrival() { self.coordinator.placementAbandoned(task.key) }

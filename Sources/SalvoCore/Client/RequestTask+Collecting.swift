@@ -15,7 +15,8 @@ extension RequestTask: ResponseHandler, EndOfTurnWork {
         case completion(@Sendable (Result<HTTPClientResponse, HTTPClientError>) -> Void)
         case continuation(UnsafeContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>)
         /// An awaiting task's, once its continuation exists (``deliver(to:)``, before the
-        /// request starts); also a task with a handler of its own, which delivers nothing.
+        /// request starts). Also: a task with a handler of its own, which delivers nothing,
+        /// and a task that has delivered.
         case awaiting
     }
 
@@ -25,14 +26,19 @@ extension RequestTask: ResponseHandler, EndOfTurnWork {
     }
 
     /// `result` is moved, not copied, to where it goes (a response is a few references).
+    /// From here on the task is only the caller's handle, if they kept it (see ``letGo()``).
     private func complete(_ result: consuming Result<HTTPClientResponse, HTTPClientError>) {
         // The request is over: the handle lets go of the task (itself), and of what was
         // collected (a handle a caller keeps must not keep the response too).
         self.finished()
         self.collectedHead = nil
         self.collectedBody = []
+        self.letGo()
         switch self.delivery {
-        case .completion(let completion): completion(result)
+        case .completion(let completion):
+            // Nor the caller's closure, and what it captured.
+            self.delivery = .awaiting
+            completion(result)
         case .continuation:
             // Resumed with the others of this turn of the loop, as one batch.
             self.heldResult = consume result

@@ -2,7 +2,7 @@
 import HTTPTypes
 
 /// One request on its way through the engine, from pool queue to finished response.
-/// Loop-confined: created, run and ended on one event loop's thread.
+/// Loop-confined: made on the caller's thread, then run and ended on one event loop's thread.
 /// Stored properties are `@exclusivity(unchecked)`: the object is touched by its loop's thread
 /// only, and no access to a property spans a call that could reach it again, so Swift's
 /// dynamic exclusivity checks (12% of the API path's user CPU) buy nothing here.
@@ -26,7 +26,7 @@ final class RequestTask: CancellationState, @unchecked Sendable {
 
     /// The request as the caller's thread prepared it, moved here whole: its bytes are
     /// copied once and none of its references counted again (see the accessors below).
-    let prepared: HTTPClient.Prepared
+    @exclusivity(unchecked) private(set) var prepared: HTTPClient.Prepared
     var key: ConnectionKey { self.prepared.key }
     /// The TLS context for an https key (the one its key's TLS id stands for).
     var tls: TLSContext? { self.prepared.tls }
@@ -65,8 +65,9 @@ final class RequestTask: CancellationState, @unchecked Sendable {
     var expectsContinue: Bool { self.prepared.expectsContinue }
     /// How long the body waits for 100 Continue before it goes anyway.
     let continueTimeout: Duration
-    /// The client that sent the request: it sends a redirect's next request.
-    let client: HTTPClient
+    /// The client that sent the request: it sends a redirect's next request. Let go of when
+    /// the request is over (``letGo()``): a handle kept by the caller must not keep the client.
+    @exclusivity(unchecked) private var client: HTTPClient?
     /// The request as sent (the one a Location is resolved against) and its options: what a
     /// redirect's next request is made from.
     var request: HTTPRequest { self.prepared.request }
@@ -80,7 +81,10 @@ final class RequestTask: CancellationState, @unchecked Sendable {
     /// the request gets there.
     @exclusivity(unchecked) var arrival: HostBudget.ShardCounts?
     /// The caller's handle on the request, which follows it if it moves to another loop: the
-    /// task itself when it collects its response (held as a flag, not a reference to itself).
+    /// task itself when it collects its response (held as a flag, not a reference to itself;
+    /// the base's own `task` does hold it while it runs — a cycle `finished()` breaks). A
+    /// task that is not its own handle (a stream's, a redirect's next) has a base it never
+    /// uses: cancelling through it does nothing.
     var cancellation: CancellationState? {
         get { self.isOwnHandle ? self : self.otherHandle }
         set {
@@ -217,13 +221,6 @@ final class RequestTask: CancellationState, @unchecked Sendable {
         return true
     }
 
-    /// A task on its way from the caller's thread to its loop's queue. @unchecked Sendable:
-    /// the caller touches the task no more once it is handed over, and from then on it is its
-    /// loop's alone (a task the queue refused is the caller's again, never the loop's).
-    struct Handoff: @unchecked Sendable {
-        let task: RequestTask
-    }
-
     /// Which deadline ended a wait that passed ``waitDeadline`` at `now`.
     func waitExpiry(at now: Deadline) -> HTTPClientError.Code {
         now >= self.deadline ? .totalTimeout : now >= self.headDeadline ? .headTimeout : .poolWaitTimeout
@@ -250,7 +247,7 @@ final class RequestTask: CancellationState, @unchecked Sendable {
             // The connection closed because a redirect's body was too long to skip: the
             // redirect (or its refusal) stands.
             if let redirect = self.redirect {
-                self.client.follow(redirect.request, keepBody: redirect.keepBody, after: self)
+                self.follow(redirect)
                 return
             }
             if let refusal = self.redirectError {
@@ -382,6 +379,31 @@ final class RequestTask: CancellationState, @unchecked Sendable {
         return consumedAll && !self.handlerPaused
     }
 
+    private func follow(_ redirect: (request: HTTPRequest, keepBody: Bool)) {
+        guard let client = self.client else {
+            // Let go of only once the request is over, which a redirect to follow is not.
+            self.handler.didFail(.cancelled(.internal, phase: .request, detail: "redirect after the request ended"))
+            return
+        }
+        client.follow(redirect.request, keepBody: redirect.keepBody, after: self)
+    }
+
+    /// The request is over, but the task may live on as the caller's handle (a
+    /// ``RequestHandle`` kept as long as the caller likes): let go of what is large or keeps
+    /// others alive — the client, the request's body and options, decoding and redirect state.
+    /// The key and the phase stay: the pool may still read them.
+    func letGo() {
+        self.client = nil
+        self.prepared.body = []
+        self.prepared.stream = nil
+        self.prepared.requestBody = nil
+        self.prepared.options = HTTPClient.RequestOptions()
+        self.decoder = nil
+        self.redirectChain = nil
+        self.interim = []
+        self.headObserver = nil
+    }
+
     /// The response ended; the connection has already gone back to the pool (or closed),
     /// so a redirect to the same host can take it.
     func finish(trailers: HTTPFields?) {
@@ -392,7 +414,7 @@ final class RequestTask: CancellationState, @unchecked Sendable {
         }
         self.phase = .finished
         if let redirect = self.redirect {
-            self.client.follow(redirect.request, keepBody: redirect.keepBody, after: self)
+            self.follow(redirect)
             return
         }
         // A success: a body still being written was answered before it was all sent.

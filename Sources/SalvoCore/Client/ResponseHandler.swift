@@ -9,7 +9,7 @@ protocol ResponseHandler: AnyObject {
     /// The final head, its fields still as bytes (``ParsedHead/response`` builds them).
     func didReceiveHead(_ head: ParsedHead) throws(HTTPClientError)
     /// Body bytes, valid only during the call. Return false to stop reading from the socket
-    /// until the task's `resumeReading()` is called.
+    /// until the caller's handle asks for more (`CancellationState.resumeReading()`).
     func didReceiveBody(_ bytes: UnsafeRawBufferPointer) throws(HTTPClientError) -> Bool
     /// The end: the trailers of a chunked body that had any, and what else is known of the
     /// response, the metrics of the whole exchange included.

@@ -10,7 +10,8 @@ import Synchronization
 /// client is made: reading and parsing it takes ~50 ms of CPU, which a client that only
 /// speaks plain HTTP (or a `salvo get http://…`) should not pay. Everything that can be
 /// wrong in a configuration (a file that does not load, a key that does not match) is still
-/// found at init.
+/// found at init. The first https request prepared on a loop thread — a redirect from http
+/// to https, a request started in a completion handler — loads it there, once.
 package final class TLSContext: @unchecked Sendable {
     // @unchecked Sendable: the SSL_CTX is configured in init, and once more — its system
     // trust roots, under `rootsLock` — before the first session is made from it; sessions
@@ -27,8 +28,10 @@ package final class TLSContext: @unchecked Sendable {
         }
         self.context = context
         self.configuration = configuration
-        // Without verification nothing reads them.
-        self.systemRootsPending = Atomic(configuration.trustRoots == .system && configuration.verifyCertificates)
+        // Without verification nothing reads them — unless OpenSSL completes a client
+        // certificate's chain from them.
+        self.systemRootsPending = Atomic(configuration.trustRoots == .system
+            && (configuration.verifyCertificates || configuration.certificateFile != nil))
         // On failure deinit frees the context: every stored property is set by now.
         try self.configure()
     }

@@ -40,7 +40,7 @@ import Testing
             }
             let deadline = ContinuousClock.now + .seconds(10)
             while finished.withLock({ $0 == nil }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
-            // Let go of before the completion handler was called (the lock orders the reads).
+            // The task cleared these before it called the completion handler; the lock orders the reads.
             weak let task = handle.state
             #expect(task != nil, "\(path): the handle keeps its task")
             #expect((task as? RequestTask)?.collectedBody.isEmpty == true, "\(path): the handle keeps the body")
@@ -51,6 +51,42 @@ import Testing
             #expect(task == nil, "\(path): the finished task is still alive")
             #expect(finished.withLock { $0 } != nil)
         }
+    }
+
+    /// A handle kept after its request ended holds nothing of it: not the client (which can
+    /// then go away), not the request's body, not the completion handler's captures.
+    @Test func aKeptHandleKeepsNeitherClientNorBody() async throws {
+        let server = try await Shared.faults.get()
+        final class Captured: Sendable {}
+        weak let weakClient: HTTPClient?
+        weak let weakCaptured: Captured?
+        let handle: RequestHandle
+        do {
+            let client = try makeClient()
+            weakClient = client
+            let captured = Captured()
+            weakCaptured = captured
+            let finished = Mutex(false)
+            var request = try get(server.url("/ok"))
+            request.method = .post
+            handle = client.execute(request, body: .bytes(Array(repeating: 7, count: 100_000)), options: .init(timeout: .seconds(5))) { _ in
+                _ = captured
+                finished.withLock { $0 = true }
+            }
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !finished.withLock({ $0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            let task = try #require(handle.state as? RequestTask)
+            let keptBytes = task.prepared.body.count
+            let keptBody = task.prepared.requestBody != nil
+            #expect(keptBytes == 0, "the handle keeps the request's bytes")
+            #expect(!keptBody, "the handle keeps the request's body")
+            client.shutdown()
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while weakClient != nil || weakCaptured != nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(weakClient == nil, "the handle keeps the client alive")
+        #expect(weakCaptured == nil, "the handle keeps the completion handler's captures")
+        withExtendedLifetime(handle) {}
     }
 
     @Test func clientOnASharedGroupCanGoAwayWithTimersPending() async throws {
