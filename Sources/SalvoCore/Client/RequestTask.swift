@@ -43,8 +43,10 @@ final class RequestTask: CancellationState, @unchecked Sendable {
     var readTimeout: Duration? { self.prepared.readTimeout }
     /// The longest the socket may refuse the request's bytes (nil: no limit).
     @exclusivity(unchecked) var writeTimeout: Duration?
-    /// Where the response goes: the handler the task was made with, or the task itself.
-    var handler: any ResponseHandler { self.otherHandler ?? self }
+    /// Where the response goes: the handler the task was made with, or the task itself. Not
+    /// counted (it is read for every piece of every response): `otherHandler` owns a handler
+    /// of another kind for the task's whole life, and the task is alive while it uses itself.
+    @exclusivity(unchecked) unowned(unsafe) private(set) var handler: (any ResponseHandler)!
     private let otherHandler: (any ResponseHandler)?
     @exclusivity(unchecked) var phase: Phase = .queued
     /// Set once the request has been retried on a fresh connection.
@@ -210,6 +212,7 @@ final class RequestTask: CancellationState, @unchecked Sendable {
         prepared.arrival = nil
         self.prepared = prepared
         super.init(loop: loop, client: client)
+        self.handler = handler ?? self
     }
 
     /// Tells placement the request reached the loop it was placed on (or never will); true

@@ -21,4 +21,17 @@ import Testing
         #expect(ConnectionDeadlines(connect: self.at(1)).expired(at: self.at(1)) == .connect)
         #expect(ConnectionDeadlines(idle: self.at(1)).expired(at: self.at(2)) == .idle)
     }
+
+    @Test func durationsInWholeNanosecondsClamped() {
+        #expect(Duration.zero.nanosecondsClamped == 0)
+        #expect(Duration.seconds(-3).nanosecondsClamped == 0)
+        #expect((Duration.zero - .nanoseconds(1)).nanosecondsClamped == 0)
+        #expect(Duration(secondsComponent: 0, attosecondsComponent: 999_999_999).nanosecondsClamped == 0, "below a nanosecond")
+        #expect(Duration.milliseconds(1500).nanosecondsClamped == 1_500_000_000)
+        #expect(Duration(secondsComponent: 30, attosecondsComponent: 1_999_999_999).nanosecondsClamped == 30_000_000_001)
+        #expect(Duration.seconds(18_446_744_073).nanosecondsClamped == 18_446_744_073_000_000_000)
+        #expect(Duration.seconds(18_446_744_074).nanosecondsClamped == .max, "past UInt64 nanoseconds")
+        #expect(Duration.seconds(Int64.max).nanosecondsClamped == .max)
+        #expect((Deadline(nanoseconds: 5) + .seconds(Int64.max)) == .distantFuture)
+    }
 }
