@@ -67,10 +67,10 @@ public struct ClientLoad: Sendable {
                     let work: @Sendable () async -> LoadStatistics = {
                         var tally = CallerTally()
                         while plan.take() {
-                            let began = ContinuousClock.now
+                            let began = Deadline.now()
                             do throws(HTTPClientError) {
                                 let response = try await client.execute(request, body: body, options: options)
-                                tally.record(response, latency: ContinuousClock.now - began)
+                                tally.record(response, since: began)
                             } catch {
                                 tally.statistics.record(error)
                             }
@@ -113,21 +113,23 @@ public struct ClientLoad: Sendable {
     }
 }
 
-/// When to stop: a deadline, a request budget, or both. Shared by all tasks of a run.
+/// When to stop: a deadline, a request budget, or both. Shared by all tasks of a run. On the
+/// monotonic clock in nanoseconds, as the engine's deadlines: read per request, it must cost
+/// the load tool less than the request it counts.
 final class Plan: Sendable {
-    private let deadline: ContinuousClock.Instant?
+    private let deadline: Deadline
     private let budget: Atomic<Int>
     private let limited: Bool
 
     init(configuration: LoadConfiguration) {
-        self.deadline = configuration.duration > .zero ? ContinuousClock.now + configuration.duration : nil
+        self.deadline = configuration.duration > .zero ? Deadline.now() + configuration.duration : .distantFuture
         self.limited = configuration.requestLimit != nil
         self.budget = Atomic(configuration.requestLimit ?? 0)
     }
 
     /// Takes one request from the plan; false when the run is over.
     func take() -> Bool {
-        if let deadline = self.deadline, ContinuousClock.now >= deadline { return false }
+        if self.deadline != .distantFuture, Deadline.now() >= self.deadline { return false }
         if self.limited {
             return self.budget.subtract(1, ordering: .relaxed).newValue >= 0
         }
@@ -147,7 +149,7 @@ final class CallbackChain: @unchecked Sendable {
     private let plan: Plan
     private let done: @Sendable (LoadStatistics) -> Void
     private var tally = CallerTally()
-    private var began = ContinuousClock.now
+    private var began = Deadline.now()
 
     init(client: HTTPClient, request: HTTPRequest, body: HTTPBody?, options: HTTPClient.RequestOptions, plan: Plan,
          done: @escaping @Sendable (LoadStatistics) -> Void) {
@@ -164,11 +166,11 @@ final class CallbackChain: @unchecked Sendable {
             self.done(self.tally.finished())
             return
         }
-        self.began = ContinuousClock.now
+        self.began = Deadline.now()
         self.client.execute(self.request, body: self.body, options: self.options) { result in
             switch result {
             case .success(let response):
-                self.tally.record(response, latency: ContinuousClock.now - self.began)
+                self.tally.record(response, since: self.began)
             case .failure(let error):
                 self.tally.statistics.record(error)
             }
@@ -184,7 +186,8 @@ struct CallerTally {
     private var runCode = 0
     private var runLength = 0
 
-    mutating func record(_ response: HTTPClientResponse, latency: Duration) {
+    /// A response to a request sent at `began`.
+    mutating func record(_ response: HTTPClientResponse, since began: Deadline) {
         self.statistics.requests += 1
         self.statistics.bytesRead += response.body.count
         let code = response.status.code
@@ -194,8 +197,8 @@ struct CallerTally {
         }
         self.runLength += 1
         if code >= 400 { self.statistics.errors.status += 1 }
-        let micros = latency.nanosecondsClamped / 1000
-        _ = self.statistics.latency.record(max(1, micros))
+        let elapsed = Deadline.now().nanoseconds &- began.nanoseconds
+        _ = self.statistics.latency.record(max(1, elapsed / 1000))
     }
 
     private mutating func endRun() {

@@ -9,11 +9,13 @@ import Testing
     @Test func aCallersStatusCodesAreAllCounted() {
         var tally = CallerTally()
         for code in [200, 200, 404, 200, 503, 503, 200] {
-            tally.record(HTTPClientResponse(head: HTTPResponse(status: .init(code: code)), body: [1, 2]), latency: .microseconds(50))
+            let sent = Deadline(nanoseconds: Deadline.now().nanoseconds - 50_000)
+            tally.record(HTTPClientResponse(head: HTTPResponse(status: .init(code: code)), body: [1, 2]), since: sent)
         }
         let statistics = tally.finished()
         #expect(statistics.statusCounts == [200: 4, 404: 1, 503: 2])
         #expect(statistics.requests == 7 && statistics.bytesRead == 14 && statistics.errors.status == 3)
+        #expect(statistics.latency.min >= 50, "latencies in microseconds, from the send")
         var empty = CallerTally()
         #expect(empty.finished().statusCounts.isEmpty)
     }
