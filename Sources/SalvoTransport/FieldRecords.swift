@@ -302,6 +302,27 @@ package struct FieldRecords: Sendable {
         return found
     }
 
+    /// The first value of `name` read as a decimal number (digits only, as RFC 9110 writes a
+    /// Content-Length), without making a `String` of it; nil when there is none, or it is
+    /// not one, or it does not fit an `Int`.
+    package func firstNumber(for name: HTTPField.Name) -> Int? {
+        var found: Int? = nil
+        self.forEachValue(of: name) { value in
+            guard !value.isEmpty else { return false }
+            var number = 0
+            for byte in value {
+                guard byte >= 0x30, byte <= 0x39 else { return false }
+                let (times10, overflow) = number.multipliedReportingOverflow(by: 10)
+                let (sum, overflow2) = times10.addingReportingOverflow(Int(byte &- 0x30))
+                if overflow || overflow2 { return false }
+                number = sum
+            }
+            found = number
+            return false
+        }
+        return found
+    }
+
     /// Every value of `name` joined with ", " (a list sent over several lines); nil when
     /// there is none.
     package func joinedValues(for name: HTTPField.Name) -> String? {

@@ -37,6 +37,20 @@ import Testing
         #expect(built.map { "\($0.name.rawName): \($0.value)" } == fields.map { "\($0.0): \($0.1)" })
     }
 
+    /// A number read from the bytes: the first value only, digits only, within an Int.
+    @Test func numbersAreReadWithoutAString() {
+        let cases: [(String, Int?)] = [
+            ("0", 0), ("1234", 1234), ("9223372036854775807", Int.max), ("9223372036854775808", nil),
+            ("", nil), ("+5", nil), ("-5", nil), ("5 6", nil), ("0x10", nil), ("12a", nil),
+        ]
+        for (value, expected) in cases {
+            #expect(self.records([("Content-Length", value)]).firstNumber(for: .contentLength) == expected, "\(value)")
+        }
+        let two = self.records([("content-length", "7"), ("Content-Length", "9")], pieces: 2)
+        #expect(two.firstNumber(for: .contentLength) == 7)
+        #expect(self.records([("Content-Type", "7")]).firstNumber(for: .contentLength) == nil)
+    }
+
     @Test func trailingWhitespaceIsNotPartOfTheValue() {
         let records = self.records([("X-A", "b \t "), ("X-B", " \t")])
         #expect(records.firstValue(for: HTTPField.Name("x-a")!) == "b")
