@@ -100,6 +100,15 @@ extension HTTPClient {
 }
 
 /// Cancels a request started with a completion handler.
+///
+/// Cheap to keep: once the request has ended it holds none of it — not the response, the
+/// request's body, the completion handler, nor the client — and `cancel()` does nothing.
+///
+/// ```swift
+/// let handle = client.execute(request) { result in print(result.map(\.status)) }
+/// // later, from any thread:
+/// handle.cancel()   // the completion handler gets .cancelled, unless the response came first
+/// ```
 public struct RequestHandle: Sendable {
     let state: CancellationState?
 
