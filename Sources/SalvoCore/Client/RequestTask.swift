@@ -397,14 +397,16 @@ final class RequestTask: CancellationState, @unchecked Sendable {
     /// The key and the phase stay: the pool may still read them.
     func letGo() {
         self.client = nil
-        self.prepared.body = []
-        self.prepared.stream = nil
-        self.prepared.requestBody = nil
+        // Only what is there: most requests have no body, stream, decoder or redirects, and
+        // storing nil over nil still destroys the old value through its type's witnesses.
+        if !self.prepared.body.isEmpty { self.prepared.body = [] }
+        if self.prepared.stream != nil { self.prepared.stream = nil }
+        if self.prepared.requestBody != nil { self.prepared.requestBody = nil }
         self.prepared.options = HTTPClient.RequestOptions()
-        self.decoder = nil
-        self.redirectChain = nil
-        self.interim = []
-        self.headObserver = nil
+        if self.decoder != nil { self.decoder = nil }
+        if self.redirectChain != nil { self.redirectChain = nil }
+        if !self.interim.isEmpty { self.interim = [] }
+        if self.headObserver != nil { self.headObserver = nil }
     }
 
     /// The response ended; the connection has already gone back to the pool (or closed),
