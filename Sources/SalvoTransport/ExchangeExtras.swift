@@ -42,36 +42,4 @@ package struct ExchangeExtras: Sendable {
         get { self.storage?.values ?? Values() }
         set { self.storage = newValue.isEmpty ? nil : Storage(newValue) }
     }
-
-    // Each read goes through the box without copying the rest of it.
-
-    package var redirectChain: [String] {
-        get { self.storage?.values.redirectChain ?? [] }
-        set { self.values.redirectChain = newValue }
-    }
-
-    package var unfollowedRedirect: String? {
-        get { self.storage?.values.unfollowedRedirect }
-        set { self.values.unfollowedRedirect = newValue }
-    }
-
-    package var redirects: [RedirectHop] {
-        get { self.storage?.values.redirects ?? [] }
-        set { self.values.redirects = newValue }
-    }
-
-    package var effectiveRequest: HTTPRequest? {
-        get { self.storage?.values.effectiveRequest }
-        set { self.values.effectiveRequest = newValue }
-    }
-
-    package var interimResponses: [HTTPResponse] {
-        get { self.storage?.values.interimResponses ?? [] }
-        set { self.values.interimResponses = newValue }
-    }
-
-    package var decodedContentEncoding: String? {
-        get { self.storage?.values.decodedContentEncoding }
-        set { self.values.decodedContentEncoding = newValue }
-    }
 }

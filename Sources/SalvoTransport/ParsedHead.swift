@@ -33,7 +33,7 @@ import Synchronization
     public var response: HTTPResponse {
         self.built.withLock { built in
             if let built { return built }
-            let response = HTTPResponse(status: self.status, headerFields: self.fields.makeFields())
+            let response = self.build()
             built = response
             return response
         }
@@ -43,7 +43,11 @@ import Synchronization
     /// its fields): for the one response that holds this, to edit it in place.
     package func takeResponse() -> HTTPResponse {
         self.built.withLock { built in
-            built.take() ?? HTTPResponse(status: self.status, headerFields: self.fields.makeFields())
+            built.take() ?? self.build()
         }
+    }
+
+    private func build() -> HTTPResponse {
+        HTTPResponse(status: self.status, headerFields: self.fields.makeFields())
     }
 }

@@ -109,37 +109,37 @@ public struct TransportResponse: Sendable {
     /// The URLs requested on the way to this response when redirects were followed, the
     /// first request's included and this response's last; empty when none was.
     public var redirectChain: [String] {
-        get { self.extras.redirectChain }
-        set { self.extras.redirectChain = newValue }
+        get { self.extras.values.redirectChain }
+        set { self.extras.values.redirectChain = newValue }
     }
     /// Why this 3xx response was returned instead of followed, when redirects were on but
     /// this one could not be (a 307 or 308 asking for a streamed body to be sent again).
     public var unfollowedRedirect: String? {
-        get { self.extras.unfollowedRedirect }
-        set { self.extras.unfollowedRedirect = newValue }
+        get { self.extras.values.unfollowedRedirect }
+        set { self.extras.values.unfollowedRedirect = newValue }
     }
     /// Each redirect followed on the way: the request sent and the 3xx that answered it.
     public var redirects: [RedirectHop] {
-        get { self.extras.redirects }
-        set { self.extras.redirects = newValue }
+        get { self.extras.values.redirects }
+        set { self.extras.values.redirects = newValue }
     }
     /// The request that this response answers: the last one of a redirect chain (nil when
     /// it is the request as given).
     public var effectiveRequest: HTTPRequest? {
-        get { self.extras.effectiveRequest }
-        set { self.extras.effectiveRequest = newValue }
+        get { self.extras.values.effectiveRequest }
+        set { self.extras.values.effectiveRequest = newValue }
     }
     /// Interim (1xx) responses that came before this one (`100 Continue`, `103 Early Hints`).
     public var interimResponses: [HTTPResponse] {
-        get { self.extras.interimResponses }
-        set { self.extras.interimResponses = newValue }
+        get { self.extras.values.interimResponses }
+        set { self.extras.values.interimResponses = newValue }
     }
     /// When the transport decoded the body from a content coding (`gzip`,
     /// `deflate`): the body is the decoded bytes, while ``head`` still says what the server
     /// sent. A cache stores such a body without its `Content-Encoding`.
     public var decodedContentEncoding: String? {
-        get { self.extras.decodedContentEncoding }
-        set { self.extras.decodedContentEncoding = newValue }
+        get { self.extras.values.decodedContentEncoding }
+        set { self.extras.values.decodedContentEncoding = newValue }
     }
 
     public init(head: HTTPResponse, body: ResponseBody, redirectChain: [String] = [], unfollowedRedirect: String? = nil) {

@@ -5,11 +5,11 @@ struct ExchangeDetails: Sendable {
     var metrics: TransportMetrics
     var extras: ExchangeExtras
 
-    var redirectChain: [String] { self.extras.redirectChain }
-    var redirects: [RedirectHop] { self.extras.redirects }
-    var effectiveRequest: HTTPRequest? { self.extras.effectiveRequest }
-    var interimResponses: [HTTPResponse] { self.extras.interimResponses }
-    var decodedContentEncoding: String? { self.extras.decodedContentEncoding }
+    var redirectChain: [String] { self.extras.values.redirectChain }
+    var redirects: [RedirectHop] { self.extras.values.redirects }
+    var effectiveRequest: HTTPRequest? { self.extras.values.effectiveRequest }
+    var interimResponses: [HTTPResponse] { self.extras.values.interimResponses }
+    var decodedContentEncoding: String? { self.extras.values.decodedContentEncoding }
 
     /// From a streamed response; its metrics are complete once its body has been read.
     init(_ response: TransportResponse) {

@@ -162,17 +162,17 @@ final class TLSContexts: Sendable {
 
     /// The context and its key id for a request's configuration (nil: the client's own).
     func context(for configuration: TLSConfiguration?) throws(HTTPClientError) -> (id: Int, context: TLSContext) {
-        guard let configuration, configuration != self.primary.configuration else {
-            self.primary.loadDeferredTrust()
-            return (0, self.primary)
-        }
-        if let known = self.others.withLock({ $0.byConfiguration[configuration] }) {
-            known.context.loadDeferredTrust()
-            return known
-        }
-        // Built (and its trust loaded) outside the lock: loading trust stores takes milliseconds.
+        let entry = try self.entry(for: configuration)
+        // Before any session is made from it, on the thread preparing the request.
+        entry.context.loadDeferredTrust()
+        return entry
+    }
+
+    private func entry(for configuration: TLSConfiguration?) throws(HTTPClientError) -> (id: Int, context: TLSContext) {
+        guard let configuration, configuration != self.primary.configuration else { return (0, self.primary) }
+        if let known = self.others.withLock({ $0.byConfiguration[configuration] }) { return known }
+        // Built outside the lock: loading trust stores takes milliseconds.
         let context = try TLSContext(configuration)
-        context.loadDeferredTrust()
         return self.others.withLock { state in
             if let known = state.byConfiguration[configuration] { return known }
             if state.byConfiguration.count >= Self.maxRemembered { state.byConfiguration.removeAll() }

@@ -342,23 +342,12 @@ final class RefusedPort {
 
     init() throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let rc = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
-                guard bind(fd, pointer, length) == 0 else { return -1 }
-                return getsockname(fd, pointer, &length)
-            }
-        }
-        guard rc == 0 else {
+        guard let port = bindToLoopback(fd) else {
             close(fd)
             throw TestServerError("cannot hold a port")
         }
         self.fd = fd
-        self.port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
     }
 
     deinit { close(self.fd) }
@@ -367,6 +356,12 @@ final class RefusedPort {
 func freePort() throws -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(fd) }
+    guard let port = bindToLoopback(fd) else { throw TestServerError("cannot find a free port") }
+    return port
+}
+
+/// Binds `fd` to 127.0.0.1 on a port the kernel picks; that port, or nil if it cannot.
+func bindToLoopback(_ fd: Int32) -> Int? {
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -378,6 +373,5 @@ func freePort() throws -> Int {
             return getsockname(fd, pointer, &length)
         }
     }
-    guard rc == 0 else { throw TestServerError("cannot find a free port") }
-    return Int(UInt16(bigEndian: address.sin_port))
+    return rc == 0 ? Int(UInt16(bigEndian: address.sin_port)) : nil
 }

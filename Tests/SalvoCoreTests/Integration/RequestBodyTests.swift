@@ -263,19 +263,9 @@ final class SilentListener: @unchecked Sendable {
 
     init() throws {
         let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listening, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(listening, 16) == 0 else { throw TestServerError("cannot listen") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listening, $0, &length) }
-        }
+        guard let port = bindToLoopback(listening), listen(listening, 16) == 0 else { throw TestServerError("cannot listen") }
         self.fd = listening
-        self.port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
         let accepted = self.accepted
         self.thread = Thread {
             while true {
