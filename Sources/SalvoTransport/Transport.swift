@@ -24,17 +24,17 @@ import HTTPTypes
 public protocol Transport: Sendable {
     /// Sends `request` with `body` and returns once the response head has arrived; the body
     /// follows through ``TransportResponse/body``. The one call a transport must implement.
-    func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(HTTPClientError) -> TransportResponse
+    nonisolated(nonsending) func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(HTTPClientError) -> TransportResponse
 
     /// The whole response, its body collected: more than `maxBodySize` bytes fail with
     /// `.bodyTooLarge`. Built on ``send(_:body:options:)`` by default; a transport with a
     /// cheaper way to collect (the engine) provides its own.
-    func sendCollecting(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions,
-                        maxBodySize: Int) async throws(HTTPClientError) -> HTTPClientResponse
+    nonisolated(nonsending) func sendCollecting(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions,
+                                                maxBodySize: Int) async throws(HTTPClientError) -> HTTPClientResponse
 }
 
 extension Transport {
-    public func sendCollecting(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions,
+    nonisolated(nonsending) public func sendCollecting(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions,
                                maxBodySize: Int) async throws(HTTPClientError) -> HTTPClientResponse {
         let streamed = try await self.send(request, body: body, options: options)
         let bytes = try await streamed.body.collect(upTo: maxBodySize)

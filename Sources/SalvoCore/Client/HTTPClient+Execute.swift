@@ -10,7 +10,12 @@ extension HTTPClient {
     ///     size limit, TLS…).
     /// - Throws: ``HTTPClientError``; `.cancelled` when the calling task is cancelled (the
     ///   connection is closed, never reused mid-response).
-    public func execute(
+    ///
+    /// Runs on the caller's executor (`nonisolated(nonsending)`): the request is prepared and
+    /// handed to its event loop without first hopping to the global executor, and the result
+    /// comes back to where the caller is — an actor, or an event loop it prefers as its task
+    /// executor — in the one hop of the response itself.
+    nonisolated(nonsending) public func execute(
         _ request: HTTPRequest, body: HTTPBody? = nil, options: RequestOptions = RequestOptions()
     ) async throws(HTTPClientError) -> HTTPClientResponse {
         var prepared = try self.prepared(request, body: body, options: options)
@@ -39,7 +44,7 @@ extension HTTPClient {
     /// an `AsyncSequence` of chunks, read from the socket only as fast as it is consumed.
     ///
     /// Cancelling the calling task, or dropping the body before its end, cancels the request.
-    public func stream(
+    nonisolated(nonsending) public func stream(
         _ request: HTTPRequest, body: HTTPBody? = nil, options: RequestOptions = RequestOptions()
     ) async throws(HTTPClientError) -> HTTPClientStreamingResponse {
         var prepared = try self.prepared(request, body: body, options: options)
@@ -121,14 +126,14 @@ public struct RequestHandle: Sendable {
 /// The engine as the typed layer's (or anyone's) transport: the streaming call.
 extension HTTPClient: Transport {
     /// Sends `request` and returns once the head has arrived; see ``stream(_:body:options:)``.
-    public func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(HTTPClientError) -> TransportResponse {
+    nonisolated(nonsending) public func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(HTTPClientError) -> TransportResponse {
         try await self.stream(request, body: body, options: RequestOptions(
             timeout: options.timeout, deadline: options.deadline, headTimeout: options.headTimeout, readTimeout: options.readTimeout))
     }
 
     /// Sends `request` and collects the response; see ``execute(_:body:options:)``.
-    public func sendCollecting(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions,
-                               maxBodySize: Int) async throws(HTTPClientError) -> HTTPClientResponse {
+    nonisolated(nonsending) public func sendCollecting(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions,
+                                                       maxBodySize: Int) async throws(HTTPClientError) -> HTTPClientResponse {
         try await self.execute(request, body: body, options: RequestOptions(
             timeout: options.timeout, maxBodySize: maxBodySize, deadline: options.deadline,
             headTimeout: options.headTimeout, readTimeout: options.readTimeout))
