@@ -37,11 +37,16 @@ public struct HTTPClientResponse: Sendable {
         self.trailers = trailers
     }
 
-    /// A response whose head is built when first read.
-    package init(parsedHead: ParsedHead, body: [UInt8], trailers: HTTPFields? = nil) {
+    /// A response whose head is built when first read, made whole in one step: every part is
+    /// moved in, none copied (the engine makes one per collected request).
+    package init(parsedHead: consuming ParsedHead, body: consuming [UInt8], trailers: consuming HTTPFields?,
+                 version: HTTPVersion, metrics: consuming TransportMetrics, extras: consuming ExchangeExtras) {
         self.storedHead = parsedHead
         self.body = body
         self.trailers = trailers
+        self.version = version
+        self.metrics = metrics
+        self.extras = extras
     }
 
     /// Shorthand for `head.status` (read without building the head's fields).

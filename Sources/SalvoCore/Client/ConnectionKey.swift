@@ -33,6 +33,20 @@ public struct ConnectionKey: Hashable, Sendable, CustomStringConvertible {
         return self.port == defaultPort ? hostPart : "\(hostPart):\(self.port)"
     }
 
+    /// The fields `Hashable` would compare, the cheap ones first: the pool compares each
+    /// request's key to the last one's, and the derived `==` copied both optional proxies
+    /// (their strings and fields) to compare them, even when neither had one. `hash(into:)`
+    /// stays the synthesized one, over the same fields.
+    public static func == (lhs: ConnectionKey, rhs: ConnectionKey) -> Bool {
+        guard lhs.port == rhs.port, lhs.scheme == rhs.scheme, lhs.tlsConfigurationID == rhs.tlsConfigurationID,
+              lhs.host == rhs.host, lhs.unixSocketPath == rhs.unixSocketPath else { return false }
+        switch (lhs.proxy == nil, rhs.proxy == nil) {
+        case (true, true): return true
+        case (false, false): return lhs.proxy == rhs.proxy
+        default: return false
+        }
+    }
+
     public var description: String {
         "\(self.scheme.rawValue)://\(self.authority)" + (self.unixSocketPath.map { " via \($0)" } ?? "")
             + (self.proxy.map { " through \($0)" } ?? "")

@@ -78,12 +78,12 @@ extension RequestTask: ResponseHandler, EndOfTurnWork {
             self.complete(.failure(HTTPClientError(.invalidResponse, detail: "response ended without a head")))
             return
         }
-        // The body moves into the response: the task keeps no second reference to it.
+        // The body moves into the response: the task keeps no second reference to it. The
+        // response is made in place in the result, its parts moved in.
         var body: [UInt8] = []
         swap(&body, &self.collectedBody)
-        var response = HTTPClientResponse(parsedHead: head, body: body, trailers: trailers)
-        details.apply(to: &response)
-        self.complete(.success(response))
+        self.complete(.success(HTTPClientResponse(parsedHead: head, body: body, trailers: trailers, version: details.version,
+                                                  metrics: details.metrics, extras: details.extras)))
     }
 
     func didFail(_ error: HTTPClientError) {

@@ -25,14 +25,18 @@ final class RequestTask: CancellationState, @unchecked Sendable {
     }
 
     /// The request as the caller's thread prepared it, moved here whole: its bytes are
-    /// copied once and none of its references counted again (see the accessors below).
+    /// copied once and none of its references counted again. The accessors below lend its
+    /// parts (`_read`) rather than return copies: comparing the key to the pool's last one,
+    /// say, then counts none of the key's references.
     @exclusivity(unchecked) private(set) var prepared: HTTPClient.Prepared
-    var key: ConnectionKey { self.prepared.key }
+    /// Its own constant, not lent from `prepared`: read a few times per request (the pool
+    /// compares it to its last host's), and a constant is read without copying it.
+    let key: ConnectionKey
     /// The TLS context for an https key (the one its key's TLS id stands for).
-    var tls: TLSContext? { self.prepared.tls }
+    var tls: TLSContext? { _read { yield self.prepared.tls } }
     /// The serialized head, encoded once (and shared by repeated requests).
-    var head: [UInt8] { self.prepared.head }
-    var body: [UInt8] { self.prepared.body }
+    var head: [UInt8] { _read { yield self.prepared.head } }
+    var body: [UInt8] { _read { yield self.prepared.body } }
     let isHead: Bool
     let isIdempotent: Bool
     var deadline: Deadline { self.prepared.deadline }
@@ -62,7 +66,7 @@ final class RequestTask: CancellationState, @unchecked Sendable {
     /// The caller sent `Connection: close`: the connection is not reused after this request.
     var closeAfter: Bool { self.prepared.closeAfter }
     /// A body that is produced while it is sent (a stream or a file), instead of `body`.
-    var stream: StreamSource? { self.prepared.stream }
+    var stream: StreamSource? { _read { yield self.prepared.stream } }
     /// The request asked for `Expect: 100-continue`: its body waits for the interim answer.
     var expectsContinue: Bool { self.prepared.expectsContinue }
     /// How long the body waits for 100 Continue before it goes anyway.
@@ -72,10 +76,10 @@ final class RequestTask: CancellationState, @unchecked Sendable {
     @exclusivity(unchecked) private var client: HTTPClient?
     /// The request as sent (the one a Location is resolved against) and its options: what a
     /// redirect's next request is made from.
-    var request: HTTPRequest { self.prepared.request }
-    var options: HTTPClient.RequestOptions { self.prepared.options }
+    var request: HTTPRequest { _read { yield self.prepared.request } }
+    var options: HTTPClient.RequestOptions { _read { yield self.prepared.options } }
     /// How redirects are followed; nil when they are not.
-    var redirectPolicy: RedirectPolicy? { self.prepared.redirects }
+    var redirectPolicy: RedirectPolicy? { _read { yield self.prepared.redirects } }
     /// The redirects of the chain so far, made at the chain's first redirect response and
     /// handed from each request to the next; nil until then (most responses are not redirects).
     @exclusivity(unchecked) var redirectChain: RedirectChain?
@@ -97,9 +101,9 @@ final class RequestTask: CancellationState, @unchecked Sendable {
     @exclusivity(unchecked) private var otherHandle: CancellationState?
     @exclusivity(unchecked) private var isOwnHandle = false
     /// The body as the caller gave it, told when the request is over (`requestEnded()`).
-    var requestBody: HTTPBody? { self.prepared.requestBody }
+    var requestBody: HTTPBody? { _read { yield self.prepared.requestBody } }
     /// Limits for decoding a gzip or deflate body; nil when the body goes as sent.
-    var decoding: ContentDecoder.Limits? { self.prepared.decoding }
+    var decoding: ContentDecoder.Limits? { _read { yield self.prepared.decoding } }
     /// Told of each head as it arrived (``HTTPClient/RequestOptions/headObserver``).
     @exclusivity(unchecked) var headObserver: (@Sendable (ReceivedHead) -> Void)?
     /// The decoder of this response's body, when it has a content coding.
@@ -197,8 +201,10 @@ final class RequestTask: CancellationState, @unchecked Sendable {
 
     private init(_ prepared: consuming HTTPClient.Prepared, client: HTTPClient, loop: EventLoop,
                  handler: (any ResponseHandler)?, maxBodySize: Int, delivery: Delivery) {
-        self.isHead = prepared.request.method == .head
-        self.isIdempotent = Self.isIdempotent(prepared.request.method)
+        let method = prepared.request.method
+        self.isHead = method == .head
+        self.isIdempotent = Self.isIdempotent(method)
+        self.key = prepared.key
         self.otherHandler = handler
         self.client = client
         self.startedAt = prepared.startedAt
