@@ -11,13 +11,15 @@ extension HTTPClient {
     /// - Throws: ``HTTPClientError``; `.cancelled` when the calling task is cancelled (the
     ///   connection is closed, never reused mid-response).
     ///
-    /// Runs on the caller's executor (`nonisolated(nonsending)`): the request is prepared and
-    /// handed to its event loop without first hopping to the global executor, and the result
-    /// comes back to where the caller is — an actor, or an event loop it prefers as its task
-    /// executor — in the one hop of the response itself.
+    /// Runs on the caller's executor (`nonisolated(nonsending)`): the request is prepared —
+    /// microseconds — and handed to its event loop without first hopping to the global
+    /// executor, and the result comes back to where the caller is (an actor, or an event loop
+    /// it prefers as its task executor) with the response itself. The one slow step, setting
+    /// up TLS the first time (the system trust store, ~50 ms), runs on the global executor.
     nonisolated(nonsending) public func execute(
         _ request: HTTPRequest, body: HTTPBody? = nil, options: RequestOptions = RequestOptions()
     ) async throws(HTTPClientError) -> HTTPClientResponse {
+        await self.setUpTLS(for: request, options: options)
         var prepared = try self.prepared(request, body: body, options: options)
         if Task.isCancelled {
             body?.requestEnded()
@@ -44,9 +46,11 @@ extension HTTPClient {
     /// an `AsyncSequence` of chunks, read from the socket only as fast as it is consumed.
     ///
     /// Cancelling the calling task, or dropping the body before its end, cancels the request.
+    /// Runs on the caller's executor, as ``execute(_:body:options:)`` does.
     nonisolated(nonsending) public func stream(
         _ request: HTTPRequest, body: HTTPBody? = nil, options: RequestOptions = RequestOptions()
     ) async throws(HTTPClientError) -> HTTPClientStreamingResponse {
+        await self.setUpTLS(for: request, options: options)
         var prepared = try self.prepared(request, body: body, options: options)
         if Task.isCancelled {
             body?.requestEnded()
@@ -141,6 +145,19 @@ extension HTTPClient: Transport {
 }
 
 extension HTTPClient {
+    /// Builds the TLS context an https request needs, or loads its trust store, when that is
+    /// still to do — on the global executor, not the caller's (which may be the main actor):
+    /// it takes milliseconds, once per client and configuration. Errors are left for
+    /// preparing the request to report; everything else costs one atomic load.
+    fileprivate nonisolated(nonsending) func setUpTLS(for request: HTTPRequest, options: RequestOptions) async {
+        guard request.scheme != "http", self.tlsContexts.needsSetUp(for: options.tls) else { return }
+        await self.setUpTLSConcurrently(options.tls)
+    }
+
+    @concurrent private func setUpTLSConcurrently(_ configuration: TLSConfiguration?) async {
+        _ = try? self.tlsContexts.context(for: configuration)
+    }
+
     /// ``prepare(_:body:options:)``, telling the body the request is over when it fails there.
     fileprivate func prepared(_ request: HTTPRequest, body: HTTPBody?, options: RequestOptions) throws(HTTPClientError) -> Prepared {
         do {

@@ -163,9 +163,19 @@ final class TLSContexts: Sendable {
     /// The context and its key id for a request's configuration (nil: the client's own).
     func context(for configuration: TLSConfiguration?) throws(HTTPClientError) -> (id: Int, context: TLSContext) {
         let entry = try self.entry(for: configuration)
-        // Before any session is made from it, on the thread preparing the request.
+        // Before any session is made from it, on the thread preparing the request (off the
+        // caller's actor for the async calls: see `HTTPClient.setUpTLS(for:options:)`).
         entry.context.loadDeferredTrust()
         return entry
+    }
+
+    /// Whether ``context(for:)`` would do slow work for this configuration — build a context
+    /// (files read, certificates parsed) or load the system trust store (~50 ms) — rather
+    /// than find one ready. An atomic load for the client's own configuration.
+    func needsSetUp(for configuration: TLSConfiguration?) -> Bool {
+        guard let configuration, configuration != self.primary.configuration else { return self.primary.defersTrust }
+        guard let known = self.others.withLock({ $0.byConfiguration[configuration] }) else { return true }
+        return known.context.defersTrust
     }
 
     private func entry(for configuration: TLSConfiguration?) throws(HTTPClientError) -> (id: Int, context: TLSContext) {
