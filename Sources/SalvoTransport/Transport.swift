@@ -21,6 +21,10 @@ import HTTPTypes
 /// A transport honours the options' deadline and the calling task's cancellation (failing
 /// with `.cancelled`), reports every failure as an ``HTTPClientError``, and calls the body's
 /// ``HTTPBody/requestEnded()`` once it is done with it (sent, or never to be).
+///
+/// The calls are `nonisolated(nonsending)`: they run on the caller's executor. A `send`
+/// written as a plain `async` function, as above, conforms too; it runs on the global
+/// executor instead, at the cost of a hop there and back per request.
 public protocol Transport: Sendable {
     /// Sends `request` with `body` and returns once the response head has arrived; the body
     /// follows through ``TransportResponse/body``. The one call a transport must implement.
