@@ -24,10 +24,9 @@ final class RequestTask: CancellationState, @unchecked Sendable {
         case finished
     }
 
-    /// The request as the caller's thread prepared it, moved here whole: its bytes are
-    /// copied once and none of its references counted again. The accessors below lend its
-    /// parts (`_read`) rather than return copies: comparing the key to the pool's last one,
-    /// say, then counts none of the key's references.
+    /// The request as the caller's thread prepared it, moved here whole (its key aside, kept
+    /// as a constant of its own below). The accessors lend its parts (`_read`) rather than
+    /// return copies, so reading one counts none of its references.
     @exclusivity(unchecked) private(set) var prepared: HTTPClient.Prepared
     /// Its own constant, not lent from `prepared`: read a few times per request (the pool
     /// compares it to its last host's), and a constant is read without copying it.

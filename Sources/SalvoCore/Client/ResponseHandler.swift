@@ -39,10 +39,4 @@ struct ResponseDetails {
         response.metrics = self.metrics
         response.extras = self.extras
     }
-
-    func apply(to response: inout HTTPClientResponse) {
-        response.version = self.version
-        response.metrics = self.metrics
-        response.extras = self.extras
-    }
 }
