@@ -173,14 +173,20 @@ final class TLSContexts: Sendable {
     /// (files read, certificates parsed) or load the system trust store (~50 ms) — rather
     /// than find one ready. An atomic load for the client's own configuration.
     func needsSetUp(for configuration: TLSConfiguration?) -> Bool {
-        guard let configuration, configuration != self.primary.configuration else { return self.primary.defersTrust }
-        guard let known = self.others.withLock({ $0.byConfiguration[configuration] }) else { return true }
-        return known.context.defersTrust
+        self.existing(for: configuration)?.context.defersTrust ?? true
+    }
+
+    /// The entry for a configuration when there is one already: the client's own, or one
+    /// made for an earlier request.
+    private func existing(for configuration: TLSConfiguration?) -> (id: Int, context: TLSContext)? {
+        guard let configuration, configuration != self.primary.configuration else { return (0, self.primary) }
+        return self.others.withLock { $0.byConfiguration[configuration] }
     }
 
     private func entry(for configuration: TLSConfiguration?) throws(HTTPClientError) -> (id: Int, context: TLSContext) {
-        guard let configuration, configuration != self.primary.configuration else { return (0, self.primary) }
-        if let known = self.others.withLock({ $0.byConfiguration[configuration] }) { return known }
+        if let known = self.existing(for: configuration) { return known }
+        // Not the client's own (that one always exists), so a configuration was given.
+        guard let configuration else { return (0, self.primary) }
         // Built outside the lock: loading trust stores takes milliseconds.
         let context = try TLSContext(configuration)
         return self.others.withLock { state in
