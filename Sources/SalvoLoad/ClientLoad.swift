@@ -66,13 +66,16 @@ public struct ClientLoad: Sendable {
                 for index in 0..<callers {
                     let work: @Sendable () async -> LoadStatistics = {
                         var tally = CallerTally()
-                        while plan.take() {
-                            let began = Deadline.now()
+                        // One clock reading per request: a response's end is the next one's start.
+                        var now = Deadline.now()
+                        while plan.take(at: now) {
+                            let began = now
                             do throws(HTTPClientError) {
                                 let response = try await client.execute(request, body: body, options: options)
-                                tally.record(response, since: began)
+                                now = tally.record(response, since: began)
                             } catch {
                                 tally.statistics.record(error)
+                                now = Deadline.now()
                             }
                         }
                         return tally.finished()
@@ -127,9 +130,9 @@ final class Plan: Sendable {
         self.budget = Atomic(configuration.requestLimit ?? 0)
     }
 
-    /// Takes one request from the plan; false when the run is over.
-    func take() -> Bool {
-        if self.deadline != .distantFuture, Deadline.now() >= self.deadline { return false }
+    /// Takes one request from the plan at `now`; false when the run is over.
+    func take(at now: Deadline) -> Bool {
+        if now >= self.deadline { return false }
         if self.limited {
             return self.budget.subtract(1, ordering: .relaxed).newValue >= 0
         }
@@ -161,20 +164,22 @@ final class CallbackChain: @unchecked Sendable {
         self.done = done
     }
 
-    func next() {
-        guard self.plan.take() else {
+    /// Starts the next request at `now` (one clock reading per request: a response's end is
+    /// the next one's start).
+    func next(at now: Deadline = .now()) {
+        guard self.plan.take(at: now) else {
             self.done(self.tally.finished())
             return
         }
-        self.began = Deadline.now()
+        self.began = now
         self.client.execute(self.request, body: self.body, options: self.options) { result in
             switch result {
             case .success(let response):
-                self.tally.record(response, since: self.began)
+                self.next(at: self.tally.record(response, since: self.began))
             case .failure(let error):
                 self.tally.statistics.record(error)
+                self.next()
             }
-            self.next()
         }
     }
 }
@@ -186,8 +191,9 @@ struct CallerTally {
     private var runCode = 0
     private var runLength = 0
 
-    /// A response to a request sent at `began`.
-    mutating func record(_ response: HTTPClientResponse, since began: Deadline) {
+    /// A response to a request sent at `began`; returns the clock reading it ended at.
+    @discardableResult
+    mutating func record(_ response: HTTPClientResponse, since began: Deadline) -> Deadline {
         self.statistics.requests += 1
         self.statistics.bytesRead += response.body.count
         let code = response.status.code
@@ -197,8 +203,10 @@ struct CallerTally {
         }
         self.runLength += 1
         if code >= 400 { self.statistics.errors.status += 1 }
-        let elapsed = Deadline.now().nanoseconds &- began.nanoseconds
+        let now = Deadline.now()
+        let elapsed = now.nanoseconds &- began.nanoseconds
         _ = self.statistics.latency.record(max(1, elapsed / 1000))
+        return now
     }
 
     private mutating func endRun() {

@@ -3,19 +3,27 @@ package enum HTTPToken {
     /// Whether `byte` is a tchar: ALPHA, DIGIT or one of !#$%&'*+-.^_`|~.
     @inline(__always)
     package static func isTokenByte(_ byte: UInt8) -> Bool {
-        // tchar as a 128-bit set.
+        Self.tokenBit(byte) == 1
+    }
+
+    /// 1 when `byte` is a tchar, else 0: tchar as a 128-bit set, read with plain comparisons
+    /// and shifts (a `switch` over ranges compiled to generic range matching, a protocol
+    /// witness call per byte).
+    @inline(__always)
+    static func tokenBit(_ byte: UInt8) -> UInt64 {
         let low: UInt64 = 0x03FF_6CFA_0000_0000    // '!' '#'…'\'' '*' '+' '-' '.' '0'…'9'
         let high: UInt64 = 0x57FF_FFFF_C7FF_FFFE   // 'A'…'Z' '^' '_' '`' 'a'…'z' '|' '~'
-        switch byte {
-        case 0..<64: return (low >> UInt64(byte)) & 1 == 1
-        case 64..<128: return (high >> UInt64(byte - 64)) & 1 == 1
-        default: return false
-        }
+        let word = byte < 64 ? low : byte < 128 ? high : 0
+        return (word &>> UInt64(byte & 63)) & 1
     }
 
     /// Whether `bytes` are a token: at least one byte, each a tchar.
     @inline(__always)
     package static func isToken(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        !bytes.isEmpty && bytes.allSatisfy(Self.isTokenByte)
+        guard !bytes.isEmpty else { return false }
+        // No branch per byte: every response's field names go through here.
+        var all: UInt64 = 1
+        for byte in bytes { all &= Self.tokenBit(byte) }
+        return all == 1
     }
 }

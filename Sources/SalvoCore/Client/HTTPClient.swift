@@ -205,7 +205,8 @@ public final class HTTPClient: Sendable {
                 }
             }
         }
-        let forwarded = key.proxy.map { key.scheme == .http && !$0.tunnelsPlainHTTP } ?? false
+        var forwarded = false
+        if key.scheme == .http, let proxy = key.proxy { forwarded = !proxy.tunnelsPlainHTTP }
         if addingDefaults {
             for field in self.configuration.headerFields where !request.headerFields.contains(field.name) {
                 request.headerFields.append(field)
@@ -276,7 +277,7 @@ public final class HTTPClient: Sendable {
         return Prepared(key: key, tls: tls, head: head, body: bytes, stream: stream, expectsContinue: expectsContinue,
                         deadline: deadline, startedAt: now, headDeadline: headDeadline, readTimeout: options.readTimeout ?? self.configuration.readTimeout,
                         closeAfter: closeAfter,
-                        request: request, requestBody: requestBody, options: options,
+                        request: consume request, requestBody: requestBody, options: options,
                         redirects: redirects.follow ? redirects : nil, decoding: decoding)
     }
 

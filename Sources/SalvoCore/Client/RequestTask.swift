@@ -415,8 +415,8 @@ final class RequestTask: CancellationState, @unchecked Sendable {
     }
 
     /// The response ended; the connection has already gone back to the pool (or closed),
-    /// so a redirect to the same host can take it.
-    func finish(trailers: HTTPFields?) {
+    /// so a redirect to the same host can take it. `now`: the loop's clock for this turn.
+    func finish(trailers: HTTPFields?, at now: Deadline) {
         guard !self.isFinished else { return }
         if let error = self.redirectError {
             self.fail(error)
@@ -429,11 +429,12 @@ final class RequestTask: CancellationState, @unchecked Sendable {
         }
         // A success: a body still being written was answered before it was all sent.
         self.requestBody?.requestEnded(.serverAnsweredEarly)
-        self.completeBody(trailers: trailers)
+        self.completeBody(trailers: trailers, at: now)
     }
 
-    /// Hands over the end of the body (once a decoder has delivered all it holds).
-    private func completeBody(trailers: HTTPFields?) {
+    /// Hands over the end of the body (once a decoder has delivered all it holds), which
+    /// ended at `now` (no clock read per response: the loop's turn has one).
+    private func completeBody(trailers: HTTPFields?, at now: Deadline) {
         if let decoder = self.decoder {
             if decoder.hasPendingInput {
                 // The handler paused with decoded data still to come: end after it.
@@ -447,7 +448,7 @@ final class RequestTask: CancellationState, @unchecked Sendable {
                 return
             }
         }
-        self.handler.didFinish(trailers: trailers, details: self.details(endedAt: .now()))
+        self.handler.didFinish(trailers: trailers, details: self.details(endedAt: max(now, self.startedAt)))
     }
 
     /// Asks the connection to read again after a handler paused it.
@@ -469,7 +470,7 @@ final class RequestTask: CancellationState, @unchecked Sendable {
             }
             if let trailers = self.deferredEnd {
                 self.deferredEnd = nil
-                self.completeBody(trailers: trailers)
+                self.completeBody(trailers: trailers, at: .now())
                 return
             }
         }

@@ -430,7 +430,8 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
             self.closeSocket()
             self.pool.connectionClosed(self, retry: nil)
         }
-        task.finish(trailers: trailers)
+        // The turn's clock reading: when the response's last bytes were seen ready.
+        task.finish(trailers: trailers, at: self.loop.now)
     }
 
     func closeSocket() {

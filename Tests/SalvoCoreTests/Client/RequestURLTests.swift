@@ -106,6 +106,19 @@ import Testing
         #expect(explicit.headerFields[.authorization] == "Bearer t")
     }
 
+    /// The per-request split of a plain `host[:port]` takes exactly letters, digits and
+    /// `-._~` in a host; anything else goes to the full URL parser.
+    @Test func plainHostsAreSplitByTheirBytes() {
+        let hostBytes = Set(Array("-._~".utf8)).union(UInt8(ascii: "0")...UInt8(ascii: "9"))
+            .union(UInt8(ascii: "A")...UInt8(ascii: "Z")).union(UInt8(ascii: "a")...UInt8(ascii: "z"))
+        for byte in UInt8(0)...UInt8(127) where byte != UInt8(ascii: ":") {
+            let authority = String(decoding: [UInt8(ascii: "h"), byte, UInt8(ascii: "t")], as: UTF8.self)
+            let key = ConnectionKey(scheme: .http, authority: authority + ":81")
+            #expect((key != nil) == hostBytes.contains(byte), "byte \(byte)")
+            if let key { #expect(key.host == authority.lowercased() && key.port == 81) }
+        }
+    }
+
     /// A request built by hand with an odd authority goes out with the key's spelling.
     @Test func handBuiltAuthoritiesAreCanonicalized() throws {
         func canonical(_ authority: String) throws -> String? {

@@ -11,6 +11,17 @@ import SalvoTransport
         for byte in UInt8.min...UInt8.max {
             #expect(HTTPToken.isTokenByte(byte) == tchar.contains(byte), "byte \(byte)")
         }
+        // A whole name: any one byte outside the set, at any place, makes it no token.
+        func isToken(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes { HTTPToken.isToken($0) } }
+        #expect(!isToken([]))
+        #expect(isToken(Array("Content-Length".utf8)))
+        for byte in UInt8.min...UInt8.max {
+            for place in [0, 3, 6] {
+                var name = Array("X-Field".utf8)
+                name[place] = byte
+                #expect(isToken(name) == tchar.contains(byte), "byte \(byte) at \(place)")
+            }
+        }
     }
 
     func encode(_ request: HTTPRequest, _ body: RequestBodyLength = .none) throws -> String {
