@@ -58,12 +58,17 @@ import Testing
         let server = try await Shared.faults.get()
         let client = try makeClient { $0.maxConnectionsPerHost = 1; $0.threads = 1 }
         defer { client.shutdown() }
-        let blocker = Task { try await client.execute(try get(server.url("/slow-head?ms=1500"))) }
-        // Until the blocker holds the only connection (on a loaded machine it may start late),
-        // the quick request simply succeeds: try again.
+        // The blocker's answer would take 10 s: on a loaded machine the tries below must not
+        // outlast it. It is cancelled once they are done.
+        let blocker = Task { try await client.execute(try get(server.url("/slow-head?ms=10000"))) }
+        // Once the blocker holds the only connection (on a loaded machine it may start late:
+        // wait for it, up to 10 s), the quick request waits in the pool. Until then it simply
+        // succeeds: try again.
+        for _ in 0..<200 where await client.poolStatistics().hosts.values.reduce(0, { $0 + $1.leased }) == 0 {
+            try await Task.sleep(for: .milliseconds(50))
+        }
         var error: HTTPClientError?
         for _ in 0..<25 where error == nil {
-            try await Task.sleep(for: .milliseconds(50))
             error = await self.code {
                 _ = try await client.execute(try get(server.url("/ok")), options: .init(headTimeout: .milliseconds(200)))
             }
@@ -71,7 +76,8 @@ import Testing
         #expect(error?.code == .headTimeout)
         #expect(error?.phase == .pool)
         #expect(error?.mayHaveBeenProcessed == false)
-        _ = try await blocker.value
+        blocker.cancel()
+        _ = try? await blocker.value
     }
 
     @Test func cancellationsSayWhy() async throws {
