@@ -38,6 +38,19 @@ package struct FieldRecords: Sendable {
         package static let keepAlive = Tracked(rawValue: 1 << 4)
         package static let connection = Tracked(rawValue: 1 << 5)
 
+        /// The name's lowercase spelling, for one tracked field ("" for none or several).
+        var lowercasedName: StaticString {
+            switch self {
+            case .contentLength: "content-length"
+            case .contentEncoding: "content-encoding"
+            case .transferEncoding: "transfer-encoding"
+            case .location: "location"
+            case .keepAlive: "keep-alive"
+            case .connection: "connection"
+            default: ""
+            }
+        }
+
         /// The tracked field `name` (in any case) is, or none.
         package init(name: UnsafeRawBufferPointer) {
             func named(_ lowercased: StaticString, _ field: Tracked) -> Tracked {
@@ -276,9 +289,23 @@ package struct FieldRecords: Sendable {
             let lower = UnsafeRawBufferPointer(utf8)
             let tracked = Tracked(name: lower)
             if !tracked.isEmpty, !self.tracked.contains(tracked) { return }
-            self.forEach { fieldName, value in
-                Self.matches(fieldName, lowercased: lower) ? body(value) : true
-            }
+            self.forEachValue(lowercased: lower, body)
+        }
+    }
+
+    /// The same for one tracked field, by its spelling in the table: no `HTTPField.Name` (a
+    /// global read once and two strings copied per question) for the fields the engine asks
+    /// about in every response.
+    private func forEachValue(of field: Tracked, _ body: (UnsafeRawBufferPointer) -> Bool) {
+        // One field only: no set of several (or none) has one spelling.
+        guard field.rawValue.nonzeroBitCount == 1, self.tracked.contains(field) else { return }
+        let name = field.lowercasedName
+        self.forEachValue(lowercased: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount), body)
+    }
+
+    private func forEachValue(lowercased name: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Bool) {
+        self.forEach { fieldName, value in
+            Self.matches(fieldName, lowercased: name) ? body(value) : true
         }
     }
 
@@ -302,25 +329,50 @@ package struct FieldRecords: Sendable {
         return found
     }
 
+    /// The first value of a tracked field; nil for a set of several (`[.keepAlive, .location]`).
+    package func firstValue(ofTracked field: Tracked) -> String? {
+        var found: String? = nil
+        self.forEachValue(of: field) { value in
+            found = Self.string(value)
+            return false
+        }
+        return found
+    }
+
     /// The first value of `name` read as a decimal number (digits only, as RFC 9110 writes a
     /// Content-Length), without making a `String` of it; nil when there is none, or it is
     /// not one, or it does not fit an `Int`.
     package func firstNumber(for name: HTTPField.Name) -> Int? {
         var found: Int? = nil
         self.forEachValue(of: name) { value in
-            guard !value.isEmpty else { return false }
-            var number = 0
-            for byte in value {
-                guard byte >= 0x30, byte <= 0x39 else { return false }
-                let (times10, overflow) = number.multipliedReportingOverflow(by: 10)
-                let (sum, overflow2) = times10.addingReportingOverflow(Int(byte &- 0x30))
-                if overflow || overflow2 { return false }
-                number = sum
-            }
-            found = number
+            found = Self.number(value)
             return false
         }
         return found
+    }
+
+    /// ``firstNumber(for:)`` of a tracked field (Content-Length, say).
+    package func firstNumber(ofTracked field: Tracked) -> Int? {
+        var found: Int? = nil
+        self.forEachValue(of: field) { value in
+            found = Self.number(value)
+            return false
+        }
+        return found
+    }
+
+    /// `value` as a decimal number: digits only, fitting an `Int`; else nil.
+    private static func number(_ value: UnsafeRawBufferPointer) -> Int? {
+        guard !value.isEmpty else { return nil }
+        var number = 0
+        for byte in value {
+            guard byte >= 0x30, byte <= 0x39 else { return nil }
+            let (times10, overflow) = number.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times10.addingReportingOverflow(Int(byte &- 0x30))
+            if overflow || overflow2 { return nil }
+            number = sum
+        }
+        return number
     }
 
     /// Every value of `name` joined with ", " (a list sent over several lines); nil when

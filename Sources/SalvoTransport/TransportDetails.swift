@@ -55,6 +55,11 @@ public struct TransportMetrics: Sendable, Hashable {
     /// Whether the request went on a connection that had carried an earlier one.
     public var reusedConnection: Bool
     /// From the call until the first byte of the response.
+    ///
+    /// This, ``timeToHead`` and ``total`` end at the clock reading the event loop takes each
+    /// time it wakes for ready sockets: when the bytes were found ready, not when the loop
+    /// got round to them (at most one wake-up's work later), and with no clock read per
+    /// response.
     public var timeToFirstByte: Duration?
     /// From the call until the response head was complete.
     public var timeToHead: Duration?

@@ -14,35 +14,10 @@ public struct ConnectionKey: Hashable, Sendable, CustomStringConvertible {
     package var tlsConfigurationID = 0
     /// A Unix domain socket the connection goes to instead of the host's addresses (curl's
     /// `--unix-socket`); the host still names the server in the Host field.
-    public var unixSocketPath: String? {
-        get { self.route?.unixSocketPath }
-        set { self.route = Route.make(unixSocketPath: newValue, proxy: self.proxy) }
-    }
+    public var unixSocketPath: String?
     /// The HTTP proxy the connection goes through, if any: connections through different
     /// proxies (or credentials) are never shared.
-    public var proxy: HTTPProxy? {
-        get { self.route?.proxy }
-        set { self.route = Route.make(unixSocketPath: self.unixSocketPath, proxy: newValue) }
-    }
-    /// What few keys have (a socket path, a proxy), behind one reference that is nil for the
-    /// rest: a key is copied a few times per request, and each optional string or proxy
-    /// would be a reference count of its own.
-    private var route: Route?
-
-    private final class Route: Sendable {
-        let unixSocketPath: String?
-        let proxy: HTTPProxy?
-
-        private init(unixSocketPath: String?, proxy: HTTPProxy?) {
-            self.unixSocketPath = unixSocketPath
-            self.proxy = proxy
-        }
-
-        /// nil when both are: equal keys must look alike, whichever setter ran last.
-        static func make(unixSocketPath: String?, proxy: HTTPProxy?) -> Route? {
-            unixSocketPath == nil && proxy == nil ? nil : Route(unixSocketPath: unixSocketPath, proxy: proxy)
-        }
-    }
+    public var proxy: HTTPProxy?
 
     public init(scheme: Scheme, host: String, port: Int) {
         self.scheme = scheme
@@ -58,25 +33,18 @@ public struct ConnectionKey: Hashable, Sendable, CustomStringConvertible {
         return self.port == defaultPort ? hostPart : "\(hostPart):\(self.port)"
     }
 
-    /// The cheap fields first (the pool compares each request's key to the last one's); the
-    /// route only when either key has one.
+    /// The fields `Hashable` would compare, the cheap ones first: the pool compares each
+    /// request's key to the last one's, and the derived `==` copied both optional proxies
+    /// (their strings and fields) to compare them, even when neither had one. `hash(into:)`
+    /// stays the synthesized one, over the same fields.
     public static func == (lhs: ConnectionKey, rhs: ConnectionKey) -> Bool {
         guard lhs.port == rhs.port, lhs.scheme == rhs.scheme, lhs.tlsConfigurationID == rhs.tlsConfigurationID,
-              lhs.host == rhs.host else { return false }
-        switch (lhs.route, rhs.route) {
-        case (nil, nil): return true
-        case let (left?, right?): return left === right || (left.unixSocketPath == right.unixSocketPath && left.proxy == right.proxy)
+              lhs.host == rhs.host, lhs.unixSocketPath == rhs.unixSocketPath else { return false }
+        switch (lhs.proxy == nil, rhs.proxy == nil) {
+        case (true, true): return true
+        case (false, false): return lhs.proxy == rhs.proxy
         default: return false
         }
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(self.scheme)
-        hasher.combine(self.host)
-        hasher.combine(self.port)
-        hasher.combine(self.tlsConfigurationID)
-        hasher.combine(self.unixSocketPath)
-        hasher.combine(self.proxy)
     }
 
     public var description: String {

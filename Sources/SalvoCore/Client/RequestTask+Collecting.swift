@@ -60,7 +60,7 @@ extension RequestTask: ResponseHandler, EndOfTurnWork {
 
     func didReceiveHead(_ head: ParsedHead) throws(HTTPClientError) {
         self.collectedHead = head
-        if let length = head.fields.firstNumber(for: .contentLength) {
+        if let length = head.fields.firstNumber(ofTracked: .contentLength) {
             if length > self.maxBodySize { throw self.tooLarge() }
             // Capped: the head of a HEAD, 204 or 304 answer describes a body that never comes.
             self.collectedBody.reserveCapacity(min(length, 4 << 20))

@@ -280,7 +280,7 @@ final class RequestTask: CancellationState, @unchecked Sendable {
             self.redirectChain = chain
             do {
                 switch try chain.state.decide(
-                    request: self.request, status: head.status.code, location: head.fields.firstValue(for: .location),
+                    request: self.request, status: head.status.code, location: head.fields.firstValue(ofTracked: .location),
                     hasBody: self.requestBody != nil, replayableBody: self.requestBody?.isReplayable ?? true) {
                 case .deliver:
                     break

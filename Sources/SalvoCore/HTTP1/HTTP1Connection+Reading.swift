@@ -204,7 +204,7 @@ extension HTTP1Connection {
         if let observer = task.headObserver {
             observer(ReceivedHead(kind: .response, raw: self.decoder.lastRawHead, head: head.response))
         }
-        if let keepAlive = head.fields.firstValue(for: Self.keepAlive) {
+        if let keepAlive = head.fields.firstValue(ofTracked: .keepAlive) {
             self.serverIdleLimit = Self.idleLimit(keepAlive)
             if self.serverIdleLimit == .zero { self.mustClose = true }
         }
@@ -230,7 +230,6 @@ extension HTTP1Connection {
         }
     }
 
-    static let keepAlive = HTTPField.Name("Keep-Alive")!
     /// Retired this long before the server's announced idle timeout would drop it.
     static let idleMargin: Duration = .milliseconds(500)
 

@@ -394,6 +394,9 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
 
     private func succeed(reuse: Bool) {
         guard let task = self.task else { return }
+        // When the response ended, for its metrics: this turn's clock reading (taken as the
+        // loop woke to read it), read before handing the connection on can refresh it.
+        let end = self.loop.now
         self.pool.requestEnded(failed: false)
         task.bytesSent = self.writer.bytesWritten
         self.task = nil
@@ -430,8 +433,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
             self.closeSocket()
             self.pool.connectionClosed(self, retry: nil)
         }
-        // The turn's clock reading: when the response's last bytes were seen ready.
-        task.finish(trailers: trailers, at: self.loop.now)
+        task.finish(trailers: trailers, at: end)
     }
 
     func closeSocket() {

@@ -117,6 +117,8 @@ import Testing
             #expect((key != nil) == hostBytes.contains(byte), "byte \(byte)")
             if let key { #expect(key.host == authority.lowercased() && key.port == 81) }
         }
+        // Past ASCII (a byte of a UTF-8 sequence): the full parser's.
+        #expect(ConnectionKey(scheme: .http, authority: "h\u{E9}t:81") == nil)
     }
 
     /// A request built by hand with an odd authority goes out with the key's spelling.

@@ -45,10 +45,13 @@ import Testing
         ]
         for (value, expected) in cases {
             #expect(self.records([("Content-Length", value)]).firstNumber(for: .contentLength) == expected, "\(value)")
+            #expect(self.records([("Content-Length", value)]).firstNumber(ofTracked: .contentLength) == expected, "\(value)")
         }
         let two = self.records([("content-length", "7"), ("Content-Length", "9")], pieces: 2)
         #expect(two.firstNumber(for: .contentLength) == 7)
+        #expect(two.firstNumber(ofTracked: .contentLength) == 7)
         #expect(self.records([("Content-Type", "7")]).firstNumber(for: .contentLength) == nil)
+        #expect(self.records([("Content-Type", "7")]).firstNumber(ofTracked: .contentLength) == nil)
     }
 
     @Test func trailingWhitespaceIsNotPartOfTheValue() {
@@ -150,9 +153,12 @@ import Testing
             Array("v".utf8).withUnsafeBytes { records.appendValuePiece($0) }
             #expect(records.closeField().tracked == field, "\(name)")
             #expect(records.tracked == field && records.firstValue(for: fieldName) == "v")
+            #expect(records.firstValue(ofTracked: field) == "v", "\(name) by its tracked spelling")
+            #expect(records.firstValue(ofTracked: [field, .connection == field ? .location : .connection]) == nil)
             #expect(records.compacted().tracked == field && records.compacted().joinedValues(for: fieldName) == "v")
             records.removeAll()
             #expect(records.tracked.isEmpty && records.firstValue(for: fieldName) == nil)
+            #expect(records.firstValue(ofTracked: field) == nil)
         }
         // Longer, shorter, and the same length with one byte off (a length alone is not a name).
         for near in ["Content-Lengths", "Content-Lengt", "Location2", "X-Location", "Keep-Alive ", "Connection:",

@@ -64,9 +64,13 @@ import Testing
         // Once the blocker holds the only connection (on a loaded machine it may start late:
         // wait for it, up to 10 s), the quick request waits in the pool. Until then it simply
         // succeeds: try again.
-        for _ in 0..<200 where await client.poolStatistics().hosts.values.reduce(0, { $0 + $1.leased }) == 0 {
+        var leased = 0
+        for _ in 0..<200 {
+            leased = await client.poolStatistics().hosts.values.reduce(0) { $0 + $1.leased }
+            if leased > 0 { break }
             try await Task.sleep(for: .milliseconds(50))
         }
+        try #require(leased > 0, "the blocker never got its connection")
         var error: HTTPClientError?
         for _ in 0..<25 where error == nil {
             error = await self.code {
