@@ -1,4 +1,5 @@
 import Dispatch
+import Histogram
 import HTTPTypes
 import SalvoCore
 import Synchronization
@@ -58,14 +59,17 @@ public struct ClientLoad: Sendable {
         let plan = Plan(configuration: configuration)
         let started = ContinuousClock.now
 
-        var total = LoadStatistics()
+        // Every caller's latencies go into one histogram, a batch at a time: a histogram per
+        // caller (~200 KiB each) thrashed the caches at a few hundred callers.
+        let latencies = SharedLatencies()
+        var counts = CallerCounts()
         switch self.api {
         case .async, .asyncOnLoop:
             let onLoop = self.api == .asyncOnLoop
-            total = await withTaskGroup(of: LoadStatistics.self) { tasks in
+            counts = await withTaskGroup(of: CallerCounts.self) { tasks in
                 for index in 0..<callers {
-                    let work: @Sendable () async -> LoadStatistics = {
-                        var tally = CallerTally()
+                    let work: @Sendable () async -> CallerCounts = {
+                        var tally = CallerTally(latencies: latencies)
                         // One clock reading per request: a response's end is the next one's start.
                         var now = Deadline.now()
                         while plan.take(at: now) {
@@ -74,7 +78,7 @@ public struct ClientLoad: Sendable {
                                 let response = try await client.execute(request, body: body, options: options)
                                 now = tally.record(response, since: began)
                             } catch {
-                                tally.statistics.record(error)
+                                tally.record(error)
                                 now = Deadline.now()
                             }
                         }
@@ -86,17 +90,18 @@ public struct ClientLoad: Sendable {
                         tasks.addTask(operation: work)
                     }
                 }
-                var merged = LoadStatistics()
+                var merged = CallerCounts()
                 for await part in tasks { merged.add(part) }
                 return merged
             }
         case .callbacks:
-            total = await withCheckedContinuation { (done: CheckedContinuation<LoadStatistics, Never>) in
-                let results = Mutex<(LoadStatistics, Int)>((LoadStatistics(), callers))
+            counts = await withCheckedContinuation { (done: CheckedContinuation<CallerCounts, Never>) in
+                let results = Mutex<(CallerCounts, Int)>((CallerCounts(), callers))
                 for _ in 0..<callers {
-                    let chain = CallbackChain(client: client, request: request, body: body, options: options, plan: plan) { statistics in
-                        let finished = results.withLock { state -> LoadStatistics? in
-                            state.0.add(statistics)
+                    let chain = CallbackChain(client: client, request: request, body: body, options: options, plan: plan,
+                                              latencies: latencies) { part in
+                        let finished = results.withLock { state -> CallerCounts? in
+                            state.0.add(part)
                             state.1 -= 1
                             return state.1 == 0 ? state.0 : nil
                         }
@@ -106,6 +111,9 @@ public struct ClientLoad: Sendable {
                 }
             }
         }
+        var total = LoadStatistics()
+        counts.add(to: &total)
+        total.latency = latencies.histogram
         let elapsed = ContinuousClock.now - started
         total.elapsedNanoseconds = elapsed.nanosecondsClamped
         let pool = await client.poolStatistics()
@@ -150,17 +158,18 @@ final class CallbackChain: @unchecked Sendable {
     private let body: HTTPBody?
     private let options: HTTPClient.RequestOptions
     private let plan: Plan
-    private let done: @Sendable (LoadStatistics) -> Void
-    private var tally = CallerTally()
+    private let done: @Sendable (CallerCounts) -> Void
+    private var tally: CallerTally
     private var began = Deadline.now()
 
     init(client: HTTPClient, request: HTTPRequest, body: HTTPBody?, options: HTTPClient.RequestOptions, plan: Plan,
-         done: @escaping @Sendable (LoadStatistics) -> Void) {
+         latencies: SharedLatencies, done: @escaping @Sendable (CallerCounts) -> Void) {
         self.client = client
         self.request = request
         self.body = body
         self.options = options
         self.plan = plan
+        self.tally = CallerTally(latencies: latencies)
         self.done = done
     }
 
@@ -177,59 +186,113 @@ final class CallbackChain: @unchecked Sendable {
             case .success(let response):
                 self.next(at: self.tally.record(response, since: self.began))
             case .failure(let error):
-                self.tally.statistics.record(error)
+                self.tally.record(error)
                 self.next()
             }
         }
     }
 }
 
-/// One caller's statistics. Status codes are counted by runs: consecutive responses nearly
-/// always share one, so most are counted without hashing into the statistics' dictionary.
+/// What one caller counted (its latencies go to the shared histogram).
+struct CallerCounts: Sendable {
+    var requests = 0
+    var bytesRead = 0
+    var statusCounts: [Int: Int] = [:]
+    var errors = LoadStatistics.Errors()
+
+    mutating func add(_ other: CallerCounts) {
+        self.requests += other.requests
+        self.bytesRead += other.bytesRead
+        self.statusCounts.merge(other.statusCounts, uniquingKeysWith: +)
+        self.errors.add(other.errors)
+    }
+
+    func add(to statistics: inout LoadStatistics) {
+        statistics.requests += self.requests
+        statistics.bytesRead += self.bytesRead
+        statistics.statusCounts.merge(self.statusCounts, uniquingKeysWith: +)
+        statistics.errors.add(self.errors)
+    }
+}
+
+/// The latencies of all callers in one histogram. Callers hand them over in batches, so the
+/// lock is taken once per batch and the histogram's memory touched in bulk.
+final class SharedLatencies: Sendable {
+    private let state = Mutex(LoadStatistics.emptyLatency())
+
+    func record(_ batch: [UInt64]) {
+        self.state.withLock { histogram in
+            for microseconds in batch { _ = histogram.record(microseconds) }
+        }
+    }
+
+    var histogram: Histogram<UInt64> { self.state.withLock { $0 } }
+}
+
+/// One caller's tally. Status codes are counted by runs: consecutive responses nearly always
+/// share one, so most are counted without hashing into the dictionary. Latencies wait in a
+/// small batch (a few KiB, written in order) for the shared histogram.
 struct CallerTally {
-    var statistics = LoadStatistics()
+    private var counts = CallerCounts()
     private var runCode = 0
     private var runLength = 0
+    private var batch: [UInt64] = []
+    private let latencies: SharedLatencies
+    static let batchSize = 512
+
+    init(latencies: SharedLatencies) {
+        self.latencies = latencies
+        self.batch.reserveCapacity(Self.batchSize)
+    }
 
     /// A response to a request sent at `began`; returns the clock reading it ended at.
     @discardableResult
     mutating func record(_ response: HTTPClientResponse, since began: Deadline) -> Deadline {
-        self.statistics.requests += 1
-        self.statistics.bytesRead += response.body.count
+        self.counts.requests += 1
+        self.counts.bytesRead += response.body.count
         let code = response.status.code
         if code != self.runCode {
             self.endRun()
             self.runCode = code
         }
         self.runLength += 1
-        if code >= 400 { self.statistics.errors.status += 1 }
+        if code >= 400 { self.counts.errors.status += 1 }
         let now = Deadline.now()
-        let elapsed = now.nanoseconds &- began.nanoseconds
-        _ = self.statistics.latency.record(max(1, elapsed / 1000))
+        self.batch.append(max(1, (now.nanoseconds &- began.nanoseconds) / 1000))
+        if self.batch.count == Self.batchSize { self.flush() }
         return now
     }
 
+    mutating func record(_ error: HTTPClientError) {
+        self.counts.errors.record(error)
+    }
+
+    private mutating func flush() {
+        self.latencies.record(self.batch)
+        self.batch.removeAll(keepingCapacity: true)
+    }
+
     private mutating func endRun() {
-        if self.runLength > 0 { self.statistics.statusCounts[self.runCode, default: 0] += self.runLength }
+        if self.runLength > 0 { self.counts.statusCounts[self.runCode, default: 0] += self.runLength }
         self.runLength = 0
     }
 
-    /// The statistics, every status counted.
-    mutating func finished() -> LoadStatistics {
+    /// The counts, every status counted and every latency handed over.
+    mutating func finished() -> CallerCounts {
         self.endRun()
-        return self.statistics
+        self.flush()
+        return self.counts
     }
 }
 
-extension LoadStatistics {
-
+extension LoadStatistics.Errors {
     mutating func record(_ error: HTTPClientError) {
         switch error.code {
-        case .dnsFailure, .connectionRefused, .connectFailed, .connectTimeout: self.errors.connect += 1
-        case .writeFailed: self.errors.write += 1
-        case .readTimeout, .totalTimeout, .poolWaitTimeout: self.errors.timeout += 1
-        case .readFailed, .remoteClosed, .emptyResponse, .truncatedBody, .truncatedHead: self.errors.read += 1
-        default: self.errors.protocol += 1
+        case .dnsFailure, .connectionRefused, .connectFailed, .connectTimeout: self.connect += 1
+        case .writeFailed: self.write += 1
+        case .readTimeout, .totalTimeout, .poolWaitTimeout: self.timeout += 1
+        case .readFailed, .remoteClosed, .emptyResponse, .truncatedBody, .truncatedHead: self.read += 1
+        default: self.protocol += 1
         }
     }
 }

@@ -53,9 +53,12 @@ public struct LoadStatistics: Sendable, Codable {
     public var latency: Histogram<UInt64>
 
     public init() {
-        // 1 µs to an hour, three significant digits: ~200 KiB, no allocation per record.
-        self.latency = Histogram(lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000,
-                                 numberOfSignificantValueDigits: .three)
+        self.latency = Self.emptyLatency()
+    }
+
+    /// 1 µs to an hour, three significant digits: ~200 KiB, no allocation per record.
+    static func emptyLatency() -> Histogram<UInt64> {
+        Histogram(lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .three)
     }
 
     /// Adds another thread's or run's numbers to these. Elapsed time is the longest.

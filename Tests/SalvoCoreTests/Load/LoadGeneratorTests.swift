@@ -45,9 +45,28 @@ import Testing
         }
         let statistics = try await ClientLoad(configuration: configuration, api: api).run()
         #expect(statistics.requests == 600 && statistics.statusCounts == [200: 600])
+        #expect(statistics.latency.totalCount == 600, "every response timed")
         #expect(statistics.errors == LoadStatistics.Errors())
         #expect(statistics.connectionsOpened == 2)
         #expect(statistics.requestsPipelined > 0)
+    }
+
+    /// The client APIs' callers hand their latencies to one histogram in batches: a caller
+    /// with more responses than a batch holds hands over several, the last one part-full.
+    @Test(arguments: [ClientAPI.callbacks, .async, .asyncOnLoop])
+    func clientAPILatenciesAreAllCounted(_ api: ClientAPI) async throws {
+        let nginx = try await Shared.nginx.get()
+        let configuration = try self.configuration(nginx.url("/small")) {
+            $0.requestLimit = 1_100
+            $0.duration = .seconds(120)
+            $0.connections = 1
+            $0.callers = 1
+            $0.threads = 1
+        }
+        let statistics = try await ClientLoad(configuration: configuration, api: api).run()
+        #expect(statistics.requests == 1_100 && statistics.statusCounts == [200: 1_100])
+        #expect(statistics.latency.totalCount == 1_100)
+        #expect(statistics.latency.min >= 1)
     }
 
     /// The load generator over the same socket seam as the client: a Unix domain socket, an

@@ -7,17 +7,20 @@ import Testing
 @Suite struct LoadReportTests {
     /// Status codes are counted by runs; every response is counted, whatever the order.
     @Test func aCallersStatusCodesAreAllCounted() {
-        var tally = CallerTally()
+        let latencies = SharedLatencies()
+        var tally = CallerTally(latencies: latencies)
         for code in [200, 200, 404, 200, 503, 503, 200] {
             let sent = Deadline(nanoseconds: Deadline.now().nanoseconds - 50_000)
             tally.record(HTTPClientResponse(head: HTTPResponse(status: .init(code: code)), body: [1, 2]), since: sent)
         }
-        let statistics = tally.finished()
-        #expect(statistics.statusCounts == [200: 4, 404: 1, 503: 2])
-        #expect(statistics.requests == 7 && statistics.bytesRead == 14 && statistics.errors.status == 3)
-        #expect(statistics.latency.min >= 50, "latencies in microseconds, from the send")
-        var empty = CallerTally()
+        let counts = tally.finished()
+        #expect(counts.statusCounts == [200: 4, 404: 1, 503: 2])
+        #expect(counts.requests == 7 && counts.bytesRead == 14 && counts.errors.status == 3)
+        #expect(latencies.histogram.totalCount == 7)
+        #expect(latencies.histogram.min >= 50, "latencies in microseconds, from the send")
+        var empty = CallerTally(latencies: latencies)
         #expect(empty.finished().statusCounts.isEmpty)
+        #expect(latencies.histogram.totalCount == 7)
     }
 
     @Test func durations() {
