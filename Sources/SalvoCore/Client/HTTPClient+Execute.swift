@@ -31,9 +31,10 @@ extension HTTPClient {
         // keeps across its suspension is one reference, not the request's 900 bytes. The
         // task collects the response and is the request's cancellation handle too.
         let task = RequestTask(consume prepared, client: self, loop: loop, collectingUpTo: limit, delivery: .awaiting)
+        let isolation = #isolation
         let result = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>) in
-                task.deliver(to: continuation)
+                task.deliver(to: continuation, isolation: isolation)
                 self.start(task, on: loop, cancellation: task)
             }
         } onCancel: {
@@ -68,9 +69,10 @@ extension HTTPClient {
             cancellation.finished()
         })
         let task = RequestTask(consume prepared, client: self, loop: loop, handler: handler)
+        let isolation = #isolation
         let result = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPClientStreamingResponse, HTTPClientError>, Never>) in
-                handler.deliver(to: continuation)
+                handler.deliver(to: continuation, isolation: isolation)
                 self.start(task, on: loop, cancellation: cancellation)
             }
         } onCancel: {

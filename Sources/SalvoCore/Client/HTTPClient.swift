@@ -122,7 +122,7 @@ public final class HTTPClient: Sendable {
                     if let hook { bound.loop.removeStopHook(hook) }
                     bound.value.shutdown()
                     // The callers of the requests it failed are resumed before this returns.
-                    bound.loop.runEndOfTurn()
+                    bound.loop.runEndOfTurn(handingCallersToPool: false)
                     done.signal()
                 }
                 if queued { accepted += 1 }

@@ -14,15 +14,20 @@ extension RequestTask: ResponseHandler, EndOfTurnWork {
     enum Delivery: Sendable {
         case completion(@Sendable (Result<HTTPClientResponse, HTTPClientError>) -> Void)
         case continuation(UnsafeContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>)
-        /// An awaiting task's, once its continuation exists (``deliver(to:)``, before the
+        /// An awaiting task's, once its continuation exists (``deliver(to:isolation:)``, before the
         /// request starts). Also: a task with a handler of its own, which delivers nothing,
         /// and a task that has delivered.
         case awaiting
     }
 
-    /// Where the result of an `.awaiting` task goes; called before the request starts.
-    func deliver(to continuation: UnsafeContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>) {
+    /// Where the result of an `.awaiting` task goes; called before the request starts, on
+    /// the caller's executor. `isolation`: the caller's actor, if it is on one.
+    func deliver(to continuation: UnsafeContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>,
+                 isolation: (any Actor)?) {
         self.delivery = .continuation(continuation)
+        // On Swift's global executor: resumed with the others of its turn by a job of the
+        // pool's. A caller on an actor, or on one of our loops, is resumed from the loop.
+        self.resumesFromPool = isolation == nil && EventLoop.current == nil
     }
 
     /// `result` is moved, not copied, to where it goes (a response is a few references).
@@ -53,7 +58,11 @@ extension RequestTask: ResponseHandler, EndOfTurnWork {
         guard case .continuation(let continuation) = self.delivery, let result = self.heldResult.take() else { return }
         // Resumed once: the continuation is forgotten with it.
         self.delivery = .awaiting
-        continuation.resume(returning: result)
+        if self.resumesFromPool, let loop = EventLoop.current {
+            loop.resume(fromPool: .collected(continuation, result))
+        } else {
+            continuation.resume(returning: result)
+        }
     }
 
     var wantsDetailsAtHead: Bool { false }

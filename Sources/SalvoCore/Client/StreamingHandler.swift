@@ -4,7 +4,7 @@ import HTTPTypes
 /// Hands the head to a callback as soon as it arrives, then feeds the body into a
 /// ``BodyStream`` with backpressure.
 final class StreamingHandler: ResponseHandler, EndOfTurnWork {
-    /// The awaiting caller, given before the request starts (``deliver(to:)``).
+    /// The awaiting caller, given before the request starts (``deliver(to:isolation:)``).
     private var continuation: UnsafeContinuation<Result<HTTPClientStreamingResponse, HTTPClientError>, Never>?
     private let onEnd: () -> Void
     private let makeStream: () -> BodyStream
@@ -21,14 +21,25 @@ final class StreamingHandler: ResponseHandler, EndOfTurnWork {
         self.onEnd = onEnd
     }
 
-    /// Where the head (or the failure before it) goes; called before the request starts.
-    func deliver(to continuation: UnsafeContinuation<Result<HTTPClientStreamingResponse, HTTPClientError>, Never>) {
+    /// The awaiting caller is on Swift's global executor (see ``EventLoop/resume(fromPool:)``).
+    private var resumesFromPool = false
+
+    /// Where the head (or the failure before it) goes; called before the request starts, on
+    /// the caller's executor. `isolation`: the caller's actor, if it is on one.
+    func deliver(to continuation: UnsafeContinuation<Result<HTTPClientStreamingResponse, HTTPClientError>, Never>,
+                 isolation: (any Actor)?) {
         self.continuation = continuation
+        self.resumesFromPool = isolation == nil && EventLoop.current == nil
     }
 
     /// Resumes the caller, once.
     private func resume(_ result: Result<HTTPClientStreamingResponse, HTTPClientError>) {
-        self.continuation.take()?.resume(returning: result)
+        guard let continuation = self.continuation.take() else { return }
+        if self.resumesFromPool, let loop = EventLoop.current {
+            loop.resume(fromPool: .streamed(continuation, result))
+        } else {
+            continuation.resume(returning: result)
+        }
     }
 
     var wantsDetailsAtHead: Bool { true }

@@ -64,6 +64,13 @@ public final class EventLoop: @unchecked Sendable {
     /// ``deferToEndOfTurn(_:)``), and the batch being run.
     private var endOfTurn: [any EndOfTurnWork] = []
     private var endOfTurnRunning: [any EndOfTurnWork] = []
+    /// Awaiting callers on Swift's global executor whose responses completed this turn,
+    /// resumed together by one job of that pool (see ``resume(fromPool:)``).
+    var poolResumes = PoolResumes()
+    /// How many batches of callers went to the pool as one job (for tests).
+    var poolResumeBatches = 0
+    /// The work deferred to the end of a turn is running (callers may be batched for the pool).
+    private(set) var isRunningEndOfTurn = false
     private var nowCache = Deadline.now()
     /// The loop has stopped taking work and runs its stop hooks: jobs go elsewhere now.
     private var stopping = false
@@ -204,7 +211,9 @@ public final class EventLoop: @unchecked Sendable {
     /// hands Swift's thread pool one task at a time, and on a busy machine the woken worker
     /// takes the CPU from the loop each time — two context switches per request. Resumed
     /// together at the end of the turn, the tasks run as one batch (0.7 switches per request
-    /// instead of 1.5, `salvo bench --api async` on one core), a few microseconds later.
+    /// instead of 1.5, `salvo bench --api async` on one core), a few microseconds later; and
+    /// resumed by one job of the pool's own rather than one by one from the loop, 0.1–0.3
+    /// (see ``resume(fromPool:)``).
     func deferToEndOfTurn(_ work: any EndOfTurnWork) {
         self.assertInLoop()
         if self.stopping {
@@ -215,12 +224,17 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Runs the work deferred to the end of this turn, in the order it came; work deferred
-    /// meanwhile waits for the next turn. Loop thread only.
-    func runEndOfTurn() {
+    /// meanwhile waits for the next turn. `handingCallersToPool`: false when the callers it
+    /// resumes must be resumed before this returns (shutting down), not by a job of the
+    /// pool's a moment later. Loop thread only.
+    func runEndOfTurn(handingCallersToPool: Bool = true) {
         guard !self.endOfTurn.isEmpty else { return }
         swap(&self.endOfTurn, &self.endOfTurnRunning)
+        self.isRunningEndOfTurn = true
         for work in self.endOfTurnRunning { work.endOfTurn() }
+        self.isRunningEndOfTurn = false
         self.endOfTurnRunning.removeAll(keepingCapacity: true)
+        self.resumePoolCallers(inOneJob: handingCallersToPool)
     }
 
     /// Runs the stop hooks once no more work is accepted. What they resume must not wait
@@ -228,7 +242,7 @@ public final class EventLoop: @unchecked Sendable {
     /// work deferred to the end of a turn runs at once, as the loop has no more turns.
     private func runStopHooks() {
         // Until none is left: work run here may defer more.
-        repeat { self.runEndOfTurn() } while !self.endOfTurn.isEmpty
+        repeat { self.runEndOfTurn(handingCallersToPool: false) } while !self.endOfTurn.isEmpty
         self.stopping = true
         let hooks = self.pending.withLock { pending -> [@Sendable () -> Void] in
             let hooks = pending.stopHooks.sorted { $0.key < $1.key }.map(\.value)

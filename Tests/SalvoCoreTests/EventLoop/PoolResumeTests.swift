@@ -1,0 +1,112 @@
+import HTTPTypes
+import Synchronization
+import Testing
+@testable import SalvoCore
+import SalvoTransport
+
+/// Callers awaiting on Swift's global executor are resumed, at the end of a loop's turn, by
+/// one job of the pool's rather than one by one from the loop (see
+/// `EventLoop.resume(fromPool:)`): each gets its own result, none is lost.
+@Suite(.timeLimit(.minutes(1))) struct PoolResumeTests {
+    typealias Waiter = UnsafeContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>
+
+    /// Defers one caller's resume to the end of the loop's turn, as a collected request does.
+    final class Resumer: EndOfTurnWork, @unchecked Sendable {
+        // @unchecked Sendable: made on the test's task, then used on the loop only.
+        let loop: EventLoop
+        let waiter: Waiter
+        let code: Int
+        init(loop: EventLoop, waiter: Waiter, code: Int) {
+            self.loop = loop
+            self.waiter = waiter
+            self.code = code
+        }
+        func endOfTurn() {
+            self.loop.resume(fromPool: .collected(self.waiter, .success(HTTPClientResponse(head: HTTPResponse(status: .init(code: self.code)), body: []))))
+        }
+    }
+
+    /// Starts `count` tasks on the global executor awaiting a result, and hands their
+    /// continuations to `resumeAll` on the loop once every one is waiting.
+    final class Waiting: Sendable {
+        let waiters = Mutex<[Int: Waiter]>([:])
+    }
+
+    func awaitAll(_ count: Int, on loop: EventLoop, resumeAll: @escaping @Sendable ([Waiter]) -> Void) async -> [Int] {
+        let waiting = Waiting()
+        return await withTaskGroup(of: (Int, Int).self) { group in
+            for index in 0..<count {
+                group.addTask {
+                    let result = await withUnsafeContinuation { (waiter: Waiter) in
+                        let all = waiting.waiters.withLock { waiting -> [Waiter]? in
+                            waiting[index] = waiter
+                            return waiting.count == count ? (0..<count).map { waiting[$0]! } : nil
+                        }
+                        if let all { loop.execute { resumeAll(all) } }
+                    }
+                    return (index, (try? result.get())?.status.code ?? -1)
+                }
+            }
+            var codes = [Int](repeating: 0, count: count)
+            for await (index, code) in group { codes[index] = code }
+            return codes
+        }
+    }
+
+    @Test func callersOfOneTurnAreResumedByOneJob() async throws {
+        let group = try EventLoopGroup(numberOfThreads: 1)
+        defer { group.shutdown() }
+        let loop = group.loops[0]
+        let codes = await self.awaitAll(50, on: loop) { waiters in
+            for (index, waiter) in waiters.enumerated() {
+                loop.deferToEndOfTurn(Resumer(loop: loop, waiter: waiter, code: 200 + index))
+            }
+        }
+        #expect(codes == (0..<50).map { 200 + $0 }, "each caller gets its own result")
+        #expect(await self.batches(on: loop) == 1, "all fifty in one job")
+    }
+
+    @Test func aCallerOutsideTheEndOfATurnIsResumedAtOnce() async throws {
+        let group = try EventLoopGroup(numberOfThreads: 1)
+        defer { group.shutdown() }
+        let loop = group.loops[0]
+        let codes = await self.awaitAll(3, on: loop) { waiters in
+            for (index, waiter) in waiters.enumerated() {
+                loop.resume(fromPool: .collected(waiter, .success(HTTPClientResponse(head: HTTPResponse(status: .init(code: 300 + index)), body: []))))
+            }
+        }
+        #expect(codes == [300, 301, 302])
+        #expect(await self.batches(on: loop) == 0)
+    }
+
+    /// Many requests at once from the global executor: every caller gets its own response.
+    @Test func concurrentCallersGetTheirOwnResponses() async throws {
+        let server = try await Shared.faults.get()
+        let client = try makeClient { $0.threads = 1; $0.maxConnectionsPerHost = 16 }
+        defer { client.shutdown() }
+        let statuses = try await withThrowingTaskGroup(of: (Int, Int, Int).self) { group in
+            for index in 0..<64 {
+                group.addTask {
+                    let code = 200 + index % 7
+                    if index.isMultiple(of: 2) {
+                        let response = try await client.execute(try get(server.url("/status?code=\(code)")))
+                        return (index, code, response.status.code)
+                    }
+                    let response = try await client.stream(try get(server.url("/status?code=\(code)")))
+                    _ = try await response.body.collect(upTo: 1 << 16)
+                    return (index, code, response.status.code)
+                }
+            }
+            var mismatches = 0
+            for try await (_, expected, got) in group where expected != got { mismatches += 1 }
+            return mismatches
+        }
+        #expect(statuses == 0)
+    }
+
+    func batches(on loop: EventLoop) async -> Int {
+        await withUnsafeContinuation { (continuation: UnsafeContinuation<Int, Never>) in
+            loop.execute { continuation.resume(returning: loop.poolResumeBatches) }
+        }
+    }
+}
