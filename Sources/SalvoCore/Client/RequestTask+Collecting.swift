@@ -28,6 +28,7 @@ extension RequestTask: ResponseHandler, EndOfTurnWork {
         // On Swift's global executor: resumed with the others of its turn by a job of the
         // pool's. A caller on an actor, or on one of our loops, is resumed from the loop.
         self.resumesFromPool = isolation == nil && EventLoop.current == nil
+        if self.resumesFromPool { self.callerPriority = Task.currentPriority }
     }
 
     /// `result` is moved, not copied, to where it goes (a response is a few references).
@@ -59,7 +60,7 @@ extension RequestTask: ResponseHandler, EndOfTurnWork {
         // Resumed once: the continuation is forgotten with it.
         self.delivery = .awaiting
         if self.resumesFromPool, let loop = EventLoop.current {
-            loop.resume(fromPool: .collected(continuation, result))
+            loop.resume(fromPool: .collected(continuation, result), priority: self.callerPriority)
         } else {
             continuation.resume(returning: result)
         }

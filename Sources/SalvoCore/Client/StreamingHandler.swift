@@ -21,8 +21,10 @@ final class StreamingHandler: ResponseHandler, EndOfTurnWork {
         self.onEnd = onEnd
     }
 
-    /// The awaiting caller is on Swift's global executor (see ``EventLoop/resume(fromPool:)``).
+    /// The awaiting caller is on Swift's global executor (see ``EventLoop/resume(fromPool:priority:)``).
     private var resumesFromPool = false
+    /// The awaiting caller's priority, for the job that resumes it.
+    private var callerPriority = TaskPriority.medium
 
     /// Where the head (or the failure before it) goes; called before the request starts, on
     /// the caller's executor. `isolation`: the caller's actor, if it is on one.
@@ -30,13 +32,14 @@ final class StreamingHandler: ResponseHandler, EndOfTurnWork {
                  isolation: (any Actor)?) {
         self.continuation = continuation
         self.resumesFromPool = isolation == nil && EventLoop.current == nil
+        if self.resumesFromPool { self.callerPriority = Task.currentPriority }
     }
 
     /// Resumes the caller, once.
     private func resume(_ result: Result<HTTPClientStreamingResponse, HTTPClientError>) {
         guard let continuation = self.continuation.take() else { return }
         if self.resumesFromPool, let loop = EventLoop.current {
-            loop.resume(fromPool: .streamed(continuation, result))
+            loop.resume(fromPool: .streamed(continuation, result), priority: self.callerPriority)
         } else {
             continuation.resume(returning: result)
         }

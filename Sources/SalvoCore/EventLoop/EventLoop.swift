@@ -65,10 +65,8 @@ public final class EventLoop: @unchecked Sendable {
     private var endOfTurn: [any EndOfTurnWork] = []
     private var endOfTurnRunning: [any EndOfTurnWork] = []
     /// Awaiting callers on Swift's global executor whose responses completed this turn,
-    /// resumed together by one job of that pool (see ``resume(fromPool:)``).
+    /// resumed together by one job of that pool (see ``resume(fromPool:priority:)``).
     var poolResumes = PoolResumes()
-    /// How many batches of callers went to the pool as one job (for tests).
-    var poolResumeBatches = 0
     /// The work deferred to the end of a turn is running (callers may be batched for the pool).
     private(set) var isRunningEndOfTurn = false
     private var nowCache = Deadline.now()
@@ -211,9 +209,9 @@ public final class EventLoop: @unchecked Sendable {
     /// hands Swift's thread pool one task at a time, and on a busy machine the woken worker
     /// takes the CPU from the loop each time — two context switches per request. Resumed
     /// together at the end of the turn, the tasks run as one batch (0.7 switches per request
-    /// instead of 1.5, `salvo bench --api async` on one core), a few microseconds later; and
-    /// resumed by one job of the pool's own rather than one by one from the loop, 0.1–0.3
-    /// (see ``resume(fromPool:)``).
+    /// instead of 1.5, `salvo bench --api async` c=64 on one core, when this came in), a few
+    /// microseconds later. Callers on Swift's global executor are then resumed by one job of
+    /// the pool's own, not one by one from the loop (see ``resume(fromPool:priority:)``).
     func deferToEndOfTurn(_ work: any EndOfTurnWork) {
         self.assertInLoop()
         if self.stopping {
@@ -228,6 +226,7 @@ public final class EventLoop: @unchecked Sendable {
     /// resumes must be resumed before this returns (shutting down), not by a job of the
     /// pool's a moment later. Loop thread only.
     func runEndOfTurn(handingCallersToPool: Bool = true) {
+        self.assertInLoop()
         guard !self.endOfTurn.isEmpty else { return }
         swap(&self.endOfTurn, &self.endOfTurnRunning)
         self.isRunningEndOfTurn = true

@@ -22,7 +22,8 @@ import SalvoTransport
             self.code = code
         }
         func endOfTurn() {
-            self.loop.resume(fromPool: .collected(self.waiter, .success(HTTPClientResponse(head: HTTPResponse(status: .init(code: self.code)), body: []))))
+            self.loop.resume(fromPool: .collected(self.waiter, .success(HTTPClientResponse(head: HTTPResponse(status: .init(code: self.code)), body: []))),
+                             priority: .medium)
         }
     }
 
@@ -72,7 +73,8 @@ import SalvoTransport
         let loop = group.loops[0]
         let codes = await self.awaitAll(3, on: loop) { waiters in
             for (index, waiter) in waiters.enumerated() {
-                loop.resume(fromPool: .collected(waiter, .success(HTTPClientResponse(head: HTTPResponse(status: .init(code: 300 + index)), body: []))))
+                loop.resume(fromPool: .collected(waiter, .success(HTTPClientResponse(head: HTTPResponse(status: .init(code: 300 + index)), body: []))),
+                                 priority: .medium)
             }
         }
         #expect(codes == [300, 301, 302])
@@ -104,9 +106,47 @@ import SalvoTransport
         #expect(statuses == 0)
     }
 
+    actor Caller {
+        func status(_ client: HTTPClient, _ request: HTTPRequest) async throws -> Int {
+            try await client.execute(request).status.code
+        }
+    }
+
+    /// Callers on an actor, or on a loop as their task executor, are resumed from the loop:
+    /// a job of the pool's would only add a hop before the actor's or the loop's own.
+    @Test func callersOnAnActorOrALoopAreResumedFromTheLoop() async throws {
+        let server = try await Shared.faults.get()
+        let client = try makeClient { $0.threads = 1; $0.maxConnectionsPerHost = 8 }
+        defer { client.shutdown() }
+        let loop = client.group.loops[0]
+        let request = try get(server.url("/status?code=204"))
+        let caller = Caller()
+        let codes = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<48 {
+                if index.isMultiple(of: 2) {
+                    group.addTask { try await caller.status(client, request) }
+                } else {
+                    group.addTask(executorPreference: loop) { try await client.execute(request).status.code }
+                }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(codes == [Int](repeating: 204, count: 48))
+        #expect(await self.batches(on: loop) == 0)
+    }
+
+    @Test func theResumingJobRunsAtTheCallersHighestPriority() {
+        #expect(PoolResumes.quality(of: .high) == .userInitiated)
+        #expect(PoolResumes.quality(of: .userInitiated) == .userInitiated)
+        #expect(PoolResumes.quality(of: .medium) == .default)
+        #expect(PoolResumes.quality(of: .low) == .utility)
+        #expect(PoolResumes.quality(of: .utility) == .utility)
+        #expect(PoolResumes.quality(of: .background) == .background)
+    }
+
     func batches(on loop: EventLoop) async -> Int {
         await withUnsafeContinuation { (continuation: UnsafeContinuation<Int, Never>) in
-            loop.execute { continuation.resume(returning: loop.poolResumeBatches) }
+            loop.execute { continuation.resume(returning: loop.poolResumes.batches) }
         }
     }
 }
