@@ -184,6 +184,9 @@ extension HTTP1Connection {
         }
         let writing = self.socket.interest.contains(.write)
         self.socket.setInterest(writing ? [.read, .write] : .read, on: self.loop)
+        // Records TLS read ahead before the pause are not in the socket: epoll would not
+        // report them.
+        if !self.socket.drainedByShortRead { self.readable() }
     }
 
     // MARK: Decoder callbacks (inside llhttp_execute: record, act after it returns)

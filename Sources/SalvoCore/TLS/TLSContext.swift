@@ -65,6 +65,10 @@ package final class TLSContext: @unchecked Sendable {
             _ = salvo_SSL_CTX_set_max_proto_version(self.context, maximum == .tls13 ? salvo_TLS1_3_VERSION : salvo_TLS1_2_VERSION)
         }
         _ = salvo_SSL_CTX_set_mode(self.context, salvo_SSL_MODE_PARTIAL_WRITE)
+        // Records are read as many at a time as the socket holds (one read(2) per response
+        // instead of one for each record's header and one for its body); what is read beyond
+        // a record waits inside OpenSSL, which `TLSSession.hasBufferedBytes` reports.
+        salvo_SSL_CTX_set_read_ahead(self.context, 1)
         SSL_CTX_set_verify(self.context, c.verifyCertificates ? salvo_SSL_VERIFY_PEER : salvo_SSL_VERIFY_NONE, nil)
 
         switch c.trustRoots {

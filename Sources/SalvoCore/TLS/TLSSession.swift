@@ -121,10 +121,12 @@ package final class TLSSession {
         return TLSResumption(session)
     }
 
-    /// Whether decrypted bytes wait inside OpenSSL. When not, and the last read was short,
-    /// the socket is drained: one more SSL_read would only cost a read(2) for EAGAIN.
+    /// Whether bytes wait inside OpenSSL — decrypted ones, or records read ahead from the
+    /// socket and not yet opened. When not, and the last read was short, the socket is
+    /// drained: one more SSL_read would only cost a read(2) for EAGAIN. When so, the socket
+    /// may be empty while a response is not: epoll will not say so, the reader must ask.
     @usableFromInline
-    package var hasBufferedBytes: Bool { SSL_pending(self.ssl) > 0 }
+    package var hasBufferedBytes: Bool { SSL_has_pending(self.ssl) != 0 }
 
     @usableFromInline
     package func read(into buffer: UnsafeMutableRawBufferPointer) -> Socket.ReadResult {

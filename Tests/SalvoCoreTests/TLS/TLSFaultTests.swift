@@ -29,6 +29,31 @@ import Testing
         try await withWatchdog { try await body(server, client) }
     }
 
+    /// Records read ahead of a pause: a streamed body whose reader falls behind pauses the
+    /// connection (past 256 KiB waiting) while the response's last records are already inside
+    /// OpenSSL, read ahead with the ones before, and nothing is left in the socket for epoll
+    /// to report. Resuming must read them, not wait for the socket.
+    @Test func recordsReadAheadOfAPauseAreDelivered() async throws {
+        try await self.withServerAndClient { server, client in
+            for round in 0..<3 {
+                let response = try await client.stream(try HTTPRequest(method: .get, url: server.url("/records?n=1320&size=200")),
+                                                       options: .init(readTimeout: .seconds(5)))
+                // Let the loop fill the stream past its high-water mark and pause.
+                try await Task.sleep(for: .milliseconds(300))
+                var received = 0
+                var intact = true
+                for try await chunk in response.body {
+                    for (offset, byte) in chunk.enumerated() where byte != UInt8(truncatingIfNeeded: ((received + offset) % 200) * 7) {
+                        intact = false
+                    }
+                    received += chunk.count
+                }
+                #expect(received == 1320 * 200, "round \(round)")
+                #expect(intact)
+            }
+        }
+    }
+
     /// A load balancer resets a pooled connection while no request uses it.
     @Test func idlePooledConnectionResetByThePeer() async throws {
         try await self.withServerAndClient { server, client in
