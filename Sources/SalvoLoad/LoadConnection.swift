@@ -199,7 +199,10 @@ final class LoadConnection: Selectable, TimerTarget {
             self.connectorStepped(step)
         case .open:
             if events & salvo_EPOLLOUT != 0 { self.flush() }
-            if self.state == .open, events & (salvo_EPOLLIN | salvo_EPOLLRDHUP | salvo_EPOLLHUP | salvo_EPOLLERR) != 0 {
+            // Also when TLS holds records read ahead, which epoll does not see (a read that had
+            // to write first stopped there).
+            if self.state == .open, events & (salvo_EPOLLIN | salvo_EPOLLRDHUP | salvo_EPOLLHUP | salvo_EPOLLERR) != 0
+                || !self.socket.drainedByShortRead {
                 self.readable()
             }
         case .closed:

@@ -19,9 +19,10 @@ timeout), never a close_notify; "drop" means a TCP close without close_notify.
                        connection, while the client is likely still sending.
   /reset-body?after=N  reads N bytes of the request body (default 65536), then resets without
                        answering.
-  /records?n=N&size=S  200 with a body of N*S bytes (default 1320 x 200) sent as N records of S
-                       bytes each, all at once; keep-alive.  A client that reads records ahead
-                       holds the last ones inside its TLS library with nothing left in the socket.
+  /records?n=N&size=S  200 with a body of N*S bytes (default 1312 x 200) sent as N records of S
+                       bytes each, corked so that they leave in full segments; keep-alive.  A
+                       client that reads records ahead holds the last ones inside its TLS
+                       library with nothing left in the socket.
 
 The server stops by itself after --lifetime seconds or when its parent goes away.
 """
@@ -122,11 +123,13 @@ def serve(conn):
                 reset(conn)
                 return
             if path == "/records":
-                count, size = int(query.get("n", "1320")), int(query.get("size", "200"))
+                count, size = int(query.get("n", "1312")), int(query.get("size", "200"))
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % (count * size))
                 record = bytes((i * 7) & 0xFF for i in range(size))
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
                 for _ in range(count):
                     conn.sendall(record)
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 0)
                 continue
             # /ok and /idle-reset: a keep-alive answer (request bodies are not expected here).
             conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")

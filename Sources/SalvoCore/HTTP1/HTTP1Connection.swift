@@ -252,7 +252,10 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         if events & salvo_EPOLLOUT != 0, self.task != nil {
             self.writeRequest()
         }
-        guard events & (salvo_EPOLLIN | salvo_EPOLLRDHUP | salvo_EPOLLHUP | salvo_EPOLLERR) != 0 else { return }
+        // Records TLS read ahead wait inside OpenSSL, which epoll does not see: a read that
+        // had to write first (and so stopped) goes on when the socket takes the write.
+        guard events & (salvo_EPOLLIN | salvo_EPOLLRDHUP | salvo_EPOLLHUP | salvo_EPOLLERR) != 0
+                || !self.socket.drainedByShortRead else { return }
         if !self.readPaused {
             self.readable()
         } else if events & (salvo_EPOLLHUP | salvo_EPOLLERR) != 0 {
@@ -405,7 +408,9 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
             // The consumer paused reading, but the response ended within the bytes already
             // read: the next request must find the connection reading.
             self.readPaused = false
-            if !self.socket.isRegistered { self.mustClose = true }
+            // Bytes TLS read ahead past the response's end (a close_notify, or something
+            // unasked) are out of epoll's sight: such a connection is not carried on.
+            if !self.socket.isRegistered || !self.socket.drainedByShortRead { self.mustClose = true }
             self.socket.setInterest(.read, on: self.loop)
         }
         let trailers = self.pendingTrailers

@@ -77,10 +77,11 @@ package struct Socket {
     /// Whether an idle connection can still carry a request: nothing has arrived on it (a
     /// byte, or the peer's FIN, or a reset) since its last response. One non-blocking peek —
     /// for the requests that must not meet a connection the server already closed (a POST
-    /// cannot be sent again once it may have been processed). With TLS, any byte waiting
-    /// (a close_notify, most likely) counts as spoken too.
+    /// cannot be sent again once it may have been processed). With TLS, what waits is opened
+    /// first: session tickets and other handshake messages do not count, application data or
+    /// a close_notify does.
     package var isQuietAndOpen: Bool {
-        if let tls = self.tls, tls.hasBufferedBytes { return false }
+        if let tls = self.tls { return tls.isQuietAndOpen }
         var byte: UInt8 = 0
         while true {
             let n = recv(self.fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))

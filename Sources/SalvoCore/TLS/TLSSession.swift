@@ -128,6 +128,23 @@ package final class TLSSession {
     @usableFromInline
     package var hasBufferedBytes: Bool { SSL_has_pending(self.ssl) != 0 }
 
+    /// Whether an idle connection can still carry a request: no application data, no
+    /// close_notify and no end of the stream waits, in OpenSSL or in the socket. Records that
+    /// wait are opened (`SSL_peek`), so that a server's session tickets — which some send
+    /// right after the handshake, read ahead with it — do not make a fresh connection look
+    /// spoken to; nothing of the application's is consumed.
+    package var isQuietAndOpen: Bool {
+        ERR_clear_error()
+        var byte: UInt8 = 0
+        let n = SSL_peek(self.ssl, &byte, 1)
+        if n > 0 { return false }
+        let error = SSL_get_error(self.ssl, n)
+        ERR_clear_error()
+        // Nothing to open and the socket empty — unless part of a record came (then the
+        // server did send something).
+        return error == salvo_SSL_ERROR_WANT_READ && !self.hasBufferedBytes
+    }
+
     @usableFromInline
     package func read(into buffer: UnsafeMutableRawBufferPointer) -> Socket.ReadResult {
         ERR_clear_error()

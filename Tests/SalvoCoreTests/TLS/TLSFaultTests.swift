@@ -30,13 +30,14 @@ import Testing
     }
 
     /// Records read ahead of a pause: a streamed body whose reader falls behind pauses the
-    /// connection (past 256 KiB waiting) while the response's last records are already inside
-    /// OpenSSL, read ahead with the ones before, and nothing is left in the socket for epoll
-    /// to report. Resuming must read them, not wait for the socket.
+    /// connection (past 256 KiB waiting: after the 1,311th record of 200 bytes) while the
+    /// response's last record is already inside OpenSSL, read ahead with the one before (the
+    /// server sends them in full segments), and nothing is left in the socket for epoll to
+    /// report. Resuming must read it, not wait for the socket.
     @Test func recordsReadAheadOfAPauseAreDelivered() async throws {
         try await self.withServerAndClient { server, client in
             for round in 0..<3 {
-                let response = try await client.stream(try HTTPRequest(method: .get, url: server.url("/records?n=1320&size=200")),
+                let response = try await client.stream(try HTTPRequest(method: .get, url: server.url("/records?n=1312&size=200")),
                                                        options: .init(readTimeout: .seconds(5)))
                 // Let the loop fill the stream past its high-water mark and pause.
                 try await Task.sleep(for: .milliseconds(300))
@@ -48,9 +49,27 @@ import Testing
                     }
                     received += chunk.count
                 }
-                #expect(received == 1320 * 200, "round \(round)")
+                #expect(received == 1312 * 200, "round \(round)")
                 #expect(intact)
             }
+        }
+    }
+
+    /// A request that cannot be sent twice (a POST) goes on an idle connection only if nothing
+    /// waits on it; over TLS the waiting records are opened first, so a fresh connection's
+    /// session tickets, or a reused one's quiet, do not send it elsewhere — one connection
+    /// carries all of these.
+    @Test func postsRideQuietTLSConnections() async throws {
+        try await self.withServerAndClient { server, client in
+            for round in 0..<3 {
+                var post = try HTTPRequest(method: .post, url: server.url("/ok"))
+                post.headerFields[.connection] = round == 2 ? "close" : nil
+                let response = try await client.execute(post)
+                #expect(String(decoding: response.body, as: UTF8.self) == "ok")
+                let get = try await client.execute(try HTTPRequest(method: .get, url: server.url("/ok")))
+                #expect(get.status == .ok)
+            }
+            #expect(await client.poolStatistics().connectionsOpened == 2, "one, then one after the Connection: close")
         }
     }
 
