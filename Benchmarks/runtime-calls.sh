@@ -6,6 +6,7 @@
 #
 #   Benchmarks/runtime-calls.sh [API] [URL]      API: callbacks (default), async-loop, async
 #   SALVO=path/to/salvo Benchmarks/runtime-calls.sh …   another build (say, before a change)
+#   INSECURE=1 Benchmarks/runtime-calls.sh callbacks https://127.0.0.1:18443/small   (self-signed)
 #
 # Needs perf with uprobes, as root, and a release build of salvo
 # (`swift build -c release --product salvo`). Each function is counted over a run of 20,000
@@ -25,7 +26,7 @@ fail() { echo "runtime-calls.sh: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || fail "uprobes need root"
 command -v perf >/dev/null || fail "perf is not installed"
 [ -x "$salvo" ] || fail "no salvo at $salvo (swift build -c release --product salvo)"
-"$salvo" get -s -o /dev/null "$url" || fail "nothing answers at $url"
+"$salvo" get -s ${INSECURE:+-k} -o /dev/null "$url" || fail "nothing answers at $url"
 
 library() {   # library NAME: the path the binary loads NAME from
     local path
@@ -58,7 +59,7 @@ add "$libc" malloc
 events=$(IFS=,; echo "${probes[*]}")
 count() {   # count REQUESTS FILE: "event count" lines of one run, sorted, into FILE
     local output
-    output=$(perf stat -x, -e "$events" -- "$salvo" bench -t1 -c8 -n "$1" --api "$api" --json "$url" 2>&1 >/tmp/runtime-calls.$$.json) \
+    output=$(perf stat -x, -e "$events" -- "$salvo" bench -t1 -c8 -n "$1" --api "$api" ${INSECURE:+-k} --json "$url" 2>&1 >/tmp/runtime-calls.$$.json) \
         || fail "the $1-request run failed: $output"
     # Failed requests would be counted as requests: none may fail.
     python3 -c 'import json, sys; errors = json.load(open(sys.argv[1]))["summary"]["errors"]; sys.exit(sum(errors.values()) > 0)' \
