@@ -135,6 +135,35 @@ import SalvoTransport
         #expect(await self.batches(on: loop) == 0)
     }
 
+    /// A client shutting down fails the requests in flight and resumes their callers before
+    /// it returns — at once, not by a job of the pool's.
+    @Test func aShutdownResumesItsCallersAtOnce() async throws {
+        let server = try await Shared.faults.get()
+        let group = try EventLoopGroup(numberOfThreads: 1)
+        defer { group.shutdown() }
+        var configuration = HTTPClient.Configuration()
+        configuration.maxConnectionsPerHost = 12
+        let client = try HTTPClient(configuration: configuration, eventLoopGroup: group)
+        let request = try get(server.url("/stall"))
+        let stalled = (0..<12).map { _ in
+            Task { () -> HTTPClientError.Code? in
+                do throws(HTTPClientError) {
+                    _ = try await client.execute(request)
+                    return nil
+                } catch {
+                    return error.code
+                }
+            }
+        }
+        // Until every request waits on its connection (or give up after 10 s and fail below).
+        for _ in 0..<200 where await client.poolStatistics().hosts.values.reduce(0, { $0 + $1.leased }) < 12 {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        client.shutdown()
+        for task in stalled { #expect(await task.value == HTTPClientError.Code.shutdown) }
+        #expect(await self.batches(on: group.loops[0]) == 0)
+    }
+
     @Test func theResumingJobRunsAtTheCallersHighestPriority() {
         #expect(PoolResumes.quality(of: .high) == .userInitiated)
         #expect(PoolResumes.quality(of: .userInitiated) == .userInitiated)
