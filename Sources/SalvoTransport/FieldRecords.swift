@@ -38,7 +38,8 @@ package struct FieldRecords: Sendable {
         package static let keepAlive = Tracked(rawValue: 1 << 4)
         package static let connection = Tracked(rawValue: 1 << 5)
 
-        /// The name's lowercase spelling, for one tracked field ("" for none or several).
+        /// The name's lowercase spelling, for one tracked field ("" for none or several): the
+        /// one table of them, for matching names as they arrive and for reading values.
         var lowercasedName: StaticString {
             switch self {
             case .contentLength: "content-length"
@@ -51,18 +52,23 @@ package struct FieldRecords: Sendable {
             }
         }
 
+        /// ``lowercasedName``'s bytes.
+        var lowercasedBytes: UnsafeRawBufferPointer {
+            let name = self.lowercasedName
+            return UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+        }
+
         /// The tracked field `name` (in any case) is, or none.
         package init(name: UnsafeRawBufferPointer) {
-            func named(_ lowercased: StaticString, _ field: Tracked) -> Tracked {
-                FieldRecords.matches(name, lowercased: UnsafeRawBufferPointer(
-                    start: lowercased.utf8Start, count: lowercased.utf8CodeUnitCount)) ? field : []
+            func named(_ field: Tracked) -> Tracked {
+                FieldRecords.matches(name, lowercased: field.lowercasedBytes) ? field : []
             }
             switch name.count {
-            case 8: self = named("location", .location)
-            case 10: self = named("keep-alive", .keepAlive).union(named("connection", .connection))
-            case 14: self = named("content-length", .contentLength)
-            case 16: self = named("content-encoding", .contentEncoding)
-            case 17: self = named("transfer-encoding", .transferEncoding)
+            case 8: self = named(.location)
+            case 10: self = named(.keepAlive).union(named(.connection))
+            case 14: self = named(.contentLength)
+            case 16: self = named(.contentEncoding)
+            case 17: self = named(.transferEncoding)
             default: self = []
             }
         }
@@ -299,8 +305,7 @@ package struct FieldRecords: Sendable {
     private func forEachValue(of field: Tracked, _ body: (UnsafeRawBufferPointer) -> Bool) {
         // One field only: no set of several (or none) has one spelling.
         guard field.rawValue.nonzeroBitCount == 1, self.tracked.contains(field) else { return }
-        let name = field.lowercasedName
-        self.forEachValue(lowercased: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount), body)
+        self.forEachValue(lowercased: field.lowercasedBytes, body)
     }
 
     private func forEachValue(lowercased name: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Bool) {

@@ -25,10 +25,7 @@ extension RequestTask: ResponseHandler, EndOfTurnWork {
     func deliver(to continuation: UnsafeContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>,
                  isolation: (any Actor)?) {
         self.delivery = .continuation(continuation)
-        // On Swift's global executor: resumed with the others of its turn by a job of the
-        // pool's. A caller on an actor, or on one of our loops, is resumed from the loop.
-        self.resumesFromPool = isolation == nil && EventLoop.current == nil
-        if self.resumesFromPool { self.callerPriority = Task.currentPriority }
+        self.callerResumption = CallerResumption(isolation: isolation)
     }
 
     /// `result` is moved, not copied, to where it goes (a response is a few references).
@@ -59,11 +56,7 @@ extension RequestTask: ResponseHandler, EndOfTurnWork {
         guard case .continuation(let continuation) = self.delivery, let result = self.heldResult.take() else { return }
         // Resumed once: the continuation is forgotten with it.
         self.delivery = .awaiting
-        if self.resumesFromPool, let loop = EventLoop.current {
-            loop.resume(fromPool: .collected(continuation, result), priority: self.callerPriority)
-        } else {
-            continuation.resume(returning: result)
-        }
+        self.callerResumption.resume(.collected(continuation, result))
     }
 
     var wantsDetailsAtHead: Bool { false }

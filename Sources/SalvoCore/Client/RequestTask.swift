@@ -134,10 +134,8 @@ final class RequestTask: CancellationState, @unchecked Sendable {
     /// The result for an awaiting caller, held until the loop's turn ends (see
     /// ``EventLoop/deferToEndOfTurn(_:)``).
     @exclusivity(unchecked) var heldResult: Result<HTTPClientResponse, HTTPClientError>?
-    /// The awaiting caller is on Swift's global executor (see ``EventLoop/resume(fromPool:priority:)``).
-    @exclusivity(unchecked) var resumesFromPool = false
-    /// The awaiting caller's priority, for the job that resumes it.
-    @exclusivity(unchecked) var callerPriority = TaskPriority.medium
+    /// How the awaiting caller is resumed (see ``EventLoop/resume(fromPool:priority:)``).
+    @exclusivity(unchecked) var callerResumption = CallerResumption()
 
     // MARK: Metrics: clock readings (0 until known) and counters, no allocation.
 

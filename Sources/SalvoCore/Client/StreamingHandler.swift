@@ -21,28 +21,21 @@ final class StreamingHandler: ResponseHandler, EndOfTurnWork {
         self.onEnd = onEnd
     }
 
-    /// The awaiting caller is on Swift's global executor (see ``EventLoop/resume(fromPool:priority:)``).
-    private var resumesFromPool = false
-    /// The awaiting caller's priority, for the job that resumes it.
-    private var callerPriority = TaskPriority.medium
+    /// How the awaiting caller is resumed (see ``EventLoop/resume(fromPool:priority:)``).
+    private var callerResumption = CallerResumption()
 
     /// Where the head (or the failure before it) goes; called before the request starts, on
     /// the caller's executor. `isolation`: the caller's actor, if it is on one.
     func deliver(to continuation: UnsafeContinuation<Result<HTTPClientStreamingResponse, HTTPClientError>, Never>,
                  isolation: (any Actor)?) {
         self.continuation = continuation
-        self.resumesFromPool = isolation == nil && EventLoop.current == nil
-        if self.resumesFromPool { self.callerPriority = Task.currentPriority }
+        self.callerResumption = CallerResumption(isolation: isolation)
     }
 
     /// Resumes the caller, once.
     private func resume(_ result: Result<HTTPClientStreamingResponse, HTTPClientError>) {
         guard let continuation = self.continuation.take() else { return }
-        if self.resumesFromPool, let loop = EventLoop.current {
-            loop.resume(fromPool: .streamed(continuation, result), priority: self.callerPriority)
-        } else {
-            continuation.resume(returning: result)
-        }
+        self.callerResumption.resume(.streamed(continuation, result))
     }
 
     var wantsDetailsAtHead: Bool { true }

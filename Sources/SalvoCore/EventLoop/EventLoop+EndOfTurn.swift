@@ -78,6 +78,30 @@ struct PoolResumes {
     }
 }
 
+/// How an awaiting caller is resumed: by a job of Swift's pool, with the others of its turn,
+/// when it awaits on the global executor (no actor, no loop of ours); else from the loop.
+struct CallerResumption {
+    /// The caller's priority when it awaits on the global executor; nil: from the loop.
+    private var poolPriority: TaskPriority?
+
+    /// A caller resumed from the loop (until ``init(isolation:)`` says otherwise).
+    init() {}
+
+    /// Decided on the caller's executor as it starts to wait; `isolation`: its actor, if any.
+    init(isolation: (any Actor)?) {
+        if isolation == nil && EventLoop.current == nil { self.poolPriority = Task.currentPriority }
+    }
+
+    /// Resumes the caller (on the loop thread that completed its request).
+    func resume(_ resume: PoolResumes.Resume) {
+        if let priority = self.poolPriority, let loop = EventLoop.current {
+            loop.resume(fromPool: resume, priority: priority)
+        } else {
+            resume.run()
+        }
+    }
+}
+
 extension EventLoop {
     /// Resumes an awaiting caller on Swift's global executor (no actor, no loop of ours)
     /// — together with the others of this turn, by one job of the pool's at the highest of
