@@ -6,7 +6,7 @@ import SalvoTransport
 
 /// Callers awaiting on Swift's global executor are resumed, at the end of a loop's turn, by
 /// one job of the pool's rather than one by one from the loop (see
-/// `EventLoop.resume(fromPool:)`): each gets its own result, none is lost.
+/// `EventLoop.resume(fromPool:priority:)`): each gets its own result, none is lost.
 @Suite(.timeLimit(.minutes(1))) struct PoolResumeTests {
     typealias Waiter = UnsafeContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>
 
