@@ -151,8 +151,26 @@ extension HTTPRequest {
     /// The key, and whether the authority was a plain `host[:port]` split by hand on its bytes
     /// (this runs per request) rather than by the full URL parser.
     private func resolvedConnectionKey() throws(HTTPClientError) -> (key: ConnectionKey, plain: Bool) {
+        // Each read of a pseudo-header field copies its string: read once, here.
+        let schemeText = self.scheme, authority = self.authority
+        // A host of up to 15 bytes is held in the string itself: split again, it costs less
+        // than a key copied out of the thread's cache (its references counted).
+        guard let schemeText, let authority, authority.utf8.count > 15 else {
+            return try Self.connectionKey(scheme: schemeText, authority: authority)
+        }
+        // The host the thread's last request went to, split then: no second pass, and no
+        // string allocated for the host.
+        if let key = EncodedHeadCache.withCurrent({ $0.connectionKey(scheme: schemeText, authority: authority) }) ?? nil {
+            return (key, true)
+        }
+        let (key, plain) = try Self.connectionKey(scheme: schemeText, authority: authority)
+        if plain { EncodedHeadCache.withCurrent { $0.remember(key, scheme: schemeText, authority: authority) } }
+        return (key, plain)
+    }
+
+    private static func connectionKey(scheme schemeText: String?, authority: String?) throws(HTTPClientError) -> (key: ConnectionKey, plain: Bool) {
         let scheme: ConnectionKey.Scheme
-        switch self.scheme {
+        switch schemeText {
         case "http"?: scheme = .http
         case "https"?: scheme = .https
         case let other?:
@@ -163,7 +181,7 @@ extension HTTPRequest {
         case nil:
             throw HTTPClientError(.unsupportedScheme, phase: .request, detail: "request has no scheme")
         }
-        guard let authority = self.authority, !authority.isEmpty else {
+        guard let authority, !authority.isEmpty else {
             throw HTTPClientError(.invalidURL, phase: .request, detail: "request has no authority (host)")
         }
         if let key = ConnectionKey(scheme: scheme, authority: authority) { return (key, true) }

@@ -8,7 +8,8 @@ import SalvoTransport
 
 /// The last few request heads this thread encoded, by request: a caller that sends the same
 /// request again — a load test, a poller, a backend calling one endpoint — gets the bytes
-/// already encoded and checked, shared rather than copied (no buffer per request).
+/// already encoded and checked, shared rather than copied (no buffer per request). And the
+/// connection key of the last authority the thread's requests went to (``connectionKey(scheme:authority:)``).
 ///
 /// One cache per thread, reached through a thread-specific key: no lock, and nothing shared.
 /// The heads it hands out are plain arrays, safe to read from any thread.
@@ -149,6 +150,53 @@ final class EncodedHeadCache {
             return nil
         }
         return cache.takeUnretainedValue()
+    }
+
+    // MARK: The last connection key
+
+    /// The last plain `host[:port]` authority this thread split into a connection key, with
+    /// its scheme: most callers send request after request to one host, and splitting it
+    /// again costs a pass over its bytes and, for a host name longer than 15 bytes, a string
+    /// allocated per request.
+    private struct ResolvedKey {
+        var scheme: String
+        var authority: String
+        var key: ConnectionKey
+    }
+    @exclusivity(unchecked) private var lastKey: ResolvedKey?
+
+    /// The key split from `authority` under `scheme` last time, if these are the same bytes.
+    func connectionKey(scheme: String, authority: String) -> ConnectionKey? {
+        guard let last = self.lastKey, Self.sameString(last.authority, authority),
+              Self.sameString(last.scheme, scheme) else { return nil }
+        return last.key
+    }
+
+    func remember(_ key: ConnectionKey, scheme: String, authority: String) {
+        self.lastKey = ResolvedKey(scheme: scheme, authority: authority, key: key)
+    }
+
+    /// Whether two strings are the same bytes: at once when they are the same bits (one
+    /// string passed again, or the same short string), else byte by byte.
+    @inline(__always)
+    private static func sameString(_ a: String, _ b: String) -> Bool {
+        typealias Words = (UInt, UInt)
+        if MemoryLayout<String>.size == MemoryLayout<Words>.size,
+           unsafeBitCast(a, to: Words.self) == unsafeBitCast(b, to: Words.self) {
+            return true
+        }
+        return a.utf8.elementsEqual(b.utf8)
+    }
+
+    /// Runs `body` with this thread's cache, used without counting a reference (the thread's
+    /// key keeps it alive until the thread ends); nil without one.
+    @inline(__always)
+    static func withCurrent<T>(_ body: (EncodedHeadCache) -> T) -> T? {
+        guard let key = Self.key else { return nil }
+        if let raw = pthread_getspecific(key) {
+            return Unmanaged<EncodedHeadCache>.fromOpaque(raw)._withUnsafeGuaranteedRef(body)
+        }
+        return Self.current.map(body)
     }
 
     /// The head of `request`, through this thread's cache when there is one.

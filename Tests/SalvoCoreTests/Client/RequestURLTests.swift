@@ -121,6 +121,31 @@ import Testing
         #expect(ConnectionKey(scheme: .http, authority: "h\u{E9}t:81") == nil)
     }
 
+    /// A host longer than 15 bytes is split once per thread and then taken from the thread's
+    /// cache — which must tell apart schemes (another default port), authorities that differ
+    /// in one byte or only in case, and never remember what the full parser had to mend.
+    @Test func aThreadsLastHostIsKeptButNeverConfused() throws {
+        func key(_ scheme: String, _ authority: String) throws -> (ConnectionKey, Bool) {
+            let request = HTTPRequest(method: .get, scheme: scheme, authority: authority, path: "/")
+            let (key, rewrite) = try request.canonicalConnectionKey()
+            return (key, rewrite)
+        }
+        let long = "service-a.internal.test"
+        for _ in 0..<2 {
+            #expect(try key("http", long) == (ConnectionKey(scheme: .http, host: long, port: 80), false))
+        }
+        #expect(try key("https", long) == (ConnectionKey(scheme: .https, host: long, port: 443), false))
+        #expect(try key("http", long + ":8080") == (ConnectionKey(scheme: .http, host: long, port: 8080), false))
+        #expect(try key("http", "service-b.internal.test") == (ConnectionKey(scheme: .http, host: "service-b.internal.test", port: 80), false))
+        #expect(try key("http", "Service-B.Internal.test") == (ConnectionKey(scheme: .http, host: "service-b.internal.test", port: 80), false))
+        // Mended by the full parser (userinfo): rewritten every time, never kept.
+        for _ in 0..<2 {
+            #expect(try key("http", "user:pw@service-c.internal.test") == (ConnectionKey(scheme: .http, host: "service-c.internal.test", port: 80), true))
+        }
+        #expect(throws: HTTPClientError.self) { try key("ftp", long) }
+        #expect(throws: HTTPClientError.self) { try key("http", long + ":0") }
+    }
+
     /// A request built by hand with an odd authority goes out with the key's spelling.
     @Test func handBuiltAuthoritiesAreCanonicalized() throws {
         func canonical(_ authority: String) throws -> String? {
