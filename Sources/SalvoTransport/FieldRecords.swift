@@ -31,21 +31,17 @@ package struct FieldRecords: Sendable {
         package let rawValue: UInt8
         package init(rawValue: UInt8) { self.rawValue = rawValue }
 
-        // Computed, not stored: a stored one is a global read through an accessor call from
-        // another module, on every field of every head.
-        package static var contentLength: Tracked { Tracked(rawValue: 1 << 0) }
-        package static var contentEncoding: Tracked { Tracked(rawValue: 1 << 1) }
-        package static var transferEncoding: Tracked { Tracked(rawValue: 1 << 2) }
-        package static var location: Tracked { Tracked(rawValue: 1 << 3) }
-        package static var keepAlive: Tracked { Tracked(rawValue: 1 << 4) }
-        package static var connection: Tracked { Tracked(rawValue: 1 << 5) }
+        package static let contentLength = Tracked(rawValue: 1 << 0)
+        package static let contentEncoding = Tracked(rawValue: 1 << 1)
+        package static let transferEncoding = Tracked(rawValue: 1 << 2)
+        package static let location = Tracked(rawValue: 1 << 3)
+        package static let keepAlive = Tracked(rawValue: 1 << 4)
+        package static let connection = Tracked(rawValue: 1 << 5)
 
         /// The name's lowercase spelling, for one tracked field ("" for none or several): the
         /// one table of them, for matching names as they arrive and for reading values.
-        /// (A switch over the raw values, the bits above: one over the option sets matched them
-        /// with a generic `==`, through a witness call per case, as each field's name arrived.)
         var lowercasedName: StaticString {
-            switch self.rawValue {
+            switch self.rawValue {   // the bits above, as integers: no generic `==` per case
             case 1 << 0: "content-length"
             case 1 << 1: "content-encoding"
             case 1 << 2: "transfer-encoding"

@@ -151,24 +151,26 @@ extension HTTPRequest {
     /// The key, and whether the authority was a plain `host[:port]` split by hand on its bytes
     /// (this runs per request) rather than by the full URL parser.
     private func resolvedConnectionKey() throws(HTTPClientError) -> (key: ConnectionKey, plain: Bool) {
-        // Each read of a pseudo-header field copies its string: read once, here.
+        // Read once: each read of a pseudo-header field counts a reference to its string.
         let schemeText = self.scheme, authority = self.authority
-        // A host of up to 15 bytes is held in the string itself: split again, it costs less
-        // than a key copied out of the thread's cache (its references counted).
-        guard let schemeText, let authority, authority.utf8.count > 15 else {
-            return try Self.connectionKey(scheme: schemeText, authority: authority)
+        // An authority of up to 15 bytes is held in the string itself, and so is its host:
+        // splitting it again costs less than copying a key out of the thread's cache.
+        guard let schemeText, let authority, authority.utf8.count > Self.inlineStringCapacity else {
+            return try Self.splitKey(scheme: schemeText, authority: authority)
         }
-        // The host the thread's last request went to, split then: no second pass, and no
+        // The host the thread's last request went to: compared, not split again, and no
         // string allocated for the host.
-        if let key = EncodedHeadCache.withCurrent({ $0.connectionKey(scheme: schemeText, authority: authority) }) ?? nil {
-            return (key, true)
-        }
-        let (key, plain) = try Self.connectionKey(scheme: schemeText, authority: authority)
+        let remembered = EncodedHeadCache.withCurrent { $0.rememberedKey(scheme: schemeText, authority: authority) }
+        if case let key?? = remembered { return (key, true) }
+        let (key, plain) = try Self.splitKey(scheme: schemeText, authority: authority)
         if plain { EncodedHeadCache.withCurrent { $0.remember(key, scheme: schemeText, authority: authority) } }
         return (key, plain)
     }
 
-    private static func connectionKey(scheme schemeText: String?, authority: String?) throws(HTTPClientError) -> (key: ConnectionKey, plain: Bool) {
+    /// The most UTF-8 bytes a `String` holds inline, without a buffer of its own (64-bit).
+    private static let inlineStringCapacity = 15
+
+    private static func splitKey(scheme schemeText: String?, authority: String?) throws(HTTPClientError) -> (key: ConnectionKey, plain: Bool) {
         let scheme: ConnectionKey.Scheme
         switch schemeText {
         case "http"?: scheme = .http

@@ -23,7 +23,8 @@ import SalvoTransport
 /// accent), and either way the head sent would not be the one asked for.
 ///
 /// What it keeps: up to four requests per thread — their fields too, credentials included —
-/// until they are replaced or the thread ends, whichever client sent them. A thread whose
+/// until they are replaced or the thread ends, whichever client sent them; and the scheme,
+/// authority and key of the last plain `host[:port]` (never one with userinfo). A thread whose
 /// requests keep missing (each one new) stops keeping most of them, so that it does not
 /// hold on to, and make its caller copy, requests that never come back.
 final class EncodedHeadCache {
@@ -166,26 +167,14 @@ final class EncodedHeadCache {
     @exclusivity(unchecked) private var lastKey: ResolvedKey?
 
     /// The key split from `authority` under `scheme` last time, if these are the same bytes.
-    func connectionKey(scheme: String, authority: String) -> ConnectionKey? {
-        guard let last = self.lastKey, Self.sameString(last.authority, authority),
-              Self.sameString(last.scheme, scheme) else { return nil }
+    func rememberedKey(scheme: String, authority: String) -> ConnectionKey? {
+        guard let last = self.lastKey, sameBytes(last.authority, authority),
+              sameBytes(last.scheme, scheme) else { return nil }
         return last.key
     }
 
     func remember(_ key: ConnectionKey, scheme: String, authority: String) {
         self.lastKey = ResolvedKey(scheme: scheme, authority: authority, key: key)
-    }
-
-    /// Whether two strings are the same bytes: at once when they are the same bits (one
-    /// string passed again, or the same short string), else byte by byte.
-    @inline(__always)
-    private static func sameString(_ a: String, _ b: String) -> Bool {
-        typealias Words = (UInt, UInt)
-        if MemoryLayout<String>.size == MemoryLayout<Words>.size,
-           unsafeBitCast(a, to: Words.self) == unsafeBitCast(b, to: Words.self) {
-            return true
-        }
-        return a.utf8.elementsEqual(b.utf8)
     }
 
     /// Runs `body` with this thread's cache, used without counting a reference (the thread's
@@ -217,12 +206,20 @@ final class EncodedHeadCache {
     }
 }
 
-/// Whether two strings are the same bytes (not merely the same Unicode text).
+/// Whether two strings are the same bytes (not merely the same Unicode text): at once when
+/// they are the same bits (one string passed again, or the same string of up to 15 bytes,
+/// held inline), else byte by byte.
 @inline(__always)
 func sameBytes(_ a: String?, _ b: String?) -> Bool {
     switch (a, b) {
     case (nil, nil): return true
-    case (let a?, let b?): return a.utf8.elementsEqual(b.utf8)
+    case (let a?, let b?):
+        typealias Words = (UInt, UInt)
+        if MemoryLayout<String>.size == MemoryLayout<Words>.size,
+           unsafeBitCast(a, to: Words.self) == unsafeBitCast(b, to: Words.self) {
+            return true
+        }
+        return a.utf8.elementsEqual(b.utf8)
     default: return false
     }
 }

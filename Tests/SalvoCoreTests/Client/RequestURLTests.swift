@@ -121,27 +121,39 @@ import Testing
         #expect(ConnectionKey(scheme: .http, authority: "h\u{E9}t:81") == nil)
     }
 
-    /// A host longer than 15 bytes is split once per thread and then taken from the thread's
-    /// cache — which must tell apart schemes (another default port), authorities that differ
-    /// in one byte or only in case, and never remember what the full parser had to mend.
+    /// An authority longer than 15 bytes is split once per thread and then taken from the
+    /// thread's cache — which must tell apart schemes (another default port), authorities that
+    /// differ in one byte, the same text in other bytes, and never remember what the full
+    /// parser had to mend.
     @Test func aThreadsLastHostIsKeptButNeverConfused() throws {
         func key(_ scheme: String, _ authority: String) throws -> (ConnectionKey, Bool) {
             let request = HTTPRequest(method: .get, scheme: scheme, authority: authority, path: "/")
             let (key, rewrite) = try request.canonicalConnectionKey()
             return (key, rewrite)
         }
-        let long = "service-a.internal.test"
-        for _ in 0..<2 {
-            #expect(try key("http", long) == (ConnectionKey(scheme: .http, host: long, port: 80), false))
+        func remembered(_ scheme: String, _ authority: String) -> ConnectionKey? {
+            EncodedHeadCache.withCurrent { $0.rememberedKey(scheme: scheme, authority: authority) } ?? nil
         }
+        let long = "service-a.internal.test"
+        #expect(try key("http", long) == (ConnectionKey(scheme: .http, host: long, port: 80), false))
+        #expect(remembered("http", long) == ConnectionKey(scheme: .http, host: long, port: 80))
+        // The same bytes in a string of their own: found by comparing them, not the bits.
+        let copy = String(decoding: Array(long.utf8), as: UTF8.self)
+        #expect(remembered("http", copy) != nil)
+        #expect(try key("http", copy) == (ConnectionKey(scheme: .http, host: long, port: 80), false))
         #expect(try key("https", long) == (ConnectionKey(scheme: .https, host: long, port: 443), false))
         #expect(try key("http", long + ":8080") == (ConnectionKey(scheme: .http, host: long, port: 8080), false))
         #expect(try key("http", "service-b.internal.test") == (ConnectionKey(scheme: .http, host: "service-b.internal.test", port: 80), false))
-        #expect(try key("http", "Service-B.Internal.test") == (ConnectionKey(scheme: .http, host: "service-b.internal.test", port: 80), false))
+        // The same text in other bytes (a Kelvin sign is a K to Unicode, not to a host name):
+        // not the remembered host — refused by the full parser, as it would be on its own.
+        #expect(try key("http", "service-K.internal.test").0.host == "service-k.internal.test")
+        #expect("service-\u{212A}.internal.test" == "service-K.internal.test")   // to String's ==
+        #expect(throws: HTTPClientError.self) { try key("http", "service-\u{212A}.internal.test") }
         // Mended by the full parser (userinfo): rewritten every time, never kept.
         for _ in 0..<2 {
             #expect(try key("http", "user:pw@service-c.internal.test") == (ConnectionKey(scheme: .http, host: "service-c.internal.test", port: 80), true))
         }
+        #expect(remembered("http", "user:pw@service-c.internal.test") == nil)
         #expect(throws: HTTPClientError.self) { try key("ftp", long) }
         #expect(throws: HTTPClientError.self) { try key("http", long + ":0") }
     }
