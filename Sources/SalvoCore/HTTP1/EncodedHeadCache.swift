@@ -9,7 +9,7 @@ import SalvoTransport
 /// The last few request heads this thread encoded, by request: a caller that sends the same
 /// request again — a load test, a poller, a backend calling one endpoint — gets the bytes
 /// already encoded and checked, shared rather than copied (no buffer per request). And the
-/// connection key of the last authority the thread's requests went to (``connectionKey(scheme:authority:)``).
+/// connection key of the last authority the thread's requests went to (``rememberedKey(scheme:authority:)``).
 ///
 /// One cache per thread, reached through a thread-specific key: no lock, and nothing shared.
 /// The heads it hands out are plain arrays, safe to read from any thread.
@@ -191,15 +191,10 @@ final class EncodedHeadCache {
     /// The head of `request`, through this thread's cache when there is one.
     static func head(for request: HTTPRequest, body: RequestBodyLength,
                      adding added: RequestEncoder.AddedFields) throws(HTTPClientError) -> [UInt8] {
-        if let key = Self.key, let raw = pthread_getspecific(key) {
-            // The thread's own cache, kept alive by the thread's key until the thread ends: used
-            // without counting a reference (the standard library's guaranteed-reference call).
-            let result = Unmanaged<EncodedHeadCache>.fromOpaque(raw)._withUnsafeGuaranteedRef { cache in
-                Result { () throws(HTTPClientError) in try cache.head(for: request, body: body, adding: added) }
-            }
-            return try result.get()
+        let cached = Self.withCurrent { cache in
+            Result { () throws(HTTPClientError) in try cache.head(for: request, body: body, adding: added) }
         }
-        if let cache = Self.current { return try cache.head(for: request, body: body, adding: added) }
+        if let cached { return try cached.get() }
         var head: [UInt8] = []
         try RequestEncoder.encodeHead(request, body: body, adding: added, into: &head)
         return head
