@@ -206,6 +206,10 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
     public var detail: String?
     /// For `.cancelled`: who or what stopped the request.
     public var cancellationReason: CancellationReason?
+    /// Set when an earlier step of the same call may have reached the server: a redirect of
+    /// its chain was answered, or an earlier attempt (on a connection that closed under it)
+    /// had sent bytes. ``mayHaveBeenProcessed`` is then true, whatever this failure was.
+    package var earlierStepMayHaveBeenProcessed = false
 
     /// Why a request (or its body) was cancelled.
     public enum CancellationReason: String, Sendable, Hashable {
@@ -241,7 +245,11 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
     /// before any of it could have been processed — nothing was sent (a bad URL, DNS, a
     /// refused connection, a TLS failure, a pool timeout), or the caller's mistake. A retry
     /// layer repeats a request that is not idempotent only when this is false.
+    ///
+    /// Over a whole call: once any response came (a redirect whose next request then failed
+    /// to connect) or any attempt's bytes went out, this is true, whatever the last error.
     public var mayHaveBeenProcessed: Bool {
+        if self.earlierStepMayHaveBeenProcessed { return true }
         switch self.code.base {
         case .cancelled, .headTimeout, .totalTimeout:
             // Before the request left (still queued or connecting), nothing was sent.

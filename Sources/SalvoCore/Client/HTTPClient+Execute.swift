@@ -27,18 +27,18 @@ extension HTTPClient {
         }
         let loop = self.place(&prepared)
         let limit = options.maxBodySize ?? self.configuration.maxBodySize
-        // The task is made here, the prepared request moved into it: what this async call
-        // keeps across its suspension is one reference, not the request's 900 bytes. The
-        // task collects the response and is the request's cancellation handle too.
-        let task = RequestTask(consume prepared, client: self, loop: loop, collectingUpTo: limit, delivery: .awaiting)
+        // The owner is made here, the prepared request moved into it: what this async call
+        // keeps across its suspension is one reference, not the request's 900 bytes. It
+        // collects the response and is the request's cancellation handle too.
+        let owner = RequestOwner(consume prepared, client: self, loop: loop, delivery: .awaiting, maxBodySize: limit)
         let isolation = #isolation
         let result = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>) in
-                task.deliver(to: continuation, isolation: isolation)
-                self.start(task, on: loop, cancellation: task)
+                owner.deliver(to: continuation, isolation: isolation)
+                self.start(owner, on: loop)
             }
         } onCancel: {
-            task.cancel()
+            owner.cancel()
         }
         return try result.get()
     }
@@ -58,25 +58,16 @@ extension HTTPClient {
             throw HTTPClientError.cancelled(.caller, phase: .request)
         }
         let loop = self.place(&prepared)
-        let cancellation = CancellationState(loop: loop, client: self)
-        let handler = StreamingHandler(makeStream: {
-            BodyStream(onResume: {
-                cancellation.resumeReading()
-            }, onCancel: {
-                cancellation.cancel()
-            })
-        }, onEnd: {
-            cancellation.finished()
-        })
-        let task = RequestTask(consume prepared, client: self, loop: loop, handler: handler)
+        let handler = StreamingHandler()
+        let owner = RequestOwner(consume prepared, client: self, loop: loop, delivery: .stream(handler))
         let isolation = #isolation
         let result = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPClientStreamingResponse, HTTPClientError>, Never>) in
                 handler.deliver(to: continuation, isolation: isolation)
-                self.start(task, on: loop, cancellation: cancellation)
+                self.start(owner, on: loop)
             }
         } onCancel: {
-            cancellation.cancel()
+            owner.cancel()
         }
         return try result.get()
     }
@@ -91,7 +82,7 @@ extension HTTPClient {
         _ request: HTTPRequest, body: HTTPBody? = nil, options: RequestOptions = RequestOptions(),
         completion: @escaping @Sendable (Result<HTTPClientResponse, HTTPClientError>) -> Void
     ) -> RequestHandle {
-        var prepared: Prepared
+        var prepared: PreparedRequest
         do {
             prepared = try self.prepared(request, body: body, options: options)
         } catch {
@@ -99,14 +90,14 @@ extension HTTPClient {
             if !self.group.next().tryExecute({ completion(.failure(error)) }) {
                 completion(.failure(error))
             }
-            return RequestHandle(state: nil)
+            return RequestHandle(owner: nil)
         }
         let loop = self.place(&prepared)
         let limit = options.maxBodySize ?? self.configuration.maxBodySize
-        let task = RequestTask(consume prepared, client: self, loop: loop, collectingUpTo: limit, delivery: .completion(completion))
+        let owner = RequestOwner(consume prepared, client: self, loop: loop, delivery: .completion(completion), maxBodySize: limit)
         // From a completion handler on this loop: no hop, no closure at all.
-        self.start(task, on: loop, cancellation: task)
-        return RequestHandle(state: task)
+        self.start(owner, on: loop)
+        return RequestHandle(owner: owner)
     }
 }
 
@@ -121,11 +112,12 @@ extension HTTPClient {
 /// handle.cancel()   // the completion handler gets .cancelled, unless the response came first
 /// ```
 public struct RequestHandle: Sendable {
-    let state: CancellationState?
+    /// The request's owner (nil when the request could not even be prepared).
+    let owner: RequestOwner?
 
     /// Ends the request with `.cancelled` if it is still running. Safe from any thread.
     public func cancel() {
-        self.state?.cancel()
+        self.owner?.cancel()
     }
 }
 
@@ -161,7 +153,7 @@ extension HTTPClient {
     }
 
     /// ``prepare(_:body:options:)``, telling the body the request is over when it fails there.
-    fileprivate func prepared(_ request: HTTPRequest, body: HTTPBody?, options: RequestOptions) throws(HTTPClientError) -> Prepared {
+    fileprivate func prepared(_ request: HTTPRequest, body: HTTPBody?, options: RequestOptions) throws(HTTPClientError) -> PreparedRequest {
         do {
             return try self.prepare(request, body: body, options: options)
         } catch {

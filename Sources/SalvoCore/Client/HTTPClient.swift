@@ -20,16 +20,15 @@ public final class HTTPClient: Sendable {
     public let configuration: Configuration
     let group: EventLoopGroup
     private let ownsGroup: Bool
-    private let pools: [LoopBound<ConnectionPool>]
+    private let pools: [LoopBound<PoolShard>]
     /// What the pools share: each host's connection budget, placement, lending.
     private let coordinator: PoolCoordinator
     /// Per loop, the hook that ends this client's requests if the loop stops first (a shared
     /// group shut down before the client).
     private let stopHooks: [Int?]
     let tlsContexts: TLSContexts
-    /// Whether `configuration.proxy` names any proxy: read once, not per request (the
-    /// proxy settings are a few strings and fields to copy).
-    private let usesProxies: Bool
+    /// Prepares this client's requests (and their redirects' next requests) under its configuration.
+    let preparer: RequestPreparer
     private let isShutdown = Atomic<Bool>(false)
     /// For a derived client (``with(_:)``): the client whose loops and pools it uses, kept
     /// alive by it. Nil for a client with its own.
@@ -72,16 +71,16 @@ public final class HTTPClient: Sendable {
         self.stopHooks = []
         self.tlsContexts = base.tlsContexts
         self.base = base
-        self.usesProxies = configuration.proxy.isEnabled
+        self.preparer = RequestPreparer(configuration: configuration, tlsContexts: base.tlsContexts)
     }
 
     private init(configuration: Configuration, group: EventLoopGroup, ownsGroup: Bool, tls: TLSContext) {
         self.base = nil
-        self.usesProxies = configuration.proxy.isEnabled
         self.configuration = configuration
         self.group = group
         self.ownsGroup = ownsGroup
         self.tlsContexts = TLSContexts(primary: tls)
+        self.preparer = RequestPreparer(configuration: configuration, tlsContexts: self.tlsContexts)
         var poolConfiguration = PoolConfiguration(
             maxConnectionsPerHost: configuration.maxConnectionsPerHost,
             idleTimeout: configuration.idleTimeout,
@@ -93,7 +92,7 @@ public final class HTTPClient: Sendable {
         let coordinator = PoolCoordinator(loops: group.loops, maxConnectionsPerHost: configuration.maxConnectionsPerHost)
         self.coordinator = coordinator
         self.pools = group.loops.map { loop in
-            LoopBound(ConnectionPool(loop: loop, configuration: poolConfiguration, coordinator: coordinator), loop: loop)
+            LoopBound(PoolShard(loop: loop, configuration: poolConfiguration, coordinator: coordinator), loop: loop)
         }
         coordinator.attach(self.pools)
         self.stopHooks = self.pools.map { bound in
@@ -111,7 +110,7 @@ public final class HTTPClient: Sendable {
         self.shutdown()
     }
 
-    private static func shutdownWork(pools: [LoopBound<ConnectionPool>], stopHooks: [Int?], group: EventLoopGroup?) -> @Sendable () -> Void {
+    private static func shutdownWork(pools: [LoopBound<PoolShard>], stopHooks: [Int?], group: EventLoopGroup?) -> @Sendable () -> Void {
         {
             let done = DispatchSemaphore(value: 0)
             var accepted = 0
@@ -137,7 +136,7 @@ public final class HTTPClient: Sendable {
     /// The loop a request runs on: the caller's loop when it is one of ours (no thread hop),
     /// else the least loaded for its host (an idle connection first). Wherever it lands, it can have any free place of the host's limit: a loop without
     /// one borrows it from a loop with an idle connection (see ``PoolCoordinator``).
-    func place(_ prepared: inout Prepared) -> EventLoop {
+    func place(_ prepared: inout PreparedRequest) -> EventLoop {
         if let current = EventLoop.current, current.index < self.group.loops.count, self.group.loops[current.index] === current {
             return current
         }
@@ -146,206 +145,49 @@ public final class HTTPClient: Sendable {
         return loop
     }
 
-    func pool(on loop: EventLoop) -> ConnectionPool {
+    func pool(on loop: EventLoop) -> PoolShard {
         self.pools[loop.index].value
     }
 
     /// The pool object for holding on to from any thread (use it only on `loop`).
-    func poolReference(on loop: EventLoop) -> ConnectionPool {
+    func poolReference(on loop: EventLoop) -> PoolShard {
         self.pools[loop.index].unsafeValue
     }
 
-    // MARK: Preparing requests
+    // MARK: Starting requests
 
-    static let proxyConnection = HTTPField.Name("Proxy-Connection")!
-
-    struct Prepared: Sendable {
-        var key: ConnectionKey
-        /// The TLS context for an https key.
-        var tls: TLSContext?
-        var head: [UInt8]
-        var body: [UInt8]
-        var stream: RequestTask.StreamSource?
-        var expectsContinue: Bool
-        var deadline: Deadline
-        /// When the caller made the request.
-        var startedAt: Deadline
-        /// When the head must have come (distant future: no head timeout).
-        var headDeadline: Deadline
-        var readTimeout: Duration?
-        var closeAfter: Bool
-        /// For following redirects: the request as sent, its body and options, and the
-        /// policy (nil when redirects are off).
-        var request: HTTPRequest
-        var requestBody: HTTPBody?
-        var options: RequestOptions
-        var redirects: RedirectPolicy?
-        /// Limits for decoding a gzip or deflate response; nil: the body as sent.
-        var decoding: ContentDecoder.Limits?
-        /// Where placement counted the request as on its way (see ``place(_:)``).
-        var arrival: HostBudget.ShardCounts?
-    }
-
-    /// `addingDefaults`: whether the client's default fields are added (not for a redirect's
-    /// next request, which carries what was kept of the first one's: a default credential
-    /// dropped on the way to another origin must not come back).
-    func prepare(_ request: HTTPRequest, body: HTTPBody?, options: RequestOptions,
-                 addingDefaults: Bool = true) throws(HTTPClientError) -> Prepared {
+    /// `request` prepared under this client's configuration, unless the client is shut down.
+    func prepare(_ request: HTTPRequest, body: HTTPBody?, options: RequestOptions) throws(HTTPClientError) -> PreparedRequest {
         guard !self.isShutDown else { throw HTTPClientError(.shutdown) }
-        var request = request
-        var (key, rewriteAuthority) = try request.canonicalConnectionKey()
-        if rewriteAuthority { request.authority = key.authority }
-        key.unixSocketPath = options.unixSocketPath ?? self.configuration.unixSocketPath
-        if key.unixSocketPath == nil, options.proxy != nil || self.usesProxies,
-           case let proxies = options.proxy ?? self.configuration.proxy, proxies.isEnabled {
-            key.proxy = proxies.proxy(for: key.scheme, host: key.host)
-            if let proxy = key.proxy {
-                guard (1...65535).contains(proxy.port), !proxy.host.isEmpty else {
-                    throw HTTPClientError(.invalidConfiguration, phase: .request, detail: "proxy \(proxy): no host, or a port outside 1...65535")
-                }
-            }
-        }
-        var forwarded = false
-        if key.scheme == .http, let proxy = key.proxy { forwarded = !proxy.tunnelsPlainHTTP }
-        if addingDefaults {
-            for field in self.configuration.headerFields where !request.headerFields.contains(field.name) {
-                request.headerFields.append(field)
-            }
-        }
-        let own = RequestFieldSummary(request.headerFields)
-        if !forwarded, own.hasProxyFields {
-            // Fields for a proxy that forwards the request: never sent to an origin (through a
-            // tunnel, or direct — after a redirect to a host that bypasses the proxy, say).
-            request.headerFields[.proxyAuthorization] = nil
-            request.headerFields[Self.proxyConnection] = nil
-        }
-        var tls: TLSContext? = nil
-        if key.scheme == .https {
-            (key.tlsConfigurationID, tls) = try self.tlsContexts.context(for: options.tls)
-        }
-        let requestBody = body
-        var bytes: [UInt8] = []
-        var stream: RequestTask.StreamSource? = nil
-        switch body?.content {
-        case .bytes(let content): bytes = content
-        case .stream(let length, let replayable, let produce):
-            stream = RequestTask.StreamSource(length: length, replayable: replayable, produce: produce)
-        case nil: break
-        }
-        // Fields the client adds are written by the encoder, not added to the request's
-        // HTTPFields (which would copy them for every request).
-        var added = RequestEncoder.AddedFields()
-        if let userAgent = self.configuration.userAgent, !own.hasUserAgent {
-            added.userAgent = userAgent
-        }
-        if let body {
-            // What the body says of itself, unless the request says otherwise.
-            if let contentType = body.contentType, !own.hasContentType {
-                added.contentType = try RequestEncoder.checkedValue(contentType, of: "Content-Type")
-            }
-            if let coding = body.contentEncoding, !own.hasContentEncoding {
-                added.contentEncoding = try RequestEncoder.checkedValue(coding, of: "Content-Encoding")
-            }
-        }
-        // Decoding is ours only when the Accept-Encoding is: a caller who set their own
-        // gets the body as the server sent it.
-        let decompression = options.decompression ?? self.configuration.decompression
-        var decoding: ContentDecoder.Limits? = nil
-        if decompression.isEnabled, request.method != .head, !own.hasAcceptEncoding {
-            added.acceptEncoding = true
-            decoding = decompression.limits
-        }
-        added.omitsHost = options.omitsHost
-        if forwarded, let proxy = key.proxy {
-            // The proxy gets the whole URL, and the credentials meant for it.
-            added.absoluteFormPrefix = "http://" + key.authority
-            added.proxyAuthorization = proxy.credentials?.basicAuthorization
-        }
-        // The request's own Expect decides; else the option adds one (for a body only).
-        let hasBody = stream.map { $0.length != 0 } ?? !bytes.isEmpty
-        let ownExpect = own.expect
-        added.expectContinue = options.expectContinue && hasBody && ownExpect == nil
-        let head = try EncodedHeadCache.head(for: request, body: requestBody?.announcedLength ?? .none, adding: added)
-        let limit = TransportOptions(timeout: options.timeout ?? self.configuration.requestTimeout, deadline: options.deadline)
-            .effectiveTimeout
-        let now = Deadline.now()
-        let deadline = limit.map { now + $0 } ?? .distantFuture
-        let headDeadline = options.headTimeout.map { now + $0 } ?? .distantFuture
-        let closeAfter = own.asksClose
-        let redirects = options.redirects ?? self.configuration.redirects
-        let expectsContinue = added.expectContinue || (hasBody && ownExpect.map { $0.lowercased().contains("100-continue") } ?? false)
-        return Prepared(key: key, tls: tls, head: head, body: bytes, stream: stream, expectsContinue: expectsContinue,
-                        deadline: deadline, startedAt: now, headDeadline: headDeadline, readTimeout: options.readTimeout ?? self.configuration.readTimeout,
-                        closeAfter: closeAfter,
-                        request: consume request, requestBody: requestBody, options: options,
-                        redirects: redirects.follow ? redirects : nil, decoding: decoding)
+        return try self.preparer.prepare(request, body: body, options: options)
     }
 
-    /// Starts `task` on `loop`: at once when this thread is the loop's (no hop, no closure),
+    /// Starts `owner` on `loop`: at once when this thread is the loop's (no hop, no closure),
     /// else through the loop's queue.
-    func start(_ task: RequestTask, on loop: EventLoop, cancellation: CancellationState) {
+    func start(_ owner: RequestOwner, on loop: EventLoop) {
         if loop.inEventLoop {
-            self.launch(task, on: loop, cancellation: cancellation)
+            self.launch(owner, on: loop)
             return
         }
-        // The caller touches the task no more once it is handed over (a task the queue
+        // The caller touches the owner no more once it is handed over (an owner the queue
         // refused is the caller's again, never the loop's).
-        if !loop.tryExecute({ self.launch(task, on: loop, cancellation: cancellation) }) {
-            // The loop has stopped (the client or its group shut down meanwhile): the task never
-            // reached it and is still this thread's; its placement and body are let go here.
-            if task.settleArrival() { self.coordinator.placementAbandoned(task.key) }
-            task.fail(HTTPClientError(.shutdown, phase: .request))
+        if !loop.tryExecute({ self.launch(owner, on: loop) }) {
+            // The loop has stopped (the client or its group shut down meanwhile): the request
+            // never reached it and is still this thread's; its placement and body are let go here.
+            if owner.settleArrival() { self.coordinator.placementAbandoned(owner.key) }
+            owner.fail(HTTPClientError(.shutdown, phase: .request))
         }
     }
 
-    /// Hands `task` to the pool of `loop`, whose thread this is.
-    private func launch(_ task: RequestTask, on loop: EventLoop, cancellation: CancellationState, fresh: Bool = false) {
-        let placed = task.settleArrival()
-        if cancellation.markStarted(task) {
-            if placed { self.coordinator.placementAbandoned(task.key) }
-            task.fail(.cancelled(.caller, phase: .request))
+    /// Hands `owner` to the pool of `loop`, whose thread this is.
+    private func launch(_ owner: RequestOwner, on loop: EventLoop) {
+        let placed = owner.settleArrival()
+        if owner.isCancelled {
+            if placed { self.coordinator.placementAbandoned(owner.key) }
+            owner.fail(.cancelled(.caller, phase: .request))
             return
         }
-        self.pool(on: loop).submit(task, fresh: fresh)
-    }
-
-    /// Sends the next request of a redirect chain, on the loop of the one that led to it
-    /// (every loop of the client can reach every host), under the first request's deadline.
-    func follow(_ request: HTTPRequest, keepBody: Bool, after previous: RequestTask) {
-        var body = previous.requestBody
-        if !keepBody {
-            // The next request goes without it: the body is done with.
-            body?.requestEnded()
-            body = nil
-        }
-        guard let cancellation = previous.cancellation else {
-            // Every started request has its handle (``launch``): unreachable, but failed
-            // rather than trapped.
-            body?.requestEnded()
-            previous.handler.didFail(.cancelled(.internal, phase: .request, detail: "redirect without a request handle"))
-            return
-        }
-        var prepared: Prepared
-        do {
-            prepared = try self.prepare(request, body: body, options: previous.options, addingDefaults: false)
-        } catch {
-            body?.requestEnded()
-            previous.handler.didFail(error)
-            return
-        }
-        prepared.deadline = previous.deadline
-        prepared.headDeadline = previous.headDeadline
-        prepared.startedAt = previous.startedAt
-        // A request that must not be sent twice (a POST replayed for a 307) goes on a fresh
-        // connection: the one the redirect came on may be closing unannounced, its FIN not
-        // here yet, and a request that met it could not be sent again.
-        let fresh = !RequestTask.isIdempotent(request.method)
-        // The chain's response goes where the first request's would have: to its handler,
-        // or to the first task, which collects it.
-        let task = RequestTask(prepared, client: self, loop: cancellation.loop, handler: previous.handler)
-        task.redirectChain = previous.redirectChain
-        task.interim = previous.interim
-        self.launch(task, on: cancellation.loop, cancellation: cancellation, fresh: fresh)
+        self.pool(on: loop).submit(owner)
     }
 
     // MARK: Shutting down

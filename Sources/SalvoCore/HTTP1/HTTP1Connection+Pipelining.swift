@@ -1,8 +1,8 @@
 import SalvoTransport
 
 /// A request written on a connection behind the one being answered.
-struct PipelinedRequest {
-    let task: RequestTask
+struct LinedRequest {
+    let owner: RequestOwner
     /// Its own writer: how much of it is on the wire, kept when it becomes the current request.
     var writer: RequestWriter
 }
@@ -15,40 +15,39 @@ struct PipelinedRequest {
 /// response alive. Their bytes follow the current request's once it is all written; each
 /// response that ends hands the connection to the next request in line, and bytes read past
 /// a response are its. A request waits in line no longer than it may wait in the pool (or its
-/// head or total deadline): then, or when cancelled, it fails, and the requests behind it move
-/// to the pool. When the connection ends with requests still in line they go back to the pool
-/// in their order; a request whose bytes went out on a connection that failed has had its one
-/// retry.
+/// head or total deadline): then, or when cancelled, it fails, and the requests behind it
+/// leave the line. When the connection ends with requests still in line, each owner hears how
+/// far its request got (``RequestOwner/leftLine(bytesWritten:connectionFailed:)``) and decides
+/// whether it goes again; the connection resubmits nothing itself.
 extension HTTP1Connection {
     /// Whether `next` can be written behind what this connection carries now.
-    func canPipeline(_ next: RequestTask, depth: Int) -> Bool {
-        guard case .open = self.life, let current = self.task, !self.mustClose, !self.closeWhenPipelineDrains,
-              !self.readPaused, self.keptAliveOverHTTP11, self.pipeline.count + 1 < depth else { return false }
+    func canPipeline(_ next: RequestOwner, depth: Int) -> Bool {
+        guard case .open = self.life, let current = self.owner, !self.exchange.mustClose, !self.closeWhenLineDrains,
+              !self.exchange.readPaused, self.keptAliveOverHTTP11, self.line.count + 1 < depth else { return false }
         // Not behind a response already streaming in (a download, an event stream): its end
         // may be far off.
-        let behind = self.pipeline.isEmpty ? self.machine.isAwaitingHead : true
+        let behind = self.line.isEmpty ? self.machine.isAwaitingHead : true
         return behind && Self.isPipelinable(current) && Self.isPipelinable(next)
     }
 
-    static func isPipelinable(_ task: RequestTask) -> Bool {
-        task.isIdempotent && task.stream == nil && !task.expectsContinue && !task.closeAfter
+    static func isPipelinable(_ owner: RequestOwner) -> Bool {
+        owner.isIdempotent && owner.stream == nil && !owner.expectsContinue && !owner.closeAfter
     }
 
     /// Writes `next` behind the current request (see ``canPipeline(_:depth:)``).
-    func pipelined(_ next: RequestTask) {
+    func addToLine(_ next: RequestOwner) {
         defer { self.rearm() }
-        next.phase = .pipelined(self)
-        next.reusedConnection = true
-        self.pipeline.append(PipelinedRequest(task: next, writer: RequestWriter(for: next, now: self.loop.now)))
-        if self.machine.isWriteDone { self.flushPipeline() }
+        next.joinedLine(of: self)
+        self.line.append(LinedRequest(owner: next, writer: RequestWriter(for: next, now: self.loop.now)))
+        if self.machine.isWriteDone { self.flushLine() }
     }
 
-    /// Writes the pipelined requests' bytes, in order, once the current request's are out.
+    /// Writes the lined-up requests' bytes, in order, once the current request's are out.
     /// Writes only: never reads (it may run while a read is being parsed).
-    func flushPipeline() {
-        let reading: IOInterest = self.readPaused ? .none : .read
-        for index in self.pipeline.indices {
-            let progress = self.pipeline[index].writer.write(self.pipeline[index].task, to: self.socket, for: self)
+    func flushLine() {
+        let reading: IOInterest = self.exchange.readPaused ? .none : .read
+        for index in self.line.indices {
+            let progress = self.line[index].writer.write(self.line[index].owner, to: self.socket, for: self)
             switch progress {
             case .finished:
                 continue
@@ -57,97 +56,88 @@ extension HTTP1Connection {
                 return
             default:
                 // The socket failed: the current response may still come; the rest go elsewhere.
-                self.mustClose = true
+                self.exchange.mustClose = true
                 return
             }
         }
     }
 
-    /// The current response ended and the connection stays: the next pipelined request
-    /// becomes the current one. False when there is none.
-    func promotePipelined() -> Bool {
-        guard !self.pipeline.isEmpty else { return false }
-        let next = self.pipeline.removeFirst()
-        let task = next.task
-        self.takeOn(task, writer: next.writer)
-        _ = self.machine.startRequest()
-        if self.writer.hasWrittenAll(of: task) {
-            _ = self.machine.writeFinished()
-            if !self.pipeline.isEmpty { self.flushPipeline() }
-        } else {
+    /// The current response ended and the connection stays: the next request in line becomes
+    /// the current one. False when there is none.
+    func promoteLined() -> Bool {
+        guard !self.line.isEmpty else { return false }
+        let next = self.line.removeFirst()
+        let owner = next.owner
+        owner.lineMovedOn(to: self, at: self.loop.now)
+        self.takeOn(owner, writer: next.writer)
+        switch self.machine.startRequest() {
+        case .write where self.exchange.writer.hasWrittenAll(of: owner):
+            self.act(self.machine.writeFinished())
+            if !self.line.isEmpty { self.flushLine() }
+        case .write:
             // The rest goes when the socket is writable: no write (and no read a failed write
             // would start) inside the read being parsed now.
             self.socket.setInterest([.read, .write], on: self.loop)
+        case let other:
+            self.act(other)
         }
         return true
     }
 
-    /// The connection ends with requests still in line: they go back to the pool, first in
-    /// the queue and in their order. One whose bytes went out on a connection that failed has
-    /// spent its retry: a second time, it fails.
-    func releasePipeline() {
-        guard !self.pipeline.isEmpty else { return }
-        let unanswered = self.pipeline
-        self.pipeline = []
-        self.requeue(unanswered[...], spendingRetries: self.pipelineFailed)
+    /// Takes the whole line off the connection (which is ending), for ``lineLeft(_:connectionFailed:)``.
+    func takeLine() -> [LinedRequest] {
+        guard !self.line.isEmpty else { return [] }
+        let line = self.line
+        self.line = []
+        return line
     }
 
-    /// Sends requests taken out of the line back to the pool, first in its queue and in their
-    /// order. With `spendingRetries` (the connection failed), one whose bytes went out has had
-    /// its retry, or fails when it had it already.
-    private func requeue(_ entries: ArraySlice<PipelinedRequest>, spendingRetries: Bool) {
-        for entry in entries.reversed() {
-            var writer = entry.writer
-            writer.end()
-            if spendingRetries && writer.bytesWritten > 0 {
-                if entry.task.retried {
-                    self.pool.requestEnded(failed: true)
-                    entry.task.fail(HTTPClientError(.remoteClosed, phase: .readHead,
-                                                    detail: "the connection failed before this pipelined request was answered, twice"))
-                    continue
-                }
-                entry.task.retried = true
-            }
-            self.pool.submit(entry.task, fresh: false, urgent: true)
+    /// Tells each owner of `line` that its request left the line unanswered, last first: those
+    /// their owners send again go first in the pool's queue, so they keep their order.
+    /// `connectionFailed`: the connection broke, rather than closed in order.
+    func lineLeft(_ line: [LinedRequest], connectionFailed: Bool) {
+        for var entry in line.reversed() {
+            entry.writer.end()
+            entry.owner.leftLine(bytesWritten: entry.writer.bytesWritten, connectionFailed: connectionFailed)
         }
     }
 
     /// A request in line was cancelled or timed out: it fails now. If none of it went out, it
     /// simply leaves the line. Otherwise its answer will come: the requests ahead of it keep
-    /// their places, those behind it go back to the pool, and the connection closes once the
-    /// ones ahead are answered.
-    func dropPipelined(_ task: RequestTask, error: HTTPClientError) {
-        guard let index = self.pipeline.firstIndex(where: { $0.task === task }) else { return }
+    /// their places, those behind it leave the line, and the connection closes once the ones
+    /// ahead are answered.
+    func dropLined(_ owner: RequestOwner, error: HTTPClientError) {
+        guard let index = self.line.firstIndex(where: { $0.owner === owner }) else { return }
         defer { self.rearm() }
-        var dropped = self.pipeline.remove(at: index)
+        var dropped = self.line.remove(at: index)
         dropped.writer.end()
+        var behind: [LinedRequest] = []
         if dropped.writer.bytesWritten > 0 {
             // Decided before anyone hears of it: a callback that starts a request must not
             // find this connection open to pipelining.
-            self.closeWhenPipelineDrains = true
-            let behind = self.pipeline[index...]
-            self.pipeline.removeSubrange(index...)
-            // Not their failure: they keep their retry.
-            self.requeue(behind, spendingRetries: false)
+            self.closeWhenLineDrains = true
+            behind = Array(self.line[index...])
+            self.line.removeSubrange(index...)
         }
-        self.pool.requestEnded(failed: true)
-        task.fail(error)
+        owner.fail(error)
+        // Not their failure: they keep their send-again.
+        self.lineLeft(behind, connectionFailed: false)
     }
 
     /// The earliest wait deadline of the requests in line (distant future when none): each
     /// came from the pool's queue, so it is the pool wait, or its head or total deadline.
-    var pipelineDeadline: Deadline {
+    var lineDeadline: Deadline {
         var earliest = Deadline.distantFuture
-        for entry in self.pipeline where entry.task.waitDeadline < earliest { earliest = entry.task.waitDeadline }
+        for entry in self.line where entry.owner.waitDeadline < earliest { earliest = entry.owner.waitDeadline }
         return earliest
     }
 
     /// Fails the requests in line whose deadline passed.
-    func expirePipelined(at now: Deadline) {
-        while let entry = self.pipeline.first(where: { $0.task.waitDeadline <= now }) {
-            let task = entry.task
-            self.dropPipelined(task, error: HTTPClientError(task.waitExpiry(at: now), phase: .readHead,
-                                                            detail: "waiting in line behind a response that did not come in time"))
+    func expireLine(at now: Deadline) {
+        while let entry = self.line.first(where: { $0.owner.waitDeadline <= now }) {
+            let owner = entry.owner
+            self.dropLined(owner, error: HTTPClientError(owner.waitExpiry(at: now), phase: .readHead,
+                                                         detail: "waiting in line behind a response that did not come in time"))
         }
     }
 }

@@ -10,7 +10,7 @@ extension HTTP1Connection {
     /// TLS may still hold decrypted bytes, so there only `wouldBlock` ends the loop.
     func readable() {
         let buffer = self.loop.readBuffer
-        while case .open = self.life, !self.readPaused {
+        while case .open = self.life, !self.exchange.readPaused {
             switch self.socket.read(into: buffer) {
             case .bytes(let count):
                 self.lastActivity = self.loop.now
@@ -20,7 +20,7 @@ extension HTTP1Connection {
                 if wantsWrite { self.socket.setInterest([.read, .write], on: self.loop) }
                 return
             case .closed(let clean):
-                if !clean && self.task != nil && self.decoder.bodyEndsAtClose {
+                if !clean && self.owner != nil && self.decoder.bodyEndsAtClose {
                     // TLS without close_notify: a body that runs to the close cannot be known
                     // complete (someone may have cut the connection).
                     self.fail(HTTPClientError(.truncatedBody, phase: .readBody,
@@ -38,67 +38,66 @@ extension HTTP1Connection {
 
     private func received(_ bytes: UnsafeRawBufferPointer) {
         var bytes = bytes
-        // Bytes past a response are the next pipelined request's answer.
+        // Bytes past a response are the answer to the next request in line.
         while let rest = self.receivedOne(bytes) {
             bytes = rest
         }
     }
 
     /// Parses `bytes` for the current response; returns what is left past its end when a
-    /// pipelined request has taken over and should parse it.
+    /// lined-up request has taken over and should parse it.
     private func receivedOne(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        guard let task = self.task else {
+        guard let owner = self.owner else {
             // Bytes on an idle connection: nothing asked for them, so it cannot be trusted.
             self.act(self.machine.failed())
             return nil
         }
-        if task.firstByteAt.nanoseconds == 0 { task.firstByteAt = self.loop.now }
-        task.bytesReceived += bytes.count
+        owner.received(byteCount: bytes.count, at: self.loop.now)
         let result: ResponseDecoder.FeedResult
         do {
             result = try self.decoder.feed(bytes)
         } catch {
-            if let partial = self.decoder.partialRawHead, let observer = task.headObserver {
+            if let partial = self.decoder.partialRawHead, let observer = owner.headObserver {
                 observer(ReceivedHead(kind: .failed, raw: partial, head: nil))
             }
-            self.fail(self.handlerError ?? error)
+            self.fail(self.exchange.ownerError ?? error)
             return nil
         }
         var rest: UnsafeRawBufferPointer? = nil
-        let nextInLine = self.pipeline.first?.task
+        let nextInLine = self.line.first?.owner
         if case .complete(let consumed) = result, consumed < bytes.count {
             if nextInLine == nil {
                 // Bytes after the response, and nothing asked for them: out of step.
-                self.mustClose = true
+                self.exchange.mustClose = true
             } else {
                 rest = UnsafeRawBufferPointer(rebasing: bytes[consumed...])
-                task.bytesReceived -= bytes.count - consumed
+                owner.belongToNextInLine(byteCount: bytes.count - consumed)
             }
         }
-        if self.continueArrived {
-            self.continueArrived = false
+        if self.exchange.continueArrived {
+            self.exchange.continueArrived = false
             self.writeRequest()
         }
         self.deliverEnd()
         // Parsed on only if the next request in line did take over.
-        guard let rest, let next = self.task, next === nextInLine, case .open = self.life else {
-            if rest != nil, self.task == nil, case .open = self.life { self.act(self.machine.failed()) }
+        guard let rest, let next = self.owner, next === nextInLine, case .open = self.life else {
+            if rest != nil, self.owner == nil, case .open = self.life { self.act(self.machine.failed()) }
             return nil
         }
         return rest
     }
 
     private func deliverEnd() {
-        guard let end = self.pendingEnd else { return }
-        self.pendingEnd = nil
+        guard let end = self.exchange.pendingEnd else { return }
+        self.exchange.pendingEnd = nil
         if !end.keepAlive { self.closedByPeer = true }   // the server's Connection: close
-        self.act(self.machine.responseEnded(keepAlive: end.keepAlive && !self.mustClose))
-        if self.task != nil, !self.machine.isAwaitingResponse, !self.machine.isClosed {
+        self.act(self.machine.responseEnded(keepAlive: end.keepAlive && !self.exchange.mustClose))
+        if self.owner != nil, !self.machine.isAwaitingResponse, !self.machine.isClosed {
             // The response is all here and the request waits for its body's producer to end:
             // nothing more is read until then (not even the server closing, which it may).
-            self.readPaused = true
+            self.exchange.readPaused = true
             self.socket.setInterest(self.socket.interest.subtracting(.read), on: self.loop)
-            self.producerEndDeadline = self.loop.now + Self.producerGrace
+            self.exchange.producerEndDeadline = self.loop.now + Self.producerGrace
         }
     }
 
@@ -112,14 +111,16 @@ extension HTTP1Connection {
                                   errno: errno == 0 ? nil : errno, detail: detail))
     }
 
+    /// The peer ended the stream (`errno` 0) or reset it. What the response needed decides:
+    /// a body that runs to the close ends here; anything else is cut short.
     func remoteClosed(errno readErrno: Int32, duringWrite: Bool = false) {
         self.closedByPeer = true
         // A write that failed first says how the peer went (a reset), even when the read
         // that followed found only the end of the stream.
-        let duringWrite = duringWrite || self.sendFailure != 0
-        let errno = readErrno != 0 ? readErrno : self.sendFailure
-        guard self.task != nil else {
-            self.act(self.machine.remoteClosed(responseStarted: false))
+        let duringWrite = duringWrite || self.exchange.sendFailure != 0
+        let errno = readErrno != 0 ? readErrno : self.exchange.sendFailure
+        guard self.owner != nil else {
+            self.act(self.machine.remoteClosed())
             return
         }
         if readErrno == 0 {
@@ -127,7 +128,7 @@ extension HTTP1Connection {
             // close ends here.
             do {
                 if try self.decoder.finish() {
-                    self.mustClose = true
+                    self.exchange.mustClose = true
                     self.deliverEnd()
                     return
                 }
@@ -149,32 +150,29 @@ extension HTTP1Connection {
         self.failOnClose(error)
     }
 
+    /// The peer's close cut the response short: the request's owner hears it, with what the
+    /// connection saw, and decides whether it goes again.
     private func failOnClose(_ error: HTTPClientError) {
-        self.pipelineFailed = true
-        if error.phase == .readHead, let observer = self.task?.headObserver {
+        if error.phase == .readHead, let observer = self.owner?.headObserver {
             // The lines of a head the close cut short, as curl shows them.
             self.decoder.keepPartialHead(endingBefore: self.decoder.captured.count)
             if let partial = self.decoder.partialRawHead, !partial.isEmpty {
                 observer(ReceivedHead(kind: .failed, raw: partial, head: nil))
             }
         }
-        let action = self.machine.remoteClosed(responseStarted: self.decoder.bytesOfCurrentResponse > 0)
-        if case .failRequest(let retryable) = action, retryable, let task = self.task, task.isIdempotent,
-           task.isReplayable, !task.retried {
-            self.task = nil
-            self.writer.end(.internal)
-            self.closeSocket()
-            self.pool.connectionClosed(self, retry: task)
-            return
+        switch self.machine.remoteClosed() {
+        case .failRequest:
+            self.finishFailure(error, closedByPeer: true)
+        case let other:
+            self.act(other)
         }
-        self.finishFailure(error)
     }
 
     /// Lets a paused response stream read again.
     func resumeReading() {
-        guard self.readPaused, self.machine.isAwaitingResponse else { return }
+        guard self.exchange.readPaused, self.machine.isAwaitingResponse else { return }
         defer { self.rearm() }
-        self.readPaused = false
+        self.exchange.readPaused = false
         self.lastActivity = self.loop.now
         if !self.socket.isRegistered && self.socket.isOpen {
             // Out of epoll after a hang-up while paused: the data left, then the end, is
@@ -192,44 +190,48 @@ extension HTTP1Connection {
     // MARK: Decoder callbacks (inside llhttp_execute: record, act after it returns)
 
     func decoderReceivedInformational(_ head: HTTPResponse) {
-        if head.status.code == 100 && self.writer.awaitingContinue {
-            self.writer.releaseBody()
-            self.continueArrived = true
+        if head.status.code == 100 && self.exchange.writer.awaitingContinue {
+            self.exchange.writer.releaseBody()
+            self.exchange.continueArrived = true
         }
-        if let observer = self.task?.headObserver {
+        guard let owner = self.owner else { return }
+        if let observer = owner.headObserver {
             observer(ReceivedHead(kind: .interim, raw: self.decoder.lastRawHead, head: head))
         }
-        self.task?.receiveInformational(head)
+        owner.receiveInformational(head)
     }
 
     func decoderReceivedHead(_ head: ParsedHead) -> Bool {
-        guard let task = self.task else { return false }
-        if let observer = task.headObserver {
+        guard let owner = self.owner else { return false }
+        if let observer = owner.headObserver {
             observer(ReceivedHead(kind: .response, raw: self.decoder.lastRawHead, head: head.response))
         }
         if let keepAlive = head.fields.firstValue(ofTracked: .keepAlive) {
             self.serverIdleLimit = Self.idleLimit(keepAlive)
-            if self.serverIdleLimit == .zero { self.mustClose = true }
+            if self.serverIdleLimit == .zero { self.exchange.mustClose = true }
         }
         // A final answer before 100 Continue: the body is not sent (RFC 9110 §10.1.1), so
         // the connection cannot carry another request.
-        self.writer.withholdBody()
-        _ = self.machine.headReceived()
-        task.headAt = self.loop.now
-        task.bytesSent = self.writer.bytesWritten
-        task.version = self.decoder.version
+        self.exchange.writer.withholdBody()
+        self.exchange.head = head
+        self.act(self.machine.headReceived())
+        // Parsing goes on unless the owner refused the head (or its body).
+        return self.exchange.ownerError == nil
+    }
+
+    /// Hands the head just parsed to the request's owner.
+    func forwardHead() {
+        guard let owner = self.owner, let head = self.exchange.head.take() else { return }
         do {
-            try task.receiveHead(head)
-            if task.isSkippingToRedirect, !task.isHead, self.decoder.bodyEndsAtClose {
+            try owner.receiveHead(head, version: self.decoder.version, bytesSent: self.exchange.writer.bytesWritten,
+                                  at: self.loop.now)
+            if owner.reception.skippingBody, !owner.isHead, self.decoder.bodyEndsAtClose {
                 // A redirect whose body ends only at the close (no length, not chunked): not
                 // waited for — the server may keep the connection open regardless.
-                self.handlerError = task.abandonRedirectBody("redirect body without length")
-                return false
+                self.exchange.ownerError = owner.abandonSkippedBody("redirect body without length")
             }
-            return true
         } catch {
-            self.handlerError = error
-            return false
+            self.exchange.ownerError = error
         }
     }
 
@@ -250,21 +252,21 @@ extension HTTP1Connection {
     }
 
     func decoderReceivedBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard let task = self.task else { return false }
+        guard let owner = self.owner else { return false }
         do {
-            if try !task.receiveBody(bytes) {
-                self.readPaused = true
+            if try !owner.receiveBody(bytes) {
+                self.exchange.readPaused = true
                 self.socket.setInterest(self.socket.interest.subtracting(.read), on: self.loop)
             }
             return true
         } catch {
-            self.handlerError = error
+            self.exchange.ownerError = error
             return false
         }
     }
 
     func decoderReceivedEnd(trailers: HTTPFields?, keepAlive: Bool) {
-        self.pendingEnd = (trailers, keepAlive)
-        self.pendingTrailers = trailers
+        self.exchange.pendingEnd = (trailers, keepAlive)
+        self.exchange.trailers = trailers
     }
 }

@@ -1,24 +1,24 @@
 import SalvoTransport
 import CSalvo
 
-/// Writing: the request goes out through the ``RequestWriter``, and what it reports decides
-/// what the connection waits for next.
+/// Writing: the request goes out through the exchange's ``RequestWriter``, and what it
+/// reports decides what the connection waits for next.
 extension HTTP1Connection {
     /// Writes what the request has ready, and acts on how far it got.
     func writeRequest() {
-        guard let task = self.task else { return }
-        let reading: IOInterest = self.readPaused ? .none : .read
-        let progress = self.writer.write(task, to: self.socket, for: self)
+        guard let owner = self.owner else { return }
+        let reading: IOInterest = self.exchange.readPaused ? .none : .read
+        let progress = self.exchange.writer.write(owner, to: self.socket, for: self)
         if case .blocked = progress {
-            if self.writeBlockedSince == nil { self.writeBlockedSince = self.loop.now }
+            if self.exchange.writeBlockedSince == nil { self.exchange.writeBlockedSince = self.loop.now }
         } else {
-            self.writeBlockedSince = nil
+            self.exchange.writeBlockedSince = nil
         }
         switch progress {
         case .finished:
             self.socket.setInterest(reading, on: self.loop)
             self.act(self.machine.writeFinished())
-            if !self.pipeline.isEmpty, self.machine.isWriteDone { self.flushPipeline() }
+            if !self.line.isEmpty, self.machine.isWriteDone { self.flushLine() }
         case .sent:
             self.socket.setInterest(reading, on: self.loop)
             self.act(self.machine.bodySent())
@@ -35,7 +35,7 @@ extension HTTP1Connection {
 
     /// The streamed body's producer queued data, finished or failed.
     func streamedBodyChanged() {
-        guard self.task != nil, self.writer.streamedBody != nil else { return }
+        guard self.owner != nil, self.exchange.writer.streamedBody != nil else { return }
         defer { self.rearm() }
         self.writeRequest()
     }
@@ -44,10 +44,10 @@ extension HTTP1Connection {
     /// early 413, then a reset): what already arrived is read first, over TLS as over TCP, and
     /// only a connection with no answer fails the request.
     private func writeFailed(errno: Int32, detail: String?) {
-        self.sendFailure = errno
+        self.exchange.sendFailure = errno
         self.socket.setInterest(.read, on: self.loop)
-        if !self.readPaused { self.readable() }
-        guard self.task != nil, !self.machine.isClosed else { return }
+        if !self.exchange.readPaused { self.readable() }
+        guard self.owner != nil, !self.machine.isClosed else { return }
         if errno == EPIPE || errno == ECONNRESET {
             self.remoteClosed(errno: errno, duringWrite: true)
         } else {

@@ -4,18 +4,23 @@ import HTTPTypes
 
 /// One connection speaking HTTP/1.1, driven by its event loop.
 ///
-/// The protocol decisions live in ``HTTP1ConnectionStateMachine``; this class carries them out
-/// over the pieces it owns: a ``SocketConnector`` while connecting, then a ``Socket`` (plain or
-/// TLS — the same code either way), a ``RequestWriter`` for the request going out, a
-/// ``ResponseDecoder`` parsing in place what comes in, and one timer for the earliest of its
+/// The protocol decisions live in ``HTTP1ConnectionStateMachine``; this class carries out
+/// every action it gets back, over the pieces it owns: a ``SocketConnector`` while
+/// connecting, then a ``Socket`` (plain or TLS — the same code either way), a
+/// ``ResponseDecoder`` parsing in place what comes in, one ``Exchange`` value for the request
+/// it carries now (replaced whole for the next one), and one timer for the earliest of its
 /// ``ConnectionDeadlines``, recomputed after every event.
 ///
+/// It decides nothing about the request itself: what happened — the head, the body, the end,
+/// or how the exchange broke (``ExchangeFacts``) — goes to the request's ``RequestOwner``,
+/// which alone sends a request again or follows a redirect. The pool hears first that the
+/// connection is free or gone, then the owner what became of its request.
+///
 /// This file: life, events and timers. Reading is in `HTTP1Connection+Reading.swift`,
-/// writing in `HTTP1Connection+Writing.swift`. Loop-confined: every method runs on `loop`'s
-/// thread.
-/// Stored properties are `@exclusivity(unchecked)`: the object is touched by its loop's thread
-/// only, and no access to a property spans a call that could reach it again, so Swift's
-/// dynamic exclusivity checks (12% of the API path's user CPU) buy nothing here.
+/// writing in `HTTP1Connection+Writing.swift`, pipelining in `+Pipelining`. Loop-confined:
+/// every method runs on `loop`'s thread. Stored properties are `@exclusivity(unchecked)`:
+/// the object is touched by its loop's thread only, and no access to a property spans a call
+/// that could reach it again, so Swift's dynamic exclusivity checks buy nothing here.
 final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     enum Life {
         case resolving
@@ -23,6 +28,15 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         case connecting
         case open
         case closed
+    }
+
+    /// What became of a request handed to ``run(_:)``.
+    enum Start {
+        /// It runs here; `reused`: on a connection that carried an earlier one.
+        case started(reused: Bool)
+        /// The idle connection was found closed (or holding bytes nobody asked for) before
+        /// anything was written: it is closed now, and the request is its owner's again.
+        case stale
     }
 
     let id: Int
@@ -38,24 +52,9 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     @exclusivity(unchecked) var socket = Socket.none
     @exclusivity(unchecked) var machine = HTTP1ConnectionStateMachine()
     let decoder: ResponseDecoder
-    @exclusivity(unchecked) var task: RequestTask?
-    @exclusivity(unchecked) var writer = RequestWriter()
-    /// The consumer asked for no more bytes for now; the socket is not read meanwhile.
-    @exclusivity(unchecked) var readPaused = false
-    /// The connection must not carry another request (the caller said so, or it is out of step).
-    @exclusivity(unchecked) var mustClose = false
-    /// What a handler threw inside a parser callback, reported once the parser returns.
-    @exclusivity(unchecked) var handlerError: HTTPClientError?
-    /// The response ended inside a parser callback: acted on once the parser returns.
-    @exclusivity(unchecked) var pendingEnd: (trailers: HTTPFields?, keepAlive: Bool)?
-    @exclusivity(unchecked) var pendingTrailers: HTTPFields?
-    /// `100 Continue` arrived during a parse: the body goes once the parser returns.
-    @exclusivity(unchecked) var continueArrived = false
-    /// The errno of a failed write, while what the server sent before it went away is read.
-    @exclusivity(unchecked) var sendFailure: Int32 = 0
-    /// The response is complete and the request waits for its body's producer to end, until
-    /// then (see ``producerGrace``).
-    @exclusivity(unchecked) var producerEndDeadline: Deadline?
+    /// The request carried now, and what the connection keeps of its exchange.
+    @exclusivity(unchecked) var owner: RequestOwner?
+    @exclusivity(unchecked) var exchange = Exchange()
     /// How long a complete exchange waits for a streamed body's producer to end after its
     /// last announced byte: long enough for a producer that is about to throw or end, short
     /// enough that one which never ends does not hold the request.
@@ -77,20 +76,16 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     private let resolver: HostResolver
     /// The server closed the connection, or asked for it closed (for the pool's counters).
     @exclusivity(unchecked) var closedByPeer = false
-    /// Since when the socket has refused the request's bytes (nil: it is not refusing).
-    @exclusivity(unchecked) var writeBlockedSince: Deadline?
     /// How long this connection took to set up, for the metrics of its first request.
     @exclusivity(unchecked) private var setup: ConnectionSetup
-    /// Requests written (or being written) behind ``task``, answered in this order
+    /// Requests written (or being written) behind ``owner``'s, answered in this order
     /// (`HTTP1Connection+Pipelining.swift`).
-    @exclusivity(unchecked) var pipeline: [PipelinedRequest] = []
+    @exclusivity(unchecked) var line: [LinedRequest] = []
     /// The last response kept the connection alive over HTTP/1.1: pipelining may follow.
     @exclusivity(unchecked) var keptAliveOverHTTP11 = false
     /// A request in line was given up after its bytes went out: the connection serves the
     /// ones ahead of it, then closes (its answer would be taken for another's).
-    @exclusivity(unchecked) var closeWhenPipelineDrains = false
-    /// The connection ends by a failure: requests in line that went out spend their retry.
-    @exclusivity(unchecked) var pipelineFailed = false
+    @exclusivity(unchecked) var closeWhenLineDrains = false
 
     init(id: Int, key: ConnectionKey, loop: EventLoop, pool: HostPool,
          connectTimeout: Duration, idleTimeout: Duration, limits: ResponseHeadLimits, resolver: HostResolver, tls: TLSContext? = nil) {
@@ -189,44 +184,31 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
 
     // MARK: Requests
 
-    /// Runs `task` on this idle, open connection.
-    func run(_ task: RequestTask) {
-        precondition(self.task == nil && self.machine.isIdle)
-        if !task.isIdempotent, !self.socket.isQuietAndOpen {
+    /// Runs `owner`'s request on this idle, open connection.
+    func run(_ owner: RequestOwner) -> Start {
+        let reused = self.machine.requestsServed > 0
+        if reused, !owner.isIdempotent, !self.socket.isQuietAndOpen {
+            // The server closed this idle connection (or sent something unasked) since it last
+            // answered, and a request that must not be sent twice should not meet it. Only a
+            // reused connection is checked: a fresh one has answered nothing yet, and what a
+            // TLS server sends with its handshake (session tickets) is not a close.
             self.closedByPeer = true
-            // The server closed this idle connection (or sent something unasked) since it was
-            // opened or last answered, and the request could not be sent again once it may
-            // have been processed: it goes on a fresh connection instead.
             self.closeSocket()
-            self.pool.connectionClosed(self, retry: task)
-            return
+            return .stale
         }
         defer { self.rearm() }
-        task.reusedConnection = self.machine.requestsServed > 0
-        if !task.reusedConnection { task.connectionSetup = self.setup }
-        self.takeOn(task, writer: RequestWriter(for: task, now: self.loop.now))
-        if case .write = self.machine.startRequest() {
-            self.writeRequest()
-        }
+        owner.connectionTook(self, reused: reused, setup: reused ? nil : self.setup, at: self.loop.now)
+        self.takeOn(owner, writer: RequestWriter(for: owner, now: self.loop.now))
+        self.act(self.machine.startRequest())
+        return .started(reused: reused)
     }
 
-    /// Makes `task` the current request: its writer (new, or how far a pipelined one got),
-    /// the decoder ready for its response, every per-exchange flag cleared.
-    func takeOn(_ task: RequestTask, writer: RequestWriter) {
-        self.task = task
-        task.phase = .running(self)
-        task.runAt = self.loop.now
-        self.readPaused = false
-        self.mustClose = task.closeAfter
-        self.handlerError = nil
-        self.pendingEnd = nil
-        self.pendingTrailers = nil
-        self.continueArrived = false
-        self.sendFailure = 0
-        self.producerEndDeadline = nil
-        self.writeBlockedSince = nil
-        self.writer = writer
-        self.decoder.prepareForNextResponse(expectNoBody: task.isHead, capturingHeads: task.headObserver != nil)
+    /// Makes `owner`'s request the current one: a new exchange (its writer new, or how far a
+    /// pipelined one got), and the decoder ready for its response.
+    func takeOn(_ owner: RequestOwner, writer: RequestWriter) {
+        self.owner = owner
+        self.exchange = Exchange(writer: writer, mustClose: owner.closeAfter)
+        self.decoder.prepareForNextResponse(expectNoBody: owner.isHead, capturingHeads: owner.headObserver != nil)
         self.lastActivity = self.loop.now
     }
 
@@ -249,14 +231,14 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         case .open:
             break
         }
-        if events & salvo_EPOLLOUT != 0, self.task != nil {
+        if events & salvo_EPOLLOUT != 0, self.owner != nil {
             self.writeRequest()
         }
         // Records TLS read ahead wait inside OpenSSL, which epoll does not see: a read that
         // had to write first (and so stopped) goes on when the socket takes the write.
         guard events & (salvo_EPOLLIN | salvo_EPOLLRDHUP | salvo_EPOLLHUP | salvo_EPOLLERR) != 0
                 || !self.socket.drainedByShortRead else { return }
-        if !self.readPaused {
+        if !self.exchange.readPaused {
             self.readable()
         } else if events & (salvo_EPOLLHUP | salvo_EPOLLERR) != 0 {
             // epoll reports HUP and ERR whatever the interest, so a paused connection whose
@@ -274,23 +256,23 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         case .resolving, .connecting:
             return ConnectionDeadlines(connect: self.connector.wakeUp)
         case .open:
-            guard let task = self.task else {
+            guard let owner = self.owner else {
                 let idle = self.serverIdleLimit.map { Swift.min($0, self.idleTimeout) } ?? self.idleTimeout
                 return self.machine.isIdle ? ConnectionDeadlines(idle: self.lastActivity + idle) : .none
             }
-            let total = self.pipeline.isEmpty ? task.deadline : min(task.deadline, self.pipelineDeadline)
-            var deadlines = ConnectionDeadlines(total: total, producerEnd: self.producerEndDeadline,
-                                                expectContinue: self.writer.continueDeadline)
-            if !task.headReceived && task.headDeadline != .distantFuture { deadlines.head = task.headDeadline }
+            let total = self.line.isEmpty ? owner.deadline : min(owner.deadline, self.lineDeadline)
+            var deadlines = ConnectionDeadlines(total: total, producerEnd: self.exchange.producerEndDeadline,
+                                                expectContinue: self.exchange.writer.continueDeadline)
+            if !owner.reception.headReceived && owner.headDeadline != .distantFuture { deadlines.head = owner.headDeadline }
             // The write timeout waits for the socket to take bytes, not for our producer.
-            if let writeTimeout = task.writeTimeout, let blocked = self.writeBlockedSince {
-                deadlines.write = max(blocked, self.writer.lastProgress ?? blocked) + writeTimeout
+            if let writeTimeout = owner.writeTimeout, let blocked = self.exchange.writeBlockedSince {
+                deadlines.write = max(blocked, self.exchange.writer.lastProgress ?? blocked) + writeTimeout
             }
             // The read timeout waits for the server: not for a consumer that paused reading,
             // nor for our own body's producer, nor once the response is all here.
-            if let readTimeout = task.readTimeout, !self.readPaused, !self.writer.waitingForProducer,
+            if let readTimeout = owner.readTimeout, !self.exchange.readPaused, !self.exchange.writer.waitingForProducer,
                self.machine.isAwaitingResponse {
-                let activity = max(self.lastActivity, self.writer.lastProgress ?? self.lastActivity)
+                let activity = max(self.lastActivity, self.exchange.writer.lastProgress ?? self.lastActivity)
                 deadlines.read = activity + readTimeout
             }
             return deadlines
@@ -327,9 +309,9 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
                 self.connectFailed(self.connector.timeoutError)
             }
         case .total:
-            if let task = self.task, task.deadline > now {
-                // A pipelined request's deadline, not the current one's.
-                self.expirePipelined(at: now)
+            if let owner = self.owner, owner.deadline > now {
+                // A lined-up request's deadline, not the current one's.
+                self.expireLine(at: now)
             } else {
                 self.fail(HTTPClientError(.totalTimeout, phase: phase))
             }
@@ -338,11 +320,11 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         case .producerEnd:
             // Everything announced went out and the response is here: the request stands,
             // and the producer's further writes are refused.
-            self.writer.end(.serverAnsweredEarly)
+            self.exchange.writer.end(.serverAnsweredEarly)
             self.act(self.machine.writeFinished())
         case .expectContinue:
             // No 100 Continue in time: send the body anyway (RFC 9110 §10.1.1).
-            self.writer.releaseBody()
+            self.exchange.writer.releaseBody()
             self.writeRequest()
         case .write:
             self.fail(HTTPClientError(.writeTimeout, phase: .write, detail: "the server took no request bytes for that long"))
@@ -353,68 +335,77 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         }
     }
 
-    // MARK: Ending
+    // MARK: Carrying out the machine's actions
 
-    /// Ends the current request with `error` (or closes an idle connection).
-    func fail(_ error: HTTPClientError) {
-        switch self.machine.failed() {
-        case .failRequest:
-            self.finishFailure(error)
-        case .close:
-            self.closeSocket()
-            self.pool.connectionClosed(self, retry: nil)
-        default:
-            break
-        }
-    }
-
-    func finishFailure(_ error: HTTPClientError) {
-        let task = self.task
-        self.task = nil
-        // The connection broke under requests in line: their bytes may have been processed,
-        // so this counts as their one retry.
-        self.pipelineFailed = true
-        if task != nil { self.pool.requestEnded(failed: true) }
-        self.writer.end()
-        self.closeSocket()
-        task?.fail(error)
-        self.pool.connectionClosed(self, retry: nil)
-    }
-
+    /// Does what the state machine said. Every action is carried out here, so no caller
+    /// branches on the protocol's state itself.
     func act(_ action: HTTP1ConnectionStateMachine.Action) {
         switch action {
-        case .none, .write, .forwardHead:
+        case .none:
             break
+        case .write:
+            self.writeRequest()
+        case .forwardHead:
+            self.forwardHead()
         case .succeedRequest(let reuse):
             self.succeed(reuse: reuse)
         case .failRequest:
-            self.finishFailure(self.handlerError ?? HTTPClientError(.readFailed))
+            self.finishFailure(self.exchange.ownerError ?? HTTPClientError(.readFailed), closedByPeer: false)
         case .close:
             self.closeSocket()
-            self.pool.connectionClosed(self, retry: nil)
+            self.pool.connectionClosed(self)
         }
     }
 
+    /// Ends the current request with `error` (or closes an idle connection): a timeout, a
+    /// cancellation, a protocol error — the connection's own reasons, not the peer's close.
+    func fail(_ error: HTTPClientError) {
+        switch self.machine.failed() {
+        case .failRequest:
+            self.finishFailure(error, closedByPeer: false)
+        case let other:
+            self.act(other)
+        }
+    }
+
+    /// The exchange broke: the connection closes, the pool hears it is gone, then the
+    /// request's owner (and the owners of requests in line) learn what happened to theirs.
+    func finishFailure(_ error: HTTPClientError, closedByPeer: Bool) {
+        let owner = self.owner
+        let facts = ExchangeFacts(reusedConnection: self.machine.requestsServed > 0,
+                                  requestBytesWritten: self.exchange.writer.bytesWritten,
+                                  responseBytesRead: self.decoder.bytesOfCurrentResponse, closedByPeer: closedByPeer)
+        self.owner = nil
+        self.exchange.writer.end()
+        let line = self.takeLine()
+        self.closeSocket()
+        self.pool.connectionClosed(self)
+        owner?.exchangeFailed(error, facts: facts)
+        // The connection broke under requests in line: those whose bytes went out spend
+        // their one send-again.
+        self.lineLeft(line, connectionFailed: true)
+    }
+
     private func succeed(reuse: Bool) {
-        guard let task = self.task else { return }
+        guard let owner = self.owner else { return }
         // When the response ended, for its metrics: this turn's clock reading (taken as the
         // loop woke to read it), read before handing the connection on can refresh it.
         let end = self.loop.now
-        self.pool.requestEnded(failed: false)
-        task.bytesSent = self.writer.bytesWritten
-        self.task = nil
-        self.writer.end(.serverAnsweredEarly)
-        if self.readPaused {
+        self.pool.requestEnded()
+        let bytesSent = self.exchange.writer.bytesWritten
+        let trailers = self.exchange.trailers
+        self.owner = nil
+        self.exchange.writer.end(.serverAnsweredEarly)
+        var mustClose = self.exchange.mustClose
+        if self.exchange.readPaused {
             // The consumer paused reading, but the response ended within the bytes already
             // read: the next request must find the connection reading.
-            self.readPaused = false
             // Bytes TLS read ahead past the response's end (a close_notify, or something
             // unasked) are out of epoll's sight: such a connection is not carried on.
-            if !self.socket.isRegistered || !self.socket.drainedByShortRead { self.mustClose = true }
+            if !self.socket.isRegistered || !self.socket.drainedByShortRead { mustClose = true }
             self.socket.setInterest(.read, on: self.loop)
         }
-        let trailers = self.pendingTrailers
-        self.pendingTrailers = nil
+        self.exchange = Exchange()
         if let tls = self.socket.tls, self.machine.requestsServed == 1, let resumption = tls.resumption() {
             // After the first response a TLS 1.3 server has sent its ticket: keep it for
             // the next connection to this host.
@@ -422,39 +413,83 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         }
         // Back to the pool before the request hears it ended: a next request started from
         // its completion (or a redirect to the same host) finds the connection free.
-        if reuse && !self.mustClose {
+        if reuse && !mustClose {
             self.lastActivity = self.loop.now
             self.keptAliveOverHTTP11 = self.decoder.version == .http1_1
             // The next request in line, if one was pipelined; else back to the pool.
-            if self.promotePipelined() {
-                self.pool.pipelineHasRoom(self)
-            } else if self.closeWhenPipelineDrains {
+            if self.promoteLined() {
+                self.pool.lineHasRoom(self)
+            } else if self.closeWhenLineDrains {
                 self.closeSocket()
-                self.pool.connectionClosed(self, retry: nil)
+                self.pool.connectionClosed(self)
             } else {
                 self.pool.connectionReleased(self)
             }
+            owner.exchangeSucceeded(trailers: trailers, bytesSent: bytesSent, at: end)
         } else {
+            let line = self.takeLine()
             self.closeSocket()
-            self.pool.connectionClosed(self, retry: nil)
+            self.pool.connectionClosed(self)
+            owner.exchangeSucceeded(trailers: trailers, bytesSent: bytesSent, at: end)
+            // Closed in order after an answer: the requests in line keep their send-again.
+            self.lineLeft(line, connectionFailed: false)
         }
-        task.finish(trailers: trailers, at: end)
     }
 
+    /// Closes the socket; what the connection carried is its callers' to report.
     func closeSocket() {
-        self.releasePipeline()
         self.socket.close(on: self.loop)
         self.connector.abandon(loop: self.loop)
         self.armedTimer = nil
         self.life = .closed
     }
 
-    /// Closes the connection now, failing its request if it has one.
+    /// Closes the connection now (the pool gave its place away, or is shutting down),
+    /// failing its request if it has one.
     func close(failingWith error: HTTPClientError) {
-        if self.task != nil {
+        if self.owner != nil {
             self.fail(error)
         } else {
+            let line = self.takeLine()
             self.closeSocket()
+            self.lineLeft(line, connectionFailed: false)
         }
+    }
+}
+
+/// What a connection keeps of the exchange it carries now: replaced whole when a request
+/// starts on it (and when it ends), never reset field by field.
+struct Exchange {
+    /// The request going out: how far it got, and its streamed body's producer.
+    var writer = RequestWriter()
+    /// The caller asked for no more bytes for now (or the response is all here and the
+    /// producer's end is awaited): the socket is not read meanwhile.
+    var readPaused = false
+    /// The connection must not carry another request after this one (the caller said so, the
+    /// server did, or it is out of step).
+    var mustClose = false
+    /// What the owner threw inside a parser callback, reported once the parser returns.
+    var ownerError: HTTPClientError?
+    /// The final head just parsed, while it is handed to the owner.
+    var head: ParsedHead?
+    /// The response ended inside a parser callback: acted on once the parser returns.
+    var pendingEnd: (trailers: HTTPFields?, keepAlive: Bool)?
+    /// The trailers of the response that ended.
+    var trailers: HTTPFields?
+    /// `100 Continue` arrived during a parse: the body goes once the parser returns.
+    var continueArrived = false
+    /// The errno of a failed write, while what the server sent before it went away is read.
+    var sendFailure: Int32 = 0
+    /// The response is complete and the request waits for its body's producer to end, until
+    /// then (see ``HTTP1Connection/producerGrace``).
+    var producerEndDeadline: Deadline?
+    /// Since when the socket has refused the request's bytes (nil: it is not refusing).
+    var writeBlockedSince: Deadline?
+
+    init() {}
+
+    init(writer: RequestWriter, mustClose: Bool) {
+        self.writer = writer
+        self.mustClose = mustClose
     }
 }

@@ -21,7 +21,7 @@ import SalvoTransport
 /// | active   | end, write sent          | active(sent, ended)          | none: wait for the verdict |
 /// | active   | end, still writing       | closed                       | succeed + close (early answer) |
 /// | active   | end (close)              | closed                       | succeed + close         |
-/// | active   | remote closed            | closed                       | fail (retry if nothing read and reused) |
+/// | active   | remote closed            | closed                       | fail (the request's owner decides what follows) |
 /// | active   | error, timeout, cancel   | closed                       | fail + close            |
 /// | closed   | anything                 | closed                       | none                    |
 struct HTTP1ConnectionStateMachine: Equatable {
@@ -47,8 +47,9 @@ struct HTTP1ConnectionStateMachine: Equatable {
         case forwardHead
         /// The request is complete; `reuse` says whether the connection goes back to the pool.
         case succeedRequest(reuse: Bool)
-        /// Fail the request and close the connection.
-        case failRequest(retryable: Bool)
+        /// Fail the request and close the connection. Whether the request goes again is not
+        /// the connection's to say: its owner decides from what the connection reports.
+        case failRequest
         /// Close a connection that carried no request.
         case close
     }
@@ -82,7 +83,10 @@ struct HTTP1ConnectionStateMachine: Equatable {
 
     mutating func startRequest() -> Action {
         guard case .idle = self.state else {
-            preconditionFailure("request started on a busy or closed connection: \(self.state)")
+            // The pool hands over only idle connections; should a busy or closed one be given a
+            // request anyway, the request fails instead of the process.
+            self.state = .closed
+            return .failRequest
         }
         self.state = .active(write: .writing, read: .awaitingHead)
         return .write
@@ -139,18 +143,15 @@ struct HTTP1ConnectionStateMachine: Equatable {
         return .succeedRequest(reuse: false)
     }
 
-    /// The peer closed, or reset, the connection. `responseStarted` says whether any byte of
-    /// the current response arrived.
-    mutating func remoteClosed(responseStarted: Bool) -> Action {
+    /// The peer closed, or reset, the connection.
+    mutating func remoteClosed() -> Action {
         switch self.state {
         case .idle:
             self.state = .closed
             return .close
         case .active:
             self.state = .closed
-            // A keep-alive connection the server closed just as the request went out: nothing
-            // was processed, so the request may be sent again on a fresh connection.
-            return .failRequest(retryable: !responseStarted && self.requestsServed > 0)
+            return .failRequest
         case .closed:
             return .none
         }
@@ -164,7 +165,7 @@ struct HTTP1ConnectionStateMachine: Equatable {
             return .close
         case .active:
             self.state = .closed
-            return .failRequest(retryable: false)
+            return .failRequest
         case .closed:
             return .none
         }

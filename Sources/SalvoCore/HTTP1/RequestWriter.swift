@@ -42,20 +42,20 @@ struct RequestWriter {
     /// When a byte last went out: a slow upload that progresses is not a silent server.
     private(set) var lastProgress: Deadline?
 
-    /// Starts writing `task`.
-    init(for task: RequestTask, now: Deadline) {
-        if task.expectsContinue {
+    /// Starts writing `owner`'s request.
+    init(for owner: RequestOwner, now: Deadline) {
+        if owner.expectsContinue {
             self.awaitingContinue = true
-            self.continueDeadline = now + task.continueTimeout
+            self.continueDeadline = now + owner.continueTimeout
         }
     }
 
     /// Nothing to write.
     init() {}
 
-    /// Whether every byte of `task`'s head and in-memory body is out.
-    func hasWrittenAll(of task: RequestTask) -> Bool {
-        self.offset >= task.head.count + task.body.count && task.stream == nil
+    /// Whether every byte of `owner`'s head and in-memory body is out.
+    func hasWrittenAll(of owner: RequestOwner) -> Bool {
+        self.offset >= owner.head.count + owner.body.count && owner.stream == nil
     }
 
     /// `100 Continue` arrived, or its timer passed: the body may go.
@@ -82,14 +82,14 @@ struct RequestWriter {
     }
 
     /// Writes what can be written now.
-    mutating func write(_ task: RequestTask, to socket: Socket, for connection: HTTP1Connection) -> Progress {
+    mutating func write(_ owner: RequestOwner, to socket: Socket, for connection: HTTP1Connection) -> Progress {
         if self.withheld { return .withheld }
         self.waitingForProducer = false
-        let limit = task.head.count + (self.awaitingContinue ? 0 : task.body.count)
+        let limit = owner.head.count + (self.awaitingContinue ? 0 : owner.body.count)
         while self.offset < limit {
             let offset = self.offset
-            let result = task.head.withUnsafeBytes { head in
-                task.body.withUnsafeBytes { body in
+            let result = owner.head.withUnsafeBytes { head in
+                owner.body.withUnsafeBytes { body in
                     let headPart = UnsafeRawBufferPointer(rebasing: head[min(offset, head.count)...])
                     let bodyStart = max(0, offset - head.count)
                     let bodyPart = UnsafeRawBufferPointer(rebasing: body[bodyStart..<(limit - head.count)])
@@ -108,7 +108,7 @@ struct RequestWriter {
             }
         }
         if self.awaitingContinue { return .awaitingContinue }
-        guard let source = task.stream else { return .finished }
+        guard let source = owner.stream else { return .finished }
         let body: StreamedBody
         if let started = self.streamedBody {
             body = started

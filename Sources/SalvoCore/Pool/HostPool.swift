@@ -11,9 +11,9 @@ import HTTPTypes
 /// dynamic exclusivity checks (12% of the API path's user CPU) buy nothing here.
 final class HostPool: TimerTarget {
     let key: ConnectionKey
-    /// The TLS context of an https key: every task with this key carries the same one.
+    /// The TLS context of an https key: every request with this key carries the same one.
     let tls: TLSContext?
-    unowned let owner: ConnectionPool
+    unowned let owner: PoolShard
     private let budget: HostBudget
     /// The owner's place among the shards, its coordinator and its counts in the budget: kept
     /// here, read on every event without going through `owner`.
@@ -27,7 +27,7 @@ final class HostPool: TimerTarget {
     private let shared: Bool
     @exclusivity(unchecked) private var machine: PoolStateMachine
     @exclusivity(unchecked) private(set) var connections: [Int: HTTP1Connection] = [:]
-    @exclusivity(unchecked) private var waiters: [Int: RequestTask] = [:]
+    @exclusivity(unchecked) private var waiters: [Int: RequestOwner] = [:]
     /// Set when the owner shut this pool down or dropped it; nothing may touch `owner` then.
     @exclusivity(unchecked) private(set) var detached = false
 
@@ -44,7 +44,7 @@ final class HostPool: TimerTarget {
         }
     }
 
-    init(key: ConnectionKey, tls: TLSContext?, owner: ConnectionPool, budget: HostBudget) {
+    init(key: ConnectionKey, tls: TLSContext?, owner: PoolShard, budget: HostBudget) {
         self.key = key
         self.tls = tls
         self.owner = owner
@@ -96,37 +96,36 @@ final class HostPool: TimerTarget {
 
     // MARK: Requests
 
-    /// Queues `task`, or runs it at once on an idle connection. `movable`: while it waits it
-    /// may move to a shard with an idle connection; `urgent`: it waited on another shard
-    /// already, and goes first.
-    func submit(_ task: RequestTask, fresh: Bool, movable: Bool = true, urgent: Bool = false) {
+    /// Queues `owner`'s request, or runs it at once on an idle connection. `movable`: while it
+    /// waits it may move to a shard with an idle connection; `urgent`: it goes first (it
+    /// waited on another shard already, or is being sent again).
+    func submit(_ owner: RequestOwner, fresh: Bool, movable: Bool = true, urgent: Bool = false) {
         defer { self.publish() }
         let id = self.owner.nextWaiterID
         self.owner.nextWaiterID &+= 1
-        task.waiterID = id
-        task.phase = .queued
+        owner.waiterID = id
+        owner.queued()
         let action = self.machine.request(id, fresh: fresh, urgent: urgent)
         switch action {
         case .lease:
             break
         case .fail:
-            self.requestEnded(failed: true)
-            task.fail(HTTPClientError(.shutdown, phase: .pool))
+            owner.fail(HTTPClientError(.shutdown, phase: .pool))
             return
         default:
-            self.waiters[id] = task
-            if task.queuedAt.nanoseconds == 0 {
-                task.queuedAt = self.owner.loop.now
-                task.waitDeadline = min(task.deadline, task.headDeadline, self.owner.loop.now + self.owner.configuration.waitTimeout)
+            self.waiters[id] = owner
+            if owner.queuedAt.nanoseconds == 0 {
+                owner.queuedAt = self.owner.loop.now
+                owner.waitDeadline = min(owner.deadline, owner.headDeadline, self.owner.loop.now + self.owner.configuration.waitTimeout)
             }
-            self.updateTimer(task.waitDeadline)
+            self.updateTimer(owner.waitDeadline)
         }
-        self.run(action, leasing: task, movable: movable)
-        if self.pipeliningDepth > 1, !fresh, self.waiters[id] === task,
+        self.run(action, leasing: owner, movable: movable)
+        if self.pipeliningDepth > 1, !fresh, self.waiters[id] === owner,
            self.machine.waiters.count == self.machine.connecting + 1 {
             // It would wait for a connection to come free, and nobody older waits uncovered
             // (they go first, pipelinable or not): a busy connection may take it in line.
-            self.pipelineWaiter(task)
+            self.pipelineWaiter(owner)
         }
     }
 
@@ -134,39 +133,39 @@ final class HostPool: TimerTarget {
     /// is `unowned`, and each use of it is a check that it is alive).
     private let pipeliningDepth: Int
 
-    /// Hands waiting `task` to the leased connection with the shortest line that takes it.
-    private func pipelineWaiter(_ task: RequestTask) {
+    /// Hands waiting `owner` to the leased connection with the shortest line that takes it.
+    private func pipelineWaiter(_ owner: RequestOwner) {
         var best: HTTP1Connection? = nil
         for connection in self.connections.values where connection.isLeased {
-            if connection.canPipeline(task, depth: self.pipeliningDepth),
-               best.map({ connection.pipeline.count < $0.pipeline.count }) ?? true {
+            if connection.canPipeline(owner, depth: self.pipeliningDepth),
+               best.map({ connection.line.count < $0.line.count }) ?? true {
                 best = connection
             }
         }
         guard let connection = best else { return }
-        self.hand(task, toLineOf: connection)
+        self.hand(owner, toLineOf: connection)
     }
 
     /// A connection moved on to the next request in its line: the oldest waiters go into
     /// the line while they can (in queue order: one that cannot stops the others).
-    func pipelineHasRoom(_ connection: HTTP1Connection) {
+    func lineHasRoom(_ connection: HTTP1Connection) {
         guard self.pipeliningDepth > 1 else { return }
         while self.machine.waiters.count > self.machine.connecting, let id = self.machine.waiters.first,
-              let task = self.waiters[id], connection.canPipeline(task, depth: self.pipeliningDepth) {
-            self.hand(task, toLineOf: connection)
+              let owner = self.waiters[id], connection.canPipeline(owner, depth: self.pipeliningDepth) {
+            self.hand(owner, toLineOf: connection)
         }
         self.publish()
     }
 
-    private func hand(_ task: RequestTask, toLineOf connection: HTTP1Connection) {
-        guard self.machine.removeWaiter(task.waiterID) else { return }
-        self.waiters[task.waiterID] = nil
+    private func hand(_ owner: RequestOwner, toLineOf connection: HTTP1Connection) {
+        guard self.machine.removeWaiter(owner.waiterID) else { return }
+        self.waiters[owner.waiterID] = nil
         self.counters.reused += 1
         self.counters.pipelined += 1
-        connection.pipelined(task)
+        connection.addToLine(owner)
         // Its wait deadline still holds while it waits in line; a later resubmission
         // starts a new wait.
-        task.queuedAt = Deadline(nanoseconds: 0)
+        owner.queuedAt = Deadline(nanoseconds: 0)
     }
 
     /// This host's counters on this loop, since the pool was made.
@@ -177,18 +176,18 @@ final class HostPool: TimerTarget {
         (self.connections.count, self.machine.idle.count, self.machine.leased, self.machine.connecting, self.waiters.count)
     }
 
-    /// A request of this host ended (on a connection, or failed while it waited).
+    /// A request of this host got its whole response. (Failures are counted where a call
+    /// fails, by its owner: see ``PoolShard/countFailure(of:)``.)
     @inline(__always)
-    func requestEnded(failed: Bool) {
-        if failed { self.counters.requestsFailed += 1 } else { self.counters.requestsCompleted += 1 }
+    func requestEnded() {
+        self.counters.requestsCompleted += 1
     }
 
-    func removeWaiter(_ task: RequestTask, error: HTTPClientError) {
-        // Waiter ids are this loop's: the task must be the one queued under its id here.
-        if self.waiters[task.waiterID] === task, self.machine.removeWaiter(task.waiterID) {
-            self.waiters[task.waiterID] = nil
-            self.requestEnded(failed: true)
-            task.fail(error)
+    func removeWaiter(_ owner: RequestOwner, error: HTTPClientError) {
+        // Waiter ids are this loop's: the owner must be the one queued under its id here.
+        if self.waiters[owner.waiterID] === owner, self.machine.removeWaiter(owner.waiterID) {
+            self.waiters[owner.waiterID] = nil
+            owner.fail(error)
         }
         self.publish()
         self.dropIfEmpty()
@@ -207,9 +206,9 @@ final class HostPool: TimerTarget {
     /// Sends the oldest waiter to `shard`: `urgent` to be served first there (an idle
     /// connection waits for it), else to queue behind what waits there.
     private func moveOldestWaiter(to shard: Int, urgent: Bool) {
-        guard let id = self.machine.removeOldestWaiter(), let task = self.waiters.removeValue(forKey: id) else { return }
+        guard let id = self.machine.removeOldestWaiter(), let waiter = self.waiters.removeValue(forKey: id) else { return }
         self.publish()
-        self.coordinator.move(task, from: self.owner, to: shard, urgent: urgent)
+        self.coordinator.move(waiter, from: self.owner, to: shard, urgent: urgent)
     }
 
     /// The host's budget has room again.
@@ -241,20 +240,19 @@ final class HostPool: TimerTarget {
         // A pool that was shut down or dropped may outlive its owner in the timer heap.
         guard !self.detached, let armed = self.armedTimer, armed.nanoseconds == token else { return }
         self.armedTimer = nil
-        var expired: [RequestTask] = []
+        var expired: [RequestOwner] = []
         var earliest = Deadline.distantFuture
-        for task in self.waiters.values {
-            if task.waitDeadline <= now {
-                expired.append(task)
+        for waiter in self.waiters.values {
+            if waiter.waitDeadline <= now {
+                expired.append(waiter)
             } else {
-                earliest = min(earliest, task.waitDeadline)
+                earliest = min(earliest, waiter.waitDeadline)
             }
         }
-        for task in expired where self.machine.removeWaiter(task.waiterID) {
-            self.waiters[task.waiterID] = nil
-            let code = task.waitExpiry(at: now)
-            self.requestEnded(failed: true)
-            task.fail(HTTPClientError(code, phase: .pool, detail: "no connection to \(self.key) became free in time"))
+        for waiter in expired where self.machine.removeWaiter(waiter.waiterID) {
+            self.waiters[waiter.waiterID] = nil
+            let code = waiter.waitExpiry(at: now)
+            waiter.fail(HTTPClientError(code, phase: .pool, detail: "no connection to \(self.key) became free in time"))
         }
         self.updateTimer(earliest)
         self.publish()
@@ -263,24 +261,31 @@ final class HostPool: TimerTarget {
 
     // MARK: Actions
 
-    private func run(_ action: PoolStateMachine.Action, leasing direct: RequestTask? = nil, movable: Bool = true) {
+    private func run(_ action: PoolStateMachine.Action, leasing direct: RequestOwner? = nil, movable: Bool = true) {
         switch action {
         case .none, .fail:
             // A failed connect's waiter is failed by connectionFailed, which has the error.
             break
         case .lease(let connectionID, let waiterID):
             // A request leased as it came was never queued: no look-up for it.
-            let task = direct.flatMap { $0.waiterID == waiterID ? $0 : nil } ?? self.waiters.removeValue(forKey: waiterID)
-            guard let task, let connection = self.connections[connectionID] else { return }
+            let owner = direct.flatMap { $0.waiterID == waiterID ? $0 : nil } ?? self.waiters.removeValue(forKey: waiterID)
+            guard let owner, let connection = self.connections[connectionID] else { return }
             connection.isLeased = true
-            let reuse = connection.requestsServed > 0
-            task.queuedAt = Deadline(nanoseconds: 0)
-            connection.run(task)
-            // Counted once the request runs there (a connection found closed sends it on).
-            if reuse, case .running(let runningOn) = task.phase, runningOn === connection {
-                self.counters.reused += 1
-                // More wait behind it: they may line up on this connection now.
-                if self.pipeliningDepth > 1, !self.machine.waiters.isEmpty { self.pipelineHasRoom(connection) }
+            owner.queuedAt = Deadline(nanoseconds: 0)
+            switch connection.run(owner) {
+            case .started(let reused):
+                if reused {
+                    self.counters.reused += 1
+                    // More wait behind it: they may line up on this connection now.
+                    if self.pipeliningDepth > 1, !self.machine.waiters.isEmpty { self.lineHasRoom(connection) }
+                }
+            case .stale:
+                // The idle connection turned out closed before the request went out: the
+                // connection is gone first, then the request's owner decides what follows
+                // (before this pool may be dropped as empty: it is likely sent again here).
+                self.forgetClosed(connection)
+                owner.connectionStale()
+                self.dropIfEmpty()
             }
         case .connect:
             self.connectIfBudgetAllows(movable: movable)
@@ -379,8 +384,7 @@ final class HostPool: TimerTarget {
         let action = self.machine.connectFailed()
         if case .fail(let waiterID, let connectAgain) = action {
             if let waiter = self.waiters.removeValue(forKey: waiterID) {
-                self.requestEnded(failed: true)
-                waiter.fail(error)
+                    waiter.fail(error)
             }
             if connectAgain { self.connectIfBudgetAllows() }
         }
@@ -396,20 +400,19 @@ final class HostPool: TimerTarget {
         self.publish()
     }
 
-    /// The connection closed (after a request, or while idle). `retry` is a request that
-    /// met a stale keep-alive connection and goes once more, on a fresh one.
-    func connectionClosed(_ connection: HTTP1Connection, retry: RequestTask?) {
+    /// The connection closed (after a request, or while idle).
+    func connectionClosed(_ connection: HTTP1Connection) {
+        self.forgetClosed(connection)
+        self.dropIfEmpty()
+    }
+
+    /// Counts a closed connection out and acts on what its place allows now.
+    private func forgetClosed(_ connection: HTTP1Connection) {
         defer { self.publish() }
         if self.connections[connection.id] != nil {
             if connection.closedByPeer { self.counters.closedByServer += 1 } else { self.counters.closedByUs += 1 }
         }
-        guard self.forget(connection) else {
-            if let retry {
-                retry.retried = true
-                self.submit(retry, fresh: true)
-            }
-            return
-        }
+        guard self.forget(connection) else { return }
         let action: PoolStateMachine.Action
         if connection.isLeased {
             connection.isLeased = false
@@ -417,14 +420,8 @@ final class HostPool: TimerTarget {
         } else {
             action = self.machine.idleClosed(connection.id)
         }
-        if let retry {
-            // Queued first, so the pool is not empty (and dropped) while the action runs.
-            retry.retried = true
-            self.submit(retry, fresh: true)
-        }
         self.run(action)
         self.announceIfRoomLeft()
-        self.dropIfEmpty()
     }
 
     private func runOrClose(_ action: PoolStateMachine.Action, _ connection: HTTP1Connection) {

@@ -4,7 +4,7 @@ import Synchronization
 /// What the pool shards of one client share: a ``HostBudget`` per host, and the way from one
 /// loop's shard to the others.
 ///
-/// Each loop has its own shard (``ConnectionPool``), so the request path takes no lock; the
+/// Each loop has its own shard (``PoolShard``), so the request path takes no lock; the
 /// shards meet only here, and only off that path: when a host's first connection on a loop is
 /// made (its budget is looked up), when a request is placed from outside the loops (to find a
 /// shard with an idle connection), and when one shard waits for the host's budget while
@@ -16,14 +16,14 @@ final class PoolCoordinator: Sendable {
     /// one shard has a pool for it, so two shards never count against two budgets.
     private let budgets = Mutex<[ConnectionKey: (budget: HostBudget, users: Int)]>([:])
     /// The shards, once made (they hold this coordinator: ``detach()`` breaks the cycle).
-    private let shards = Mutex<[LoopBound<ConnectionPool>]>([])
+    private let shards = Mutex<[LoopBound<PoolShard>]>([])
 
     init(loops: [EventLoop], maxConnectionsPerHost: Int) {
         self.loops = loops
         self.limit = maxConnectionsPerHost
     }
 
-    func attach(_ shards: [LoopBound<ConnectionPool>]) {
+    func attach(_ shards: [LoopBound<PoolShard>]) {
         self.shards.withLock { $0 = shards }
     }
 
@@ -87,19 +87,18 @@ final class PoolCoordinator: Sendable {
 
     // MARK: Between shards
 
-    /// Moves `task`, a request waiting in shard `from`, to shard `to`, which has (or had a
+    /// Moves `owner`'s request, waiting in shard `from`, to shard `to`, which has (or had a
     /// moment ago) an idle connection to its host. Its cancellation follows it.
-    func move(_ task: RequestTask, from: ConnectionPool, to index: Int, urgent: Bool) {
-        task.phase = .moving
-        task.cancellation?.beginMove()
+    func move(_ owner: RequestOwner, from: PoolShard, to index: Int, urgent: Bool) {
+        owner.beginMove()
         guard let target = self.shards.withLock({ index < $0.count ? $0[index] : nil }) else {
-            from.adopt(task, movable: false, urgent: true)
+            from.adopt(owner, movable: false, urgent: true)
             return
         }
-        let moving = LoopBound(task, loop: target.loop)
+        let moving = LoopBound(owner, loop: target.loop)
         if !target.loop.tryExecute({ target.value.adopt(moving.value, movable: true, urgent: urgent) }) {
             // That loop stopped meanwhile: the request stays, first in line.
-            from.adopt(task, movable: false, urgent: true)
+            from.adopt(owner, movable: false, urgent: true)
         }
     }
 
@@ -118,7 +117,7 @@ final class PoolCoordinator: Sendable {
         }
     }
 
-    private func send(to index: Int, _ message: @escaping @Sendable (ConnectionPool) -> Void) {
+    private func send(to index: Int, _ message: @escaping @Sendable (PoolShard) -> Void) {
         guard let shard = self.shards.withLock({ index < $0.count ? $0[index] : nil }) else { return }
         shard.loop.execute { message(shard.value) }
     }

@@ -26,7 +26,7 @@ import Testing
         #expect(await client.poolStatistics().connectionsOpened == 1)
     }
 
-    /// A request's task is its own cancellation handle: once the request is over — a plain
+    /// A request's owner is its cancellation handle: once the request is over — a plain
     /// response, a redirect chain, a failure — nothing keeps it alive but a handle the caller
     /// holds, and that handle does not hold the response.
     @Test func aFinishedRequestLeavesNothingBehind() async throws {
@@ -40,15 +40,15 @@ import Testing
             }
             let deadline = ContinuousClock.now + .seconds(10)
             while finished.withLock({ $0 == nil }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
-            // The task cleared these before it called the completion handler; the lock orders the reads.
-            weak let task = handle.state
-            #expect(task != nil, "\(path): the handle keeps its task")
-            #expect((task as? RequestTask)?.collectedBody.isEmpty == true, "\(path): the handle keeps the body")
-            #expect((task as? RequestTask)?.collectedHead == nil, "\(path): the handle keeps the head")
+            // The owner cleared these before it called the completion handler; the lock orders the reads.
+            weak let owner = handle.owner
+            #expect(owner != nil, "\(path): the handle keeps its request's owner")
+            #expect(owner?.collected.body.isEmpty == true, "\(path): the handle keeps the body")
+            #expect(owner?.collected.head == nil, "\(path): the handle keeps the head")
             _ = consume handle
             // The loop lets go of it right after the completion handler returns.
-            while task != nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
-            #expect(task == nil, "\(path): the finished task is still alive")
+            while owner != nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(owner == nil, "\(path): the finished request's owner is still alive")
             #expect(finished.withLock { $0 } != nil)
         }
     }
@@ -75,9 +75,9 @@ import Testing
             }
             let deadline = ContinuousClock.now + .seconds(10)
             while !finished.withLock({ $0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
-            let task = try #require(handle.state as? RequestTask)
-            let keptBytes = task.prepared.body.count
-            let keptBody = task.prepared.requestBody != nil
+            let owner = try #require(handle.owner)
+            let keptBytes = owner.prepared.body.count
+            let keptBody = owner.prepared.requestBody != nil
             #expect(keptBytes == 0, "the handle keeps the request's bytes")
             #expect(!keptBody, "the handle keeps the request's body")
             client.shutdown()

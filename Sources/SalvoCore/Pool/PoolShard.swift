@@ -24,7 +24,7 @@ struct PoolConfiguration {
 /// Stored properties are `@exclusivity(unchecked)`: the object is touched by its loop's thread
 /// only, and no access to a property spans a call that could reach it again, so Swift's
 /// dynamic exclusivity checks (12% of the API path's user CPU) buy nothing here.
-final class ConnectionPool {
+final class PoolShard {
     unowned let loop: EventLoop
     let configuration: PoolConfiguration
     let coordinator: PoolCoordinator
@@ -78,50 +78,62 @@ final class ConnectionPool {
 
     /// Takes a request that was moving to this shard (or back, when the move failed);
     /// `urgent`: it goes first in the queue.
-    func adopt(_ task: RequestTask, movable: Bool, urgent: Bool) {
-        if task.cancellation?.arrived(in: self) == true {
+    func adopt(_ owner: RequestOwner, movable: Bool, urgent: Bool) {
+        if owner.arrived(in: self) {
             // Cancelled on its way: the cancellation found nothing to stop then.
-            task.fail(.cancelled(.caller, phase: .request))
+            owner.fail(.cancelled(.caller, phase: .request))
             return
         }
-        self.submit(task, movable: movable, urgent: urgent)
+        self.submit(owner, movable: movable, urgent: urgent)
     }
 
-    /// Queues `task` for a connection. `movable`: it may go on to another shard that has an
-    /// idle connection (not when it just failed to). `urgent`: first in the queue.
-    /// Queues `task` for a connection to its host; `fresh`: a new connection, not an idle one.
-    func submit(_ task: RequestTask, fresh: Bool = false, movable: Bool = true, urgent: Bool = false) {
-        if task.isFinished { return }
+    /// Queues `owner`'s request for a connection to its host. `fresh`: a new connection, not
+    /// an idle one; `movable`: it may go on to another shard that has an idle connection (not
+    /// when it just failed to); `urgent`: first in the queue.
+    func submit(_ owner: RequestOwner, fresh: Bool = false, movable: Bool = true, urgent: Bool = false) {
+        if owner.isFinished { return }
         if self.isShutdown {
-            task.fail(HTTPClientError(.shutdown, phase: .pool))
+            owner.fail(HTTPClientError(.shutdown, phase: .pool))
             return
         }
         let pool: HostPool
-        if let last = self.lastHost, last.key == task.key {
+        if let last = self.lastHost, last.key == owner.key {
             // Most requests go to the host the last one went to: found without hashing it.
             pool = last
-        } else if let existing = self.hosts[task.key] {
+        } else if let existing = self.hosts[owner.key] {
             pool = existing
             self.lastHost = existing
         } else {
-            pool = HostPool(key: task.key, tls: task.tls, owner: self, budget: self.coordinator.takeBudget(for: task.key))
-            self.hosts[task.key] = pool
+            pool = HostPool(key: owner.key, tls: owner.tls, owner: self, budget: self.coordinator.takeBudget(for: owner.key))
+            self.hosts[owner.key] = pool
             self.lastHost = pool
         }
-        pool.submit(task, fresh: fresh, movable: movable, urgent: urgent)
+        pool.submit(owner, fresh: fresh, movable: movable, urgent: urgent)
     }
 
-    func cancel(_ task: RequestTask, error: HTTPClientError) {
-        switch task.phase {
+    /// The caller cancelled `owner`'s request: it leaves the queue, its line or its connection.
+    func cancel(_ owner: RequestOwner, error: HTTPClientError) {
+        switch owner.placement {
         case .queued:
-            self.hosts[task.key]?.removeWaiter(task, error: error)
+            self.hosts[owner.key]?.removeWaiter(owner, error: error)
         case .running(let connection):
             connection.fail(error)
         case .pipelined(let connection):
-            connection.dropPipelined(task, error: error)
-        case .moving, .finished:
-            // A moving request is failed when it arrives (see submit).
+            connection.dropLined(owner, error: error)
+        case .none, .moving, .finished:
+            // A moving request is failed when it arrives (see adopt); one between attempts is
+            // never seen here (it is resubmitted within the turn that ended its attempt).
             break
+        }
+    }
+
+    /// A call for `key` failed on this loop: counted in the host's statistics (in its pool's
+    /// counters, or in those kept for it after its pool went).
+    func countFailure(of key: ConnectionKey) {
+        if let pool = self.hosts[key] {
+            pool.counters.requestsFailed += 1
+        } else if self.hostCounters[key] != nil {
+            self.hostCounters[key]?.requestsFailed += 1
         }
     }
 

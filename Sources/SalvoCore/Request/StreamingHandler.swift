@@ -1,28 +1,22 @@
 @_spi(Benchmarks) import SalvoTransport
 import HTTPTypes
 
-/// Hands the head to a callback as soon as it arrives, then feeds the body into a
-/// ``BodyStream`` with backpressure.
-final class StreamingHandler: ResponseHandler, EndOfTurnWork {
+/// Where a streamed call's response goes: the head to the awaiting caller as soon as it
+/// arrives, then the body into a ``BodyStream`` with backpressure. Held by the request's owner
+/// until the call ends (``RequestOwner/letGo()`` drops it: the stream's callbacks reach the
+/// owner, and the owner must not keep the stream alive in a cycle). Loop-confined.
+final class StreamingHandler: EndOfTurnWork {
     /// The awaiting caller, given before the request starts (``deliver(to:isolation:)``).
     private var continuation: UnsafeContinuation<Result<HTTPClientStreamingResponse, HTTPClientError>, Never>?
-    private let onEnd: () -> Void
-    private let makeStream: () -> BodyStream
     private var stream: BodyStream?
     private var details: ResponseDetails?
     /// The head (or the failure) for the caller, held until the loop's turn ends, to wake the
     /// caller with the others of that turn (see ``EventLoop/deferToEndOfTurn(_:)``).
     private var heldHead: Result<HTTPClientStreamingResponse, HTTPClientError>?
-
-    /// `onEnd` runs once the request is over either way: it lets the caller's cancellation
-    /// state drop the request, which would otherwise keep it (and the stream) alive in a cycle.
-    init(makeStream: @escaping () -> BodyStream, onEnd: @escaping () -> Void) {
-        self.makeStream = makeStream
-        self.onEnd = onEnd
-    }
-
     /// How the awaiting caller is resumed (see ``EventLoop/resume(fromPool:priority:)``).
     private var callerResumption = CallerResumption()
+
+    init() {}
 
     /// Where the head (or the failure before it) goes; called before the request starts, on
     /// the caller's executor. `isolation`: the caller's actor, if it is on one.
@@ -38,14 +32,15 @@ final class StreamingHandler: ResponseHandler, EndOfTurnWork {
         self.callerResumption.resume(.streamed(continuation, result))
     }
 
-    var wantsDetailsAtHead: Bool { true }
-
+    /// What else is known of the response when its head arrives.
     func noteDetails(_ details: ResponseDetails) {
         self.details = details
     }
 
-    func didReceiveHead(_ head: ParsedHead) throws(HTTPClientError) {
-        let stream = self.makeStream()
+    /// The head of `owner`'s response: the caller gets it, with a body that asks `owner` (on
+    /// its loop) to read on, or to cancel when the caller drops it.
+    func didReceiveHead(_ head: ParsedHead, of owner: RequestOwner) {
+        let stream = BodyStream(onResume: { owner.resumeReading() }, onCancel: { owner.cancel() })
         self.stream = stream
         var response = HTTPClientStreamingResponse(head: head.response, body: ResponseBody(source: stream))
         self.details.take()?.apply(to: &response)
@@ -61,12 +56,12 @@ final class StreamingHandler: ResponseHandler, EndOfTurnWork {
         if let result = self.heldHead.take() { self.resume(result) }
     }
 
-    func didReceiveBody(_ bytes: UnsafeRawBufferPointer) throws(HTTPClientError) -> Bool {
+    /// Body bytes; false when the consumer is behind and the socket should not be read.
+    func didReceiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
         self.stream?.yield(bytes) ?? true
     }
 
     func didFinish(trailers: HTTPFields?, details: ResponseDetails) {
-        self.onEnd()
         if let stream = self.stream {
             stream.metrics = details.metrics
             stream.finish(.success(trailers))
@@ -76,7 +71,6 @@ final class StreamingHandler: ResponseHandler, EndOfTurnWork {
     }
 
     func didFail(_ error: HTTPClientError) {
-        self.onEnd()
         if let stream = self.stream {
             stream.finish(.failure(error))
         } else {

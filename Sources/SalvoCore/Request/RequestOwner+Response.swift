@@ -1,0 +1,269 @@
+@_spi(Benchmarks) import SalvoTransport
+import HTTPTypes
+
+/// This hop's response as it arrives: what the owner keeps between the connection's reports.
+/// Replaced whole when a redirect's next request starts.
+struct Reception {
+    /// The final head has arrived (a head timeout no longer applies).
+    var headReceived = false
+    /// The body is a redirect's, read and dropped (the machine decided so at the head).
+    var skippingBody = false
+    /// Bytes of a skipped body read so far.
+    var skippedBytes = 0
+    /// The decoder of the body, when it has a content coding, and that coding.
+    var decoder: ContentDecoder?
+    var decodedCoding: String?
+    /// The caller paused during the last decoded piece.
+    var callerPaused = false
+    /// The response ended while decoded data still waited for a paused caller: its end
+    /// (with these trailers) is delivered once that data is.
+    var deferredEnd: HTTPFields??
+    /// Why a redirect was delivered rather than followed, when it was.
+    var unfollowedRedirect: String?
+
+    /// More than this of a redirect's body is not read: its connection closes instead.
+    static let maxSkippedBody = 1 << 20
+}
+
+/// Clock readings (0 until known) and counters for a call's metrics: no allocation.
+struct ExchangeMetrics {
+    /// When the caller made the call.
+    var startedAt = Deadline(nanoseconds: 0)
+    /// When a connection took this hop's request.
+    var runAt = Deadline(nanoseconds: 0)
+    var firstByteAt = Deadline(nanoseconds: 0)
+    var headAt = Deadline(nanoseconds: 0)
+    var bytesSent = 0
+    var bytesReceived = 0
+    var bodyBytesDelivered = 0
+    var reusedConnection = false
+    /// The phases of the connection opened for this hop (nil on a reused one).
+    var connectionSetup: ConnectionSetup?
+    /// The version the response came in.
+    var version = HTTPVersion.http1_1
+    /// Interim (1xx) responses so far, those of the chain's earlier requests included.
+    var interim: [HTTPResponse] = []
+    /// The redirects followed so far, each request and the 3xx that answered it, and the
+    /// bytes their exchanges moved: empty for most calls.
+    var hops: [RedirectHop] = []
+    var carriedBytes = (sent: 0, received: 0)
+
+    var hasChainRecord: Bool { !self.hops.isEmpty || !self.interim.isEmpty }
+
+    mutating func dropChainRecord() {
+        if !self.hops.isEmpty { self.hops = [] }
+        if !self.interim.isEmpty { self.interim = [] }
+    }
+
+    /// A redirect's next request starts: what the earlier one moved is carried over.
+    mutating func startHop() {
+        self.carriedBytes.sent += self.bytesSent
+        self.carriedBytes.received += self.bytesReceived
+        self.bytesSent = 0
+        self.bytesReceived = 0
+        self.bodyBytesDelivered = 0
+        self.runAt = Deadline(nanoseconds: 0)
+        self.firstByteAt = Deadline(nanoseconds: 0)
+        self.headAt = Deadline(nanoseconds: 0)
+        self.reusedConnection = false
+        self.connectionSetup = nil
+        self.version = .http1_1
+    }
+}
+
+/// The response, as the connection reports it (loop thread).
+extension RequestOwner {
+    /// Bytes of the response came in (the first one starts the time to first byte).
+    func received(byteCount: Int, at now: Deadline) {
+        if self.metrics.firstByteAt.nanoseconds == 0 { self.metrics.firstByteAt = now }
+        self.metrics.bytesReceived += byteCount
+    }
+
+    /// Of the bytes last reported, this many lie past the response's end: they are the next
+    /// request's (in the connection's line), not this one's.
+    func belongToNextInLine(byteCount: Int) {
+        self.metrics.bytesReceived -= byteCount
+    }
+
+    func receiveInformational(_ head: HTTPResponse) {
+        self.metrics.interim.append(head)
+    }
+
+    /// The final head of this hop's response, which arrived at `now` in `version`, after
+    /// `bytesSent` bytes of the request went out.
+    func receiveHead(_ head: ParsedHead, version: HTTPVersion, bytesSent: Int, at now: Deadline) throws(HTTPClientError) {
+        self.metrics.headAt = now
+        self.metrics.bytesSent = bytesSent
+        self.metrics.version = version
+        let status = head.status.code
+        let location = self.prepared.redirects != nil && RedirectState.isRedirect(status)
+            ? head.fields.firstValue(ofTracked: .location) : nil
+        switch self.machine.headArrived(status: status, location: location, request: self.prepared.request,
+                                        policy: self.prepared.redirects) {
+        case .skipBody:
+            self.reception.skippingBody = true
+            if case .skipping(.redirect, _) = self.machine.state {
+                self.metrics.hops.append(RedirectHop(request: self.prepared.request, response: head.response))
+            }
+            return
+        case .deliverUnfollowed(let reason):
+            self.reception.unfollowedRedirect = reason
+        case .deliver:
+            break
+        }
+        if let limits = self.prepared.decoding, !self.isHead, status != 204, status != 304,
+           let coding = head.fields.joinedValues(for: .contentEncoding) {
+            self.reception.decoder = try ContentDecoder.make(contentEncoding: coding, limits: limits)
+            self.reception.decodedCoding = coding
+        }
+        self.reception.headReceived = true
+        try self.didReceiveHead(head)
+    }
+
+    /// Gives up the rest of a skipped body (too long, or one that would end only when the
+    /// server closes): the connection closes with the error returned, and the redirect (or
+    /// its refusal) stands.
+    func abandonSkippedBody(_ reason: String) -> HTTPClientError {
+        self.machine.skippedBodyAbandoned()
+        return HTTPClientError.cancelled(.internal, phase: .readBody, detail: reason)
+    }
+
+    /// Body bytes; false pauses reading.
+    func receiveBody(_ bytes: UnsafeRawBufferPointer) throws(HTTPClientError) -> Bool {
+        // A redirect's body is read and dropped, up to a bound; past it the connection is
+        // closed instead of reading on.
+        if self.reception.skippingBody {
+            self.reception.skippedBytes += bytes.count
+            if self.reception.skippedBytes > Reception.maxSkippedBody {
+                throw self.abandonSkippedBody("redirect body too long to skip")
+            }
+            return true
+        }
+        guard let decoder = self.reception.decoder else {
+            self.metrics.bodyBytesDelivered += bytes.count
+            return try self.didReceiveBody(bytes)
+        }
+        self.reception.callerPaused = false
+        let consumedAll = try decoder.decode(bytes) { (piece) throws(HTTPClientError) -> Bool in try self.deliverDecoded(piece) }
+        return consumedAll && !self.reception.callerPaused
+    }
+
+    private func deliverDecoded(_ piece: UnsafeRawBufferPointer) throws(HTTPClientError) -> Bool {
+        self.metrics.bodyBytesDelivered += piece.count
+        let more = try self.didReceiveBody(piece)
+        if !more { self.reception.callerPaused = true }
+        return more
+    }
+
+    /// The response ended on the wire; the connection has already gone back to the pool (or
+    /// closed), so a redirect to the same host can take it. `now`: the loop's clock for this
+    /// turn; `bytesSent`: the request's bytes written.
+    func exchangeSucceeded(trailers: HTTPFields?, bytesSent: Int, at now: Deadline) {
+        guard !self.isFinished else { return }
+        self.metrics.bytesSent = bytesSent
+        self.placement = .none
+        self.carryOut(self.machine.responseEnded(), trailers: trailers, at: now)
+    }
+
+    /// Hands over the end of the body (once a decoder has delivered all it holds), which
+    /// ended at `now` (no clock read per response: the loop's turn has one).
+    func completeBody(trailers: HTTPFields?, at now: Deadline) {
+        if let decoder = self.reception.decoder {
+            if decoder.hasPendingInput {
+                // The caller paused with decoded data still to come: end after it.
+                self.reception.deferredEnd = .some(trailers)
+                return
+            }
+            do {
+                try decoder.finish { (piece) throws(HTTPClientError) -> Bool in try self.deliverDecoded(piece) }
+            } catch {
+                self.didFail(error.with(host: self.key.host))
+                return
+            }
+        }
+        self.didFinish(trailers: trailers, details: self.details(endedAt: max(now, self.metrics.startedAt)))
+    }
+
+    /// Asks the connection to read again after the caller paused it (loop thread).
+    func resumeReadingOnLoop() {
+        if let decoder = self.reception.decoder, decoder.hasPendingInput {
+            self.reception.callerPaused = false
+            do {
+                let drained = try decoder.resume { (piece) throws(HTTPClientError) -> Bool in try self.deliverDecoded(piece) }
+                guard drained, !self.reception.callerPaused else { return }
+            } catch {
+                if case .running(let connection) = self.placement {
+                    connection.fail(error)
+                } else {
+                    // The response had ended; only its decoding was left.
+                    self.reception.deferredEnd = nil
+                    self.didFail(error.with(host: self.key.host))
+                }
+                return
+            }
+            if let trailers = self.reception.deferredEnd {
+                self.reception.deferredEnd = nil
+                self.completeBody(trailers: trailers, at: .now())
+                return
+            }
+        }
+        if case .running(let connection) = self.placement {
+            connection.resumeReading()
+        }
+    }
+
+    // MARK: What the caller is told besides head and body
+
+    /// The version, metrics and extras; `endedAt` once the body has ended.
+    func details(endedAt end: Deadline?) -> ResponseDetails {
+        ResponseDetails(version: self.metrics.version, metrics: self.transportMetrics(endedAt: end), extras: self.extras())
+    }
+
+    /// What most responses lack: none of it is made for a response without redirects,
+    /// interim responses or a decoded coding.
+    private func extras() -> ExchangeExtras {
+        let redirects = self.machine.redirects
+        guard redirects != nil || !self.metrics.interim.isEmpty || self.reception.decodedCoding != nil else { return ExchangeExtras() }
+        var extras = ExchangeExtras.Values()
+        if let redirects {
+            // The URLs on the way, when there was a way: more than one, or a redirect not followed.
+            if redirects.chain.count > 1 || self.reception.unfollowedRedirect != nil { extras.redirectChain = redirects.chain }
+            extras.unfollowedRedirect = self.reception.unfollowedRedirect
+            extras.redirects = self.metrics.hops
+            if !self.metrics.hops.isEmpty { extras.effectiveRequest = self.prepared.request }
+        }
+        extras.interimResponses = self.metrics.interim
+        extras.decodedContentEncoding = self.reception.decodedCoding
+        return ExchangeExtras(extras)
+    }
+
+    /// The metrics so far; `endedAt` once the body has ended.
+    func transportMetrics(endedAt end: Deadline?) -> TransportMetrics {
+        func span(_ from: Deadline, _ to: Deadline?) -> Duration? {
+            guard let to, from.nanoseconds != 0, to.nanoseconds != 0, to >= from else { return nil }
+            return .nanoseconds(Int64(to.nanoseconds - from.nanoseconds))
+        }
+        return TransportMetrics(
+            queueWait: span(self.metrics.startedAt, self.metrics.runAt), dnsLookup: self.metrics.connectionSetup?.dnsLookup,
+            connect: self.metrics.connectionSetup?.connect, tlsHandshake: self.metrics.connectionSetup?.tlsHandshake,
+            tlsResumed: self.metrics.connectionSetup?.tlsResumed, reusedConnection: self.metrics.reusedConnection,
+            timeToFirstByte: span(self.metrics.startedAt, self.metrics.firstByteAt), timeToHead: span(self.metrics.startedAt, self.metrics.headAt),
+            total: span(self.metrics.startedAt, end), requestBytesSent: self.metrics.carriedBytes.sent + self.metrics.bytesSent,
+            responseBytesReceived: self.metrics.carriedBytes.received + self.metrics.bytesReceived,
+            bodyBytesDelivered: self.metrics.bodyBytesDelivered, redirects: self.metrics.hops.count)
+    }
+}
+
+/// What the engine knows of a response besides its head, handed over with it.
+struct ResponseDetails {
+    var version: HTTPVersion
+    var metrics: TransportMetrics
+    /// Redirects, interim responses, a decoded coding: empty (no object) for most responses.
+    var extras: ExchangeExtras
+
+    func apply(to response: inout TransportResponse) {
+        response.version = self.version
+        response.metrics = self.metrics
+        response.extras = self.extras
+    }
+}

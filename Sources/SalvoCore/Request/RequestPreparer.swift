@@ -1,0 +1,119 @@
+import HTTPTypes
+import SalvoTransport
+
+/// Turns a caller's request into a ``PreparedRequest`` under one client's configuration:
+/// the connection key (proxy, Unix socket, TLS configuration), the fields the client adds,
+/// the head encoded once, the deadlines.
+///
+/// A client has one; each request's owner keeps a reference to it, so that a redirect's next
+/// request is prepared by the owner itself, on its loop, under the same rules as the first.
+/// Immutable, so shared by any thread.
+final class RequestPreparer: Sendable {
+    let configuration: HTTPClient.Configuration
+    let tlsContexts: TLSContexts
+    /// Whether `configuration.proxy` names any proxy: read once, not per request (the
+    /// proxy settings are a few strings and fields to copy).
+    private let usesProxies: Bool
+
+    init(configuration: HTTPClient.Configuration, tlsContexts: TLSContexts) {
+        self.configuration = configuration
+        self.tlsContexts = tlsContexts
+        self.usesProxies = configuration.proxy.isEnabled
+    }
+
+    static let proxyConnection = HTTPField.Name("Proxy-Connection")!
+
+    /// `addingDefaults`: whether the client's default fields are added (not for a redirect's
+    /// next request, which carries what was kept of the first one's: a default credential
+    /// dropped on the way to another origin must not come back).
+    func prepare(_ request: HTTPRequest, body: HTTPBody?, options: HTTPClient.RequestOptions,
+                 addingDefaults: Bool = true) throws(HTTPClientError) -> PreparedRequest {
+        var request = request
+        var (key, rewriteAuthority) = try request.canonicalConnectionKey()
+        if rewriteAuthority { request.authority = key.authority }
+        key.unixSocketPath = options.unixSocketPath ?? self.configuration.unixSocketPath
+        if key.unixSocketPath == nil, options.proxy != nil || self.usesProxies,
+           case let proxies = options.proxy ?? self.configuration.proxy, proxies.isEnabled {
+            key.proxy = proxies.proxy(for: key.scheme, host: key.host)
+            if let proxy = key.proxy {
+                guard (1...65535).contains(proxy.port), !proxy.host.isEmpty else {
+                    throw HTTPClientError(.invalidConfiguration, phase: .request, detail: "proxy \(proxy): no host, or a port outside 1...65535")
+                }
+            }
+        }
+        var forwarded = false
+        if key.scheme == .http, let proxy = key.proxy { forwarded = !proxy.tunnelsPlainHTTP }
+        if addingDefaults {
+            for field in self.configuration.headerFields where !request.headerFields.contains(field.name) {
+                request.headerFields.append(field)
+            }
+        }
+        let own = RequestFieldSummary(request.headerFields)
+        if !forwarded, own.hasProxyFields {
+            // Fields for a proxy that forwards the request: never sent to an origin (through a
+            // tunnel, or direct — after a redirect to a host that bypasses the proxy, say).
+            request.headerFields[.proxyAuthorization] = nil
+            request.headerFields[Self.proxyConnection] = nil
+        }
+        var tls: TLSContext? = nil
+        if key.scheme == .https {
+            (key.tlsConfigurationID, tls) = try self.tlsContexts.context(for: options.tls)
+        }
+        let requestBody = body
+        var bytes: [UInt8] = []
+        var stream: StreamSource? = nil
+        switch body?.content {
+        case .bytes(let content): bytes = content
+        case .stream(let length, let replayable, let produce):
+            stream = StreamSource(length: length, replayable: replayable, produce: produce)
+        case nil: break
+        }
+        // Fields the client adds are written by the encoder, not added to the request's
+        // HTTPFields (which would copy them for every request).
+        var added = RequestEncoder.AddedFields()
+        if let userAgent = self.configuration.userAgent, !own.hasUserAgent {
+            added.userAgent = userAgent
+        }
+        if let body {
+            // What the body says of itself, unless the request says otherwise.
+            if let contentType = body.contentType, !own.hasContentType {
+                added.contentType = try RequestEncoder.checkedValue(contentType, of: "Content-Type")
+            }
+            if let coding = body.contentEncoding, !own.hasContentEncoding {
+                added.contentEncoding = try RequestEncoder.checkedValue(coding, of: "Content-Encoding")
+            }
+        }
+        // Decoding is ours only when the Accept-Encoding is: a caller who set their own
+        // gets the body as the server sent it.
+        let decompression = options.decompression ?? self.configuration.decompression
+        var decoding: ContentDecoder.Limits? = nil
+        if decompression.isEnabled, request.method != .head, !own.hasAcceptEncoding {
+            added.acceptEncoding = true
+            decoding = decompression.limits
+        }
+        added.omitsHost = options.omitsHost
+        if forwarded, let proxy = key.proxy {
+            // The proxy gets the whole URL, and the credentials meant for it.
+            added.absoluteFormPrefix = "http://" + key.authority
+            added.proxyAuthorization = proxy.credentials?.basicAuthorization
+        }
+        // The request's own Expect decides; else the option adds one (for a body only).
+        let hasBody = stream.map { $0.length != 0 } ?? !bytes.isEmpty
+        let ownExpect = own.expect
+        added.expectContinue = options.expectContinue && hasBody && ownExpect == nil
+        let head = try EncodedHeadCache.head(for: request, body: requestBody?.announcedLength ?? .none, adding: added)
+        let limit = TransportOptions(timeout: options.timeout ?? self.configuration.requestTimeout, deadline: options.deadline)
+            .effectiveTimeout
+        let now = Deadline.now()
+        let deadline = limit.map { now + $0 } ?? .distantFuture
+        let headDeadline = options.headTimeout.map { now + $0 } ?? .distantFuture
+        let closeAfter = own.asksClose
+        let redirects = options.redirects ?? self.configuration.redirects
+        let expectsContinue = added.expectContinue || (hasBody && ownExpect.map { $0.lowercased().contains("100-continue") } ?? false)
+        return PreparedRequest(key: key, tls: tls, head: head, body: bytes, stream: stream, expectsContinue: expectsContinue,
+                               deadline: deadline, startedAt: now, headDeadline: headDeadline,
+                               readTimeout: options.readTimeout ?? self.configuration.readTimeout,
+                               closeAfter: closeAfter, request: consume request, requestBody: requestBody, options: options,
+                               redirects: redirects.follow ? redirects : nil, decoding: decoding)
+    }
+}
