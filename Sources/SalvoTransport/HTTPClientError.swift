@@ -250,6 +250,8 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
     /// to connect) or any attempt's bytes went out, this is true, whatever the last error.
     public var mayHaveBeenProcessed: Bool {
         if self.earlierStepMayHaveBeenProcessed { return true }
+        // Still being prepared, or waiting for a connection: nothing of it was sent.
+        if self.phase == .request || self.phase == .pool { return false }
         switch self.code.base {
         case .cancelled, .headTimeout, .totalTimeout:
             // Before the request left (still queued or connecting), nothing was sent.

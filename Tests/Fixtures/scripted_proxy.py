@@ -15,6 +15,7 @@ CONNECT host:port — what it does depends on the host's first label:
   extra      200, and bytes after it before the client has said anything
   silent     never answers (the connection stays open until the client leaves)
   interim    a 100 Continue head, then 200 and a tunnel
+  dropped    200 Connection established, then closes at once (whatever the client sends)
   (other)    200 Connection established, then a tunnel to 127.0.0.1:port
 
 Any other method (a request in absolute form): 200, keep-alive, and the body is the request
@@ -121,6 +122,9 @@ def handle(conn):
             if label == "silent":
                 while conn.recv(65536):
                     pass
+                return
+            if label == "dropped":
+                conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
                 return
             if label == "interim":
                 conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")

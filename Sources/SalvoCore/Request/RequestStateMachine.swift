@@ -129,9 +129,10 @@ struct RequestStateMachine {
         guard self.state == .waiting else { return .fail(self.ended(Self.notWaiting)) }
         self.attempt.reusedConnections += 1
         guard self.attempt.connectionsLeft else {
+            // Still the pool's to find a connection: nothing of the request went out.
             return .fail(self.ended(HTTPClientError(
-                .remoteClosed, phase: .write,
-                detail: "\(self.attempt.connectionsTried) connections were found closed before the request could go")))
+                .remoteClosed, phase: .pool,
+                detail: "\(self.attempt.connectionsTried) idle connections were found closed before the request could go")))
         }
         return .sendAgain(fresh: true, urgent: true)
     }
