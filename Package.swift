@@ -120,6 +120,9 @@ let package = Package(
             name: "SalvoTests",
             dependencies: [
                 "Salvo",
+                // Only for tests that need an engine configured otherwise than the default
+                // transport (a test certificate to trust).
+                "SalvoCore",
                 "SalvoTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]

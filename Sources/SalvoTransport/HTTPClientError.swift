@@ -266,6 +266,42 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
         }
     }
 
+    /// Whether sending the same request again, unchanged, might succeed.
+    ///
+    /// True when the network or the server's state of the moment failed it: a connection
+    /// refused, failed, reset or timed out, a TLS handshake that timed out, a read or write
+    /// that failed or timed out, a response that was empty or cut short, a server that closed
+    /// the connection, a pool that stayed busy, a head or request deadline that passed, a host
+    /// or proxy name that did not resolve, a proxy that would not open a tunnel.
+    ///
+    /// False when the outcome is settled and a second try would only repeat it: the caller's
+    /// mistakes (an invalid URL, request or configuration, an unsupported scheme, a request
+    /// body that failed, a body iterated twice), what the server answered (a redirect loop,
+    /// a refused redirect, too many redirects, a response that is not valid HTTP, a transfer
+    /// coding or content coding that cannot be decoded, a head or body past its limit), TLS
+    /// trust (a certificate that does not verify, a pin that does not match, a local
+    /// certificate that cannot be used, a handshake the server refused), a proxy that wants
+    /// credentials, and the request's end by cancellation or the client's shutdown.
+    ///
+    /// A retry layer sends a failed request again only when this is true; whether it may —
+    /// a request that is not idempotent — is ``mayHaveBeenProcessed``'s question.
+    public var isTransient: Bool {
+        // No default: a new code must be placed on one side or the other.
+        switch self.code.base {
+        case .dnsFailure, .proxyDNSFailure, .connectionRefused, .connectFailed, .connectTimeout, .tlsHandshakeTimeout,
+             .readTimeout, .writeTimeout, .readFailed, .writeFailed, .emptyResponse, .truncatedHead, .truncatedBody,
+             .remoteClosed, .poolWaitTimeout, .headTimeout, .totalTimeout, .proxyTunnelFailed:
+            return true
+        case .invalidURL, .invalidRequest, .invalidConfiguration, .unsupportedScheme, .requestBodyFailed, .bodyAlreadyIterated,
+             .tooManyRedirects, .redirectLoop, .redirectRefused,
+             .tlsHandshakeFailed, .tlsCertificateInvalid, .tlsLocalCertificate, .tlsPinMismatch,
+             .invalidResponse, .notHTTPResponse, .unsupportedEncoding, .chunkLineTooLong,
+             .headerTooLarge, .tooManyHeaders, .bodyTooLarge, .decodedBodyTooLarge, .compressionRatioExceeded,
+             .contentDecodingFailed, .proxyAuthenticationRequired, .cancelled, .shutdown:
+            return false
+        }
+    }
+
     public var description: String {
         var text = self.code.description
         if let host { text += " (\(host))" }

@@ -70,6 +70,29 @@ import Testing
         #expect(once.requests.count == 1)
     }
 
+    /// A failure that the same request would meet again is returned after one attempt, even
+    /// when nothing was sent (a certificate that does not verify); a transient one is retried.
+    @Test func onlyTransientTransportFailuresAreRetried() async throws {
+        #expect(ClientError.transport(HTTPClientError(.readFailed)).isTransient)
+        #expect(!ClientError.transport(HTTPClientError(.redirectLoop)).isTransient)
+        #expect(!ClientError.transport(.cancelled(.caller)).isTransient)
+        #expect(!ClientError(.unacceptableStatus).isTransient, "no transport error: not the transport's to judge")
+        for code in [HTTPClientError.Code.redirectLoop, .redirectRefused, .tooManyRedirects, .tlsCertificateInvalid,
+                     .tlsPinMismatch, .invalidResponse, .proxyAuthenticationRequired] {
+            let mock = MockTransport(always: .text("ok"))
+            mock.fail(nil, "/x", times: 1, with: HTTPClientError(code, phase: .connect))
+            let error = try await self.client(mock, Self.quick).outcome(Endpoint<String>.get("/x")).error
+            #expect(error?.transportError?.code == code)
+            #expect(mock.requests.count == 1, "\(code): \(mock.requests.count) attempts")
+        }
+        for code in [HTTPClientError.Code.connectTimeout, .readTimeout, .emptyResponse, .truncatedBody, .proxyTunnelFailed] {
+            let mock = MockTransport(always: .text("ok"))
+            mock.fail(nil, "/x", times: 2, with: HTTPClientError(code, phase: .readHead))
+            #expect(try await self.client(mock, Self.quick).value(Endpoint<String>.get("/x")) == "ok", "\(code)")
+            #expect(mock.requests.count == 3, "\(code)")
+        }
+    }
+
     @Test func retryAfterIsReadInBothForms() {
         let now = Date(timeIntervalSince1970: 784_111_777)   // Sun, 06 Nov 1994 08:49:37 GMT
         #expect(RetryAfter.delay("120", now: now) == .seconds(120))

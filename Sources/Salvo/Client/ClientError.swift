@@ -113,6 +113,13 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
         return self.transportError?.mayHaveBeenProcessed ?? false
     }
 
+    /// Whether the transport failed in a way that sending the same request again, unchanged,
+    /// might mend (see ``HTTPClientError/isTransient``): a reset or a timeout, not a redirect
+    /// loop or a certificate that does not verify. False when there is no transport error —
+    /// a status, a body that does not decode, a validator's refusal are answers, which a retry
+    /// policy judges by their own rules.
+    public var isTransient: Bool { self.transportError?.isTransient ?? false }
+
     public var description: String {
         var text = self.code.description
         if let status = self.status { text += " (\(status.code))" }

@@ -1,7 +1,8 @@
 import Foundation
 
 /// Sends a request again when it failed in a way that a second try may fix, as its
-/// ``RetryPolicy`` says: a status such as 503, or a transport failure.
+/// ``RetryPolicy`` says: a status such as 503, or a transport failure that might not happen
+/// again (``ClientError/isTransient``).
 ///
 /// ```swift
 /// let client = try Client(baseURL: "https://api.example.com", configuration: .init(middleware: [
@@ -63,7 +64,9 @@ public struct RetryMiddleware: Middleware {
                 guard self.fits(wait, before: end), self.policy.budget?.withdraw() ?? true else { return response }
                 await response.discardBody(streaming: request.isStreaming)
             case .failure(let error):
-                guard self.policy.retriesTransportFailures, error.code == .transportFailed,
+                // A redirect loop or a certificate that does not verify fails every attempt
+                // alike: only a failure that might not happen again is worth another.
+                guard self.policy.retriesTransportFailures, error.code == .transportFailed, error.isTransient,
                       retriesMethod || !error.mayHaveBeenProcessed else { throw error }
                 wait = self.policy.backoff(before: attempt)
                 guard self.fits(wait, before: end), self.policy.budget?.withdraw() ?? true else { throw error }

@@ -3,9 +3,10 @@ import Synchronization
 /// When and how often a failed request is sent again (see ``RetryMiddleware``).
 ///
 /// By default: up to 3 attempts in all; idempotent methods only; statuses 408, 429, 500,
-/// 502, 503 and 504, and transport failures; exponential backoff from 100 ms with full jitter,
-/// at most 10 s between attempts; `Retry-After` honoured up to 60 s (a server that asks for
-/// longer gets its answer returned instead); retries limited by a per-client budget.
+/// 502, 503 and 504, and transient transport failures; exponential backoff from 100 ms with
+/// full jitter, at most 10 s between attempts; `Retry-After` honoured up to 60 s (a server
+/// that asks for longer gets its answer returned instead); retries limited by a per-client
+/// budget.
 public struct RetryPolicy: Sendable {
     /// Attempts in all, the first included.
     public var maxAttempts: Int
@@ -19,6 +20,9 @@ public struct RetryPolicy: Sendable {
     /// Response statuses that are retried.
     public var statuses: Set<Int>
     /// Whether transport failures (refused connections, resets, read timeouts) are retried.
+    /// Only transient ones are (``ClientError/isTransient``): a redirect loop, a refused or
+    /// endless redirect chain, a certificate that does not verify or a response that is not
+    /// valid HTTP would fail every attempt alike, and is returned at once.
     /// A request whose method is not retried is still retried when the failure came before
     /// anything was sent (``ClientError/mayHaveBeenProcessed`` is false).
     public var retriesTransportFailures: Bool

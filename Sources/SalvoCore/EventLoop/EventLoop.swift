@@ -75,6 +75,11 @@ public final class EventLoop: @unchecked Sendable {
     /// Buffer shared by every connection on this loop for reads: data is parsed in place
     /// before the next read, so one per loop is enough.
     package let readBuffer: UnsafeMutableRawBufferPointer
+    /// Buffer shared by this loop's TLS connections to put a small request's head and body
+    /// side by side, so that one `SSL_write` seals them in one record (see
+    /// ``Socket/write(_:_:joiningIn:)``). OpenSSL has encrypted the bytes before that call
+    /// returns, so the next connection may fill it at once.
+    package let recordBuffer: UnsafeMutableRawBufferPointer
     /// Loop-local state that higher layers hang on the loop (the connection pool shard).
     var attachments: [ObjectIdentifier: AnyObject] = [:]
 
@@ -85,12 +90,14 @@ public final class EventLoop: @unchecked Sendable {
         guard fd >= 0 else { throw SystemError(call: "eventfd", errno: salvo_errno()) }
         self.wakeFD = fd
         self.readBuffer = .allocate(byteCount: readBufferSize, alignment: 16)
+        self.recordBuffer = .allocate(byteCount: TLSSession.maxRecordPlaintext, alignment: 16)
         try self.epoll.add(fd, interest: .read, token: 0)
     }
 
     deinit {
         SystemCall.close(self.wakeFD)
         self.readBuffer.deallocate()
+        self.recordBuffer.deallocate()
     }
 
     // MARK: Threads

@@ -1,8 +1,8 @@
 import SalvoTransport
 /// Writes one request through a ``Socket``: the head, then the body, whether it is held in
-/// memory (one `sendmsg` with the head where the socket takes it) or streamed from its
-/// producer through a ``StreamedBody``; with `Expect: 100-continue` the body waits until the
-/// connection says it may go.
+/// memory (sent with the head: one `sendmsg`, or over TLS one record when both fit in one)
+/// or streamed from its producer through a ``StreamedBody``; with `Expect: 100-continue` the
+/// body waits until the connection says it may go.
 ///
 /// The write half of a connection's per-request state: ``HTTP1Connection`` calls ``write``
 /// whenever the socket, the producer or the `100 Continue` may let it progress, and acts on
@@ -93,7 +93,7 @@ struct RequestWriter {
                     let headPart = UnsafeRawBufferPointer(rebasing: head[min(offset, head.count)...])
                     let bodyStart = max(0, offset - head.count)
                     let bodyPart = UnsafeRawBufferPointer(rebasing: body[bodyStart..<(limit - head.count)])
-                    return socket.write(headPart, bodyPart)
+                    return socket.write(headPart, bodyPart, joiningIn: connection.loop.recordBuffer)
                 }
             }
             switch result {

@@ -553,8 +553,19 @@ public struct ResponseHeadLimits: Sendable, Hashable {
                               detail: "\(self.chunkFramingBytes) bytes of chunk framing around \(self.chunkDataBytes) bytes of data")
     }
 
+    /// llhttp has read a whole chunk-size line; the size is in `content_length`, and none of
+    /// the chunk's data has been handed on yet.
     private func chunkHeader() -> Int32 {
         self.chunkExtensionBytes = 0
+        let size = self.parser.pointee.content_length
+        if size > UInt64(Int64.max) {
+            // llhttp takes any size that fits 64 unsigned bits, and would then hand on the
+            // framing that follows as data. No count of bytes here (nor curl's, whose offsets
+            // are signed 64-bit) reaches such a size: refused before a byte of it goes out.
+            self.failure = HTTPClientError(.invalidResponse, phase: .readBody,
+                                           detail: "chunk size \(String(size, radix: 16)) (hex) is larger than \(String(Int64.max, radix: 16)), the largest this client counts")
+            return Self.userError
+        }
         return Self.proceed
     }
 

@@ -116,11 +116,32 @@ package struct Socket {
     }
 
     /// Writes what the socket takes of `first` followed by `second`: one `sendmsg` on a plain
-    /// socket; on TLS, `second` only once `first` is all out.
-    package func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) -> WriteResult {
+    /// socket. On TLS, when both fit one record, they are copied side by side into `scratch`
+    /// and go out in one `SSL_write`, so one record; otherwise `second` only once `first` is
+    /// all out.
+    ///
+    /// Why one record: a server may read one record, answer and close. A body sent in a record
+    /// of its own would then still be unread, and the server's kernel answers a close with
+    /// unread data by a reset, which can destroy the answer before the client has read it.
+    ///
+    /// A write that OpenSSL could not finish (want-read or want-write) must be retried with
+    /// the same bytes from the same start, and at least as many. Callers pass the same
+    /// `first` and `second` again (``RequestWriter`` moves on only by what was written), so a
+    /// retry is joined or not as the first try was, with the same bytes copied — or, when a
+    /// body held for `100 Continue` was released meanwhile, with more bytes after those,
+    /// which OpenSSL accepts. The copy need not be at the same address: the context accepts a
+    /// moving write buffer (`salvo_SSL_MODE_PARTIAL_WRITE`).
+    package func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer,
+                       joiningIn scratch: UnsafeMutableRawBufferPointer) -> WriteResult {
         if second.isEmpty { return self.write(first) }
         if first.isEmpty { return self.write(second) }
-        if self.tls != nil {
+        if let tls = self.tls {
+            let total = first.count + second.count
+            if total <= TLSSession.maxRecordPlaintext, total <= scratch.count, let start = scratch.baseAddress {
+                start.copyMemory(from: first.baseAddress!, byteCount: first.count)
+                (start + first.count).copyMemory(from: second.baseAddress!, byteCount: second.count)
+                return tls.write(UnsafeRawBufferPointer(start: start, count: total))
+            }
             let head = self.write(first)
             guard case .wrote(let n) = head, n == first.count else { return head }
             if case .wrote(let more) = self.write(second) { return .wrote(n + more) }

@@ -64,6 +64,9 @@ package final class TLSContext: @unchecked Sendable {
         if let maximum = c.maximumVersion {
             _ = salvo_SSL_CTX_set_max_proto_version(self.context, maximum == .tls13 ? salvo_TLS1_3_VERSION : salvo_TLS1_2_VERSION)
         }
+        // Partial writes, a write buffer that may move between a write and its retry (a small
+        // request's head and body are copied into a loop's buffer for each try, see
+        // Socket.write(_:_:joiningIn:)), and buffers let go of while a connection is idle.
         _ = salvo_SSL_CTX_set_mode(self.context, salvo_SSL_MODE_PARTIAL_WRITE)
         // Records are read as many at a time as the socket holds (one read(2) per response
         // instead of one for each record's header and one for its body); what is read beyond

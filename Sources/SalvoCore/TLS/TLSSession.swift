@@ -15,6 +15,9 @@ package final class TLSSession {
         case wantWrite
     }
 
+    /// The most plaintext one TLS record carries: 2^14 bytes (RFC 8446 §5.1, RFC 5246 §6.2.1).
+    package static let maxRecordPlaintext = 16 * 1024
+
     private let ssl: OpaquePointer
     private let host: String
     /// The handshake finished: a close_notify means something now.

@@ -455,6 +455,40 @@ final class HeadKeeper: ResponseDecoderDelegate {
         #expect(events.contains(.body(Array("xxxxx".utf8))))
     }
 
+    /// A chunk size past 2^63 − 1 fits llhttp's unsigned count but no signed one (curl's
+    /// included): it is refused as soon as its line is read, and not one byte after that line
+    /// — the framing llhttp would take for data — reaches the delegate, however the bytes are
+    /// cut. The data of an earlier, sane chunk still does.
+    @Test func chunkSizesPastASignedCountAreRefused() throws {
+        let head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        let fields = DecoderEvent.head(200, ["Transfer-Encoding: chunked"])
+        for size in ["ffffffffffffffff", "FFFFFFFFFFFFFFFF", "8000000000000000", "0000ffffffffffffffff", "8000000000000000;ext=1"] {
+            expectEverySplit(head + size + "\r\nhello\r\n0\r\n\r\n", eof: true, .failed([fields], .invalidResponse))
+            expectEverySplit(head + "5\r\nfirst\r\n" + size + "\r\nhello\r\n0\r\n\r\n", eof: true,
+                             .failed([fields, .body(Array("first".utf8))], .invalidResponse))
+        }
+        // The error says what was refused, and where.
+        let decoder = ResponseDecoder()
+        let delegate = RecordingDelegate()
+        decoder.delegate = delegate
+        decoder.prepareForNextResponse(expectNoBody: false)
+        let bytes = Array((head + "ffffffffffffffff\r\nhello\r\n0\r\n\r\n").utf8)
+        let error = try #require(throws: HTTPClientError.self) { try bytes.withUnsafeBytes { try decoder.feed($0) } }
+        #expect(error.code == .invalidResponse && error.phase == .readBody)
+        #expect(error.detail == "chunk size ffffffffffffffff (hex) is larger than 7fffffffffffffff, the largest this client counts")
+        #expect(delegate.events == [fields])
+    }
+
+    /// The largest signed count is still a size: its chunk is read as data, and a connection
+    /// that closes long before its end is a body cut short, as with any other chunk.
+    @Test func theLargestSignedChunkSizeIsReadAsData() {
+        let text = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n7fffffffffffffff\r\nhello\r\n0\r\n\r\n"
+        expectEverySplit(text, eof: true, .failed([.head(200, ["Transfer-Encoding: chunked"]), .body(Array("hello\r\n0\r\n\r\n".utf8))],
+                                                  .truncatedBody))
+        guard case .endOfInput(let events, eofComplete: false) = decode(text) else { Issue.record("\(decode(text))"); return }
+        #expect(events.count == 2, "still waiting for the chunk's data: \(events)")
+    }
+
     @Test func interimResponsesAreBounded() {
         let many = String(repeating: "HTTP/1.1 100 Continue\r\n\r\n", count: 40) + "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
         guard case .failed(_, let code) = decode(many) else { Issue.record("accepted 40 interim heads"); return }

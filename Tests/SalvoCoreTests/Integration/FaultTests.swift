@@ -36,6 +36,47 @@ import Testing
         try await expectError("/truncated-chunked", .truncatedBody)
     }
 
+    /// A chunk size no signed 64-bit count holds fails the request at once with
+    /// `.invalidResponse`, and the framing after it never reaches the caller as body — also
+    /// when the server keeps the connection open after it. The largest signed size is still
+    /// read as data, and its chunk cut short by the close is a truncated body.
+    @Test func chunkSizesPastASignedCount() async throws {
+        let server = try await Shared.faults.get()
+        let client = try makeClient()
+        defer { client.shutdown() }
+        func raw(_ text: String, then: String) -> String {
+            let b64 = Data(text.utf8).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            return server.url("/raw?b=\(b64)&then=\(then)")
+        }
+        /// The code a stream of `url` ended with, and the body bytes it yielded before.
+        func streamed(_ url: String) async throws -> (HTTPClientError.Code?, [UInt8]) {
+            var received: [UInt8] = []
+            do {
+                let response = try await client.stream(try get(url), options: .init(readTimeout: .seconds(30)))
+                for try await chunk in response.body { received += chunk }
+                return (nil, received)
+            } catch let error as HTTPClientError {
+                return (error.code, received)
+            }
+        }
+        let framing = "\r\nhello\r\n0\r\n\r\n"
+        for then in ["close", "stall"] {
+            // The read timeout only bounds a hang: with "stall", nothing but the refusal ends it.
+            let huge = raw("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff" + framing, then: then)
+            let code = await errorCode { _ = try await client.execute(try get(huge), options: .init(readTimeout: .seconds(30))) }
+            #expect(code == .invalidResponse, "then=\(then)")
+            let (streamCode, received) = try await streamed(huge)
+            #expect(streamCode == .invalidResponse, "then=\(then)")
+            #expect(received.isEmpty, "then=\(then): \(String(decoding: received, as: UTF8.self).debugDescription)")
+        }
+        let largest = raw("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n7fffffffffffffff" + framing, then: "close")
+        #expect(await errorCode { _ = try await client.execute(try get(largest)) } == .truncatedBody)
+        let (code, received) = try await streamed(largest)
+        #expect(code == .truncatedBody)
+        #expect(received == Array("hello\r\n0\r\n\r\n".utf8))
+    }
+
     @Test func resetMidBody() async throws {
         try await expectError("/reset", .readFailed)
     }
