@@ -192,6 +192,11 @@ struct Get: AsyncParsableCommand {
         configuration.redirects = self.followRedirects
             ? RedirectPolicy(maxRedirects: self.maxRedirects == -1 ? Int.max : self.maxRedirects)
             : .disabled
+        // As curl: no bound on a server's silence or on the wait for a head unless -m says so,
+        // and connecting bounded only by curl's own default (300 s) or --connect-timeout.
+        configuration.headTimeout = nil
+        configuration.readTimeout = nil
+        configuration.connectTimeout = .seconds(300)
         let timeout: Duration?
         do {
             if let connectTimeout = try Self.seconds(self.connectTimeout, option: "--connect-timeout") {

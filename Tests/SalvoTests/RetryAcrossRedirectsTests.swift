@@ -15,9 +15,9 @@ import Testing
             RetryMiddleware(RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(1), budget: nil)),
         ]))
         let target = "http://127.0.0.1:\(nowhere)/receipt"
-        let order = Endpoint<Empty>.post("/redirect", query: [QueryItem("code", "303"), QueryItem("to", target)],
-                                         body: .json(["item": "book"]))
-        do {
+        let order = Endpoint<Empty>.post("/redirect", body: ["item": "book"],
+                                         query: [QueryItem("code", "303"), QueryItem("to", target)])
+        do throws(ClientError) {
             _ = try await client.send(order)
             Issue.record("the follow-up to a closed port succeeded")
         } catch {

@@ -25,8 +25,18 @@ extension HTTPClient {
         public var idleTimeout: Duration = .seconds(60)
         /// How long a connection may take to establish, per attempt of all addresses (default 10 s).
         public var connectTimeout: Duration = .seconds(10)
-        /// Longest silence from the server while a response is due (default: none).
-        public var readTimeout: Duration? = nil
+        /// From the call until the response head has arrived: queueing, connecting, sending
+        /// and the server's think time (default 300 s). Fails with `.headTimeout`. With the
+        /// read timeout, it bounds every wait on a server by default: one that accepts and
+        /// never answers, or answers a byte a minute, cannot hold a call forever. Nil (or
+        /// zero): no bound.
+        public var headTimeout: Duration? = .seconds(300)
+        /// The longest the server may stay silent while a response is due or arriving: before
+        /// the head, and between any two pieces of the body (default 300 s). Fails with
+        /// `.readTimeout`. A stream that is quiet by nature (Server-Sent Events without
+        /// heartbeats, a long poll) sets a longer one, or turns it off with `.zero` (per
+        /// request: ``RequestOptions/readTimeout``). Nil (or zero): no bound.
+        public var readTimeout: Duration? = .seconds(300)
         /// Longest the server may take none of a request's bytes while they are due
         /// (default: none).
         public var writeTimeout: Duration? = nil

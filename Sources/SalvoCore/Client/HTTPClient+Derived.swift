@@ -9,7 +9,7 @@ extension HTTPClient {
     /// let health = client.with { $0.requestTimeout = .milliseconds(500); $0.redirects = .disabled }
     /// ```
     ///
-    /// Request defaults follow `adjust`: `requestTimeout`, `readTimeout`, `writeTimeout`,
+    /// Request defaults follow `adjust`: `requestTimeout`, `headTimeout`, `readTimeout`, `writeTimeout`,
     /// `redirects`, `decompression`, `userAgent`, `headerFields`, `maxBodySize`,
     /// `expectContinueTimeout`, `unixSocketPath`, `proxy`. What belongs to the pools stays this
     /// client's, whatever `adjust` sets: threads, connection limits, pipelining, idle, connect and pool

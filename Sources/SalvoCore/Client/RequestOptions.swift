@@ -16,10 +16,12 @@ extension HTTPClient {
         public var deadline: ContinuousClock.Instant?
         /// From the call until the response head has arrived: queueing, connecting, sending
         /// and the server's think time. Fails with `.headTimeout`. Unlike ``timeout`` it
-        /// stops counting at the head, so it suits a long stream.
+        /// stops counting at the head, so it suits a long stream. Nil: the client's
+        /// ``HTTPClient/Configuration/headTimeout``; `.zero`: no bound for this request.
         public var headTimeout: Duration?
-        /// The longest the server may stay silent while the response is due or arriving
-        /// (the client's ``HTTPClient/Configuration/readTimeout`` when nil).
+        /// The longest the server may stay silent while the response is due or arriving.
+        /// Nil: the client's ``HTTPClient/Configuration/readTimeout``; `.zero`: no bound for
+        /// this request (a long poll, an event stream without heartbeats).
         public var readTimeout: Duration?
         /// The longest the server may take none of the request's bytes while they are due
         /// (an upload to a server that stopped reading). Fails with `.writeTimeout`. Nil:

@@ -23,6 +23,13 @@ final class RequestPreparer: Sendable {
 
     static let proxyConnection = HTTPField.Name("Proxy-Connection")!
 
+    /// A request's own bound, else the client's; zero (or less) is no bound, as `-m 0` is for
+    /// curl and a zero timeout for Go's client and undici.
+    static func bound(_ own: Duration?, else fallback: Duration?) -> Duration? {
+        guard let limit = own ?? fallback, limit > .zero else { return nil }
+        return limit
+    }
+
     /// `addingDefaults`: whether the client's default fields are added (not for a redirect's
     /// next request, which carries what was kept of the first one's: a default credential
     /// dropped on the way to another origin must not come back).
@@ -106,13 +113,13 @@ final class RequestPreparer: Sendable {
             .effectiveTimeout
         let now = Deadline.now()
         let deadline = limit.map { now + $0 } ?? .distantFuture
-        let headDeadline = options.headTimeout.map { now + $0 } ?? .distantFuture
+        let headDeadline = Self.bound(options.headTimeout, else: self.configuration.headTimeout).map { now + $0 } ?? .distantFuture
         let closeAfter = own.asksClose
         let redirects = options.redirects ?? self.configuration.redirects
         let expectsContinue = added.expectContinue || (hasBody && ownExpect.map { $0.lowercased().contains("100-continue") } ?? false)
         return PreparedRequest(key: key, tls: tls, head: head, body: bytes, stream: stream, expectsContinue: expectsContinue,
                                deadline: deadline, startedAt: now, headDeadline: headDeadline,
-                               readTimeout: options.readTimeout ?? self.configuration.readTimeout,
+                               readTimeout: Self.bound(options.readTimeout, else: self.configuration.readTimeout),
                                closeAfter: closeAfter, request: consume request, requestBody: requestBody, options: options,
                                redirects: redirects.follow ? redirects : nil, decoding: decoding)
     }
