@@ -213,15 +213,18 @@ extension HTTP1Connection {
         // A final answer before 100 Continue: the body is not sent (RFC 9110 §10.1.1), so
         // the connection cannot carry another request.
         self.exchange.writer.withholdBody()
-        self.exchange.head = head
-        self.act(self.machine.headReceived())
+        switch self.machine.headReceived() {
+        case .forwardHead:
+            self.forward(head, to: owner)
+        case let other:
+            self.act(other)
+        }
         // Parsing goes on unless the owner refused the head (or its body).
         return self.exchange.ownerError == nil
     }
 
-    /// Hands the head just parsed to the request's owner.
-    func forwardHead() {
-        guard let owner = self.owner, let head = self.exchange.head.take() else { return }
+    /// Hands the head just parsed to the request's owner (the machine's `.forwardHead`).
+    private func forward(_ head: ParsedHead, to owner: RequestOwner) {
         do {
             try owner.receiveHead(head, version: self.decoder.version, bytesSent: self.exchange.writer.bytesWritten,
                                   at: self.loop.now)

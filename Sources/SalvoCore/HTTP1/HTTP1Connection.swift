@@ -346,7 +346,8 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         case .write:
             self.writeRequest()
         case .forwardHead:
-            self.forwardHead()
+            // Only where the head is parsed (decoderReceivedHead), which carries it out with the head.
+            assertionFailure("a head to forward without the head")
         case .succeedRequest(let reuse):
             self.succeed(reuse: reuse)
         case .failRequest:
@@ -470,8 +471,6 @@ struct Exchange {
     var mustClose = false
     /// What the owner threw inside a parser callback, reported once the parser returns.
     var ownerError: HTTPClientError?
-    /// The final head just parsed, while it is handed to the owner.
-    var head: ParsedHead?
     /// The response ended inside a parser callback: acted on once the parser returns.
     var pendingEnd: (trailers: HTTPFields?, keepAlive: Bool)?
     /// The trailers of the response that ended.
@@ -486,8 +485,11 @@ struct Exchange {
     /// Since when the socket has refused the request's bytes (nil: it is not refusing).
     var writeBlockedSince: Deadline?
 
+    @inline(__always)
     init() {}
 
+    // Inlined so that a new exchange is made in the connection's storage, not copied there.
+    @inline(__always)
     init(writer: RequestWriter, mustClose: Bool) {
         self.writer = writer
         self.mustClose = mustClose

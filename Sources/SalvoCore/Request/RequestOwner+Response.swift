@@ -96,10 +96,16 @@ extension RequestOwner {
         self.metrics.bytesSent = bytesSent
         self.metrics.version = version
         let status = head.status.code
-        let location = self.prepared.redirects != nil && RedirectState.isRedirect(status)
-            ? head.fields.firstValue(ofTracked: .location) : nil
-        switch self.machine.headArrived(status: status, location: location, request: self.prepared.request,
-                                        policy: self.prepared.redirects) {
+        // Most answers are no redirect: the machine hears of those without the request and
+        // the policy (each would be copied to be handed over).
+        let action: RequestStateMachine.HeadAction
+        if RedirectState.isRedirect(status), let policy = self.prepared.redirects {
+            action = self.machine.headArrived(status: status, location: head.fields.firstValue(ofTracked: .location),
+                                              request: self.prepared.request, policy: policy)
+        } else {
+            action = self.machine.headArrived(status: status)
+        }
+        switch action {
         case .skipBody:
             self.reception.skippingBody = true
             if case .skipping(.redirect, _) = self.machine.state {

@@ -49,8 +49,9 @@ final class RequestOwner: @unchecked Sendable {
     /// than return copies, so reading one counts none of its references.
     @exclusivity(unchecked) private(set) var prepared: PreparedRequest
     /// Its connection key, kept apart: read a few times per request (the pool compares it to
-    /// its last host's).
-    @exclusivity(unchecked) private(set) var key: ConnectionKey
+    /// its last host's), and lent, not copied (a copy counts the references of its strings).
+    var key: ConnectionKey { _read { yield self.storedKey } }
+    @exclusivity(unchecked) private var storedKey: ConnectionKey
     @exclusivity(unchecked) private(set) var isHead: Bool
     @exclusivity(unchecked) private(set) var isIdempotent: Bool
     var tls: TLSContext? { _read { yield self.prepared.tls } }
@@ -118,7 +119,7 @@ final class RequestOwner: @unchecked Sendable {
         self.isIdempotent = RequestStateMachine.isIdempotent(method)
         self.machine = RequestStateMachine(method: method, hasBody: prepared.requestBody != nil,
                                            replayableBody: prepared.requestBody?.isReplayable ?? true)
-        self.key = prepared.key
+        self.storedKey = prepared.key
         self.preparer = client.preparer
         self.continueTimeout = client.configuration.expectContinueTimeout
         self.headObserver = prepared.options.headObserver
@@ -282,7 +283,7 @@ final class RequestOwner: @unchecked Sendable {
         self.isHead = method == .head
         self.isIdempotent = RequestStateMachine.isIdempotent(method)
         self.machine.startHop(method: method, hasBody: body != nil, replayableBody: body?.isReplayable ?? true)
-        self.key = next.key
+        self.storedKey = next.key
         self.prepared = next
         self.reception = Reception()
         self.metrics.startHop()

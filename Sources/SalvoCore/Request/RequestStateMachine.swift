@@ -160,6 +160,12 @@ struct RequestStateMachine {
         return .sendAgain(fresh: false, urgent: true)
     }
 
+    /// The response head arrived, of a status that is no redirect to follow (or with redirects off).
+    mutating func headArrived(status: Int) -> HeadAction {
+        if self.state == .exchanging { self.state = .receiving }
+        return .deliver
+    }
+
     /// The response head arrived for `request`, the request as sent on this hop; `policy`:
     /// how redirects are followed (nil: they are not).
     mutating func headArrived(status: Int, location: String?, request: HTTPRequest, policy: RedirectPolicy?) -> HeadAction {
