@@ -31,6 +31,24 @@ import Testing
         }
     }
 
+    /// For a bug report, the credential fields (the one list the redirects and the logging
+    /// middleware use) show without their values, and the command says so.
+    @Test func credentialsCanBeRedacted() async throws {
+        var head = HTTPRequest(method: .get, scheme: "https", authority: "api.test", path: "/me")
+        head.headerFields[.authorization] = "Bearer s3cret"
+        head.headerFields[HTTPField.Name("X-Api-Key")!] = "k3y"
+        head.headerFields[HTTPField.Name("X-Tenant")!] = "acme"
+        let full = try await self.request(head).curlCommand()
+        #expect(full.contains("'Authorization: Bearer s3cret'"), "by default the command sends what the request does")
+        let redacted = try await self.request(head).curlCommand(redacting: .standard)
+        #expect(!redacted.contains("s3cret") && !redacted.contains("k3y"))
+        #expect(redacted.contains("'Authorization: ‹redacted›'") && redacted.contains("'X-Api-Key: ‹redacted›'"))
+        #expect(redacted.contains("'X-Tenant: acme'"))
+        #expect(redacted.hasPrefix("# credentials redacted"))
+        let own = try await self.request(head).curlCommand(redacting: .standard.adding([HTTPField.Name("X-Tenant")!]))
+        #expect(own.contains("'X-Tenant: ‹redacted›'"))
+    }
+
     /// Runs `command` in `sh` and decodes the echo it prints.
     func run(_ command: String) async throws -> Echo {
         // Read by the shell as a script, as when pasted: no single argument holds it.

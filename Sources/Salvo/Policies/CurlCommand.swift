@@ -16,8 +16,12 @@
 /// `printf` with octal escapes, so every byte arrives as it was. A streamed body that cannot
 /// be replayed — or is longer than `maxInlineBody` — is read from standard input
 /// (`--data-binary @-`), and the first line of the command says so.
+///
+/// For a bug report, `redacting: .standard` shows the credential fields
+/// (``CredentialFields``) with `‹redacted›` for their values: the command then no longer
+/// sends them, and says so on its first line.
 extension ClientRequest {
-    public func curlCommand(maxInlineBody: Int = 1 << 20) async -> String {
+    public func curlCommand(maxInlineBody: Int = 1 << 20, redacting redacted: CredentialFields = .none) async -> String {
         var words = ["curl", "--http1.1", "--globoff", "--path-as-is"]
         let method = self.head.method
         if method == .head {
@@ -42,20 +46,25 @@ extension ClientRequest {
                 words += ["-H", Self.quoted("Expect:")]
             }
         }
+        var prefix = ""
         for field in fields {
+            if redacted.contains(field.name) {
+                words += ["-H", Self.quoted("\(field.name.rawName): ‹redacted›")]
+                if prefix.isEmpty { prefix = "# credentials redacted: put them back before running this\n" }
+                continue
+            }
             // "Name;" is curl's spelling of a field with an empty value.
             words += ["-H", Self.quoted(field.value.isEmpty ? "\(field.name.rawName);" : "\(field.name.rawName): \(field.value)")]
         }
-        var prefix = ""
         if let body = self.body {
             switch await Self.inlineBytes(of: body, upTo: maxInlineBody) {
             case .some(let bytes) where bytes.count <= Self.maxArgumentBytes && Self.isPrintable(bytes):
                 words += ["--data-binary", Self.quoted(String(decoding: bytes, as: UTF8.self))]
             case .some(let bytes):
-                prefix = "printf '\(Self.printfEscaped(bytes))' | "
+                prefix += "printf '\(Self.printfEscaped(bytes))' | "
                 words += ["--data-binary", "@-"]
             case .none:
-                prefix = "# the body (\(Self.describe(body.length))) is streamed: pipe it into this command\n"
+                prefix += "# the body (\(Self.describe(body.length))) is streamed: pipe it into this command\n"
                 words += ["--data-binary", "@-"]
             }
         }
@@ -123,10 +132,12 @@ extension ClientRequest {
 extension Client {
     /// `request` as a `curl` command line, built as the client would send it (base URL,
     /// default headers and query, the body from its coders) — before any middleware.
-    public func curlCommand<R: Request>(for request: R, options: CallOptions = CallOptions()) async throws(ClientError) -> String {
+    /// `redacting`: fields whose values are hidden (`.standard` for a bug report).
+    public func curlCommand<R: Request>(for request: R, options: CallOptions = CallOptions(),
+                                        redacting redacted: CredentialFields = .none) async throws(ClientError) -> String {
         let (head, body) = try self.prepare(request)
         return await ClientRequest(head: head, body: body, operationName: request.operationName, baseURL: self.baseURL,
-                                   options: options, metadata: request.metadata).curlCommand()
+                                   options: options, metadata: request.metadata).curlCommand(redacting: redacted)
     }
 }
 

@@ -28,14 +28,16 @@ public struct LoggingMiddleware: Middleware {
     /// Whether to log header fields (as metadata), redacted.
     public var headers: Bool
     public var bodies: BodyLogging
-    /// Fields whose values are never logged: credentials, cookies and API keys by default.
-    public var redactedFields: Set<HTTPField.Name>
+    /// Fields whose values are never logged: by default ``CredentialFields/standard``
+    /// (credentials, cookies, API keys) — the list redirects use too; extend it with
+    /// `.standard.adding([name])`.
+    public var redactedFields: CredentialFields
     /// Whether query values are logged (off by default: API keys travel there too); names
     /// always are.
     public var queryValues: Bool
 
     public init(logger: Logger, level: Logger.Level = .info, headers: Bool = false, bodies: BodyLogging = .none,
-                redactedFields: Set<HTTPField.Name> = LoggingMiddleware.credentialFields, queryValues: Bool = false) {
+                redactedFields: CredentialFields = .standard, queryValues: Bool = false) {
         self.logger = logger
         self.level = level
         self.headers = headers
@@ -43,13 +45,6 @@ public struct LoggingMiddleware: Middleware {
         self.redactedFields = redactedFields
         self.queryValues = queryValues
     }
-
-    /// `Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie`, `X-Api-Key`, `Api-Key`,
-    /// `X-Auth-Token`.
-    public static let credentialFields: Set<HTTPField.Name> = [
-        .authorization, .proxyAuthorization, .cookie, .setCookie,
-        HTTPField.Name("X-Api-Key")!, HTTPField.Name("Api-Key")!, HTTPField.Name("X-Auth-Token")!,
-    ]
 
     public func intercept(_ request: ClientRequest, next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
         let start = ContinuousClock.now

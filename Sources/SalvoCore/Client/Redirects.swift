@@ -6,9 +6,10 @@ import HTTPTypes
 /// Following a redirect changes the method as browsers and curl do: 303 becomes GET (HEAD
 /// stays HEAD) and 301/302 turn a POST into a GET, dropping the body; 307 and 308 keep the
 /// method and send the body again when it can be replayed. Leaving the origin (another
-/// scheme, host or port) drops `Authorization`, `Cookie`, `Proxy-Authorization`, a `Host`
-/// the caller set, and the ``sensitiveHeaders``; a Location with userinfo brings its own
-/// Basic credentials.
+/// scheme, host or port) drops the ``credentialFields`` (`Authorization`, `Cookie`, API keys…)
+/// and a `Host` the caller set; `Proxy-Authorization` goes on only while the same proxy
+/// carries the next request. A Location with userinfo (`http://user:pw@host/`) brings its own
+/// Basic credentials only when host and port stay the same, as curl does.
 public struct RedirectPolicy: Sendable, Hashable {
     /// Follow redirects at all; when false a 3xx response is returned as it is.
     public var follow: Bool
@@ -16,15 +17,16 @@ public struct RedirectPolicy: Sendable, Hashable {
     public var maxRedirects: Int
     /// Follow a redirect from https down to plain http (default: refuse, `.redirectRefused`).
     public var allowHTTPSToHTTP: Bool
-    /// More header fields to drop when a redirect leaves the origin.
-    public var sensitiveHeaders: [HTTPField.Name]
+    /// The fields dropped when a redirect leaves the origin (default: the standard list;
+    /// extend it with your API's own: `.standard.adding([name])`).
+    public var credentialFields: CredentialFields
 
     public init(follow: Bool = true, maxRedirects: Int = 10, allowHTTPSToHTTP: Bool = false,
-                sensitiveHeaders: [HTTPField.Name] = []) {
+                credentialFields: CredentialFields = .standard) {
         self.follow = follow
         self.maxRedirects = maxRedirects
         self.allowHTTPSToHTTP = allowHTTPSToHTTP
-        self.sensitiveHeaders = sensitiveHeaders
+        self.credentialFields = credentialFields
     }
 
     /// Follow up to 10 redirects.
@@ -117,13 +119,17 @@ struct RedirectState: Sendable {
         }
         if target.key != current {
             // Another origin: no credential goes there, nor a Host the caller set for this one
-            // (it may name an internal host).
-            for name in [HTTPField.Name.authorization, .cookie, .proxyAuthorization, Self.host] + self.policy.sensitiveHeaders {
+            // (it may name an internal host). A Proxy-Authorization is the proxy's: whether it
+            // goes on is decided when the next request is prepared, by the proxy that carries it.
+            for name in self.policy.credentialFields.names where name != .proxyAuthorization {
                 next.headerFields[name] = nil
             }
+            next.headerFields[Self.host] = nil
         }
-        if let credentials = target.basicAuthorization {
-            // The Location's own userinfo is for the host it names.
+        if let credentials = target.basicAuthorization,
+           target.key.host.lowercased() == current.host.lowercased(), target.key.port == current.port {
+            // The Location's own userinfo, only for the host and port the request was already
+            // going to (curl's rule): a redirect cannot send credentials of its choosing elsewhere.
             next.headerFields[.authorization] = credentials
         }
         return .follow(next, keepBody: keepBody)

@@ -271,7 +271,7 @@ final class RequestOwner: @unchecked Sendable {
             guard let preparer = self.preparer else {
                 throw .cancelled(.internal, phase: .request, detail: "redirect after the request ended")
             }
-            next = try preparer.prepare(redirect.request, body: body, options: self.prepared.options, addingDefaults: false)
+            next = try preparer.prepare(redirect.request, body: body, options: self.prepared.options, redirectedFrom: self.key)
         } catch {
             self.deliverFailure(self.machine.ended(error.with(host: self.key.host)))
             return

@@ -30,11 +30,12 @@ final class RequestPreparer: Sendable {
         return limit
     }
 
-    /// `addingDefaults`: whether the client's default fields are added (not for a redirect's
-    /// next request, which carries what was kept of the first one's: a default credential
-    /// dropped on the way to another origin must not come back).
+    /// `redirectedFrom`: for a redirect's next request, the key of the one before it. Such a
+    /// request gets none of the client's default fields (it carries what was kept of the
+    /// first one's: a default credential dropped on the way to another origin must not come
+    /// back), and keeps a `Proxy-Authorization` only when the same proxy carries it.
     func prepare(_ request: HTTPRequest, body: HTTPBody?, options: HTTPClient.RequestOptions,
-                 addingDefaults: Bool = true) throws(HTTPClientError) -> PreparedRequest {
+                 redirectedFrom previous: ConnectionKey? = nil) throws(HTTPClientError) -> PreparedRequest {
         var request = request
         var (key, rewriteAuthority) = try request.canonicalConnectionKey()
         if rewriteAuthority { request.authority = key.authority }
@@ -50,15 +51,16 @@ final class RequestPreparer: Sendable {
         }
         var forwarded = false
         if key.scheme == .http, let proxy = key.proxy { forwarded = !proxy.tunnelsPlainHTTP }
-        if addingDefaults {
+        if previous == nil {
             for field in self.configuration.headerFields where !request.headerFields.contains(field.name) {
                 request.headerFields.append(field)
             }
         }
         let own = RequestFieldSummary(request.headerFields)
-        if !forwarded, own.hasProxyFields {
+        if own.hasProxyFields, !forwarded || (previous != nil && previous?.proxy != key.proxy) {
             // Fields for a proxy that forwards the request: never sent to an origin (through a
-            // tunnel, or direct — after a redirect to a host that bypasses the proxy, say).
+            // tunnel, or direct — after a redirect to a host that bypasses the proxy, say), nor
+            // to another proxy than the one the request before a redirect went through.
             request.headerFields[.proxyAuthorization] = nil
             request.headerFields[Self.proxyConnection] = nil
         }

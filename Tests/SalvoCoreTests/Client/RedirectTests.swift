@@ -132,9 +132,10 @@ import Testing
         headers[.authorization] = "Bearer t"
         headers[.cookie] = "a=b"
         headers[.proxyAuthorization] = "Basic x"
+        headers[HTTPField.Name("X-Api-Key")!] = "k"
         headers[secret] = "s"
         headers[.accept] = "text/plain"
-        let policy = RedirectPolicy(sensitiveHeaders: [secret])
+        let policy = RedirectPolicy(credentialFields: .standard.adding([secret]))
         var same = RedirectState(policy: policy)
         guard case .follow(let sameOrigin, _) = try decide(&same, url: "http://a.test:8080/x", status: 302,
                                                            location: "/y", headers: headers) else { return }
@@ -146,9 +147,34 @@ import Testing
                                                                location: location, headers: headers) else { continue }
             #expect(crossOrigin.headerFields[.authorization] == nil, "\(location)")
             #expect(crossOrigin.headerFields[.cookie] == nil)
-            #expect(crossOrigin.headerFields[.proxyAuthorization] == nil)
-            #expect(crossOrigin.headerFields[secret] == nil)
+            #expect(crossOrigin.headerFields[HTTPField.Name("X-Api-Key")!] == nil, "an API key is a credential too")
+            #expect(crossOrigin.headerFields[secret] == nil, "the caller's own credential field")
             #expect(crossOrigin.headerFields[.accept] == "text/plain")
+            // The proxy's, decided by the proxy that carries the next request (RequestPreparerTests).
+            #expect(crossOrigin.headerFields[.proxyAuthorization] == "Basic x")
+        }
+    }
+
+    /// A Location's userinfo becomes credentials only for the host and port the request was
+    /// already going to (curl's rule), never for another host it names.
+    @Test func aLocationsUserinfoIsUsedOnlyForTheSameHostAndPort() throws {
+        var headers = HTTPFields()
+        headers[.authorization] = "Bearer t"
+        var same = RedirectState(policy: .follow)
+        guard case .follow(let sameHost, _) = try decide(&same, url: "http://a.test:8080/x", status: 302,
+                                                         location: "http://bob:pw@a.test:8080/y", headers: headers) else {
+            Issue.record("not followed")
+            return
+        }
+        #expect(sameHost.headerFields[.authorization] == "Basic Ym9iOnB3")
+        for location in ["http://bob:pw@b.test:8080/y", "http://bob:pw@a.test:9090/y"] {
+            var other = RedirectState(policy: .follow)
+            guard case .follow(let elsewhere, _) = try decide(&other, url: "http://a.test:8080/x", status: 302,
+                                                              location: location, headers: headers) else {
+                Issue.record("not followed")
+                continue
+            }
+            #expect(elsewhere.headerFields[.authorization] == nil, "\(location): credentials chosen by the redirect")
         }
     }
 }

@@ -88,6 +88,27 @@ import Testing
         #expect(seen.allSatisfy { $0.header("Proxy-Authorization") == nil })
     }
 
+    /// A caller's own `Proxy-Authorization` on a request redirected to another host: the same
+    /// proxy carries the next request, so the credentials meant for it go on (curl keeps them
+    /// too); no origin sees them. Dropped, the proxy would refuse the second request with 407.
+    @Test func aProxyAuthorizationFollowsARedirectThroughTheSameProxy() async throws {
+        let first = try await FaultServer.start(lifetime: 120)
+        let second = try await FaultServer.start(lifetime: 120, host: "127.0.0.2")
+        let proxy = try await TinyProxy.start(requiresCredentials: true)
+        let client = try self.client(.all(try HTTPProxy(proxy.url)))
+        defer { client.shutdown() }
+        let target = second.url("/echo").addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        var request = try get(first.url("/redirect?to=") + target)
+        request.headerFields[.proxyAuthorization] = "Basic dXNlcjpzZWNyZXQ="
+        request.headerFields[.authorization] = "Bearer for-the-first-origin"
+        let response = try await client.execute(request)
+        #expect(response.status == .ok, "the proxy refused the redirected request: \(response.status)")
+        #expect(response.redirectChain.count == 2)
+        let seen = try first.log().requests + second.log().requests
+        #expect(seen.count == 2 && seen.allSatisfy { $0.header("Proxy-Authorization") == nil })
+        #expect(try second.log().requests.first?.header("Authorization") == nil)
+    }
+
     // MARK: Tunnels (https:// through CONNECT)
 
     @Test func httpsGoesThroughATunnelAndTheOriginIsVerified() async throws {

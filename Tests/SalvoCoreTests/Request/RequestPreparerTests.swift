@@ -38,4 +38,25 @@ import Testing
         let prepared = try preparer.prepare(try HTTPRequest(method: .get, url: "http://a.test/"), body: nil, options: .init())
         #expect(prepared.readTimeout == nil && prepared.headDeadline == .distantFuture)
     }
+
+    /// A caller's own `Proxy-Authorization` is the proxy's: after a redirect to another host it
+    /// goes on while the same proxy carries the request, and to no other proxy or origin.
+    @Test func aProxyAuthorizationFollowsItsProxyOnly() throws {
+        let proxyA = HTTPProxy(host: "10.0.0.1", port: 3128)
+        let proxyB = HTTPProxy(host: "10.0.0.2", port: 3128)
+        let viaA = try Self.preparer { $0.proxy = .all(proxyA) }
+        let viaB = try Self.preparer { $0.proxy = .all(proxyB) }
+        let direct = try Self.preparer()
+        var next = try HTTPRequest(method: .get, url: "http://b.test/next")
+        next.headerFields[.proxyAuthorization] = "Basic dXNlcjpzZWNyZXQ="
+        var first = ConnectionKey(scheme: .http, host: "a.test", port: 80)
+        first.proxy = proxyA
+        func sends(_ prepared: PreparedRequest) -> Bool {
+            String(decoding: prepared.head, as: UTF8.self).contains("Proxy-Authorization: Basic dXNlcjpzZWNyZXQ=")
+        }
+        #expect(sends(try viaA.prepare(next, body: nil, options: .init(), redirectedFrom: first)), "the same proxy")
+        #expect(!sends(try viaB.prepare(next, body: nil, options: .init(), redirectedFrom: first)), "another proxy")
+        #expect(!sends(try direct.prepare(next, body: nil, options: .init(), redirectedFrom: first)), "an origin")
+        #expect(sends(try viaA.prepare(next, body: nil, options: .init())), "a first request through a forwarding proxy")
+    }
 }
