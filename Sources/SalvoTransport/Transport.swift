@@ -66,38 +66,6 @@ extension TransportResponse {
     }
 }
 
-/// Settings of one request that a transport honours where it can.
-///
-/// Timeouts combine: the earliest of ``timeout`` (from the call) and ``deadline`` ends the
-/// whole exchange, body included; ``headTimeout`` bounds the wait for the response head
-/// alone (a long stream needs one without a total timeout); ``readTimeout`` bounds each
-/// silence of the server.
-public struct TransportOptions: Sendable, Hashable {
-    /// The whole exchange, from the call to the last body byte.
-    public var timeout: Duration?
-    /// An absolute end for the whole exchange (a deadline shared by several calls).
-    public var deadline: ContinuousClock.Instant?
-    /// From the call until the response head has arrived (queue, connect and send included).
-    public var headTimeout: Duration?
-    /// The longest the server may stay silent while a response is awaited or read.
-    public var readTimeout: Duration?
-
-    public init(timeout: Duration? = nil, deadline: ContinuousClock.Instant? = nil, headTimeout: Duration? = nil,
-                readTimeout: Duration? = nil) {
-        self.timeout = timeout
-        self.deadline = deadline
-        self.headTimeout = headTimeout
-        self.readTimeout = readTimeout
-    }
-
-    /// The earlier of ``timeout`` and ``deadline``, as a duration from now.
-    public var effectiveTimeout: Duration? {
-        guard let deadline = self.deadline else { return self.timeout }
-        let remaining = max(.zero, deadline - .now)
-        return self.timeout.map { min($0, remaining) } ?? remaining
-    }
-}
-
 /// A response whose body may still be arriving.
 public struct TransportResponse: Sendable {
     public var head: HTTPResponse

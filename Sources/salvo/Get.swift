@@ -189,8 +189,11 @@ struct Get: AsyncParsableCommand {
             ? Decompression(maxDecodedSize: self.maxFilesize)
             : .disabled
         guard self.maxRedirects >= -1 else { return self.report(2, "option --max-redirs: expected a proper numerical parameter") }
+        // As curl: a redirect to another origin drops Authorization and Cookie; other fields
+        // given with -H (an API key among them) go on, as the user typed them.
         configuration.redirects = self.followRedirects
-            ? RedirectPolicy(maxRedirects: self.maxRedirects == -1 ? Int.max : self.maxRedirects)
+            ? RedirectPolicy(maxRedirects: self.maxRedirects == -1 ? Int.max : self.maxRedirects,
+                             credentialFields: [.authorization, .cookie])
             : .disabled
         // As curl: no bound on a server's silence or on the wait for a head unless -m says so,
         // and connecting bounded only by curl's own default (300 s) or --connect-timeout.

@@ -63,15 +63,37 @@ public final class Client: Sendable {
     /// let user = try await client.value(GetUser(id: 7), options: options)
     /// ```
     public struct CallOptions: Sendable {
+        /// The bounds on the call's time, handed to the transport as they are (the seam's
+        /// ``TransportOptions``); the properties below read and write them.
+        public var transport: TransportOptions
+
         /// The whole exchange, body included (instead of the client's timeout).
-        public var timeout: Duration?
+        public var timeout: Duration? {
+            get { self.transport.timeout }
+            set { self.transport.timeout = newValue }
+        }
         /// An absolute end for the exchange, shared by several calls (the earlier of it and
         /// ``timeout`` applies).
-        public var deadline: ContinuousClock.Instant?
+        public var deadline: ContinuousClock.Instant? {
+            get { self.transport.deadline }
+            set { self.transport.deadline = newValue }
+        }
         /// From the call until the response head: what a stream wants instead of a total timeout.
-        public var headTimeout: Duration?
-        /// The longest the server may stay silent.
-        public var readTimeout: Duration?
+        public var headTimeout: Duration? {
+            get { self.transport.headTimeout }
+            set { self.transport.headTimeout = newValue }
+        }
+        /// The longest the server may stay silent (the engine's default: 300 s; `.zero`: no
+        /// bound, for an event stream without heartbeats or a long poll).
+        public var readTimeout: Duration? {
+            get { self.transport.readTimeout }
+            set { self.transport.readTimeout = newValue }
+        }
+        /// The longest the server may take none of the request's bytes (an upload).
+        public var writeTimeout: Duration? {
+            get { self.transport.writeTimeout }
+            set { self.transport.writeTimeout = newValue }
+        }
         /// Validators for this call instead of the client's.
         public var validators: [any ResponseValidator]?
         public var maxBodySize: Int?
@@ -81,13 +103,10 @@ public final class Client: Sendable {
         public init(timeout: Duration? = nil, validators: [any ResponseValidator]? = nil, maxBodySize: Int? = nil,
                     deadline: ContinuousClock.Instant? = nil, headTimeout: Duration? = nil, readTimeout: Duration? = nil,
                     id: RequestID? = nil) {
+            self.transport = TransportOptions(timeout: timeout, deadline: deadline, headTimeout: headTimeout, readTimeout: readTimeout)
             self.id = id
-            self.timeout = timeout
             self.validators = validators
             self.maxBodySize = maxBodySize
-            self.deadline = deadline
-            self.headTimeout = headTimeout
-            self.readTimeout = readTimeout
         }
     }
 
@@ -144,9 +163,6 @@ public final class Client: Sendable {
     func prepare<R: Request>(_ request: R, body replacement: HTTPBody? = nil) throws(ClientError) -> (HTTPRequest, HTTPBody?) {
         let coders = self.configuration.coders
         var head = try request.makeHTTPRequest(baseURL: self.baseURL, coders: coders)
-        for field in self.configuration.headerFields where !head.headerFields.contains(field.name) {
-            head.headerFields.append(field)
-        }
         if !self.configuration.queryItems.isEmpty {
             let extra = QueryItem.encode(self.configuration.queryItems)
             let path = head.path ?? "/"
@@ -158,23 +174,17 @@ public final class Client: Sendable {
         } else {
             body = try request.encodeBody(with: coders)
         }
-        // The body's own type goes in the head, so middleware, mocks and logs see it.
-        if let contentType = body?.contentType, head.headerFields[.contentType] == nil {
-            head.headerFields[.contentType] = contentType
-        }
-        if let contentEncoding = body?.contentEncoding, head.headerFields[.contentEncoding] == nil {
-            head.headerFields[.contentEncoding] = contentEncoding
-        }
+        // The client's defaults, and the body's own type, in the head: middleware, mocks and
+        // logs see the request as it goes out.
+        head.headerFields.addDefaults(self.configuration.headerFields, for: body)
         return (head, body)
     }
 
+    /// The call's bounds for the transport, the client's timeout filling in for none.
     func transportOptions(_ options: CallOptions) -> TransportOptions {
-        Self.transportOptions(options, defaultTimeout: self.configuration.timeout)
-    }
-
-    static func transportOptions(_ options: CallOptions, defaultTimeout: Duration?) -> TransportOptions {
-        TransportOptions(timeout: options.timeout ?? defaultTimeout, deadline: options.deadline,
-                         headTimeout: options.headTimeout, readTimeout: options.readTimeout)
+        var transport = options.transport
+        if transport.timeout == nil { transport.timeout = self.configuration.timeout }
+        return transport
     }
 
     /// The URL a response came from: the last of its redirects, or the request's.

@@ -5,9 +5,7 @@ extension Client {
     /// the client's body size limit filled in.
     func middlewareOptions(_ options: CallOptions) -> CallOptions {
         var options = options
-        if options.timeout == nil { options.timeout = self.configuration.timeout }
-        options.deadline = options.end(from: .now)
-        options.timeout = nil
+        options.transport = self.transportOptions(options).anchored(at: .now)
         if options.maxBodySize == nil { options.maxBodySize = self.configuration.maxBodySize }
         return options
     }
@@ -37,7 +35,7 @@ extension Client {
         -> ClientResponse {
         // The client's timeout is in the call's options already (middlewareOptions); a
         // middleware that moved it into a deadline (a retry) must not get it back.
-        let options = Self.transportOptions(request.options, defaultTimeout: nil)
+        let options = request.options.transport
         if request.isStreaming {
             let streamed: TransportResponse
             do {
@@ -60,15 +58,5 @@ extension Client {
 
     static func collectingError(_ error: HTTPClientError, limit: Int) -> ClientError {
         error.code == .bodyTooLarge ? ClientError(.bodyTooLarge, detail: "more than \(limit) bytes") : ClientError.transport(error)
-    }
-}
-
-extension Client.CallOptions {
-    /// When the call's time is up, counted from `start`: the earlier of its deadline and its
-    /// timeout (nil: never). A timeout past any clock's range (a century) is no end rather
-    /// than an overflow.
-    func end(from start: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        let byTimeout = self.timeout.flatMap { $0 < .seconds(100 * 365 * 86_400) ? start + $0 : nil }
-        return [self.deadline, byTimeout].compactMap { $0 }.min()
     }
 }

@@ -65,7 +65,7 @@ extension Interceptor {
                 }
             } catch {
                 let canReplay = request.body?.isReplayable ?? true
-                let timeLeft = request.options.end(from: .now).map { $0 > .now } ?? true
+                let timeLeft = request.options.transport.end(from: .now).map { $0 > .now } ?? true
                 if attempt < self.maxAttempts, canReplay, timeLeft, await self.rescue(error, for: request, attempt: attempt) {
                     attempt += 1
                     continue

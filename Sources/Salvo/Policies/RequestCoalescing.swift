@@ -72,7 +72,7 @@ public final class RequestCoalescing: Middleware {
 
     /// When a call's own time is up: the earlier of its deadline and its timeout from now.
     private static func end(of options: Client.CallOptions) -> ContinuousClock.Instant? {
-        options.end(from: .now)
+        options.transport.end(from: .now)
     }
 
     /// How many callers wait for an exchange in flight, all flights together (for tests:

@@ -37,12 +37,8 @@ public struct RetryMiddleware: Middleware {
         }
         let replayable = request.body?.isReplayable ?? true
         // One end for all the attempts.
-        let start = ContinuousClock.now
-        let end = request.options.end(from: start)
-        if let end {
-            request.options.deadline = end
-            request.options.timeout = nil
-        }
+        request.options.transport = request.options.transport.anchored(at: .now)
+        let end = request.options.deadline
         self.policy.budget?.deposit()
 
         var attempt = 1

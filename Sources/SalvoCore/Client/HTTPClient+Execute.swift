@@ -125,16 +125,13 @@ public struct RequestHandle: Sendable {
 extension HTTPClient: Transport {
     /// Sends `request` and returns once the head has arrived; see ``stream(_:body:options:)``.
     nonisolated(nonsending) public func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(HTTPClientError) -> TransportResponse {
-        try await self.stream(request, body: body, options: RequestOptions(
-            timeout: options.timeout, deadline: options.deadline, headTimeout: options.headTimeout, readTimeout: options.readTimeout))
+        try await self.stream(request, body: body, options: RequestOptions(options))
     }
 
     /// Sends `request` and collects the response; see ``execute(_:body:options:)``.
     nonisolated(nonsending) public func sendCollecting(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions,
                                                        maxBodySize: Int) async throws(HTTPClientError) -> HTTPClientResponse {
-        try await self.execute(request, body: body, options: RequestOptions(
-            timeout: options.timeout, maxBodySize: maxBodySize, deadline: options.deadline,
-            headTimeout: options.headTimeout, readTimeout: options.readTimeout))
+        try await self.execute(request, body: body, options: RequestOptions(options, maxBodySize: maxBodySize))
     }
 }
 

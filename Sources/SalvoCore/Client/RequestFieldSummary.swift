@@ -1,13 +1,11 @@
 import HTTPTypes
 
 /// What preparing a request asks of its own fields, found in one pass over them: whether it
-/// sets the fields the client would otherwise add, whether it carries fields meant for a
-/// proxy, its Expect, and whether its Connection asks to close. (Asked one by one, each
-/// question was a scan of its own, copying every field it passed.)
+/// sets the fields the client would otherwise add (User-Agent, Accept-Encoding), whether it
+/// carries fields meant for a proxy, its Expect, and whether its Connection asks to close.
+/// (Asked one by one, each question was a scan of its own, copying every field it passed.)
 struct RequestFieldSummary {
     var hasUserAgent = false
-    var hasContentType = false
-    var hasContentEncoding = false
     var hasAcceptEncoding = false
     /// Proxy-Authorization or Proxy-Connection: fields for a proxy that forwards the request.
     var hasProxyFields = false
@@ -27,12 +25,8 @@ struct RequestFieldSummary {
                 self.hasUserAgent = true
             case 10 where name == "connection":
                 if Self.listsClose(field.value) { self.asksClose = true }
-            case 12 where name == "content-type":
-                self.hasContentType = true
             case 15 where name == "accept-encoding":
                 self.hasAcceptEncoding = true
-            case 16 where name == "content-encoding":
-                self.hasContentEncoding = true
             case 16 where name == "proxy-connection", 19 where name == "proxy-authorization":
                 self.hasProxyFields = true
             default:

@@ -10,23 +10,42 @@ extension HTTPClient {
     /// let response = try await client.execute(request, options: options)
     /// ```
     public struct RequestOptions: Sendable {
+        /// The bounds on this request's time, as the seam carries them (a ``Transport`` call's
+        /// options become these as they are); the properties below read and write them.
+        public var transport: TransportOptions
+
         /// Deadline for the whole exchange, from the call to the last body byte.
-        public var timeout: Duration?
+        public var timeout: Duration? {
+            get { self.transport.timeout }
+            set { self.transport.timeout = newValue }
+        }
         /// An absolute end for the whole exchange; the earlier of it and ``timeout`` applies.
-        public var deadline: ContinuousClock.Instant?
+        public var deadline: ContinuousClock.Instant? {
+            get { self.transport.deadline }
+            set { self.transport.deadline = newValue }
+        }
         /// From the call until the response head has arrived: queueing, connecting, sending
         /// and the server's think time. Fails with `.headTimeout`. Unlike ``timeout`` it
         /// stops counting at the head, so it suits a long stream. Nil: the client's
         /// ``HTTPClient/Configuration/headTimeout``; `.zero`: no bound for this request.
-        public var headTimeout: Duration?
+        public var headTimeout: Duration? {
+            get { self.transport.headTimeout }
+            set { self.transport.headTimeout = newValue }
+        }
         /// The longest the server may stay silent while the response is due or arriving.
         /// Nil: the client's ``HTTPClient/Configuration/readTimeout``; `.zero`: no bound for
         /// this request (a long poll, an event stream without heartbeats).
-        public var readTimeout: Duration?
+        public var readTimeout: Duration? {
+            get { self.transport.readTimeout }
+            set { self.transport.readTimeout = newValue }
+        }
         /// The longest the server may take none of the request's bytes while they are due
         /// (an upload to a server that stopped reading). Fails with `.writeTimeout`. Nil:
-        /// the client's ``HTTPClient/Configuration/writeTimeout``.
-        public var writeTimeout: Duration?
+        /// the client's ``HTTPClient/Configuration/writeTimeout``; `.zero`: no bound.
+        public var writeTimeout: Duration? {
+            get { self.transport.writeTimeout }
+            set { self.transport.writeTimeout = newValue }
+        }
         /// Largest body the collecting APIs accept.
         public var maxBodySize: Int?
         /// Ask before sending the body: `Expect: 100-continue` goes with the head, and the
@@ -117,14 +136,17 @@ extension HTTPClient {
         public init(timeout: Duration? = nil, maxBodySize: Int? = nil, tls: TLSConfiguration? = nil,
                     redirects: RedirectPolicy? = nil, decompression: Decompression? = nil,
                     deadline: ContinuousClock.Instant? = nil, headTimeout: Duration? = nil, readTimeout: Duration? = nil) {
-            self.timeout = timeout
-            self.deadline = deadline
-            self.headTimeout = headTimeout
-            self.readTimeout = readTimeout
+            self.transport = TransportOptions(timeout: timeout, deadline: deadline, headTimeout: headTimeout, readTimeout: readTimeout)
             self.maxBodySize = maxBodySize
             if tls != nil || redirects != nil || decompression != nil {
                 self.rare = Rare(RareValues(tls: tls, redirects: redirects, decompression: decompression))
             }
+        }
+
+        /// A transport call's options, as they are: the engine's own settings left to the client.
+        public init(_ transport: TransportOptions, maxBodySize: Int? = nil) {
+            self.transport = transport
+            self.maxBodySize = maxBodySize
         }
     }
 }

@@ -123,7 +123,7 @@ final class RequestOwner: @unchecked Sendable {
         self.preparer = client.preparer
         self.continueTimeout = client.configuration.expectContinueTimeout
         self.headObserver = prepared.options.headObserver
-        self.writeTimeout = prepared.options.writeTimeout ?? client.configuration.writeTimeout
+        self.writeTimeout = RequestPreparer.bound(prepared.options.writeTimeout, else: client.configuration.writeTimeout)
         self.metrics.startedAt = prepared.startedAt
         self.arrival = prepared.arrival
         self.delivery = delivery

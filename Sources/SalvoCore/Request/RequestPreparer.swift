@@ -51,10 +51,10 @@ final class RequestPreparer: Sendable {
         }
         var forwarded = false
         if key.scheme == .http, let proxy = key.proxy { forwarded = !proxy.tunnelsPlainHTTP }
-        if previous == nil {
-            for field in self.configuration.headerFields where !request.headerFields.contains(field.name) {
-                request.headerFields.append(field)
-            }
+        // The client's default fields (the rule both layers share); a redirect's next request
+        // gets none — only what the chain kept.
+        if previous == nil, !self.configuration.headerFields.isEmpty {
+            request.headerFields.addDefaults(self.configuration.headerFields)
         }
         let own = RequestFieldSummary(request.headerFields)
         if own.hasProxyFields, !forwarded || (previous != nil && previous?.proxy != key.proxy) {
@@ -83,14 +83,12 @@ final class RequestPreparer: Sendable {
         if let userAgent = self.configuration.userAgent, !own.hasUserAgent {
             added.userAgent = userAgent
         }
-        if let body {
-            // What the body says of itself, unless the request says otherwise.
-            if let contentType = body.contentType, !own.hasContentType {
-                added.contentType = try RequestEncoder.checkedValue(contentType, of: "Content-Type")
-            }
-            if let coding = body.contentEncoding, !own.hasContentEncoding {
-                added.contentEncoding = try RequestEncoder.checkedValue(coding, of: "Content-Encoding")
-            }
+        if let body, body.contentType != nil || body.contentEncoding != nil {
+            // What the body says of itself, unless the request says otherwise (the same rule as
+            // the typed layer's), written after the framing as curl writes them.
+            let said = request.headerFields.unsaid(by: body)
+            added.contentType = try said.contentType.map { (value) throws(HTTPClientError) in try RequestEncoder.checkedValue(value, of: "Content-Type") }
+            added.contentEncoding = try said.contentEncoding.map { (value) throws(HTTPClientError) in try RequestEncoder.checkedValue(value, of: "Content-Encoding") }
         }
         // Decoding is ours only when the Accept-Encoding is: a caller who set their own
         // gets the body as the server sent it.
@@ -111,8 +109,9 @@ final class RequestPreparer: Sendable {
         let ownExpect = own.expect
         added.expectContinue = options.expectContinue && hasBody && ownExpect == nil
         let head = try EncodedHeadCache.head(for: request, body: requestBody?.announcedLength ?? .none, adding: added)
-        let limit = TransportOptions(timeout: options.timeout ?? self.configuration.requestTimeout, deadline: options.deadline)
-            .effectiveTimeout
+        var bounds = options.transport
+        if bounds.timeout == nil { bounds.timeout = self.configuration.requestTimeout }
+        let limit = bounds.effectiveTimeout
         let now = Deadline.now()
         let deadline = limit.map { now + $0 } ?? .distantFuture
         let headDeadline = Self.bound(options.headTimeout, else: self.configuration.headTimeout).map { now + $0 } ?? .distantFuture

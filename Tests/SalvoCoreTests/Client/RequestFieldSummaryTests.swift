@@ -12,12 +12,12 @@ import Testing
     @Test func eachFieldIsKnownInAnyCase() {
         let all = self.summary([("USER-AGENT", "a"), ("Content-Type", "text/plain"), ("content-ENCODING", "gzip"),
                                 ("Accept-Encoding", "br"), ("Proxy-Authorization", "Basic x")])
-        #expect(all.hasUserAgent && all.hasContentType && all.hasContentEncoding && all.hasAcceptEncoding && all.hasProxyFields)
+        #expect(all.hasUserAgent && all.hasAcceptEncoding && all.hasProxyFields)
         #expect(all.expect == nil && !all.asksClose)
         #expect(self.summary([("proxy-connection", "keep-alive")]).hasProxyFields)
         let none = self.summary([("X-User-Agent", "a"), ("Content-Types", "b"), ("Accept", "*/*"), ("Expects", "x"),
                                  ("Connections", "close"), ("Proxy", "p")])
-        #expect(!none.hasUserAgent && !none.hasContentType && !none.hasContentEncoding && !none.hasAcceptEncoding)
+        #expect(!none.hasUserAgent && !none.hasAcceptEncoding)
         #expect(!none.hasProxyFields && none.expect == nil && !none.asksClose)
     }
 

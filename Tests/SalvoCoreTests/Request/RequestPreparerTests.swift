@@ -59,4 +59,22 @@ import Testing
         #expect(!sends(try direct.prepare(next, body: nil, options: .init(), redirectedFrom: first)), "an origin")
         #expect(sends(try viaA.prepare(next, body: nil, options: .init())), "a first request through a forwarding proxy")
     }
+
+    /// The client's default fields follow the rule both layers share: each one the request
+    /// lacks, with all its values; and the body's type is written after the framing, where
+    /// curl writes it.
+    @Test func defaultFieldsAndTheBodysType() throws {
+        let preparer = try Self.preparer {
+            $0.headerFields.append(HTTPField(name: .accept, value: "application/json"))
+            $0.headerFields.append(HTTPField(name: .accept, value: "text/plain;q=0.5"))
+            $0.userAgent = nil
+        }
+        var request = try HTTPRequest(method: .post, url: "http://a.test/notes")
+        request.headerFields[HTTPField.Name("X-Trace")!] = "t1"
+        let prepared = try preparer.prepare(request, body: .string("{}", contentType: "application/json"), options: .init())
+        let head = String(decoding: prepared.head, as: UTF8.self)
+        #expect(head == "POST /notes HTTP/1.1\r\nHost: a.test\r\nX-Trace: t1\r\nAccept: application/json\r\n"
+                    + "Accept: text/plain;q=0.5\r\nAccept-Encoding: gzip, deflate\r\nContent-Length: 2\r\n"
+                    + "Content-Type: application/json\r\n\r\n", "\(head)")
+    }
 }

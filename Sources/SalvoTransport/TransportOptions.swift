@@ -1,0 +1,67 @@
+/// The bounds on one request's time, as every transport takes them: the one options value
+/// that crosses the seam. The typed layer's call options and the engine's request options
+/// each carry one (`options.transport`) and add only what is their own, so a call's timeouts
+/// reach the engine as they were given, converted nowhere.
+///
+/// Timeouts combine: the earliest of ``timeout`` (from the call) and ``deadline`` ends the
+/// whole exchange, body included; ``headTimeout`` bounds the wait for the response head
+/// alone (a long stream needs one without a total timeout); ``readTimeout`` bounds each
+/// silence of the server, ``writeTimeout`` each time it takes none of the request's bytes.
+/// Nil leaves a bound to the transport (the engine bounds the head and each silence at
+/// 300 s by default); `.zero` for the head, read or write timeout turns the transport's
+/// bound off for this request (a long poll, an event stream without heartbeats).
+///
+/// ```swift
+/// var options = TransportOptions(timeout: .seconds(30))
+/// options.readTimeout = .seconds(5)
+/// let response = try await transport.send(request, body: nil, options: options)
+/// ```
+public struct TransportOptions: Sendable, Hashable {
+    /// The whole exchange, from the call to the last body byte.
+    public var timeout: Duration?
+    /// An absolute end for the whole exchange (a deadline shared by several calls).
+    public var deadline: ContinuousClock.Instant?
+    /// From the call until the response head has arrived (queue, connect and send included).
+    public var headTimeout: Duration?
+    /// The longest the server may stay silent while a response is awaited or read.
+    public var readTimeout: Duration?
+    /// The longest the server may take none of the request's bytes while they are due.
+    public var writeTimeout: Duration?
+
+    public init(timeout: Duration? = nil, deadline: ContinuousClock.Instant? = nil, headTimeout: Duration? = nil,
+                readTimeout: Duration? = nil, writeTimeout: Duration? = nil) {
+        self.timeout = timeout
+        self.deadline = deadline
+        self.headTimeout = headTimeout
+        self.readTimeout = readTimeout
+        self.writeTimeout = writeTimeout
+    }
+
+    /// The earlier of ``timeout`` and ``deadline``, as a duration from now.
+    public var effectiveTimeout: Duration? {
+        guard let deadline = self.deadline else { return self.timeout }
+        let remaining = max(.zero, deadline - .now)
+        return self.timeout.map { min($0, remaining) } ?? remaining
+    }
+
+    /// When the exchange's time is up, counted from `start`: the earlier of ``deadline`` and
+    /// ``timeout`` (nil: never). A timeout past any clock's range (a century) is no end
+    /// rather than an overflow.
+    public func end(from start: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        let byTimeout = self.timeout.flatMap { $0 < .seconds(100 * 365 * 86_400) ? start + $0 : nil }
+        switch (self.deadline, byTimeout) {
+        case let (deadline?, timeout?): return min(deadline, timeout)
+        case let (deadline, timeout): return deadline ?? timeout
+        }
+    }
+
+    /// These options with ``timeout`` turned into the ``deadline`` it makes from `start`: what
+    /// a policy that spends the call's time over several steps (retries, a wait for a token)
+    /// hands on, so that every step ends by the same instant.
+    public func anchored(at start: ContinuousClock.Instant) -> TransportOptions {
+        var anchored = self
+        anchored.deadline = self.end(from: start)
+        anchored.timeout = nil
+        return anchored
+    }
+}
