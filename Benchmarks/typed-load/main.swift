@@ -102,12 +102,12 @@ struct PassOn: Middleware {
 /// Answers every request at once with the same document.
 struct Canned: Transport {
     let document: [UInt8]
-    func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(HTTPClientError) -> TransportResponse {
+    func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(TransportError) -> TransportResponse {
         TransportResponse(head: HTTPResponse(status: .ok, headerFields: [.contentType: "application/json"]), body: .bytes(self.document))
     }
     func sendCollecting(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions,
-                        maxBodySize: Int) async throws(HTTPClientError) -> HTTPClientResponse {
-        HTTPClientResponse(head: HTTPResponse(status: .ok, headerFields: [.contentType: "application/json"]), body: self.document)
+                        maxBodySize: Int) async throws(TransportError) -> CollectedResponse {
+        CollectedResponse(head: HTTPResponse(status: .ok, headerFields: [.contentType: "application/json"]), body: self.document)
     }
 }
 

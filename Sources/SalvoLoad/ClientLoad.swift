@@ -19,22 +19,22 @@ public struct ClientLoad: Sendable {
     public let configuration: LoadConfiguration
     public let api: ClientAPI
 
-    public init(configuration: LoadConfiguration, api: ClientAPI) throws(HTTPClientError) {
+    public init(configuration: LoadConfiguration, api: ClientAPI) throws(TransportError) {
         try configuration.validate()
         guard configuration.rate == nil else {
-            throw HTTPClientError(.invalidConfiguration, detail: "the client APIs run closed-loop, without a rate")
+            throw TransportError(.invalidConfiguration, detail: "the client APIs run closed-loop, without a rate")
         }
         self.configuration = configuration
         self.api = api
     }
 
-    public func run() async throws(HTTPClientError) -> LoadStatistics {
+    public func run() async throws(TransportError) -> LoadStatistics {
         let configuration = self.configuration
         let group: EventLoopGroup
         do {
             group = try EventLoopGroup(numberOfThreads: configuration.threads, name: "salvo-client")
         } catch {
-            throw HTTPClientError(.invalidConfiguration, detail: "\(error)")
+            throw TransportError(.invalidConfiguration, detail: "\(error)")
         }
         defer { group.shutdown() }
         var clientConfiguration = HTTPClient.Configuration()
@@ -74,7 +74,7 @@ public struct ClientLoad: Sendable {
                         var now = Deadline.now()
                         while plan.take(at: now) {
                             let began = now
-                            do throws(HTTPClientError) {
+                            do throws(TransportError) {
                                 let response = try await client.execute(request, body: body, options: options)
                                 now = tally.record(response, since: began)
                             } catch {
@@ -247,7 +247,7 @@ struct CallerTally {
 
     /// A response to a request sent at `began`; returns the clock reading it ended at.
     @discardableResult
-    mutating func record(_ response: HTTPClientResponse, since began: Deadline) -> Deadline {
+    mutating func record(_ response: CollectedResponse, since began: Deadline) -> Deadline {
         self.counts.requests += 1
         self.counts.bytesRead += response.body.count
         let code = response.status.code
@@ -263,7 +263,7 @@ struct CallerTally {
         return now
     }
 
-    mutating func record(_ error: HTTPClientError) {
+    mutating func record(_ error: TransportError) {
         self.counts.errors.record(error)
     }
 
@@ -286,7 +286,7 @@ struct CallerTally {
 }
 
 extension LoadStatistics.Errors {
-    mutating func record(_ error: HTTPClientError) {
+    mutating func record(_ error: TransportError) {
         switch error.code {
         case .dnsFailure, .connectionRefused, .connectFailed, .connectTimeout: self.connect += 1
         case .writeFailed: self.write += 1

@@ -47,8 +47,8 @@ public struct LoadConfiguration: Sendable {
     }
 
     /// Refuses settings that cannot run.
-    public func validate() throws(HTTPClientError) {
-        func invalid(_ text: String) -> HTTPClientError { HTTPClientError(.invalidConfiguration, detail: text) }
+    public func validate() throws(TransportError) {
+        func invalid(_ text: String) -> TransportError { TransportError(.invalidConfiguration, detail: text) }
         guard self.threads > 0 else { throw invalid("threads must be at least 1") }
         guard self.connections >= self.threads else {
             throw invalid("connections (\(self.connections)) must be at least threads (\(self.threads))")
@@ -65,7 +65,7 @@ public struct LoadConfiguration: Sendable {
     }
 
     /// The serialized request, built once for the whole run.
-    func requestBytes() throws(HTTPClientError) -> [UInt8] {
+    func requestBytes() throws(TransportError) -> [UInt8] {
         var fields = self.headerFields
         if fields[.userAgent] == nil { fields[.userAgent] = "salvo-bench/0.1" }
         let request = HTTPRequest(method: self.method, scheme: self.url.scheme.rawValue,

@@ -21,7 +21,7 @@ public final class LoadGenerator: Sendable {
     private let stopRequested = Atomic<Bool>(false)
     private let running = Mutex<[LoopBoundWorkerHandle]>([])
 
-    public init(configuration: LoadConfiguration) throws(HTTPClientError) {
+    public init(configuration: LoadConfiguration) throws(TransportError) {
         try configuration.validate()
         self.configuration = configuration
         self.live = (0..<configuration.threads).map { _ in LiveCounters() }
@@ -42,13 +42,13 @@ public final class LoadGenerator: Sendable {
     }
 
     /// Runs the load and returns the merged statistics.
-    public func run() async throws(HTTPClientError) -> LoadStatistics {
+    public func run() async throws(TransportError) -> LoadStatistics {
         let configuration = self.configuration
         let request = try configuration.requestBytes()
         let addresses: [SocketAddress]
         if let path = configuration.unixSocketPath {
             guard let address = SocketAddress(unixPath: path) else {
-                throw HTTPClientError(.invalidConfiguration, detail: "Unix socket path \"\(path)\" is empty, too long or holds a NUL")
+                throw TransportError(.invalidConfiguration, detail: "Unix socket path \"\(path)\" is empty, too long or holds a NUL")
             }
             addresses = [address]
         } else if let proxy = configuration.proxy {
@@ -62,10 +62,10 @@ public final class LoadGenerator: Sendable {
         let group: EventLoopGroup
         do {
             group = try EventLoopGroup(numberOfThreads: configuration.threads, name: "salvo-bench")
-        } catch let error as HTTPClientError {
+        } catch let error as TransportError {
             throw error
         } catch {
-            throw HTTPClientError(.invalidConfiguration, detail: "\(error)")
+            throw TransportError(.invalidConfiguration, detail: "\(error)")
         }
         defer { group.shutdown() }
 

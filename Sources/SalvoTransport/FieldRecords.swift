@@ -11,6 +11,15 @@ import HTTPTypes
 /// Names are stored as sent (the decoder checks that they are tokens); values without the
 /// whitespace around them.
 ///
+/// Why the engine's storage sits in the seam: a ``CollectedResponse`` — the seam's collected
+/// answer, which any transport returns — holds the engine's head as parsed (``ParsedHead``,
+/// over these records) and builds `HTTPFields` only if someone reads them, which spares most
+/// responses the engine's largest single cost. The seam's type can hold the records only if
+/// their type is here; behind the engine it would take a protocol or a closure per response
+/// (a witness call or an allocation per request on the engine's hot path). Everything here is
+/// `package`: no user sees it, and only the engine writes it (with ``KnownFieldNames`` and
+/// ``HTTPToken``, which it needs for that).
+///
 /// The fields the engine acts on are noted as their records close (``Tracked``), so that
 /// asking for one that did not come — Content-Encoding, Keep-Alive, Location in most
 /// responses — answers at once, without a scan.

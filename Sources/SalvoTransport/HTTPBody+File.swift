@@ -15,26 +15,26 @@ extension HTTPBody {
     /// read to its end and sent chunked; only a regular one can be replayed.
     ///
     /// - Throws: `.requestBodyFailed` when the file cannot be opened, or is a directory.
-    public static func file(path: String, contentType: String? = nil) throws(HTTPClientError) -> HTTPBody {
+    public static func file(path: String, contentType: String? = nil) throws(TransportError) -> HTTPBody {
         var info = stat()
         guard stat(path, &info) == 0 else {
-            throw HTTPClientError(.requestBodyFailed, phase: .request, errno: errno, detail: "cannot read \(path)")
+            throw TransportError(.requestBodyFailed, phase: .request, errno: errno, detail: "cannot read \(path)")
         }
         let type = info.st_mode & S_IFMT
         guard type != S_IFDIR else {
-            throw HTTPClientError(.requestBodyFailed, phase: .request, detail: "\(path) is a directory")
+            throw TransportError(.requestBodyFailed, phase: .request, detail: "\(path) is a directory")
         }
         guard access(path, R_OK) == 0 else {
-            throw HTTPClientError(.requestBodyFailed, phase: .request, errno: errno, detail: "cannot read \(path)")
+            throw TransportError(.requestBodyFailed, phase: .request, errno: errno, detail: "cannot read \(path)")
         }
         let size = Int(info.st_size)
         if type == S_IFREG && size > 0 {
             return HTTPBody(.stream(length: size, replayable: true) { writer in
-                try await FileBodyReader.send(path: path, size: size) { (chunk) throws(HTTPClientError) in try await writer.write(chunk) }
+                try await FileBodyReader.send(path: path, size: size) { (chunk) throws(TransportError) in try await writer.write(chunk) }
             }, contentType: contentType)
         }
         return HTTPBody(.stream(length: nil, replayable: type == S_IFREG) { writer in
-            try await FileBodyReader.send(path: path, size: nil) { (chunk) throws(HTTPClientError) in try await writer.write(chunk) }
+            try await FileBodyReader.send(path: path, size: nil) { (chunk) throws(TransportError) in try await writer.write(chunk) }
         }, contentType: contentType)
     }
 
@@ -44,10 +44,10 @@ extension HTTPBody {
 package enum FileBodyReader {
     /// Delivers `size` bytes of the file and checks it ends there, or (size nil) all of it.
     package static func send(path: String, size: Int?,
-                             deliver: ([UInt8]) async throws(HTTPClientError) -> Void) async throws(HTTPClientError) {
+                             deliver: ([UInt8]) async throws(TransportError) -> Void) async throws(TransportError) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
-            throw HTTPClientError(.requestBodyFailed, phase: .write, errno: errno, detail: "cannot open \(path)")
+            throw TransportError(.requestBodyFailed, phase: .write, errno: errno, detail: "cannot open \(path)")
         }
         defer { close(fd) }
         var sent = 0
@@ -62,17 +62,17 @@ package enum FileBodyReader {
                 }
             }
             guard n >= 0 else {
-                throw HTTPClientError(.requestBodyFailed, phase: .write, errno: errno, detail: "cannot read \(path)")
+                throw TransportError(.requestBodyFailed, phase: .write, errno: errno, detail: "cannot read \(path)")
             }
             if let size, piece == 0 {
                 guard n == 0 else {
-                    throw HTTPClientError(.requestBodyFailed, phase: .write, detail: "\(path) grew past its \(size) bytes while it was sent")
+                    throw TransportError(.requestBodyFailed, phase: .write, detail: "\(path) grew past its \(size) bytes while it was sent")
                 }
                 return
             }
             if n == 0 {
                 guard let size else { return }
-                throw HTTPClientError(.requestBodyFailed, phase: .write, detail: "\(path) shrank to \(sent) of its \(size) bytes while it was sent")
+                throw TransportError(.requestBodyFailed, phase: .write, detail: "\(path) shrank to \(sent) of its \(size) bytes while it was sent")
             }
             if n < chunk.count { chunk.removeLast(chunk.count - n) }
             sent += n

@@ -47,7 +47,7 @@ public struct HTTPBody: Sendable {
     /// that is gone. `reason` is what such a writer is told: `.serverAnsweredEarly` when the
     /// exchange succeeded before the body was all sent, `.requestEnded` when it failed.
     /// Calling it more than once does nothing more.
-    public func requestEnded(_ reason: HTTPClientError.CancellationReason = .requestEnded) {
+    public func requestEnded(_ reason: TransportError.CancellationReason = .requestEnded) {
         self.endSignal?.fire(reason)
     }
 
@@ -140,13 +140,13 @@ public struct HTTPBody: Sendable {
 
 /// Runs its action once, on the first ``fire()``.
 final class EndSignal: Sendable {
-    private let action: Mutex<(@Sendable (HTTPClientError.CancellationReason) -> Void)?>
+    private let action: Mutex<(@Sendable (TransportError.CancellationReason) -> Void)?>
 
-    init(_ action: @escaping @Sendable (HTTPClientError.CancellationReason) -> Void) {
+    init(_ action: @escaping @Sendable (TransportError.CancellationReason) -> Void) {
         self.action = Mutex(action)
     }
 
-    func fire(_ reason: HTTPClientError.CancellationReason) {
+    func fire(_ reason: TransportError.CancellationReason) {
         self.action.withLock { $0.take() }?(reason)
     }
 }

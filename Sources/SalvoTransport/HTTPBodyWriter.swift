@@ -7,7 +7,7 @@ import Synchronization
 /// elsewhere, which then ends the body with ``finish()``.
 public struct HTTPBodyWriter: Sendable {
     private enum Target: Sendable {
-        case sink(@Sendable ([UInt8]) async throws(HTTPClientError) -> Void)
+        case sink(@Sendable ([UInt8]) async throws(TransportError) -> Void)
         case channel(WritableBodyChannel)
     }
 
@@ -15,7 +15,7 @@ public struct HTTPBodyWriter: Sendable {
 
     /// A writer that hands each chunk to `sink`, which returns once the chunk is taken (and
     /// throws when the request is over). For transports.
-    public init(_ sink: @escaping @Sendable ([UInt8]) async throws(HTTPClientError) -> Void) {
+    public init(_ sink: @escaping @Sendable ([UInt8]) async throws(TransportError) -> Void) {
         self.target = .sink(sink)
     }
 
@@ -26,9 +26,9 @@ public struct HTTPBodyWriter: Sendable {
     /// Queues `chunk` for sending. Returns once there is room for more, and suspends while
     /// the connection is behind.
     ///
-    /// - Throws: ``HTTPClientError`` when the request is over (it failed, was cancelled or
+    /// - Throws: ``TransportError`` when the request is over (it failed, was cancelled or
     ///   the server answered early): stop producing then.
-    public func write(_ chunk: [UInt8]) async throws(HTTPClientError) {
+    public func write(_ chunk: [UInt8]) async throws(TransportError) {
         guard !chunk.isEmpty else { return }
         switch self.target {
         case .sink(let sink): try await sink(chunk)
@@ -59,20 +59,20 @@ final class WritableBodyChannel: Sendable {
         var ended = false
         var failure: (any Error)?
         /// The request is over: writes fail with this.
-        var closed: HTTPClientError?
+        var closed: TransportError?
     }
 
     private let state = Mutex(State())
 
     /// Writer side.
-    func write(_ chunk: [UInt8]) async throws(HTTPClientError) {
+    func write(_ chunk: [UInt8]) async throws(TransportError) {
         do {
             try await withCheckedThrowingContinuation { (taken: CheckedContinuation<Void, any Error>) in
-                enum Step { case hand(CheckedContinuation<[UInt8]?, any Error>), wait, fail(HTTPClientError) }
+                enum Step { case hand(CheckedContinuation<[UInt8]?, any Error>), wait, fail(TransportError) }
                 let step: Step = self.state.withLock { state in
                     if let closed = state.closed { return .fail(closed) }
                     if state.ended || state.pending != nil {
-                        return .fail(HTTPClientError(.requestBodyFailed, phase: .write,
+                        return .fail(TransportError(.requestBodyFailed, phase: .write,
                                                      detail: state.ended ? "write after finish()" : "two writes at once"))
                     }
                     if let reader = state.reader {
@@ -92,10 +92,10 @@ final class WritableBodyChannel: Sendable {
                     taken.resume(throwing: error)
                 }
             }
-        } catch let error as HTTPClientError {
+        } catch let error as TransportError {
             throw error
         } catch {
-            throw HTTPClientError(.requestBodyFailed, phase: .write, detail: "\(error)")
+            throw TransportError(.requestBodyFailed, phase: .write, detail: "\(error)")
         }
     }
 
@@ -118,11 +118,11 @@ final class WritableBodyChannel: Sendable {
             while let chunk = try await self.nextChunk() {
                 try await connection.write(chunk)
             }
-        } catch let error as HTTPClientError {
+        } catch let error as TransportError {
             self.close(error)
             throw error
         } catch {
-            self.close(HTTPClientError(.requestBodyFailed, phase: .write, detail: "\(error)"))
+            self.close(TransportError(.requestBodyFailed, phase: .write, detail: "\(error)"))
             throw error
         }
         self.close(.cancelled(.requestEnded, phase: .write, detail: "the body was already sent"))
@@ -155,7 +155,7 @@ final class WritableBodyChannel: Sendable {
     }
 
     /// The request is over: a waiting or later write fails (the first reason stays).
-    func close(_ error: HTTPClientError) {
+    func close(_ error: TransportError) {
         let pending = self.state.withLock { state -> CheckedContinuation<Void, any Error>? in
             if state.closed == nil { state.closed = error }
             let pending = state.pending?.taken

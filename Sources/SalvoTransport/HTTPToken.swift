@@ -1,4 +1,5 @@
-/// RFC 9110 §5.6.2's token: what a method or a field name is made of.
+/// RFC 9110 §5.6.2's token: what a method or a field name is made of. Here, beside
+/// ``FieldRecords``, which checks names with it; the engine's encoder uses it too.
 package enum HTTPToken {
     /// Whether `byte` is a tchar: ALPHA, DIGIT or one of !#$%&'*+-.^_`|~.
     @inline(__always)

@@ -4,7 +4,8 @@ import Glibc
 #endif
 
 /// Field names servers send on almost every response, matched on their bytes so that the
-/// engine does not build (and validate, and lowercase) a new name for each of them.
+/// engine does not build (and validate, and lowercase) a new name for each of them. Here,
+/// beside ``FieldRecords``, which builds fields with it (see there why those sit in the seam).
 /// Matching is exact, so a name keeps the case it was sent in.
 ///
 /// This runs for every field of every response: the spellings sit in one block of bytes,

@@ -10,6 +10,9 @@ import Synchronization
 /// the biggest single cost of the engine's API path (~15% of its CPU per request); a
 /// caller who never looks at the fields now never pays for them, and one who does pays
 /// once. Shared between threads like the response that holds it: the build is under a lock.
+///
+/// In the seam, not the engine, because ``CollectedResponse`` holds it (see ``FieldRecords``
+/// for why); a response made by any other transport holds a head given built.
 @_spi(Benchmarks) public final class ParsedHead: Sendable {
     public let status: HTTPResponse.Status
     package let fields: FieldRecords

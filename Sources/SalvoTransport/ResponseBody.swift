@@ -21,10 +21,10 @@ import Synchronization
 ///
 /// The body is read once: a second iterator (a second `for await`, or ``collect(upTo:)`` after
 /// one), or two tasks calling `next()` on copies of one iterator at the same time, get
-/// ``HTTPClientError/Code/bodyAlreadyIterated`` while the first reader carries on.
+/// ``TransportError/Code/bodyAlreadyIterated`` while the first reader carries on.
 public struct ResponseBody: AsyncSequence, Sendable {
     public typealias Element = [UInt8]
-    public typealias Failure = HTTPClientError
+    public typealias Failure = TransportError
 
     let source: any ResponseBodySource
     private let consumer: ConsumerToken
@@ -41,7 +41,7 @@ public struct ResponseBody: AsyncSequence, Sendable {
     }
 
     /// A body of the chunks of `chunks`, read as the consumer asks. An error the sequence
-    /// throws ends the body with `.readFailed` (an ``HTTPClientError`` as is).
+    /// throws ends the body with `.readFailed` (an ``TransportError`` as is).
     public static func stream<Chunks: AsyncSequence & Sendable>(_ chunks: Chunks) -> ResponseBody where Chunks.Element == [UInt8] {
         ResponseBody(source: SequenceBodySource(chunks))
     }
@@ -52,12 +52,12 @@ public struct ResponseBody: AsyncSequence, Sendable {
         /// Another iterator took the body first: this one only reports that.
         let refused: Bool
 
-        public mutating func next() async throws(HTTPClientError) -> [UInt8]? {
+        public mutating func next() async throws(TransportError) -> [UInt8]? {
             try await self.next(isolation: nil)
         }
 
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws(HTTPClientError) -> [UInt8]? {
-            if self.refused { throw HTTPClientError.secondReader }
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(TransportError) -> [UInt8]? {
+            if self.refused { throw TransportError.secondReader }
             let source = self.source
             let result = await withTaskCancellationHandler {
                 await source.next()
@@ -74,12 +74,12 @@ public struct ResponseBody: AsyncSequence, Sendable {
 
     /// Reads the whole rest of the body, failing past `maxBytes` (`.bodyTooLarge`, and the
     /// request is cancelled).
-    public func collect(upTo maxBytes: Int) async throws(HTTPClientError) -> [UInt8] {
+    public func collect(upTo maxBytes: Int) async throws(TransportError) -> [UInt8] {
         var all: [UInt8] = []
         for try await chunk in self {
             if all.count + chunk.count > maxBytes {
                 self.source.cancel()
-                throw HTTPClientError(.bodyTooLarge, phase: .readBody, detail: "more than \(maxBytes) bytes")
+                throw TransportError(.bodyTooLarge, phase: .readBody, detail: "more than \(maxBytes) bytes")
             }
             if all.isEmpty { all = chunk } else { all.append(contentsOf: chunk) }   // one chunk: no copy
         }
@@ -123,7 +123,7 @@ public struct ResponseBody: AsyncSequence, Sendable {
 /// transport has. Called from any task; must be safe to use concurrently.
 public protocol ResponseBodySource: AnyObject, Sendable {
     /// The next chunk, nil at the end, or the error that ended the body.
-    func next() async -> Result<[UInt8]?, HTTPClientError>
+    func next() async -> Result<[UInt8]?, TransportError>
     /// The consumer is gone or was cancelled: stop producing. A body already at its end is
     /// unaffected.
     func cancel()
@@ -139,9 +139,9 @@ extension ResponseBodySource {
     public var metrics: TransportMetrics? { nil }
 }
 
-extension HTTPClientError {
+extension TransportError {
     /// What a second reader of a body gets.
-    package static let secondReader = HTTPClientError(
+    package static let secondReader = TransportError(
         .bodyAlreadyIterated, phase: .readBody, detail: "a response body can be iterated once, by one reader at a time")
 }
 
@@ -168,7 +168,7 @@ final class BufferedBodySource: ResponseBodySource {
         self.trailers = trailers
     }
 
-    func next() async -> Result<[UInt8]?, HTTPClientError> {
+    func next() async -> Result<[UInt8]?, TransportError> {
         self.state.withLock { state in
             if state.cancelled { return .failure(.cancelled(.caller, phase: .readBody)) }
             return .success(state.chunks.popLast())
@@ -206,8 +206,8 @@ final class SequenceBodySource: ResponseBodySource {
         self.iterator = IteratorBox(chunks)
     }
 
-    func next() async -> Result<[UInt8]?, HTTPClientError> {
-        let refusal: HTTPClientError? = self.state.withLock { state in
+    func next() async -> Result<[UInt8]?, TransportError> {
+        let refusal: TransportError? = self.state.withLock { state in
             if state.cancelled { return .cancelled(.caller, phase: .readBody) }
             if state.reading { return .secondReader }
             state.reading = true
@@ -217,10 +217,10 @@ final class SequenceBodySource: ResponseBodySource {
         defer { self.state.withLock { $0.reading = false } }
         do {
             return .success(try await self.iterator.next())
-        } catch let error as HTTPClientError {
+        } catch let error as TransportError {
             return .failure(error)
         } catch {
-            return .failure(HTTPClientError(.readFailed, phase: .readBody, detail: "\(error)"))
+            return .failure(TransportError(.readFailed, phase: .readBody, detail: "\(error)"))
         }
     }
 

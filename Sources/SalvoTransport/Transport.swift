@@ -11,7 +11,7 @@ import HTTPTypes
 /// ```swift
 /// struct Recording: Transport {
 ///     let next: any Transport
-///     func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(HTTPClientError) -> TransportResponse {
+///     func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(TransportError) -> TransportResponse {
 ///         print(request.method, request.path ?? "/")
 ///         return try await next.send(request, body: body, options: options)
 ///     }
@@ -19,7 +19,7 @@ import HTTPTypes
 /// ```
 ///
 /// A transport honours the options' deadline and the calling task's cancellation (failing
-/// with `.cancelled`), reports every failure as an ``HTTPClientError``, and calls the body's
+/// with `.cancelled`), reports every failure as an ``TransportError``, and calls the body's
 /// ``HTTPBody/requestEnded()`` once it is done with it (sent, or never to be).
 ///
 /// The calls are `nonisolated(nonsending)`: they run on the caller's executor. A `send`
@@ -28,25 +28,25 @@ import HTTPTypes
 public protocol Transport: Sendable {
     /// Sends `request` with `body` and returns once the response head has arrived; the body
     /// follows through ``TransportResponse/body``. The one call a transport must implement.
-    nonisolated(nonsending) func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(HTTPClientError) -> TransportResponse
+    nonisolated(nonsending) func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(TransportError) -> TransportResponse
 
     /// The whole response, its body collected: more than `maxBodySize` bytes fail with
     /// `.bodyTooLarge`. Built on ``send(_:body:options:)`` by default; a transport with a
     /// cheaper way to collect (the engine) provides its own.
     nonisolated(nonsending) func sendCollecting(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions,
-                                                maxBodySize: Int) async throws(HTTPClientError) -> HTTPClientResponse
+                                                maxBodySize: Int) async throws(TransportError) -> CollectedResponse
 }
 
 extension Transport {
     nonisolated(nonsending) public func sendCollecting(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions,
-                               maxBodySize: Int) async throws(HTTPClientError) -> HTTPClientResponse {
+                               maxBodySize: Int) async throws(TransportError) -> CollectedResponse {
         let streamed = try await self.send(request, body: body, options: options)
         let bytes = try await streamed.body.collect(upTo: maxBodySize)
-        return HTTPClientResponse(streamed, body: bytes)
+        return CollectedResponse(streamed, body: bytes)
     }
 }
 
-extension HTTPClientResponse {
+extension CollectedResponse {
     /// `streamed` with its body collected as `body`: the same head, details and metrics.
     public init(_ streamed: TransportResponse, body: [UInt8]) {
         self.init(head: streamed.head, body: body, trailers: streamed.body.trailers)
@@ -58,7 +58,7 @@ extension HTTPClientResponse {
 
 extension TransportResponse {
     /// A collected response as one that streams: its body handed out as one chunk.
-    public init(_ collected: HTTPClientResponse) {
+    public init(_ collected: CollectedResponse) {
         self.init(head: collected.head, body: .bytes(collected.body, trailers: collected.trailers))
         self.extras = collected.extras
         self.version = collected.version

@@ -173,7 +173,7 @@ struct Bench: AsyncParsableCommand {
         return String(decoding: data, as: UTF8.self)
     }
 
-    func makeConfiguration() throws(HTTPClientError) -> LoadConfiguration {
+    func makeConfiguration() throws(TransportError) -> LoadConfiguration {
         let text = self.url.contains("://") ? self.url : "http://" + self.url
         var configuration = LoadConfiguration(url: try RequestURL(text))
         configuration.connections = self.connections
@@ -188,30 +188,30 @@ struct Bench: AsyncParsableCommand {
         if let cacert = self.cacert { configuration.tls.trustRoots = .file(cacert) }
         configuration.tlsResumption = !self.noTLSResume
         guard let duration = LoadDuration.parse(self.duration) else {
-            throw HTTPClientError(.invalidConfiguration, detail: "invalid duration \"\(self.duration)\"")
+            throw TransportError(.invalidConfiguration, detail: "invalid duration \"\(self.duration)\"")
         }
         // -n without -d runs until the count; with both, whichever comes first.
         configuration.duration = self.requests != nil && !CommandLine.arguments.contains(where: { $0 == "-d" || $0.hasPrefix("--duration") })
             ? .zero : duration
         guard let timeout = LoadDuration.parse(self.timeout), timeout > .zero else {
-            throw HTTPClientError(.invalidConfiguration, detail: "invalid timeout \"\(self.timeout)\"")
+            throw TransportError(.invalidConfiguration, detail: "invalid timeout \"\(self.timeout)\"")
         }
         configuration.timeout = timeout
         guard let method = HTTPRequest.Method(self.method.uppercased()) else {
-            throw HTTPClientError(.invalidRequest, detail: "invalid method \"\(self.method)\"")
+            throw TransportError(.invalidRequest, detail: "invalid method \"\(self.method)\"")
         }
         configuration.method = method
         for header in self.headers {
             guard let colon = header.firstIndex(of: ":"),
                   let name = HTTPField.Name(String(header[..<colon].trimmingOWS)) else {
-                throw HTTPClientError(.invalidRequest, detail: "invalid header \"\(header)\"")
+                throw TransportError(.invalidRequest, detail: "invalid header \"\(header)\"")
             }
             configuration.headerFields.append(HTTPField(name: name, value: String(header[header.index(after: colon)...].trimmingOWS)))
         }
         if let body = self.body {
             if body.hasPrefix("@") {
                 guard let bytes = Output.readFile(String(body.dropFirst())) else {
-                    throw HTTPClientError(.invalidRequest, detail: "cannot read \(body.dropFirst())")
+                    throw TransportError(.invalidRequest, detail: "cannot read \(body.dropFirst())")
                 }
                 configuration.body = bytes
             } else {
@@ -228,8 +228,8 @@ struct Bench: AsyncParsableCommand {
 /// A run that could not happen (unsupported scheme, unresolvable host): one line, exit 1,
 /// no usage text (that is for mistakes in the flags).
 struct BenchFailure: Error, CustomStringConvertible {
-    let error: HTTPClientError
-    init(_ error: HTTPClientError) { self.error = error }
+    let error: TransportError
+    init(_ error: TransportError) { self.error = error }
     var description: String { self.error.description }
 }
 

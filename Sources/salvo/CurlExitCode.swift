@@ -2,7 +2,7 @@ import SalvoCore
 
 /// curl's exit status for each failure, so scripts written for curl keep working.
 enum CurlExitCode {
-    static func forError(_ error: HTTPClientError) -> Int32 {
+    static func forError(_ error: TransportError) -> Int32 {
         switch error.code {
         case .invalidURL: 3
         case .unsupportedScheme: 1

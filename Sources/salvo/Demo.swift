@@ -53,7 +53,7 @@ struct Demo: AsyncParsableCommand {
                     var result = DemoResult()
                     for _ in 0..<count {
                         let began = ContinuousClock.now
-                        do throws(HTTPClientError) {
+                        do throws(TransportError) {
                             let response = try await client.execute(request)
                             result.statuses[response.status.code, default: 0] += 1
                         } catch {

@@ -157,12 +157,12 @@ struct Get: AsyncParsableCommand {
         }
         if let maxFilesize, maxFilesize < 0 { return self.report(2, "option --max-filesize: is badly used here") }
         for entry in self.resolve {
-            do throws(HTTPClientError) {
+            do throws(TransportError) {
                 if entry.hasPrefix("-") {
                     // curl's "-host:port": forget what earlier entries said for it.
                     let parts = entry.dropFirst().split(separator: ":", omittingEmptySubsequences: false)
                     guard parts.count == 2, let port = Int(parts[1]) else {
-                        throw HTTPClientError(.invalidConfiguration, detail: "resolve entry \"\(entry)\": expected -host:port")
+                        throw TransportError(.invalidConfiguration, detail: "resolve entry \"\(entry)\": expected -host:port")
                     }
                     configuration.nameResolution.overrides.removeAll { $0.host.lowercased() == parts[0].lowercased() && $0.port == port }
                     continue
@@ -216,7 +216,7 @@ struct Get: AsyncParsableCommand {
         let removesHost: Bool
         do {
             (request, body, expectContinue, removesHost) = try self.buildRequest(proxies: configuration.proxy)
-        } catch let error as HTTPClientError {
+        } catch let error as TransportError {
             return self.report(CurlExitCode.forError(error), error.description)
         } catch let error as UsageError {
             return self.report(error.code, error.message)
@@ -266,9 +266,9 @@ struct Get: AsyncParsableCommand {
             return true
         }
 
-        do throws(HTTPClientError) {
-            var response: HTTPClientStreamingResponse
-            do throws(HTTPClientError) {
+        do throws(TransportError) {
+            var response: TransportResponse
+            do throws(TransportError) {
                 response = try await client.stream(request, body: body, options: options)
                 if response.status.code == 417, options.expectContinue, body?.isReplayable ?? true {
                     // The server refuses to be asked first: sent again without Expect, as curl does.
@@ -383,7 +383,7 @@ struct Get: AsyncParsableCommand {
         (body, expectContinue) = UploadFraming.shape(body, fields: &fields, removed: removed, isUpload: self.uploadFile != nil)
         let methodText = self.method ?? (self.headOnly ? "HEAD" : (self.uploadFile != nil ? "PUT" : (body != nil ? "POST" : "GET")))
         guard let method = HTTPRequest.Method(methodText) else {
-            throw HTTPClientError(.invalidRequest, detail: "invalid method \"\(methodText)\"")
+            throw TransportError(.invalidRequest, detail: "invalid method \"\(methodText)\"")
         }
         // curl's order: Host, Authorization (from the URL), User-Agent, Accept, then the
         // -H fields as given (a -H of one of the first three takes its place there).

@@ -64,7 +64,7 @@ struct HeaderArguments {
             return
         }
         guard !value.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
-            throw HTTPClientError(.invalidRequest, detail: "header \(nameText) contains CR, LF or NUL")
+            throw TransportError(.invalidRequest, detail: "header \(nameText) contains CR, LF or NUL")
         }
         self.fields.append(HTTPField(name: name, value: value))
     }

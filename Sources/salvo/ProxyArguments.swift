@@ -11,7 +11,7 @@ extension Get {
     /// tunnels http:// too.
     func proxyConfiguration() throws(UsageError) -> ProxyConfiguration {
         var proxies: ProxyConfiguration
-        do throws(HTTPClientError) {
+        do throws(TransportError) {
             if let spelling = self.proxy {
                 proxies = spelling.isEmpty ? .none : .all(try HTTPProxy(spelling))
                 proxies.bypass = ProxyBypass.environment()

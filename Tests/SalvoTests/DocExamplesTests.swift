@@ -95,7 +95,7 @@ private enum Audience: RequestMetadataKey { typealias Value = String }
 private struct Authorizing: Transport {
     let next: any Transport
     let token: @Sendable () async -> String
-    func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(HTTPClientError) -> TransportResponse {
+    func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(TransportError) -> TransportResponse {
         var request = request
         request.headerFields[.authorization] = "Bearer \(await self.token())"
         return try await self.next.send(request, body: body, options: options)
@@ -200,7 +200,7 @@ private struct Authorizing: Transport {
 
     @Test func middlewareShapedTransportsAndRetries() async throws {
         let mock = MockTransport(always: try .json(DocUserResponse(token: "t")))
-        mock.fail(.post, "/login", times: 1, with: HTTPClientError(.connectionRefused))
+        mock.fail(.post, "/login", times: 1, with: TransportError(.connectionRefused))
         let session = try Client(baseURL: "https://api.example.com", transport: Authorizing(next: mock, token: { "secret" }))
         func loginRetrying(_ body: DocUserBody) async throws(ClientError) -> DocUserResponse {
             var attempt = 0
@@ -270,7 +270,7 @@ private struct Authorizing: Transport {
         let activity = ClientActivity()
         let mock = MockTransport()
         mock.on(.get, "/slow", reply: MockTransport.Reply.text("late").delayed(by: .milliseconds(10)))
-        mock.fail(.get, "/slow", times: 1, with: HTTPClientError(.readTimeout))
+        mock.fail(.get, "/slow", times: 1, with: TransportError(.readTimeout))
         let client = try Client(baseURL: "https://api.example.test", transport: mock, configuration: .init(activity: activity))
         withObservationTracking {
             _ = activity.isBusy

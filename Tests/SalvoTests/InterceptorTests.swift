@@ -61,7 +61,7 @@ import Testing
 
     @Test func beforeAndAfterEach() async throws {
         let mock = MockTransport(always: .text("ok"))
-        mock.fail(.get, "/down", times: 1, with: HTTPClientError(.connectionRefused))
+        mock.fail(.get, "/down", times: 1, with: TransportError(.connectionRefused))
         let journal = Journal()
         let hooks = CallHooks(beforeEach: { request in
             request.head.headerFields[HTTPField.Name("X-Api-Key")!] = "k"

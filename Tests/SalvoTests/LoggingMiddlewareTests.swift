@@ -56,7 +56,7 @@ import Testing
 
     @Test func failuresAreLoggedAndPassedOn() async throws {
         let records = Records()
-        let mock = MockTransport(always: .error(HTTPClientError(.connectionRefused)))
+        let mock = MockTransport(always: .error(TransportError(.connectionRefused)))
         let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [self.logging(records)]))
         let (_, error) = await client.outcome(Endpoint<Empty>.get("/down"))
         #expect(error?.transportError?.code == .connectionRefused)
@@ -70,7 +70,7 @@ import Testing
         let records = Records()
         let mock = MockTransport()
         mock.on(.get, "/moved", reply: MockTransport.Reply(status: .found, headerFields: [.location: "/next?token=s3cr3t"]))
-        mock.on(.get, "/down", reply: .error(HTTPClientError(.redirectRefused, detail: "to http://evil.test/?token=s3cr3t")))
+        mock.on(.get, "/down", reply: .error(TransportError(.redirectRefused, detail: "to http://evil.test/?token=s3cr3t")))
         let client = try Client(baseURL: "http://api.test", transport: mock,
                                 configuration: .init(validators: [], middleware: [self.logging(records, headers: true)]))
         _ = await client.outcome(Endpoint<Empty>.get("/moved", query: [QueryItem("key", "s3cr3t")]))

@@ -171,7 +171,7 @@ import Testing
     /// A middleware that tries once more after a transport failure, replaying the body.
     @Test func aMiddlewareCanSendAgain() async throws {
         let mock = MockTransport(always: .text("saved"))
-        mock.fail(.post, "/notes", times: 1, with: HTTPClientError(.connectionRefused))
+        mock.fail(.post, "/notes", times: 1, with: TransportError(.connectionRefused))
         let again = InterceptMiddleware { request, next in
             do {
                 return try await next(request)

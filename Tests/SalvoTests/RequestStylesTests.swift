@@ -223,7 +223,7 @@ extension TypedEndpoint where Success == [User], Failure == Empty {
         let mock = MockTransport()
         mock.on(.get, "/slow", reply: MockTransport.Reply.text("late").delayed(by: .milliseconds(50)))
         mock.on(.get, "/flaky", reply: .text("fine"))
-        mock.fail(.get, "/flaky", times: 2, with: HTTPClientError(.connectionRefused))
+        mock.fail(.get, "/flaky", times: 2, with: TransportError(.connectionRefused))
         let client = try Client(baseURL: "http://api.test", transport: mock)
         #expect(try await client.value(Endpoint<String>.get("/slow")) == "late")
         for _ in 0..<2 {
@@ -233,7 +233,7 @@ extension TypedEndpoint where Success == [User], Failure == Empty {
         #expect(try await client.value(Endpoint<String>.get("/flaky")) == "fine")
         // Injected failures sit apart from the rules: a rule for any method keeps answering after them.
         mock.on(nil, "/any", reply: .text("own"))
-        mock.fail(.get, "/any", times: 1, with: HTTPClientError(.connectionRefused))
+        mock.fail(.get, "/any", times: 1, with: TransportError(.connectionRefused))
         #expect(await client.outcome(Endpoint<String>.get("/any")).error?.transportError?.code == .connectionRefused)
         #expect(try await client.value(Endpoint<String>.get("/any")) == "own")
         do {

@@ -53,18 +53,18 @@ import Testing
 
     @Test func transportFailures() async throws {
         let refused = MockTransport(always: .text("ok"))
-        refused.fail(nil, "/x", times: 2, with: HTTPClientError(.connectionRefused))
+        refused.fail(nil, "/x", times: 2, with: TransportError(.connectionRefused))
         // Refused: nothing was sent, so even a POST goes again.
         #expect(try await self.client(refused, Self.quick).value(Endpoint<String>.post("/x", body: ["a": 1])) == "ok")
         let reset = MockTransport(always: .text("ok"))
-        reset.fail(nil, "/x", times: 1, with: HTTPClientError(.readFailed, phase: .readHead))
+        reset.fail(nil, "/x", times: 1, with: TransportError(.readFailed, phase: .readHead))
         // A POST that may have been processed is not sent again; a GET is.
         #expect(try await self.client(reset, Self.quick).outcome(Endpoint<String>.post("/x", body: ["a": 1])).error?.code == .transportFailed)
-        reset.fail(nil, "/x", times: 1, with: HTTPClientError(.readFailed, phase: .readHead))
+        reset.fail(nil, "/x", times: 1, with: TransportError(.readFailed, phase: .readHead))
         #expect(try await self.client(reset, Self.quick).value(Endpoint<String>.get("/x")) == "ok")
         // A streamed body that cannot be replayed is sent once.
         let once = MockTransport(always: .text("ok"))
-        once.fail(nil, "/x", times: 1, with: HTTPClientError(.connectionRefused))
+        once.fail(nil, "/x", times: 1, with: TransportError(.connectionRefused))
         let stream = HTTPBody.stream(AsyncStream<[UInt8]> { $0.yield([1]); $0.finish() })
         #expect(try await self.client(once, Self.quick).outcome(Endpoint<String>.put("/x", body: stream)).error?.code == .transportFailed)
         #expect(once.requests.count == 1)
@@ -73,21 +73,21 @@ import Testing
     /// A failure that the same request would meet again is returned after one attempt, even
     /// when nothing was sent (a certificate that does not verify); a transient one is retried.
     @Test func onlyTransientTransportFailuresAreRetried() async throws {
-        #expect(ClientError.transport(HTTPClientError(.readFailed)).isTransient)
-        #expect(!ClientError.transport(HTTPClientError(.redirectLoop)).isTransient)
+        #expect(ClientError.transport(TransportError(.readFailed)).isTransient)
+        #expect(!ClientError.transport(TransportError(.redirectLoop)).isTransient)
         #expect(!ClientError.transport(.cancelled(.caller)).isTransient)
         #expect(!ClientError(.unacceptableStatus).isTransient, "no transport error: not the transport's to judge")
-        for code in [HTTPClientError.Code.redirectLoop, .redirectRefused, .tooManyRedirects, .tlsCertificateInvalid,
+        for code in [TransportError.Code.redirectLoop, .redirectRefused, .tooManyRedirects, .tlsCertificateInvalid,
                      .tlsPinMismatch, .invalidResponse, .proxyAuthenticationRequired] {
             let mock = MockTransport(always: .text("ok"))
-            mock.fail(nil, "/x", times: 1, with: HTTPClientError(code, phase: .connect))
+            mock.fail(nil, "/x", times: 1, with: TransportError(code, phase: .connect))
             let error = try await self.client(mock, Self.quick).outcome(Endpoint<String>.get("/x")).error
             #expect(error?.transportError?.code == code)
             #expect(mock.requests.count == 1, "\(code): \(mock.requests.count) attempts")
         }
-        for code in [HTTPClientError.Code.connectTimeout, .readTimeout, .emptyResponse, .truncatedBody, .proxyTunnelFailed] {
+        for code in [TransportError.Code.connectTimeout, .readTimeout, .emptyResponse, .truncatedBody, .proxyTunnelFailed] {
             let mock = MockTransport(always: .text("ok"))
-            mock.fail(nil, "/x", times: 2, with: HTTPClientError(code, phase: .readHead))
+            mock.fail(nil, "/x", times: 2, with: TransportError(code, phase: .readHead))
             #expect(try await self.client(mock, Self.quick).value(Endpoint<String>.get("/x")) == "ok", "\(code)")
             #expect(mock.requests.count == 3, "\(code)")
         }

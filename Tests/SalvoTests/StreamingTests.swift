@@ -134,7 +134,7 @@ import Testing
         mock.on(.get, "/ticks") { _ in
             switch calls.withLock({ count in count += 1; return count }) {
             case 1: return .text("id: 1\ndata: one\n\n", contentType: "text/event-stream")
-            case 2: return .error(HTTPClientError(.connectionRefused))
+            case 2: return .error(TransportError(.connectionRefused))
             case 3: return .text("id: 2\ndata: two\n\n", contentType: "text/event-stream")
             default: return .text(": nothing new\n\n", contentType: "text/event-stream")
             }
@@ -172,7 +172,7 @@ import Testing
         final class Endless: Transport {
             /// Held, never finished: the body has no end.
             let open = Mutex<[AsyncStream<[UInt8]>.Continuation]>([])
-            func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(HTTPClientError) -> TransportResponse {
+            func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(TransportError) -> TransportResponse {
                 let (chunks, more) = AsyncStream<[UInt8]>.makeStream()
                 more.yield(Array(#"{"error": "busy"}"#.utf8))
                 self.open.withLock { $0.append(more) }

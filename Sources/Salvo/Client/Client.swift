@@ -221,7 +221,7 @@ public final class Client: Sendable {
             if let collected = routed.collectedBody {
                 // A body a middleware handed on (a shared exchange's, a cache's) meets this
                 // call's limit too.
-                guard collected.count <= limit else { throw Self.collectingError(HTTPClientError(.bodyTooLarge), limit: limit) }
+                guard collected.count <= limit else { throw Self.collectingError(TransportError(.bodyTooLarge), limit: limit) }
                 bytes = collected
             } else {
                 do {
@@ -235,7 +235,7 @@ public final class Client: Sendable {
         }
         let transportOptions = self.transportOptions(options)
         let collected = try await self.tracked(request.operationName, head) { () async throws(ClientError) in
-            do throws(HTTPClientError) {
+            do throws(TransportError) {
                 return try await self.transport.sendCollecting(head, body: body, options: transportOptions, maxBodySize: limit)
             } catch {
                 throw Self.collectingError(error, limit: limit)

@@ -51,7 +51,7 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
     /// A human-readable cause.
     public var detail: String?
     /// The error of the transport, for `.transportFailed` (and `.cancelled` from it).
-    public var transportError: HTTPClientError?
+    public var transportError: TransportError?
     /// The response's head, when there was a response.
     public var responseHead: HTTPResponse?
     /// The response's raw body, when there was a response (also when it did not decode).
@@ -107,14 +107,14 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
     public func failureBody<T>(as type: T.Type) -> T? { self.decodedFailureBody as? T }
 
     /// Whether the server may have acted on the request (see
-    /// ``HTTPClientError/mayHaveBeenProcessed``): true once a response arrived.
+    /// ``TransportError/mayHaveBeenProcessed``): true once a response arrived.
     public var mayHaveBeenProcessed: Bool {
         if self.responseHead != nil { return true }
         return self.transportError?.mayHaveBeenProcessed ?? false
     }
 
     /// Whether the transport failed in a way that sending the same request again, unchanged,
-    /// might mend (see ``HTTPClientError/isTransient``): a reset or a timeout, not a redirect
+    /// might mend (see ``TransportError/isTransient``): a reset or a timeout, not a redirect
     /// loop or a certificate that does not verify. False when there is no transport error —
     /// a status, a body that does not decode, a validator's refusal are answers, which a retry
     /// policy judges by their own rules.
@@ -133,7 +133,7 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
 
     /// A transport's error as a ``ClientError``: `.cancelled` for a cancellation, else
     /// `.transportFailed`, with the error in ``transportError``.
-    public static func transport(_ error: HTTPClientError) -> ClientError {
+    public static func transport(_ error: TransportError) -> ClientError {
         var wrapped = ClientError(error.code == .cancelled ? .cancelled : .transportFailed)
         wrapped.transportError = error
         return wrapped

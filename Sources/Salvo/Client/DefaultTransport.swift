@@ -8,16 +8,16 @@ final class DefaultTransport: Transport {
 
     /// Made once, on first use; a client that cannot start (no threads, no trust store) is
     /// an error for every request, never a crash.
-    private static let engine: Result<HTTPClient, HTTPClientError> = Result { () throws(HTTPClientError) in try HTTPClient() }
+    private static let engine: Result<HTTPClient, TransportError> = Result { () throws(TransportError) in try HTTPClient() }
 
-    nonisolated(nonsending) func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(HTTPClientError) -> TransportResponse {
+    nonisolated(nonsending) func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(TransportError) -> TransportResponse {
         try await Self.engine.get().send(request, body: body, options: options)
     }
 
     /// The engine's own collecting call: the body gathered as it is read, not streamed and
     /// then collected.
     nonisolated(nonsending) func sendCollecting(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions,
-                                                maxBodySize: Int) async throws(HTTPClientError) -> HTTPClientResponse {
+                                                maxBodySize: Int) async throws(TransportError) -> CollectedResponse {
         try await Self.engine.get().sendCollecting(request, body: body, options: options, maxBodySize: maxBodySize)
     }
 }

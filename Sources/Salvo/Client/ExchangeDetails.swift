@@ -18,7 +18,7 @@ struct ExchangeDetails: Sendable {
         self.extras = response.extras
     }
 
-    init(_ response: HTTPClientResponse) {
+    init(_ response: CollectedResponse) {
         self.version = response.version
         self.metrics = response.metrics
         self.extras = response.extras

@@ -184,9 +184,9 @@ public struct MultipartFormEncoder: Sendable {
                     }
                 case .file(let path, let size):
                     var scanner = BoundaryScanner(boundary: boundary)
-                    try await FileBodyReader.send(path: path, size: size) { (chunk) throws(HTTPClientError) in
+                    try await FileBodyReader.send(path: path, size: size) { (chunk) throws(TransportError) in
                         guard !scanner.scan(chunk) else {
-                            throw HTTPClientError(.requestBodyFailed, phase: .write,
+                            throw TransportError(.requestBodyFailed, phase: .write,
                                                   detail: "multipart part \"\(part.name)\": \(path) holds the boundary")
                         }
                         try await writer.write(chunk)

@@ -46,7 +46,7 @@ extension Client {
             return ClientResponse(streamed, request: request.head, url: Self.finalURL(of: request.head, streamed))
         }
         let limit = request.options.maxBodySize ?? defaults.maxBodySize
-        let collected: HTTPClientResponse
+        let collected: CollectedResponse
         do {
             collected = try await transport.sendCollecting(request.head, body: request.body, options: options, maxBodySize: limit)
         } catch {
@@ -56,7 +56,7 @@ extension Client {
                               url: Self.finalURL(of: request.head, chain: collected.redirectChain))
     }
 
-    static func collectingError(_ error: HTTPClientError, limit: Int) -> ClientError {
+    static func collectingError(_ error: TransportError, limit: Int) -> ClientError {
         error.code == .bodyTooLarge ? ClientError(.bodyTooLarge, detail: "more than \(limit) bytes") : ClientError.transport(error)
     }
 }

@@ -115,7 +115,7 @@ public struct ClientResponse: Sendable {
     /// into a stream (three allocations and copies of every field) unless a middleware asks
     /// for it as one — passing a collected response through the chain copies nothing.
     enum Answer: Sendable {
-        case collected(HTTPClientResponse)
+        case collected(CollectedResponse)
         case streamed(TransportResponse)
     }
 
@@ -132,7 +132,7 @@ public struct ClientResponse: Sendable {
     }
 
     /// A response whose body the transport collected.
-    init(collected: HTTPClientResponse, request: HTTPRequest, url: String) {
+    init(collected: CollectedResponse, request: HTTPRequest, url: String) {
         self.answer = .collected(collected)
         self.request = request
         self.url = url
@@ -140,7 +140,7 @@ public struct ClientResponse: Sendable {
 
     /// A response made by a middleware itself (a cache, a stub): `body` as the whole body.
     public init(head: HTTPResponse, body: [UInt8], for request: ClientRequest) {
-        self.init(collected: HTTPClientResponse(head: head, body: body), request: request.head, url: request.url)
+        self.init(collected: CollectedResponse(head: head, body: body), request: request.head, url: request.url)
     }
 
     /// Everything the transport said: head, body, redirects, version, interim heads, metrics.
@@ -207,7 +207,7 @@ public struct ClientResponse: Sendable {
             collected.body = bytes
             self.answer = .collected(collected)
         case .streamed(let streamed):
-            self.answer = .collected(HTTPClientResponse(streamed, body: bytes))
+            self.answer = .collected(CollectedResponse(streamed, body: bytes))
         }
     }
 

@@ -49,10 +49,10 @@ public final class MockTransport: Transport {
         /// Wait this long before answering.
         public var delay: Duration?
         /// Fail instead of answering.
-        public var error: HTTPClientError?
+        public var error: TransportError?
 
         public init(status: HTTPResponse.Status = .ok, headerFields: HTTPFields = [:], body: [UInt8] = [],
-                    delay: Duration? = nil, error: HTTPClientError? = nil) {
+                    delay: Duration? = nil, error: TransportError? = nil) {
             self.status = status
             self.headerFields = headerFields
             self.body = body
@@ -84,14 +84,14 @@ public final class MockTransport: Transport {
         /// The contents of the file at `path` (`application/json` for `.json` files).
         public static func file(_ path: String, status: HTTPResponse.Status = .ok, contentType: String? = nil) throws -> Reply {
             guard let data = FileManager.default.contents(atPath: path) else {
-                throw HTTPClientError(.invalidRequest, detail: "mock reply file \(path) cannot be read")
+                throw TransportError(.invalidRequest, detail: "mock reply file \(path) cannot be read")
             }
             let type = contentType ?? (path.hasSuffix(".json") ? "application/json" : nil)
             return .bytes(Array(data), status: status, contentType: type)
         }
 
         /// A failure, as a transport would report it.
-        public static func error(_ error: HTTPClientError) -> Reply {
+        public static func error(_ error: TransportError) -> Reply {
             Reply(error: error)
         }
 
@@ -122,7 +122,7 @@ public final class MockTransport: Transport {
     private struct Injection {
         var rule: Rule
         var left: Int
-        var error: HTTPClientError
+        var error: TransportError
     }
 
     private struct State {
@@ -155,7 +155,7 @@ public final class MockTransport: Transport {
             let file = "\(request.method.rawValue)\(relative).json"
             let path = (root.hasSuffix("/") ? String(root.dropLast()) : root) + "/" + file
             guard FileManager.default.fileExists(atPath: path) else {
-                throw HTTPClientError(.invalidRequest, detail: "MockTransport: no file \(file) under \(root)")
+                throw TransportError(.invalidRequest, detail: "MockTransport: no file \(file) under \(root)")
             }
             return try .file(path)
         }
@@ -174,7 +174,7 @@ public final class MockTransport: Transport {
     /// Fails the next `count` requests for `path` (and `method`, nil: any) with `error`;
     /// then the rules — or the fallback — answer again (for retry tests). Kept apart from the
     /// rules, so it works for a path with a rule of its own, one without, or several.
-    public func fail(_ method: HTTPRequest.Method?, _ path: String, times count: Int, with error: HTTPClientError) {
+    public func fail(_ method: HTTPRequest.Method?, _ path: String, times count: Int, with error: TransportError) {
         guard count > 0 else { return }
         let matcher = Rule(method: method, path: path, responder: { _ in .status(.ok) })
         self.state.withLock { $0.injections.append(Injection(rule: matcher, left: count, error: error)) }
@@ -195,12 +195,12 @@ public final class MockTransport: Transport {
 
     // MARK: Transport
 
-    public func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(HTTPClientError) -> TransportResponse {
+    public func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(TransportError) -> TransportResponse {
         defer { body?.requestEnded() }
         if Task.isCancelled { throw .cancelled(.caller, phase: .request) }
         let recorded = RecordedRequest(head: request, body: try await Self.collect(body))
         let target = recorded.target
-        let (responder, injected): (Responder?, HTTPClientError?) = self.state.withLock { state in
+        let (responder, injected): (Responder?, TransportError?) = self.state.withLock { state in
             state.requests.append(recorded)
             if let index = state.injections.firstIndex(where: { $0.left > 0 && $0.rule.matches(recorded) }) {
                 state.injections[index].left -= 1
@@ -212,17 +212,17 @@ public final class MockTransport: Transport {
         }
         if let injected { throw injected }
         guard let responder else {
-            throw HTTPClientError(.invalidRequest, detail: "MockTransport has no reply for \(request.method.rawValue) \(target)")
+            throw TransportError(.invalidRequest, detail: "MockTransport has no reply for \(request.method.rawValue) \(target)")
         }
         let reply: Reply
         do {
             reply = try await responder(recorded)
-        } catch let error as HTTPClientError {
+        } catch let error as TransportError {
             throw error
         } catch is CancellationError {
             throw .cancelled(.caller, phase: .readHead)
         } catch {
-            throw HTTPClientError(.invalidRequest, detail: "MockTransport responder for \(request.method.rawValue) \(target) threw \(error)")
+            throw TransportError(.invalidRequest, detail: "MockTransport responder for \(request.method.rawValue) \(target) threw \(error)")
         }
         if let delay = reply.delay {
             // A delay longer than the call allows ends as the real transport would.
@@ -234,7 +234,7 @@ public final class MockTransport: Transport {
                 throw .cancelled(.caller, phase: .readHead)
             }
             if let limit, limit < delay {
-                throw HTTPClientError(limit == total ? .totalTimeout : .headTimeout, phase: .readHead,
+                throw TransportError(limit == total ? .totalTimeout : .headTimeout, phase: .readHead,
                                       detail: "MockTransport: the reply was delayed by \(delay)")
             }
         }
@@ -247,7 +247,7 @@ public final class MockTransport: Transport {
     }
 
     /// The request body as bytes: a stream is run to its end.
-    static func collect(_ body: HTTPBody?) async throws(HTTPClientError) -> [UInt8] {
+    static func collect(_ body: HTTPBody?) async throws(TransportError) -> [UInt8] {
         switch body?.content {
         case nil: return []
         case .bytes(let bytes): return bytes
@@ -255,10 +255,10 @@ public final class MockTransport: Transport {
             let collected = Mutex<[UInt8]>([])
             do {
                 try await produce(HTTPBodyWriter { chunk in collected.withLock { $0 += chunk } })
-            } catch let error as HTTPClientError {
+            } catch let error as TransportError {
                 throw error
             } catch {
-                throw HTTPClientError(.requestBodyFailed, phase: .write, detail: "\(error)")
+                throw TransportError(.requestBodyFailed, phase: .write, detail: "\(error)")
             }
             return collected.withLock { $0 }
         }

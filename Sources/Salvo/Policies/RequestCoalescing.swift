@@ -58,7 +58,7 @@ public final class RequestCoalescing: Middleware {
         // A follower's wait ends with its own deadline (the exchange runs on the leader's).
         let outcome = leads ? await flight.wait()
             : await flight.wait(until: Self.end(of: request.options),
-                                timeout: ClientError.transport(HTTPClientError(.totalTimeout, detail: "waiting for an identical request in flight")))
+                                timeout: ClientError.transport(TransportError(.totalTimeout, detail: "waiting for an identical request in flight")))
         if case .failure(let error) = outcome, error.code == .cancelled, !leads, !Task.isCancelled {
             // The shared exchange was cancelled — its leader's call, or every caller, gave
             // up — but this caller did not: it goes alone.

@@ -107,7 +107,7 @@ public final class RequestControl: Middleware {
         switch await self.admit(id, host: host, priority: request.metadata[RequestPriority.self] ?? .normal, until: request.options.deadline) {
         case .admitted: break
         case .cancelled: throw ClientError(.cancelled, detail: "call \(id) cancelled before it ran")
-        case .timedOut: throw ClientError.transport(HTTPClientError(.totalTimeout, detail: "call \(id) waited for a place until its deadline"))
+        case .timedOut: throw ClientError.transport(TransportError(.totalTimeout, detail: "call \(id) waited for a place until its deadline"))
         case .duplicate: throw ClientError(.invalidRequest, detail: "the id \(id) is already used by a call in flight")
         }
         defer { self.leave(id, host: host) }

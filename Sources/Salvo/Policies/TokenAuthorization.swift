@@ -142,7 +142,7 @@ final class TokenCoordinator: Sendable {
                 refreshing.start { [self] in await self.runRefresh(from: old, as: refreshing) }
             }
             return try await refreshing.wait(until: end, timeout: ClientError.transport(
-                HTTPClientError(.totalTimeout, detail: "waiting for a token refresh"))).get()
+                TransportError(.totalTimeout, detail: "waiting for a token refresh"))).get()
         }
     }
 

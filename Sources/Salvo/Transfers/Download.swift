@@ -66,7 +66,7 @@ extension Client {
             let bodiless = response.request.method == .head || [204, 304].contains(response.status.code)
             if let total, response.decodedContentEncoding == nil, !bodiless, written != total {
                 let detail = written < total ? "\(written) of \(total) bytes" : "\(written) bytes, \(total) announced"
-                var failure = ClientError.transport(HTTPClientError(written < total ? .truncatedBody : .invalidResponse, detail: detail))
+                var failure = ClientError.transport(TransportError(written < total ? .truncatedBody : .invalidResponse, detail: detail))
                 failure.responseHead = response.head
                 throw failure
             }

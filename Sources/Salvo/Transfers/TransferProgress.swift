@@ -50,7 +50,7 @@ extension HTTPBody {
             reporting.content = .stream(length: length, replayable: replayable) { writer in
                 let counter = ByteCounter()
                 progress(TransferProgress(completedBytes: 0, totalBytes: total))
-                try await produce(HTTPBodyWriter { (chunk) throws(HTTPClientError) in
+                try await produce(HTTPBodyWriter { (chunk) throws(TransportError) in
                     try await writer.write(chunk)
                     progress(TransferProgress(completedBytes: counter.add(chunk.count), totalBytes: total))
                 })

@@ -15,7 +15,7 @@ extension HTTPBody {
         case .stream(_, let replayable, let produce):
             compressed.content = .stream(length: nil, replayable: replayable) { writer in
                 let encoder = GzipEncoderBox(try GzipEncoder(level: level))
-                try await produce(HTTPBodyWriter { (chunk) throws(HTTPClientError) in
+                try await produce(HTTPBodyWriter { (chunk) throws(TransportError) in
                     var compressed: [UInt8] = []
                     chunk.withUnsafeBytes { encoder.encoder.compress($0) { compressed.append(contentsOf: $0) } }
                     try await writer.write(compressed)

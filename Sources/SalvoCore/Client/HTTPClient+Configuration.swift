@@ -73,9 +73,9 @@ extension HTTPClient {
         public init() {}
 
         /// Refuses settings no client can run with.
-        func validate() throws(HTTPClientError) {
-            func invalid(_ what: String) -> HTTPClientError {
-                HTTPClientError(.invalidConfiguration, detail: what)
+        func validate() throws(TransportError) {
+            func invalid(_ what: String) -> TransportError {
+                TransportError(.invalidConfiguration, detail: what)
             }
             guard self.threads > 0 else { throw invalid("threads must be at least 1, not \(self.threads)") }
             guard self.maxConnectionsPerHost > 0 else {

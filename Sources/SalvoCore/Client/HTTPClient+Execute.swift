@@ -8,7 +8,7 @@ extension HTTPClient {
     ///   - body: what to send after the head; nil sends none.
     ///   - options: this request's overrides of the client's configuration (timeout, body
     ///     size limit, TLS…).
-    /// - Throws: ``HTTPClientError``; `.cancelled` when the calling task is cancelled (the
+    /// - Throws: ``TransportError``; `.cancelled` when the calling task is cancelled (the
     ///   connection is closed, never reused mid-response).
     ///
     /// Runs on the caller's executor (`nonisolated(nonsending)`): the request is prepared —
@@ -18,12 +18,12 @@ extension HTTPClient {
     /// up TLS the first time (the system trust store, ~50 ms), runs on the global executor.
     nonisolated(nonsending) public func execute(
         _ request: HTTPRequest, body: HTTPBody? = nil, options: RequestOptions = RequestOptions()
-    ) async throws(HTTPClientError) -> HTTPClientResponse {
+    ) async throws(TransportError) -> CollectedResponse {
         await self.setUpTLS(for: request, options: options)
-        var prepared = try self.prepared(request, body: body, options: options)
+        var prepared = try self.prepare(request, body: body, options: options)
         if Task.isCancelled {
             body?.requestEnded()
-            throw HTTPClientError.cancelled(.caller, phase: .request)
+            throw TransportError.cancelled(.caller, phase: .request)
         }
         let loop = self.place(&prepared)
         let limit = options.maxBodySize ?? self.configuration.maxBodySize
@@ -33,7 +33,7 @@ extension HTTPClient {
         let owner = RequestOwner(consume prepared, client: self, loop: loop, delivery: .awaiting, maxBodySize: limit)
         let isolation = #isolation
         let result = await withTaskCancellationHandler {
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>) in
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<CollectedResponse, TransportError>, Never>) in
                 owner.deliver(to: continuation, isolation: isolation)
                 self.start(owner, on: loop)
             }
@@ -50,19 +50,19 @@ extension HTTPClient {
     /// Runs on the caller's executor, as ``execute(_:body:options:)`` does.
     nonisolated(nonsending) public func stream(
         _ request: HTTPRequest, body: HTTPBody? = nil, options: RequestOptions = RequestOptions()
-    ) async throws(HTTPClientError) -> HTTPClientStreamingResponse {
+    ) async throws(TransportError) -> TransportResponse {
         await self.setUpTLS(for: request, options: options)
-        var prepared = try self.prepared(request, body: body, options: options)
+        var prepared = try self.prepare(request, body: body, options: options)
         if Task.isCancelled {
             body?.requestEnded()
-            throw HTTPClientError.cancelled(.caller, phase: .request)
+            throw TransportError.cancelled(.caller, phase: .request)
         }
         let loop = self.place(&prepared)
         let handler = StreamingHandler()
         let owner = RequestOwner(consume prepared, client: self, loop: loop, delivery: .stream(handler))
         let isolation = #isolation
         let result = await withTaskCancellationHandler {
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPClientStreamingResponse, HTTPClientError>, Never>) in
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<TransportResponse, TransportError>, Never>) in
                 handler.deliver(to: continuation, isolation: isolation)
                 self.start(owner, on: loop)
             }
@@ -80,11 +80,11 @@ extension HTTPClient {
     @discardableResult
     public func execute(
         _ request: HTTPRequest, body: HTTPBody? = nil, options: RequestOptions = RequestOptions(),
-        completion: @escaping @Sendable (Result<HTTPClientResponse, HTTPClientError>) -> Void
+        completion: @escaping @Sendable (Result<CollectedResponse, TransportError>) -> Void
     ) -> RequestHandle {
         var prepared: PreparedRequest
         do {
-            prepared = try self.prepared(request, body: body, options: options)
+            prepared = try self.prepare(request, body: body, options: options)
         } catch {
             // Reported on a loop thread like every other outcome, or here if none runs.
             if !self.group.next().tryExecute({ completion(.failure(error)) }) {
@@ -124,13 +124,13 @@ public struct RequestHandle: Sendable {
 /// The engine as the typed layer's (or anyone's) transport: the streaming call.
 extension HTTPClient: Transport {
     /// Sends `request` and returns once the head has arrived; see ``stream(_:body:options:)``.
-    nonisolated(nonsending) public func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(HTTPClientError) -> TransportResponse {
+    nonisolated(nonsending) public func send(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions) async throws(TransportError) -> TransportResponse {
         try await self.stream(request, body: body, options: RequestOptions(options))
     }
 
     /// Sends `request` and collects the response; see ``execute(_:body:options:)``.
     nonisolated(nonsending) public func sendCollecting(_ request: HTTPRequest, body: HTTPBody?, options: TransportOptions,
-                                                       maxBodySize: Int) async throws(HTTPClientError) -> HTTPClientResponse {
+                                                       maxBodySize: Int) async throws(TransportError) -> CollectedResponse {
         try await self.execute(request, body: body, options: RequestOptions(options, maxBodySize: maxBodySize))
     }
 }
@@ -147,15 +147,5 @@ extension HTTPClient {
 
     @concurrent private func setUpTLSConcurrently(_ configuration: TLSConfiguration?) async {
         _ = try? self.tlsContexts.context(for: configuration)
-    }
-
-    /// ``prepare(_:body:options:)``, telling the body the request is over when it fails there.
-    fileprivate func prepared(_ request: HTTPRequest, body: HTTPBody?, options: RequestOptions) throws(HTTPClientError) -> PreparedRequest {
-        do {
-            return try self.prepare(request, body: body, options: options)
-        } catch {
-            body?.requestEnded()
-            throw error
-        }
     }
 }

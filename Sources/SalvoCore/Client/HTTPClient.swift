@@ -40,22 +40,22 @@ public final class HTTPClient: Sendable {
     }
 
     /// Starts a client with its own event loops.
-    public convenience init(configuration: Configuration = Configuration()) throws(HTTPClientError) {
+    public convenience init(configuration: Configuration = Configuration()) throws(TransportError) {
         try configuration.validate()
         let tls = try TLSContext(configuration.tls)
         let group: EventLoopGroup
         do {
             group = try EventLoopGroup(numberOfThreads: configuration.threads)
-        } catch let error as HTTPClientError {
+        } catch let error as TransportError {
             throw error
         } catch {
-            throw HTTPClientError(.shutdown, detail: "\(error)")
+            throw TransportError(.shutdown, detail: "\(error)")
         }
         self.init(configuration: configuration, group: group, ownsGroup: true, tls: tls)
     }
 
     /// A client on an existing group of loops (shared with other clients or code).
-    public convenience init(configuration: Configuration = Configuration(), eventLoopGroup: EventLoopGroup) throws(HTTPClientError) {
+    public convenience init(configuration: Configuration = Configuration(), eventLoopGroup: EventLoopGroup) throws(TransportError) {
         try configuration.validate()
         let tls = try TLSContext(configuration.tls)
         self.init(configuration: configuration, group: eventLoopGroup, ownsGroup: false, tls: tls)
@@ -97,7 +97,7 @@ public final class HTTPClient: Sendable {
         coordinator.attach(self.pools)
         self.stopHooks = self.pools.map { bound in
             bound.loop.whenStopping {
-                bound.value.shutdown(HTTPClientError(.shutdown, detail: "the event loop stopped"))
+                bound.value.shutdown(TransportError(.shutdown, detail: "the event loop stopped"))
             }
         }
     }
@@ -156,10 +156,16 @@ public final class HTTPClient: Sendable {
 
     // MARK: Starting requests
 
-    /// `request` prepared under this client's configuration, unless the client is shut down.
-    func prepare(_ request: HTTPRequest, body: HTTPBody?, options: RequestOptions) throws(HTTPClientError) -> PreparedRequest {
-        guard !self.isShutDown else { throw HTTPClientError(.shutdown) }
-        return try self.preparer.prepare(request, body: body, options: options)
+    /// `request` prepared under this client's configuration, unless the client is shut down;
+    /// a request that cannot be prepared is over, and its body is told so.
+    func prepare(_ request: HTTPRequest, body: HTTPBody?, options: RequestOptions) throws(TransportError) -> PreparedRequest {
+        do throws(TransportError) {
+            guard !self.isShutDown else { throw TransportError(.shutdown) }
+            return try self.preparer.prepare(request, body: body, options: options)
+        } catch {
+            body?.requestEnded()
+            throw error
+        }
     }
 
     /// Starts `owner` on `loop`: at once when this thread is the loop's (no hop, no closure),
@@ -175,7 +181,7 @@ public final class HTTPClient: Sendable {
             // The loop has stopped (the client or its group shut down meanwhile): the request
             // never reached it and is still this thread's; its placement and body are let go here.
             if owner.settleArrival() { self.coordinator.placementAbandoned(owner.key) }
-            owner.fail(HTTPClientError(.shutdown, phase: .request))
+            owner.fail(TransportError(.shutdown, phase: .request))
         }
     }
 
@@ -245,64 +251,5 @@ public final class HTTPClient: Sendable {
             total.hosts.merge(part.hosts) { $0.adding($1) }
         }
         return total
-    }
-}
-
-/// Counters of a client's pools.
-public struct PoolStatistics: Sendable, Hashable {
-    /// Connections started since the client was created.
-    public var connectionsOpened = 0
-    /// Requests that ran on a connection which had carried an earlier request.
-    public var connectionsReused = 0
-    /// Connections open (idle, busy or connecting) right now.
-    public var openConnections = 0
-    /// TLS handshakes that resumed an earlier session instead of a full handshake.
-    public var tlsResumed = 0
-    /// The same, and more, host by host (connection key: scheme, host, port).
-    public var hosts: [ConnectionKey: HostPoolStatistics] = [:]
-}
-
-/// One host's connections and requests, summed over the client's loops.
-public struct HostPoolStatistics: Sendable, Hashable {
-    // Now:
-    /// Connections open: idle, leased or still connecting.
-    public var open = 0
-    public var idle = 0
-    public var leased = 0
-    public var connecting = 0
-    /// Requests waiting for a connection.
-    public var queued = 0
-    // Since the client was made:
-    public var opened = 0
-    /// Requests that ran on a connection which had carried an earlier one.
-    public var reused = 0
-    /// Connections the client closed (idle timeout, a failure of its own, no reuse wanted).
-    public var closedByUs = 0
-    /// Connections the server closed, or asked to close (`Connection: close`).
-    public var closedByServer = 0
-    public var requestsCompleted = 0
-    public var requestsFailed = 0
-    /// Requests written behind another on a busy connection (``HTTPClient/Configuration/pipeliningDepth``).
-    public var pipelined = 0
-    public var tlsResumed = 0
-
-    public init() {}
-
-    func adding(_ other: HostPoolStatistics) -> HostPoolStatistics {
-        var sum = self
-        sum.open += other.open
-        sum.idle += other.idle
-        sum.leased += other.leased
-        sum.connecting += other.connecting
-        sum.queued += other.queued
-        sum.opened += other.opened
-        sum.reused += other.reused
-        sum.closedByUs += other.closedByUs
-        sum.closedByServer += other.closedByServer
-        sum.pipelined += other.pipelined
-        sum.requestsCompleted += other.requestsCompleted
-        sum.requestsFailed += other.requestsFailed
-        sum.tlsResumed += other.tlsResumed
-        return sum
     }
 }

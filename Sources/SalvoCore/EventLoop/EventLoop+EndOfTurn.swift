@@ -23,9 +23,9 @@ extension EndOfTurnWork {
 /// responses' heads) completed in one turn of a loop. Loop-confined.
 struct PoolResumes {
     enum Resume: Sendable {
-        case collected(UnsafeContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>, Result<HTTPClientResponse, HTTPClientError>)
-        case streamed(UnsafeContinuation<Result<HTTPClientStreamingResponse, HTTPClientError>, Never>,
-                      Result<HTTPClientStreamingResponse, HTTPClientError>)
+        case collected(UnsafeContinuation<Result<CollectedResponse, TransportError>, Never>, Result<CollectedResponse, TransportError>)
+        case streamed(UnsafeContinuation<Result<TransportResponse, TransportError>, Never>,
+                      Result<TransportResponse, TransportError>)
 
         func run() {
             switch self {

@@ -18,7 +18,7 @@ public final class EventLoopGroup: Sendable {
     /// Starts `numberOfThreads` loops (default: the number of online cores).
     public init(numberOfThreads: Int = EventLoopGroup.coreCount, name: String = "salvo") throws {
         guard numberOfThreads > 0 else {
-            throw HTTPClientError(.invalidConfiguration, detail: "an EventLoopGroup needs at least one loop")
+            throw TransportError(.invalidConfiguration, detail: "an EventLoopGroup needs at least one loop")
         }
         var loops: [EventLoop] = []
         do {
@@ -29,7 +29,7 @@ public final class EventLoopGroup: Sendable {
             }
         } catch {
             for loop in loops { loop.stopAndJoin() }
-            throw HTTPClientError(.shutdown, detail: "could not start event loops: \(error)")
+            throw TransportError(.shutdown, detail: "could not start event loops: \(error)")
         }
         self.loops = loops
     }

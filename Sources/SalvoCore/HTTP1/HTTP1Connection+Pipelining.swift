@@ -106,7 +106,7 @@ extension HTTP1Connection {
     /// simply leaves the line. Otherwise its answer will come: the requests ahead of it keep
     /// their places, those behind it leave the line, and the connection closes once the ones
     /// ahead are answered.
-    func dropLined(_ owner: RequestOwner, error: HTTPClientError) {
+    func dropLined(_ owner: RequestOwner, error: TransportError) {
         guard let index = self.line.firstIndex(where: { $0.owner === owner }) else { return }
         defer { self.rearm() }
         var dropped = self.line.remove(at: index)
@@ -136,7 +136,7 @@ extension HTTP1Connection {
     func expireLine(at now: Deadline) {
         while let entry = self.line.first(where: { $0.owner.waitDeadline <= now }) {
             let owner = entry.owner
-            self.dropLined(owner, error: HTTPClientError(owner.waitExpiry(at: now), phase: .readHead,
+            self.dropLined(owner, error: TransportError(owner.waitExpiry(at: now), phase: .readHead,
                                                          detail: "waiting in line behind a response that did not come in time"))
         }
     }

@@ -23,7 +23,7 @@ extension HTTP1Connection {
                 if !clean && self.owner != nil && self.decoder.bodyEndsAtClose {
                     // TLS without close_notify: a body that runs to the close cannot be known
                     // complete (someone may have cut the connection).
-                    self.fail(HTTPClientError(.truncatedBody, phase: .readBody,
+                    self.fail(TransportError(.truncatedBody, phase: .readBody,
                                               detail: "the server closed the TLS connection without close_notify"))
                     return
                 }
@@ -107,7 +107,7 @@ extension HTTP1Connection {
             self.remoteClosed(errno: errno)
             return
         }
-        self.fail(HTTPClientError(.readFailed, phase: self.decoder.inBody ? .readBody : .readHead,
+        self.fail(TransportError(.readFailed, phase: self.decoder.inBody ? .readBody : .readHead,
                                   errno: errno == 0 ? nil : errno, detail: detail))
     }
 
@@ -142,8 +142,8 @@ extension HTTP1Connection {
             // Reset before any response: a send failure if the request was still going out
             // (curl's 55), a receive failure otherwise (56).
             error = duringWrite
-                ? HTTPClientError(.writeFailed, phase: .write, errno: errno)
-                : HTTPClientError(.readFailed, phase: .readHead, errno: errno)
+                ? TransportError(.writeFailed, phase: .write, errno: errno)
+                : TransportError(.readFailed, phase: .readHead, errno: errno)
         } else if errno != 0 {
             error.errno = errno
         }
@@ -152,7 +152,7 @@ extension HTTP1Connection {
 
     /// The peer's close cut the response short: the request's owner hears it, with what the
     /// connection saw, and decides whether it goes again.
-    private func failOnClose(_ error: HTTPClientError) {
+    private func failOnClose(_ error: TransportError) {
         if error.phase == .readHead, let observer = self.owner?.headObserver {
             // The lines of a head the close cut short, as curl shows them.
             self.decoder.keepPartialHead(endingBefore: self.decoder.captured.count)

@@ -51,7 +51,7 @@ extension HTTP1Connection {
         if errno == EPIPE || errno == ECONNRESET {
             self.remoteClosed(errno: errno, duringWrite: true)
         } else {
-            self.fail(HTTPClientError(.writeFailed, phase: .write, errno: errno == 0 ? nil : errno, detail: detail))
+            self.fail(TransportError(.writeFailed, phase: .write, errno: errno == 0 ? nil : errno, detail: detail))
         }
     }
 }

@@ -123,7 +123,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
             if let path = key.unixSocketPath {
                 // A path that cannot be a socket address is an unresolvable name (curl: 6).
                 connection.value.resolved(SocketAddress(unixPath: path).map { .success([$0]) }
-                    ?? .failure(HTTPClientError(.dnsFailure, host: key.host, phase: .resolve,
+                    ?? .failure(TransportError(.dnsFailure, host: key.host, phase: .resolve,
                                                 detail: "Unix socket path \"\(path)\" is empty, too long (107 bytes at most) or holds a NUL")))
                 return
             }
@@ -141,7 +141,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         }
     }
 
-    private func resolved(_ result: Result<[SocketAddress], HTTPClientError>) {
+    private func resolved(_ result: Result<[SocketAddress], TransportError>) {
         guard case .resolving = self.life else { return }
         self.setup.resolvedAt = self.loop.refreshNow()
         defer { self.rearm() }
@@ -175,7 +175,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         }
     }
 
-    private func connectFailed(_ error: HTTPClientError) {
+    private func connectFailed(_ error: TransportError) {
         self.connector.abandon(loop: self.loop)
         self.life = .closed
         self.armedTimer = nil
@@ -297,7 +297,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         guard let armed = self.armedTimer, armed.nanoseconds == token else { return }
         self.armedTimer = nil
         defer { self.rearm() }
-        let phase: HTTPClientError.Phase = self.decoder.inBody ? .readBody : .readHead
+        let phase: TransportError.Phase = self.decoder.inBody ? .readBody : .readHead
         switch self.deadlines.expired(at: now) {
         case nil:
             break
@@ -313,10 +313,10 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
                 // A lined-up request's deadline, not the current one's.
                 self.expireLine(at: now)
             } else {
-                self.fail(HTTPClientError(.totalTimeout, phase: phase))
+                self.fail(TransportError(.totalTimeout, phase: phase))
             }
         case .head:
-            self.fail(HTTPClientError(.headTimeout, phase: .readHead))
+            self.fail(TransportError(.headTimeout, phase: .readHead))
         case .producerEnd:
             // Everything announced went out and the response is here: the request stands,
             // and the producer's further writes are refused.
@@ -327,9 +327,9 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
             self.exchange.writer.releaseBody()
             self.writeRequest()
         case .write:
-            self.fail(HTTPClientError(.writeTimeout, phase: .write, detail: "the server took no request bytes for that long"))
+            self.fail(TransportError(.writeTimeout, phase: .write, detail: "the server took no request bytes for that long"))
         case .read:
-            self.fail(HTTPClientError(.readTimeout, phase: phase))
+            self.fail(TransportError(.readTimeout, phase: phase))
         case .idle:
             self.act(self.machine.failed())
         }
@@ -351,7 +351,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         case .succeedRequest(let reuse):
             self.succeed(reuse: reuse)
         case .failRequest:
-            self.finishFailure(self.exchange.ownerError ?? HTTPClientError(.readFailed), closedByPeer: false)
+            self.finishFailure(self.exchange.ownerError ?? TransportError(.readFailed), closedByPeer: false)
         case .close:
             self.closeSocket()
             self.pool.connectionClosed(self)
@@ -360,7 +360,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
 
     /// Ends the current request with `error` (or closes an idle connection): a timeout, a
     /// cancellation, a protocol error — the connection's own reasons, not the peer's close.
-    func fail(_ error: HTTPClientError) {
+    func fail(_ error: TransportError) {
         switch self.machine.failed() {
         case .failRequest:
             self.finishFailure(error, closedByPeer: false)
@@ -371,7 +371,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
 
     /// The exchange broke: the connection closes, the pool hears it is gone, then the
     /// request's owner (and the owners of requests in line) learn what happened to theirs.
-    func finishFailure(_ error: HTTPClientError, closedByPeer: Bool) {
+    func finishFailure(_ error: TransportError, closedByPeer: Bool) {
         let owner = self.owner
         let facts = ExchangeFacts(reusedConnection: self.machine.requestsServed > 0,
                                   requestBytesWritten: self.exchange.writer.bytesWritten,
@@ -447,7 +447,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
 
     /// Closes the connection now (the pool gave its place away, or is shutting down),
     /// failing its request if it has one.
-    func close(failingWith error: HTTPClientError) {
+    func close(failingWith error: TransportError) {
         if self.owner != nil {
             self.fail(error)
         } else {
@@ -470,7 +470,7 @@ struct Exchange {
     /// server did, or it is out of step).
     var mustClose = false
     /// What the owner threw inside a parser callback, reported once the parser returns.
-    var ownerError: HTTPClientError?
+    var ownerError: TransportError?
     /// The response ended inside a parser callback: acted on once the parser returns.
     var pendingEnd: (trailers: HTTPFields?, keepAlive: Bool)?
     /// The trailers of the response that ended.

@@ -42,7 +42,7 @@ public enum RequestEncoder {
     }
 
     /// `value` for a field the client adds, refused when it holds CR, LF or NUL.
-    static func checkedValue(_ value: String, of name: String) throws(HTTPClientError) -> String {
+    static func checkedValue(_ value: String, of name: String) throws(TransportError) -> String {
         guard !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) else {
             throw invalid("\(name) \"\(printable(value))\" contains CR, LF or NUL")
         }
@@ -54,7 +54,7 @@ public enum RequestEncoder {
         _ request: HTTPRequest,
         body: RequestBodyLength,
         into buffer: inout [UInt8]
-    ) throws(HTTPClientError) {
+    ) throws(TransportError) {
         try self.encodeHead(request, body: body, adding: .none, into: &buffer)
     }
 
@@ -65,7 +65,7 @@ public enum RequestEncoder {
         body: RequestBodyLength,
         forwardedBy proxy: HTTPProxy,
         into buffer: inout [UInt8]
-    ) throws(HTTPClientError) {
+    ) throws(TransportError) {
         var added = AddedFields()
         added.absoluteFormPrefix = "\(request.scheme ?? "http")://\(request.authority ?? "")"
         added.proxyAuthorization = proxy.credentials?.basicAuthorization
@@ -77,7 +77,7 @@ public enum RequestEncoder {
         body: RequestBodyLength,
         adding added: AddedFields,
         into buffer: inout [UInt8]
-    ) throws(HTTPClientError) {
+    ) throws(TransportError) {
         let method = request.method.rawValue
         guard !method.isEmpty, allBytes(of: method, are: HTTPToken.isTokenByte) else {
             throw invalid("method \"\(printable(method))\" is not a valid token")
@@ -149,7 +149,7 @@ public enum RequestEncoder {
 
     /// A field of the caller's, checked again (the head is the last line of defence, and
     /// names can be built unchecked elsewhere): a token name, no CR, LF or NUL in the value.
-    private static func appendChecked(_ field: HTTPField, into buffer: inout [UInt8]) throws(HTTPClientError) {
+    private static func appendChecked(_ field: HTTPField, into buffer: inout [UInt8]) throws(TransportError) {
         let nameText = field.name.rawName
         guard allBytes(of: nameText, are: HTTPToken.isTokenByte) else {
             throw invalid("field name \"\(printable(nameText))\" is not a valid token")
@@ -263,8 +263,8 @@ public enum RequestEncoder {
         byte > 0x20 && byte != 0x7F
     }
 
-    private static func invalid(_ detail: String) -> HTTPClientError {
-        HTTPClientError(.invalidRequest, phase: .request, detail: detail)
+    private static func invalid(_ detail: String) -> TransportError {
+        TransportError(.invalidRequest, phase: .request, detail: detail)
     }
 
     /// The text with control characters shown as escapes, for error messages.

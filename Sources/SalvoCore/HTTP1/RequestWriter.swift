@@ -27,7 +27,7 @@ struct RequestWriter {
         /// The socket failed. The server may have answered before it went away: read first.
         case socketFailed(errno: Int32, detail: String?)
         /// The producer failed, or gave more or fewer bytes than it announced.
-        case bodyFailed(HTTPClientError)
+        case bodyFailed(TransportError)
     }
 
     /// Bytes of head and in-memory body written.
@@ -73,7 +73,7 @@ struct RequestWriter {
 
     /// The request is over for this connection: stop a producer that may still run, telling
     /// it why.
-    mutating func end(_ reason: HTTPClientError.CancellationReason = .requestEnded) {
+    mutating func end(_ reason: TransportError.CancellationReason = .requestEnded) {
         self.streamedBody?.cancel(reason)
         self.streamedBody = nil
         self.waitingForProducer = false

@@ -31,7 +31,7 @@ extension ResponseDecoder {
         // Past 4 GiB a field's length would not fit its record (``FieldRecords``), whatever
         // limit the caller set.
         if self.headerBytes > self.limits.maxHeaderBytes || self.headerBytes > Self.maxRecordableHeaderBytes {
-            self.failure = HTTPClientError(
+            self.failure = TransportError(
                 .headerTooLarge, phase: self.inTrailers ? .readBody : .readHead,
                 detail: "more than \(self.limits.maxHeaderBytes) bytes of header fields")
             return false
@@ -69,7 +69,7 @@ extension ResponseDecoder {
     private func countField() -> Bool {
         self.headerCount += 1
         guard self.headerCount > self.limits.maxHeaderCount else { return true }
-        self.failure = HTTPClientError(
+        self.failure = TransportError(
             .tooManyHeaders, phase: self.inTrailers ? .readBody : .readHead,
             detail: "more than \(self.limits.maxHeaderCount) header fields")
         return false
@@ -79,7 +79,7 @@ extension ResponseDecoder {
     /// llhttp lets a response's names hold spaces ("Bad Name", "X-A ").
     private func accept(_ closed: FieldRecords.ClosedName) -> Int32 {
         guard closed.isToken else {
-            self.failure = HTTPClientError(.invalidResponse, phase: .readHead, detail: "invalid header field name")
+            self.failure = TransportError(.invalidResponse, phase: .readHead, detail: "invalid header field name")
             return Self.userError
         }
         if !self.inTrailers, closed.tracked == .transferEncoding { self.sawTransferEncoding = true }
@@ -182,7 +182,7 @@ extension ResponseDecoder {
 
     /// Fails the head at the line that begins at `line` (for what a tool shows of it).
     private func refuse(_ detail: String, at line: Int, of head: UnsafeRawBufferPointer) -> Int32 {
-        self.failure = HTTPClientError(.invalidResponse, phase: .readHead, detail: detail)
+        self.failure = TransportError(.invalidResponse, phase: .readHead, detail: detail)
         return self.failed(Self.userError, at: line, of: head)
     }
 

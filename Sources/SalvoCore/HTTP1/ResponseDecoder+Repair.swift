@@ -8,9 +8,9 @@ extension ResponseDecoder {
     /// Bytes kept for one head — carried over reads, captured, collected for repair — are
     /// bounded like the head itself, whatever llhttp skips without counting (CR LF before a
     /// status line, spaces after a colon).
-    func checkHeadBuffer(_ count: Int) throws(HTTPClientError) {
+    func checkHeadBuffer(_ count: Int) throws(TransportError) {
         guard count > self.limits.maxHeaderBytes + Self.headSlack else { return }
-        throw HTTPClientError(.headerTooLarge, phase: .readHead, detail: "more than \(self.limits.maxHeaderBytes) bytes of header fields")
+        throw TransportError(.headerTooLarge, phase: .readHead, detail: "more than \(self.limits.maxHeaderBytes) bytes of header fields")
     }
 
     /// Room beyond the fields' bytes for the status line and the line ends.
@@ -26,7 +26,7 @@ extension ResponseDecoder {
     /// rewrote it — or throws the parser's error when it is not one of the repairable faults.
     /// `newBytesFrom`: where this read's bytes not yet collected begin (nil: all are);
     /// `searchedUpTo`: how much of the collected bytes is known to hold no end of head.
-    func continueRepair(_ bytes: UnsafeRawBufferPointer, newBytesFrom: Int?, searchedUpTo: Int? = nil) throws(HTTPClientError) -> Step {
+    func continueRepair(_ bytes: UnsafeRawBufferPointer, newBytesFrom: Int?, searchedUpTo: Int? = nil) throws(TransportError) -> Step {
         guard let error = self.repairing?.error else { return .done(.needMore) }
         // Taken out first, so that appending does not copy what was collected.
         var collected = self.repairing?.bytes ?? []

@@ -116,7 +116,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     @exclusivity(unchecked) var headerCount = 0
     @exclusivity(unchecked) var inTrailers = false
     @exclusivity(unchecked) private var sawFinalHead = false
-    @exclusivity(unchecked) var failure: HTTPClientError? = nil
+    @exclusivity(unchecked) var failure: TransportError? = nil
     /// Whether the current message got as far as its status line (llhttp calls on_status
     /// only after a valid "HTTP/x.y NNN ").
     @exclusivity(unchecked) private var sawStatus = false
@@ -134,7 +134,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     @exclusivity(unchecked) var failedLineDistance: Int?
     /// While a refused head is collected to be repaired: its bytes so far, and the error that
     /// stands if it cannot be.
-    @exclusivity(unchecked) var repairing: (bytes: [UInt8], error: HTTPClientError)?
+    @exclusivity(unchecked) var repairing: (bytes: [UInt8], error: TransportError)?
     /// The parser paused at the end of an interim response, so that the next head's start is
     /// known; it resumes at once.
     @exclusivity(unchecked) var pausedAfterInterim = false
@@ -223,7 +223,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     }
 
     /// Parses `bytes`. Throws a typed error on anything that is not a valid HTTP/1.x response.
-    public func feed(_ bytes: UnsafeRawBufferPointer) throws(HTTPClientError) -> FeedResult {
+    public func feed(_ bytes: UnsafeRawBufferPointer) throws(TransportError) -> FeedResult {
         guard bytes.baseAddress != nil, bytes.count > 0 else { return .needMore }
         self.bytesOfCurrentResponse &+= bytes.count
         var step = self.repairing != nil ? try self.continueRepair(bytes, newBytesFrom: 0) : try self.parse(bytes, from: 0)
@@ -244,7 +244,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     }
 
     /// Runs llhttp over `bytes[offset...]`: one call, unless an interim response ends inside.
-    private func parse(_ bytes: UnsafeRawBufferPointer, from offset: Int, capture: Bool = true) throws(HTTPClientError) -> Step {
+    private func parse(_ bytes: UnsafeRawBufferPointer, from offset: Int, capture: Bool = true) throws(TransportError) -> Step {
         if capture && self.capturesHeads && !self.sawFinalHead {
             self.captured.append(contentsOf: bytes[offset...])
             try self.checkHeadBuffer(self.captured.count)
@@ -307,7 +307,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
 
     /// Tells the parser the connection ended. A close-delimited body ends here; anything else
     /// unfinished is an error saying what was cut short.
-    public func finish() throws(HTTPClientError) -> Bool {
+    public func finish() throws(TransportError) -> Bool {
         if let repairing = self.repairing {
             // The connection ended inside a head being repaired: cut short if what came is a
             // well-formed start, else the parser's error.
@@ -332,22 +332,22 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     }
 
     /// The error for a connection that ended at this point of the response.
-    func endOfStreamError() -> HTTPClientError {
+    func endOfStreamError() -> TransportError {
         if self.bytesOfCurrentResponse == 0 || (self.interimBytesPending && !self.sawStatus) {
-            return HTTPClientError(.emptyResponse, phase: .readHead)
+            return TransportError(.emptyResponse, phase: .readHead)
         }
         if self.inBody {
-            return HTTPClientError(.truncatedBody, phase: .readBody, detail: "the connection closed before the end of the body")
+            return TransportError(.truncatedBody, phase: .readBody, detail: "the connection closed before the end of the body")
         }
-        return HTTPClientError(.truncatedHead, phase: .readHead, detail: "the connection closed in the middle of the response head")
+        return TransportError(.truncatedHead, phase: .readHead, detail: "the connection closed in the middle of the response head")
     }
 
-    func protocolError(_ detail: String?) -> HTTPClientError {
+    func protocolError(_ detail: String?) -> TransportError {
         let errno = llhttp_get_errno(self.parser)
         if detail == nil && !self.sawStatus
             && (errno == HPE_INVALID_CONSTANT || errno == HPE_INVALID_VERSION || errno == HPE_INVALID_STATUS) {
             let reason = llhttp_get_error_reason(self.parser).map { String(cString: $0) } ?? "bad status line"
-            return HTTPClientError(.notHTTPResponse, phase: .readHead, detail: reason)
+            return TransportError(.notHTTPResponse, phase: .readHead, detail: reason)
         }
         var text = detail
         if text == nil {
@@ -355,7 +355,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
             let reason = llhttp_get_error_reason(self.parser).map { String(cString: $0) } ?? "parse error"
             text = "\(reason) (\(name))"
         }
-        return HTTPClientError(.invalidResponse, phase: self.inBody ? .readBody : .readHead, detail: text)
+        return TransportError(.invalidResponse, phase: self.inBody ? .readBody : .readHead, detail: text)
     }
 
     // MARK: Callbacks
@@ -433,7 +433,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         }
         if code < 100 {
             // llhttp takes any number below 1000; a status code has three digits (RFC 9110 §15).
-            self.failure = HTTPClientError(.notHTTPResponse, phase: .readHead, detail: "status code \(code) is not three digits")
+            self.failure = TransportError(.notHTTPResponse, phase: .readHead, detail: "status code \(code) is not three digits")
             return Self.userError
         }
         if (100..<200).contains(code) {
@@ -445,7 +445,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
             self.interimBytes += self.headerBytes
             guard self.interimCount <= Self.maxInterimResponses, self.interimBytes <= self.limits.maxHeaderBytes else {
                 // An endless run of 1xx heads would hold the request forever.
-                self.failure = HTTPClientError(.headerTooLarge, phase: .readHead,
+                self.failure = TransportError(.headerTooLarge, phase: .readHead,
                                                detail: "more than \(Self.maxInterimResponses) interim responses or \(self.limits.maxHeaderBytes) bytes of them")
                 return Self.userError
             }
@@ -479,7 +479,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         if self.sawTransferEncoding, let codings = head.fields.joinedValues(for: .transferEncoding), !Self.isChunkedOnly(codings) {
             // RFC 9112 §6.1: only chunked is understood here; decoding gzip or deflate
             // transfer codings is left to the caller no more than it is to curl.
-            self.failure = HTTPClientError(.unsupportedEncoding, phase: .readHead,
+            self.failure = TransportError(.unsupportedEncoding, phase: .readHead,
                                            detail: "Transfer-Encoding: \(codings)")
             return Self.userError
         }
@@ -536,7 +536,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         // At least a byte per piece: each ';' or '=' ends one, even an empty one.
         self.chunkExtensionBytes += Swift.max(length, 1)
         guard self.chunkExtensionBytes <= Self.maxChunkExtensionBytes else {
-            self.failure = HTTPClientError(.chunkLineTooLong, phase: .readBody,
+            self.failure = TransportError(.chunkLineTooLong, phase: .readBody,
                                            detail: "more than \(Self.maxChunkExtensionBytes) bytes of chunk extensions on one line")
             return Self.userError
         }
@@ -545,11 +545,11 @@ public struct ResponseHeadLimits: Sendable, Hashable {
 
     /// Adds `count` bytes of chunk framing; fails when framing outgrows the data past what
     /// any real stream of small chunks needs (a 1-byte chunk takes 5 bytes of framing).
-    private func countChunkFraming(_ count: Int) throws(HTTPClientError) {
+    private func countChunkFraming(_ count: Int) throws(TransportError) {
         self.chunkFramingBytes &+= count
         let allowed = self.limits.maxHeaderBytes + Self.maxChunkExtensionBytes + 8 * self.chunkDataBytes
         guard self.chunkFramingBytes > allowed else { return }
-        throw HTTPClientError(.chunkLineTooLong, phase: .readBody,
+        throw TransportError(.chunkLineTooLong, phase: .readBody,
                               detail: "\(self.chunkFramingBytes) bytes of chunk framing around \(self.chunkDataBytes) bytes of data")
     }
 
@@ -562,7 +562,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
             // llhttp takes any size that fits 64 unsigned bits, and would then hand on the
             // framing that follows as data. No count of bytes here (nor curl's, whose offsets
             // are signed 64-bit) reaches such a size: refused before a byte of it goes out.
-            self.failure = HTTPClientError(.invalidResponse, phase: .readBody,
+            self.failure = TransportError(.invalidResponse, phase: .readBody,
                                            detail: "chunk size \(String(size, radix: 16)) (hex) is larger than \(String(Int64.max, radix: 16)), the largest this client counts")
             return Self.userError
         }

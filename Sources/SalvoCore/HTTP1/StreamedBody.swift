@@ -8,7 +8,7 @@ import DequeModule
 /// through `loop.execute` (see ``HTTPBodyWriter``).
 final class StreamedBody: @unchecked Sendable {
     /// Why the request stopped wanting the body, once it did.
-    private var cancellationReason = HTTPClientError.CancellationReason.requestEnded
+    private var cancellationReason = TransportError.CancellationReason.requestEnded
     enum State {
         case producing
         /// Every announced byte is queued, and the producer has not ended yet: its end (or a
@@ -16,7 +16,7 @@ final class StreamedBody: @unchecked Sendable {
         case complete
         /// The producer ended well and every byte (and the last chunk) is queued.
         case finished
-        case failed(HTTPClientError)
+        case failed(TransportError)
         /// The request ended first; nothing more is taken.
         case cancelled
     }
@@ -32,7 +32,7 @@ final class StreamedBody: @unchecked Sendable {
     private(set) var frontOffset = 0
     private var queued = 0
     private var produced = 0
-    private var waitingProducer: UnsafeContinuation<HTTPClientError?, Never>?
+    private var waitingProducer: UnsafeContinuation<TransportError?, Never>?
     private(set) var state = State.producing
     private var producer: Task<Void, Never>?
     /// The connection to wake when data arrives; cleared when the request ends.
@@ -47,25 +47,25 @@ final class StreamedBody: @unchecked Sendable {
     /// Runs `produce` in a task of its own.
     func start(_ produce: @escaping @Sendable (HTTPBodyWriter) async throws -> Void) {
         // Chunks reach the loop through its queue; each write returns once there is room.
-        let writer = HTTPBodyWriter { [self] (chunk) throws(HTTPClientError) in
-            let result = await withUnsafeContinuation { (continuation: UnsafeContinuation<HTTPClientError?, Never>) in
+        let writer = HTTPBodyWriter { [self] (chunk) throws(TransportError) in
+            let result = await withUnsafeContinuation { (continuation: UnsafeContinuation<TransportError?, Never>) in
                 if !self.loop.tryExecute({ self.append(chunk, continuation) }) {
-                    continuation.resume(returning: HTTPClientError(.shutdown, phase: .write))
+                    continuation.resume(returning: TransportError(.shutdown, phase: .write))
                 }
             }
             if let result { throw result }
         }
         let loop = self.loop
         self.producer = Task {
-            let failure: HTTPClientError?
+            let failure: TransportError?
             do {
                 try await produce(writer)
                 failure = nil
-            } catch let error as HTTPClientError {
+            } catch let error as TransportError {
                 failure = error.code == .requestBodyFailed ? error
-                    : HTTPClientError(.requestBodyFailed, phase: .write, detail: error.description)
+                    : TransportError(.requestBodyFailed, phase: .write, detail: error.description)
             } catch {
-                failure = HTTPClientError(.requestBodyFailed, phase: .write, detail: "the body stream threw \(error)")
+                failure = TransportError(.requestBodyFailed, phase: .write, detail: "the body stream threw \(error)")
             }
             _ = loop.tryExecute { self.producerEnded(failure) }
         }
@@ -73,7 +73,7 @@ final class StreamedBody: @unchecked Sendable {
 
     // MARK: Producer side (on the loop)
 
-    func append(_ chunk: [UInt8], _ continuation: UnsafeContinuation<HTTPClientError?, Never>) {
+    func append(_ chunk: [UInt8], _ continuation: UnsafeContinuation<TransportError?, Never>) {
         if case .complete = self.state, let length = self.length {
             self.overrun(length, continuation)
             return
@@ -115,8 +115,8 @@ final class StreamedBody: @unchecked Sendable {
     }
 
     /// The producer gave more than it announced: the request fails, whatever went out.
-    private func overrun(_ length: Int, _ continuation: UnsafeContinuation<HTTPClientError?, Never>) {
-        self.state = .failed(HTTPClientError(.requestBodyFailed, phase: .write,
+    private func overrun(_ length: Int, _ continuation: UnsafeContinuation<TransportError?, Never>) {
+        self.state = .failed(TransportError(.requestBodyFailed, phase: .write,
                                              detail: "the body stream gave more than its announced \(length) bytes"))
         self.chunks.removeAll()
         self.queued = 0
@@ -124,7 +124,7 @@ final class StreamedBody: @unchecked Sendable {
         self.connection?.streamedBodyChanged()
     }
 
-    private func producerEnded(_ failure: HTTPClientError?) {
+    private func producerEnded(_ failure: TransportError?) {
         if case .complete = self.state {
             self.state = failure.map { .failed($0) } ?? .finished
             self.connection?.streamedBodyChanged()
@@ -134,7 +134,7 @@ final class StreamedBody: @unchecked Sendable {
         if let failure {
             self.state = .failed(failure)
         } else if let length = self.length, self.produced != length {
-            self.state = .failed(HTTPClientError(.requestBodyFailed, phase: .write,
+            self.state = .failed(TransportError(.requestBodyFailed, phase: .write,
                                                  detail: "the body stream ended after \(self.produced) of its announced \(length) bytes"))
         } else {
             if self.length == nil { self.chunks.append(Array("0\r\n\r\n".utf8)) }
@@ -143,7 +143,7 @@ final class StreamedBody: @unchecked Sendable {
         self.connection?.streamedBodyChanged()
     }
 
-    private var endedError: HTTPClientError {
+    private var endedError: TransportError {
         if case .failed(let error) = self.state { return error }
         return self.cancellationReason == .serverAnsweredEarly
             ? .cancelled(.serverAnsweredEarly, phase: .write, detail: "the server answered before the body was sent")
@@ -155,7 +155,7 @@ final class StreamedBody: @unchecked Sendable {
     /// The next bytes to write, valid until `consumed` or the next append.
     var front: [UInt8]? { self.chunks.first }
 
-    var failure: HTTPClientError? {
+    var failure: TransportError? {
         if case .failed(let error) = self.state { return error }
         return nil
     }
@@ -186,7 +186,7 @@ final class StreamedBody: @unchecked Sendable {
     }
 
     /// The request ended (sent, answered early, failed or cancelled): stop the producer.
-    func cancel(_ reason: HTTPClientError.CancellationReason) {
+    func cancel(_ reason: TransportError.CancellationReason) {
         self.cancellationReason = reason
         self.connection = nil
         switch self.state {

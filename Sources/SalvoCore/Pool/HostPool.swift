@@ -110,7 +110,7 @@ final class HostPool: TimerTarget {
         case .lease:
             break
         case .fail:
-            owner.fail(HTTPClientError(.shutdown, phase: .pool))
+            owner.fail(TransportError(.shutdown, phase: .pool))
             return
         default:
             self.waiters[id] = owner
@@ -183,7 +183,7 @@ final class HostPool: TimerTarget {
         self.counters.requestsCompleted += 1
     }
 
-    func removeWaiter(_ owner: RequestOwner, error: HTTPClientError) {
+    func removeWaiter(_ owner: RequestOwner, error: TransportError) {
         // Waiter ids are this loop's: the owner must be the one queued under its id here.
         if self.waiters[owner.waiterID] === owner, self.machine.removeWaiter(owner.waiterID) {
             self.waiters[owner.waiterID] = nil
@@ -252,7 +252,7 @@ final class HostPool: TimerTarget {
         for waiter in expired where self.machine.removeWaiter(waiter.waiterID) {
             self.waiters[waiter.waiterID] = nil
             let code = waiter.waitExpiry(at: now)
-            waiter.fail(HTTPClientError(code, phase: .pool, detail: "no connection to \(self.key) became free in time"))
+            waiter.fail(TransportError(code, phase: .pool, detail: "no connection to \(self.key) became free in time"))
         }
         self.updateTimer(earliest)
         self.publish()
@@ -342,7 +342,7 @@ final class HostPool: TimerTarget {
     }
 
     /// Closes a connection the machine no longer counts, and gives its place back.
-    private func discard(_ id: Int, error: HTTPClientError) {
+    private func discard(_ id: Int, error: TransportError) {
         guard let connection = self.connections.removeValue(forKey: id) else { return }
         self.counters.closedByUs += 1
         self.budget.release()
@@ -379,7 +379,7 @@ final class HostPool: TimerTarget {
         self.publish()
     }
 
-    func connectionFailed(_ connection: HTTP1Connection, error: HTTPClientError) {
+    func connectionFailed(_ connection: HTTP1Connection, error: TransportError) {
         _ = self.forget(connection)
         let action = self.machine.connectFailed()
         if case .fail(let waiterID, let connectAgain) = action {
@@ -431,12 +431,12 @@ final class HostPool: TimerTarget {
             self.run(action)
         default:
             // Not kept (the pool is shutting down): close it.
-            self.discard(connection.id, error: HTTPClientError(.shutdown))
+            self.discard(connection.id, error: TransportError(.shutdown))
             self.run(action)
         }
     }
 
-    func shutdown(_ error: HTTPClientError) {
+    func shutdown(_ error: TransportError) {
         let (idle, waiters) = self.machine.shutdown()
         var queued = error
         queued.phase = .pool

@@ -93,7 +93,7 @@ final class PoolShard {
     func submit(_ owner: RequestOwner, fresh: Bool = false, movable: Bool = true, urgent: Bool = false) {
         if owner.isFinished { return }
         if self.isShutdown {
-            owner.fail(HTTPClientError(.shutdown, phase: .pool))
+            owner.fail(TransportError(.shutdown, phase: .pool))
             return
         }
         let pool: HostPool
@@ -112,7 +112,7 @@ final class PoolShard {
     }
 
     /// The caller cancelled `owner`'s request: it leaves the queue, its line or its connection.
-    func cancel(_ owner: RequestOwner, error: HTTPClientError) {
+    func cancel(_ owner: RequestOwner, error: TransportError) {
         switch owner.placement {
         case .queued:
             self.hosts[owner.key]?.removeWaiter(owner, error: error)
@@ -149,7 +149,7 @@ final class PoolShard {
     }
 
     /// Closes every connection and fails every request with `error`, on this loop.
-    func shutdown(_ error: HTTPClientError = HTTPClientError(.shutdown)) {
+    func shutdown(_ error: TransportError = TransportError(.shutdown)) {
         self.isShutdown = true
         for pool in self.hosts.values { pool.shutdown(error) }
         self.tlsResumptions.removeAll()

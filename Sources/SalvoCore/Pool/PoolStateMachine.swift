@@ -21,7 +21,7 @@ import DequeModule
 /// is closed so that its place goes there. When the budget frees up, ``capacityAvailable()``
 /// lets a waiting shard connect.
 ///
-/// Connections and waiters are plain integer ids: the driver (``PoolShard``) maps them
+/// Connections and waiters are plain integer ids: the driver (``HostPool``) maps them
 /// to objects.
 @_spi(Benchmarks) public struct PoolStateMachine {
     public enum Action: Equatable {

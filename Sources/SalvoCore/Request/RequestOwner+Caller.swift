@@ -22,9 +22,9 @@ extension RequestOwner: EndOfTurnWork {
         /// request starts (``deliver(to:isolation:)``).
         case awaiting
         /// A collecting call with a completion handler.
-        case completion(@Sendable (Result<HTTPClientResponse, HTTPClientError>) -> Void)
+        case completion(@Sendable (Result<CollectedResponse, TransportError>) -> Void)
         /// A collecting call's awaiting caller (its continuation held as is, not in a closure).
-        case continuation(UnsafeContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>)
+        case continuation(UnsafeContinuation<Result<CollectedResponse, TransportError>, Never>)
         /// A stream: the head goes to the caller as it comes, the body through a ``BodyStream``.
         case stream(StreamingHandler)
         /// The call is over and its result handed on.
@@ -33,13 +33,13 @@ extension RequestOwner: EndOfTurnWork {
 
     /// Where the result of an `.awaiting` call goes; called before the request starts, on
     /// the caller's executor. `isolation`: the caller's actor, if it is on one.
-    func deliver(to continuation: UnsafeContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>,
+    func deliver(to continuation: UnsafeContinuation<Result<CollectedResponse, TransportError>, Never>,
                  isolation: (any Actor)?) {
         self.delivery = .continuation(continuation)
         self.callerResumption = CallerResumption(isolation: isolation)
     }
 
-    func didReceiveHead(_ head: ParsedHead) throws(HTTPClientError) {
+    func didReceiveHead(_ head: ParsedHead) throws(TransportError) {
         if case .stream(let handler) = self.delivery {
             handler.noteDetails(self.details(endedAt: nil))
             handler.didReceiveHead(head, of: self)
@@ -54,7 +54,7 @@ extension RequestOwner: EndOfTurnWork {
     }
 
     /// Body bytes for the caller; false pauses reading.
-    func didReceiveBody(_ bytes: UnsafeRawBufferPointer) throws(HTTPClientError) -> Bool {
+    func didReceiveBody(_ bytes: UnsafeRawBufferPointer) throws(TransportError) -> Bool {
         if case .stream(let handler) = self.delivery { return handler.didReceiveBody(bytes) }
         if self.collected.body.count + bytes.count > self.collected.maxBodySize { throw self.tooLarge() }
         self.collected.body.append(contentsOf: bytes)
@@ -68,18 +68,18 @@ extension RequestOwner: EndOfTurnWork {
             return
         }
         guard let head = self.collected.head.take() else {
-            self.complete(.failure(HTTPClientError(.invalidResponse, detail: "response ended without a head")))
+            self.complete(.failure(TransportError(.invalidResponse, detail: "response ended without a head")))
             return
         }
         // The body moves into the response: the owner keeps no second reference to it. The
         // response is made in place in the result, its parts moved in.
         var body: [UInt8] = []
         swap(&body, &self.collected.body)
-        self.complete(.success(HTTPClientResponse(parsedHead: head, body: body, trailers: trailers, version: details.version,
+        self.complete(.success(CollectedResponse(parsedHead: head, body: body, trailers: trailers, version: details.version,
                                                   metrics: details.metrics, extras: details.extras)))
     }
 
-    func didFail(_ error: HTTPClientError) {
+    func didFail(_ error: TransportError) {
         if case .stream(let handler) = self.delivery {
             self.letGo()
             handler.didFail(error)
@@ -90,7 +90,7 @@ extension RequestOwner: EndOfTurnWork {
 
     /// `result` is moved, not copied, to where it goes (a response is a few references).
     /// From here on the owner is only the caller's handle, if they kept it (see ``letGo()``).
-    private func complete(_ result: consuming Result<HTTPClientResponse, HTTPClientError>) {
+    private func complete(_ result: consuming Result<CollectedResponse, TransportError>) {
         // A handle a caller keeps must not keep the response.
         if self.collected.head != nil { self.collected.head = nil }
         if !self.collected.body.isEmpty { self.collected.body = [] }
@@ -117,7 +117,7 @@ extension RequestOwner: EndOfTurnWork {
         self.callerResumption.resume(.collected(continuation, result))
     }
 
-    private func tooLarge() -> HTTPClientError {
-        HTTPClientError(.bodyTooLarge, phase: .readBody, detail: "more than \(self.collected.maxBodySize) bytes")
+    private func tooLarge() -> TransportError {
+        TransportError(.bodyTooLarge, phase: .readBody, detail: "more than \(self.collected.maxBodySize) bytes")
     }
 }

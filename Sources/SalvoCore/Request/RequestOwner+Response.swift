@@ -91,7 +91,7 @@ extension RequestOwner {
 
     /// The final head of this hop's response, which arrived at `now` in `version`, after
     /// `bytesSent` bytes of the request went out.
-    func receiveHead(_ head: ParsedHead, version: HTTPVersion, bytesSent: Int, at now: Deadline) throws(HTTPClientError) {
+    func receiveHead(_ head: ParsedHead, version: HTTPVersion, bytesSent: Int, at now: Deadline) throws(TransportError) {
         self.metrics.headAt = now
         self.metrics.bytesSent = bytesSent
         self.metrics.version = version
@@ -129,13 +129,13 @@ extension RequestOwner {
     /// Gives up the rest of a skipped body (too long, or one that would end only when the
     /// server closes): the connection closes with the error returned, and the redirect (or
     /// its refusal) stands.
-    func abandonSkippedBody(_ reason: String) -> HTTPClientError {
+    func abandonSkippedBody(_ reason: String) -> TransportError {
         self.machine.skippedBodyAbandoned()
-        return HTTPClientError.cancelled(.internal, phase: .readBody, detail: reason)
+        return TransportError.cancelled(.internal, phase: .readBody, detail: reason)
     }
 
     /// Body bytes; false pauses reading.
-    func receiveBody(_ bytes: UnsafeRawBufferPointer) throws(HTTPClientError) -> Bool {
+    func receiveBody(_ bytes: UnsafeRawBufferPointer) throws(TransportError) -> Bool {
         // A redirect's body is read and dropped, up to a bound; past it the connection is
         // closed instead of reading on.
         if self.reception.skippingBody {
@@ -150,11 +150,11 @@ extension RequestOwner {
             return try self.didReceiveBody(bytes)
         }
         self.reception.callerPaused = false
-        let consumedAll = try decoder.decode(bytes) { (piece) throws(HTTPClientError) -> Bool in try self.deliverDecoded(piece) }
+        let consumedAll = try decoder.decode(bytes) { (piece) throws(TransportError) -> Bool in try self.deliverDecoded(piece) }
         return consumedAll && !self.reception.callerPaused
     }
 
-    private func deliverDecoded(_ piece: UnsafeRawBufferPointer) throws(HTTPClientError) -> Bool {
+    private func deliverDecoded(_ piece: UnsafeRawBufferPointer) throws(TransportError) -> Bool {
         self.metrics.bodyBytesDelivered += piece.count
         let more = try self.didReceiveBody(piece)
         if !more { self.reception.callerPaused = true }
@@ -181,7 +181,7 @@ extension RequestOwner {
                 return
             }
             do {
-                try decoder.finish { (piece) throws(HTTPClientError) -> Bool in try self.deliverDecoded(piece) }
+                try decoder.finish { (piece) throws(TransportError) -> Bool in try self.deliverDecoded(piece) }
             } catch {
                 self.didFail(error.with(host: self.key.host))
                 return
@@ -195,7 +195,7 @@ extension RequestOwner {
         if let decoder = self.reception.decoder, decoder.hasPendingInput {
             self.reception.callerPaused = false
             do {
-                let drained = try decoder.resume { (piece) throws(HTTPClientError) -> Bool in try self.deliverDecoded(piece) }
+                let drained = try decoder.resume { (piece) throws(TransportError) -> Bool in try self.deliverDecoded(piece) }
                 guard drained, !self.reception.callerPaused else { return }
             } catch {
                 if case .running(let connection) = self.placement {

@@ -102,7 +102,7 @@ final class RequestOwner: @unchecked Sendable {
     @exclusivity(unchecked) var collected: Collected
     /// The result for an awaiting caller, held until the loop's turn ends (see
     /// ``EventLoop/deferToEndOfTurn(_:)``).
-    @exclusivity(unchecked) var heldResult: Result<HTTPClientResponse, HTTPClientError>?
+    @exclusivity(unchecked) var heldResult: Result<CollectedResponse, TransportError>?
     /// How the awaiting caller is resumed (see ``EventLoop/resume(fromPool:priority:)``).
     @exclusivity(unchecked) var callerResumption = CallerResumption()
 
@@ -158,12 +158,12 @@ final class RequestOwner: @unchecked Sendable {
     }
 
     /// Which deadline ended a wait that passed ``waitDeadline`` at `now`.
-    func waitExpiry(at now: Deadline) -> HTTPClientError.Code {
+    func waitExpiry(at now: Deadline) -> TransportError.Code {
         now >= self.deadline ? .totalTimeout : now >= self.headDeadline ? .headTimeout : .poolWaitTimeout
     }
 
     /// `.pool` while the request waits for a connection (nothing of it sent), else nil.
-    var waitingPhase: HTTPClientError.Phase? {
+    var waitingPhase: TransportError.Phase? {
         switch self.placement {
         case .none, .queued, .moving: .pool
         case .running, .pipelined, .finished: nil
@@ -207,14 +207,14 @@ final class RequestOwner: @unchecked Sendable {
 
     /// The exchange ended without a whole response; the connection has already left the
     /// request (and told its pool).
-    func exchangeFailed(_ error: HTTPClientError, facts: ExchangeFacts) {
+    func exchangeFailed(_ error: TransportError, facts: ExchangeFacts) {
         self.placement = .none
         self.carryOut(self.machine.exchangeFailed(error.with(host: self.key.host), facts: facts))
     }
 
     /// The call ends with `error` wherever the request is (a wait that timed out, a
     /// connection that could not be made, a cancellation, a shutdown). Once.
-    func fail(_ error: HTTPClientError) {
+    func fail(_ error: TransportError) {
         guard !self.isFinished else { return }
         self.deliverFailure(self.machine.ended(error.with(host: self.key.host)))
     }
@@ -240,7 +240,7 @@ final class RequestOwner: @unchecked Sendable {
     }
 
     /// Ends the call with `error`, already decided by the machine.
-    func deliverFailure(_ error: HTTPClientError) {
+    func deliverFailure(_ error: TransportError) {
         self.placement = .finished
         self.prepared.requestBody?.requestEnded()
         // Counted in its host's statistics (on its loop; a call its loop never took is not).
@@ -266,7 +266,7 @@ final class RequestOwner: @unchecked Sendable {
             body = nil
         }
         var next: PreparedRequest
-        do throws(HTTPClientError) {
+        do throws(TransportError) {
             // Let go of only once the call is over, which a redirect to follow is not.
             guard let preparer = self.preparer else {
                 throw .cancelled(.internal, phase: .request, detail: "redirect after the request ended")

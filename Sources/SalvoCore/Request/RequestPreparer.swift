@@ -35,7 +35,7 @@ final class RequestPreparer: Sendable {
     /// first one's: a default credential dropped on the way to another origin must not come
     /// back), and keeps a `Proxy-Authorization` only when the same proxy carries it.
     func prepare(_ request: HTTPRequest, body: HTTPBody?, options: HTTPClient.RequestOptions,
-                 redirectedFrom previous: ConnectionKey? = nil) throws(HTTPClientError) -> PreparedRequest {
+                 redirectedFrom previous: ConnectionKey? = nil) throws(TransportError) -> PreparedRequest {
         var request = request
         var (key, rewriteAuthority) = try request.canonicalConnectionKey()
         if rewriteAuthority { request.authority = key.authority }
@@ -45,7 +45,7 @@ final class RequestPreparer: Sendable {
             key.proxy = proxies.proxy(for: key.scheme, host: key.host)
             if let proxy = key.proxy {
                 guard (1...65535).contains(proxy.port), !proxy.host.isEmpty else {
-                    throw HTTPClientError(.invalidConfiguration, phase: .request, detail: "proxy \(proxy): no host, or a port outside 1...65535")
+                    throw TransportError(.invalidConfiguration, phase: .request, detail: "proxy \(proxy): no host, or a port outside 1...65535")
                 }
             }
         }
@@ -87,8 +87,8 @@ final class RequestPreparer: Sendable {
             // What the body says of itself, unless the request says otherwise (the same rule as
             // the typed layer's), written after the framing as curl writes them.
             let said = request.headerFields.unsaid(by: body)
-            added.contentType = try said.contentType.map { (value) throws(HTTPClientError) in try RequestEncoder.checkedValue(value, of: "Content-Type") }
-            added.contentEncoding = try said.contentEncoding.map { (value) throws(HTTPClientError) in try RequestEncoder.checkedValue(value, of: "Content-Encoding") }
+            added.contentType = try said.contentType.map { (value) throws(TransportError) in try RequestEncoder.checkedValue(value, of: "Content-Type") }
+            added.contentEncoding = try said.contentEncoding.map { (value) throws(TransportError) in try RequestEncoder.checkedValue(value, of: "Content-Encoding") }
         }
         // Decoding is ours only when the Accept-Encoding is: a caller who set their own
         // gets the body as the server sent it.
@@ -108,7 +108,7 @@ final class RequestPreparer: Sendable {
         let hasBody = stream.map { $0.length != 0 } ?? !bytes.isEmpty
         let ownExpect = own.expect
         added.expectContinue = options.expectContinue && hasBody && ownExpect == nil
-        let head = try EncodedHeadCache.head(for: request, body: requestBody?.announcedLength ?? .none, adding: added)
+        let head = try PreparationCache.head(for: request, body: requestBody?.announcedLength ?? .none, adding: added)
         var bounds = options.transport
         if bounds.timeout == nil { bounds.timeout = self.configuration.requestTimeout }
         let limit = bounds.effectiveTimeout

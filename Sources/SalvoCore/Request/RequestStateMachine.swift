@@ -51,7 +51,7 @@ struct RequestStateMachine {
     enum SkipTarget: Equatable {
         case redirect(Redirect)
         /// A redirect that must not be followed: the call fails with this once the body is skipped.
-        case refusal(HTTPClientError)
+        case refusal(TransportError)
     }
 
     /// The next request of a redirect chain.
@@ -80,7 +80,7 @@ struct RequestStateMachine {
         /// Prepare the redirect's request and send it (the next hop).
         case follow(Redirect)
         /// End the call with this error.
-        case fail(HTTPClientError)
+        case fail(TransportError)
     }
 
     private(set) var state: State = .waiting
@@ -130,7 +130,7 @@ struct RequestStateMachine {
         self.attempt.reusedConnections += 1
         guard self.attempt.connectionsLeft else {
             // Still the pool's to find a connection: nothing of the request went out.
-            return .fail(self.ended(HTTPClientError(
+            return .fail(self.ended(TransportError(
                 .remoteClosed, phase: .pool,
                 detail: "\(self.attempt.connectionsTried) idle connections were found closed before the request could go")))
         }
@@ -145,14 +145,14 @@ struct RequestStateMachine {
         if bytesWritten > 0 { self.attempt.mayHaveReachedServer = true }
         self.state = .waiting
         guard self.attempt.connectionsLeft else {
-            return .fail(self.ended(HTTPClientError(
+            return .fail(self.ended(TransportError(
                 .remoteClosed, phase: .readHead,
                 detail: "\(self.attempt.connectionsTried) connections ended before this pipelined request was answered")))
         }
         if bytesWritten > 0 && connectionFailed {
             // Its bytes went out on a connection that broke: this is its one send-again.
             guard !self.attempt.resentAfterWrite else {
-                return .fail(self.ended(HTTPClientError(
+                return .fail(self.ended(TransportError(
                     .remoteClosed, phase: .readHead, detail: "the connection failed before this pipelined request was answered, twice")))
             }
             self.attempt.resentAfterWrite = true
@@ -219,12 +219,12 @@ struct RequestStateMachine {
             self.state = .finished
             return .complete
         case .waiting, .exchanging, .finished:
-            return .fail(self.ended(HTTPClientError(.invalidResponse, detail: "response ended without a head")))
+            return .fail(self.ended(TransportError(.invalidResponse, detail: "response ended without a head")))
         }
     }
 
     /// The exchange ended without a whole response: the connection's error and what it saw.
-    mutating func exchangeFailed(_ error: HTTPClientError, facts: ExchangeFacts) -> Decision {
+    mutating func exchangeFailed(_ error: TransportError, facts: ExchangeFacts) -> Decision {
         if facts.requestBytesWritten > 0 { self.attempt.mayHaveReachedServer = true }
         switch self.state {
         case .skipping(let target, abandoned: true):
@@ -250,7 +250,7 @@ struct RequestStateMachine {
 
     /// The call ends with `error`, whatever it was doing (cancelled, timed out, its connection
     /// could not be made, the client shut down). Returns the error as the caller gets it.
-    mutating func ended(_ error: HTTPClientError) -> HTTPClientError {
+    mutating func ended(_ error: TransportError) -> TransportError {
         self.state = .finished
         var error = error
         if self.attempt.answeredHops > 0 || self.attempt.mayHaveReachedServer {
@@ -282,7 +282,7 @@ struct RequestStateMachine {
 
     /// An event that finds the request not where it should be: the owner's bug, reported
     /// as a failure rather than trapped.
-    private static let notWaiting = HTTPClientError(.cancelled, phase: .request, detail: "the request was not waiting for a connection")
+    private static let notWaiting = TransportError(.cancelled, phase: .request, detail: "the request was not waiting for a connection")
 }
 
 /// What one request has been through: the connections that took it, whether any of its bytes

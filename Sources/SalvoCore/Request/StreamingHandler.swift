@@ -7,12 +7,12 @@ import HTTPTypes
 /// owner, and the owner must not keep the stream alive in a cycle). Loop-confined.
 final class StreamingHandler: EndOfTurnWork {
     /// The awaiting caller, given before the request starts (``deliver(to:isolation:)``).
-    private var continuation: UnsafeContinuation<Result<HTTPClientStreamingResponse, HTTPClientError>, Never>?
+    private var continuation: UnsafeContinuation<Result<TransportResponse, TransportError>, Never>?
     private var stream: BodyStream?
     private var details: ResponseDetails?
     /// The head (or the failure) for the caller, held until the loop's turn ends, to wake the
     /// caller with the others of that turn (see ``EventLoop/deferToEndOfTurn(_:)``).
-    private var heldHead: Result<HTTPClientStreamingResponse, HTTPClientError>?
+    private var heldHead: Result<TransportResponse, TransportError>?
     /// How the awaiting caller is resumed (see ``EventLoop/resume(fromPool:priority:)``).
     private var callerResumption = CallerResumption()
 
@@ -20,14 +20,14 @@ final class StreamingHandler: EndOfTurnWork {
 
     /// Where the head (or the failure before it) goes; called before the request starts, on
     /// the caller's executor. `isolation`: the caller's actor, if it is on one.
-    func deliver(to continuation: UnsafeContinuation<Result<HTTPClientStreamingResponse, HTTPClientError>, Never>,
+    func deliver(to continuation: UnsafeContinuation<Result<TransportResponse, TransportError>, Never>,
                  isolation: (any Actor)?) {
         self.continuation = continuation
         self.callerResumption = CallerResumption(isolation: isolation)
     }
 
     /// Resumes the caller, once.
-    private func resume(_ result: Result<HTTPClientStreamingResponse, HTTPClientError>) {
+    private func resume(_ result: Result<TransportResponse, TransportError>) {
         guard let continuation = self.continuation.take() else { return }
         self.callerResumption.resume(.streamed(continuation, result))
     }
@@ -42,12 +42,12 @@ final class StreamingHandler: EndOfTurnWork {
     func didReceiveHead(_ head: ParsedHead, of owner: RequestOwner) {
         let stream = BodyStream(onResume: { owner.resumeReading() }, onCancel: { owner.cancel() })
         self.stream = stream
-        var response = HTTPClientStreamingResponse(head: head.response, body: ResponseBody(source: stream))
+        var response = TransportResponse(head: head.response, body: ResponseBody(source: stream))
         self.details.take()?.apply(to: &response)
         self.deliverHead(.success(response))
     }
 
-    private func deliverHead(_ result: Result<HTTPClientStreamingResponse, HTTPClientError>) {
+    private func deliverHead(_ result: Result<TransportResponse, TransportError>) {
         self.heldHead = result
         self.runAtEndOfTurn()
     }
@@ -66,11 +66,11 @@ final class StreamingHandler: EndOfTurnWork {
             stream.metrics = details.metrics
             stream.finish(.success(trailers))
         } else {
-            self.deliverHead(.failure(HTTPClientError(.invalidResponse, detail: "response ended without a head")))
+            self.deliverHead(.failure(TransportError(.invalidResponse, detail: "response ended without a head")))
         }
     }
 
-    func didFail(_ error: HTTPClientError) {
+    func didFail(_ error: TransportError) {
         if let stream = self.stream {
             stream.finish(.failure(error))
         } else {
@@ -78,6 +78,3 @@ final class StreamingHandler: EndOfTurnWork {
         }
     }
 }
-
-/// A response whose body is still arriving: the seam's ``TransportResponse``.
-public typealias HTTPClientStreamingResponse = TransportResponse

@@ -95,7 +95,7 @@ package struct SocketAddress: Sendable, CustomStringConvertible {
 package enum Resolver {
     /// The addresses of `host` from the system (getaddrinfo), in its order, or `.dnsFailure`.
     /// It blocks: call it off the event loops (``HostResolver`` does).
-    package static func lookup(host: String, port: Int) -> Result<[SocketAddress], HTTPClientError> {
+    package static func lookup(host: String, port: Int) -> Result<[SocketAddress], TransportError> {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -104,7 +104,7 @@ package enum Resolver {
         let rc = getaddrinfo(host, String(port), &hints, &list)
         guard rc == 0, let first = list else {
             let message = String(cString: gai_strerror(rc))
-            return .failure(HTTPClientError(.dnsFailure, host: host, phase: .resolve, detail: message))
+            return .failure(TransportError(.dnsFailure, host: host, phase: .resolve, detail: message))
         }
         defer { freeaddrinfo(list) }
         var addresses: [SocketAddress] = []
@@ -122,7 +122,7 @@ package enum Resolver {
             cursor = entry.pointee.ai_next
         }
         if addresses.isEmpty {
-            return .failure(HTTPClientError(.dnsFailure, host: host, phase: .resolve, detail: "no IPv4 or IPv6 address"))
+            return .failure(TransportError(.dnsFailure, host: host, phase: .resolve, detail: "no IPv4 or IPv6 address"))
         }
         return .success(addresses)
     }

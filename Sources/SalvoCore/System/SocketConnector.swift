@@ -20,7 +20,7 @@ package struct SocketConnector {
         case pending
         /// Connected (and, for https, the handshake and pins are done).
         case opened(Socket)
-        case failed(HTTPClientError)
+        case failed(TransportError)
     }
 
     /// The origin: what TLS verifies and what errors name.
@@ -176,17 +176,17 @@ package struct SocketConnector {
     }
 
     /// The error for a connect that outlived ``deadline``.
-    package var timeoutError: HTTPClientError {
+    package var timeoutError: TransportError {
         if self.isHandshaking {
-            return HTTPClientError(.tlsHandshakeTimeout, host: self.host, phase: .connect, detail: "the TLS handshake did not finish in time")
+            return TransportError(.tlsHandshakeTimeout, host: self.host, phase: .connect, detail: "the TLS handshake did not finish in time")
         }
         if self.tunnel != nil {
-            return HTTPClientError(.connectTimeout, host: self.host, phase: .connect, detail: "the proxy did not answer CONNECT in time")
+            return TransportError(.connectTimeout, host: self.host, phase: .connect, detail: "the proxy did not answer CONNECT in time")
         }
         if let proxy = self.proxy {
-            return HTTPClientError(.connectTimeout, host: proxy.host, phase: .connect, detail: "connecting to the proxy \(proxy.authority) for \(self.host)")
+            return TransportError(.connectTimeout, host: proxy.host, phase: .connect, detail: "connecting to the proxy \(proxy.authority) for \(self.host)")
         }
-        return HTTPClientError(.connectTimeout, host: self.host, phase: .connect)
+        return TransportError(.connectTimeout, host: self.host, phase: .connect)
     }
 
 
@@ -244,12 +244,12 @@ package struct SocketConnector {
         }
         self.nextAttemptAt = nil
         if !self.attempts.isEmpty { return .pending }
-        let code: HTTPClientError.Code = self.lastErrno == ECONNREFUSED ? .connectionRefused : .connectFailed
+        let code: TransportError.Code = self.lastErrno == ECONNREFUSED ? .connectionRefused : .connectFailed
         if let proxy = self.proxy {
-            return .failed(HTTPClientError(code, host: proxy.host, phase: .connect, errno: self.lastErrno,
+            return .failed(TransportError(code, host: proxy.host, phase: .connect, errno: self.lastErrno,
                                            detail: "the proxy \(proxy.authority) for \(self.host)"))
         }
-        return .failed(HTTPClientError(code, host: self.host, phase: .connect, errno: self.lastErrno, detail: "port \(self.port)"))
+        return .failed(TransportError(code, host: self.host, phase: .connect, errno: self.lastErrno, detail: "port \(self.port)"))
     }
 
     private mutating func continueTunnel(loop: EventLoop) -> Step {
@@ -279,7 +279,7 @@ package struct SocketConnector {
                     let key = session.peerPublicKeyPin
                     guard let key, pins.contains(key) else {
                         self.socket.close(on: loop)
-                        return .failed(HTTPClientError(.tlsPinMismatch, host: self.host, phase: .connect,
+                        return .failed(TransportError(.tlsPinMismatch, host: self.host, phase: .connect,
                                                        detail: "server key sha256//\(key ?? "none") is not pinned"))
                     }
                 }

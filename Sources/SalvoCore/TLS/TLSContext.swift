@@ -22,7 +22,7 @@ package final class TLSContext: @unchecked Sendable {
     private let systemRootsPending: Atomic<Bool>
     private let rootsLock = Mutex(())
 
-    package init(_ configuration: TLSConfiguration) throws(HTTPClientError) {
+    package init(_ configuration: TLSConfiguration) throws(TransportError) {
         guard let context = SSL_CTX_new(TLS_client_method()) else {
             throw TLSError.local("cannot create an OpenSSL context")
         }
@@ -55,7 +55,7 @@ package final class TLSContext: @unchecked Sendable {
         SSL_CTX_free(self.context)
     }
 
-    private func configure() throws(HTTPClientError) {
+    private func configure() throws(TransportError) {
         let c = self.configuration
         let minimum = c.minimumVersion == .tls13 ? salvo_TLS1_3_VERSION : salvo_TLS1_2_VERSION
         guard salvo_SSL_CTX_set_min_proto_version(self.context, minimum) == 1 else {
@@ -114,7 +114,7 @@ package final class TLSContext: @unchecked Sendable {
         }
     }
 
-    private func addTrusted(pem: String) throws(HTTPClientError) {
+    private func addTrusted(pem: String) throws(TransportError) {
         let bio = pem.withCString { BIO_new_mem_buf($0, -1) }
         defer { BIO_free(bio) }
         var added = 0
@@ -128,10 +128,10 @@ package final class TLSContext: @unchecked Sendable {
     }
 }
 
-/// Turning OpenSSL's error queue into ``HTTPClientError``s that say what to fix.
+/// Turning OpenSSL's error queue into ``TransportError``s that say what to fix.
 enum TLSError {
-    static func local(_ detail: String) -> HTTPClientError {
-        HTTPClientError(.tlsLocalCertificate, phase: .connect, detail: detail)
+    static func local(_ detail: String) -> TransportError {
+        TransportError(.tlsLocalCertificate, phase: .connect, detail: detail)
     }
 
     /// The reasons on this thread's OpenSSL error queue, emptied.
@@ -168,7 +168,7 @@ final class TLSContexts: Sendable {
     }
 
     /// The context and its key id for a request's configuration (nil: the client's own).
-    func context(for configuration: TLSConfiguration?) throws(HTTPClientError) -> (id: Int, context: TLSContext) {
+    func context(for configuration: TLSConfiguration?) throws(TransportError) -> (id: Int, context: TLSContext) {
         let entry = try self.entry(for: configuration)
         // Before any session is made from it, on the thread preparing the request (off the
         // caller's actor for the async calls: see `HTTPClient.setUpTLS(for:options:)`).
@@ -190,7 +190,7 @@ final class TLSContexts: Sendable {
         return self.others.withLock { $0.byConfiguration[configuration] }
     }
 
-    private func entry(for configuration: TLSConfiguration?) throws(HTTPClientError) -> (id: Int, context: TLSContext) {
+    private func entry(for configuration: TLSConfiguration?) throws(TransportError) -> (id: Int, context: TLSContext) {
         if let known = self.existing(for: configuration) { return known }
         // Not the client's own (that one always exists), so a configuration was given.
         guard let configuration else { return (0, self.primary) }

@@ -26,7 +26,7 @@ package final class TLSSession {
     /// SSL_shutdown after one, and the peer is likely gone anyway.
     private var broken = false
 
-    package init(context: TLSContext, fd: Int32, host: String) throws(HTTPClientError) {
+    package init(context: TLSContext, fd: Int32, host: String) throws(TransportError) {
         // Done already where the request was prepared, unless it came another way.
         context.loadDeferredTrust()
         guard let ssl = SSL_new(context.context) else {
@@ -64,7 +64,7 @@ package final class TLSSession {
     }
 
     /// Drives the handshake one step.
-    package func handshake() throws(HTTPClientError) -> Progress {
+    package func handshake() throws(TransportError) -> Progress {
         ERR_clear_error()
         let rc = SSL_connect(self.ssl)
         if rc == 1 {
@@ -79,12 +79,12 @@ package final class TLSSession {
         if verify != Int(salvo_X509_V_OK) {
             let reason = X509_verify_cert_error_string(verify).map { String(cString: $0) } ?? "verification failed"
             ERR_clear_error()
-            throw HTTPClientError(.tlsCertificateInvalid, host: self.host, phase: .connect, detail: reason)
+            throw TransportError(.tlsCertificateInvalid, host: self.host, phase: .connect, detail: reason)
         }
         let reason = error == salvo_SSL_ERROR_SYSCALL && ERR_peek_error() == 0
             ? "the server closed the connection during the TLS handshake"
             : TLSError.drainReason()
-        throw HTTPClientError(.tlsHandshakeFailed, host: self.host, phase: .connect, detail: reason)
+        throw TransportError(.tlsHandshakeFailed, host: self.host, phase: .connect, detail: reason)
     }
 
     /// base64(SHA-256(SPKI)) of the server's certificate, the form of curl's pins.

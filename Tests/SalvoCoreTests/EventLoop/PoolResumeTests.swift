@@ -8,7 +8,7 @@ import SalvoTransport
 /// one job of the pool's rather than one by one from the loop (see
 /// `EventLoop.resume(fromPool:priority:)`): each gets its own result, none is lost.
 @Suite(.timeLimit(.minutes(1))) struct PoolResumeTests {
-    typealias Waiter = UnsafeContinuation<Result<HTTPClientResponse, HTTPClientError>, Never>
+    typealias Waiter = UnsafeContinuation<Result<CollectedResponse, TransportError>, Never>
 
     /// Defers one caller's resume to the end of the loop's turn, as a collected request does.
     final class Resumer: EndOfTurnWork, @unchecked Sendable {
@@ -22,7 +22,7 @@ import SalvoTransport
             self.code = code
         }
         func endOfTurn() {
-            self.loop.resume(fromPool: .collected(self.waiter, .success(HTTPClientResponse(head: HTTPResponse(status: .init(code: self.code)), body: []))),
+            self.loop.resume(fromPool: .collected(self.waiter, .success(CollectedResponse(head: HTTPResponse(status: .init(code: self.code)), body: []))),
                              priority: .medium)
         }
     }
@@ -73,7 +73,7 @@ import SalvoTransport
         let loop = group.loops[0]
         let codes = await self.awaitAll(3, on: loop) { waiters in
             for (index, waiter) in waiters.enumerated() {
-                loop.resume(fromPool: .collected(waiter, .success(HTTPClientResponse(head: HTTPResponse(status: .init(code: 300 + index)), body: []))),
+                loop.resume(fromPool: .collected(waiter, .success(CollectedResponse(head: HTTPResponse(status: .init(code: 300 + index)), body: []))),
                                  priority: .medium)
             }
         }
@@ -146,8 +146,8 @@ import SalvoTransport
         let client = try HTTPClient(configuration: configuration, eventLoopGroup: group)
         let request = try get(server.url("/stall"))
         let stalled = (0..<12).map { _ in
-            Task { () -> HTTPClientError.Code? in
-                do throws(HTTPClientError) {
+            Task { () -> TransportError.Code? in
+                do throws(TransportError) {
                     _ = try await client.execute(request)
                     return nil
                 } catch {
@@ -160,7 +160,7 @@ import SalvoTransport
             try await Task.sleep(for: .milliseconds(50))
         }
         client.shutdown()
-        for task in stalled { #expect(await task.value == HTTPClientError.Code.shutdown) }
+        for task in stalled { #expect(await task.value == TransportError.Code.shutdown) }
         #expect(await self.batches(on: group.loops[0]) == 0)
     }
 

@@ -197,7 +197,7 @@ import Testing
 
     @Test func theHeadIsBuiltOnceAndCanBeReplaced() {
         let head = ParsedHead(status: .ok, fields: self.records([("Content-Type", "text/plain")]))
-        var response = HTTPClientResponse(parsedHead: head, body: Array("hi".utf8), trailers: nil, version: .http1_1,
+        var response = CollectedResponse(parsedHead: head, body: Array("hi".utf8), trailers: nil, version: .http1_1,
                                           metrics: TransportMetrics(), extras: ExchangeExtras())
         #expect(response.status == .ok)
         #expect(response.headerFields[.contentType] == "text/plain")

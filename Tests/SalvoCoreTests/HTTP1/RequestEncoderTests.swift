@@ -66,13 +66,13 @@ import SalvoTransport
             #expect(line.filter { $0 == 0x20 }.count == 2, "\(text.debugDescription)")
             #expect(!line.contains(where: { $0 < 0x20 || $0 == 0x7F }), "\(text.debugDescription)")
         } catch {
-            #expect((error as? HTTPClientError)?.code == .invalidRequest)
+            #expect((error as? TransportError)?.code == .invalidRequest)
         }
     }
 
     @Test func badAuthorityIsRefused() {
         let request = HTTPRequest(method: .get, scheme: "http", authority: "h\r\nX: y", path: "/")
-        #expect(throws: HTTPClientError.self) { try encode(request) }
+        #expect(throws: TransportError.self) { try encode(request) }
     }
 
     @Test func headerValuesCannotInjectLines() throws {

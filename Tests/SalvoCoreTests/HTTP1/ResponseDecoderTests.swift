@@ -69,7 +69,7 @@ enum DecodeOutcome: Equatable {
     case complete([DecoderEvent], consumed: Int)
     /// The input ran out; `eofComplete` says whether EOF then finished the response.
     case endOfInput([DecoderEvent], eofComplete: Bool)
-    case failed([DecoderEvent], HTTPClientError.Code)
+    case failed([DecoderEvent], TransportError.Code)
 }
 
 /// Feeds `bytes` in pieces cut at `splits`, then EOF if `eof`.
@@ -99,7 +99,7 @@ func decode(_ text: String, splits: [Int] = [], eof: Bool = false, head: Bool = 
         }
         return .endOfInput(delegate.events, eofComplete: false)
     } catch {
-        return .failed(delegate.events, (error as? HTTPClientError)?.code ?? .invalidResponse)
+        return .failed(delegate.events, (error as? TransportError)?.code ?? .invalidResponse)
     }
 }
 
@@ -473,7 +473,7 @@ final class HeadKeeper: ResponseDecoderDelegate {
         decoder.delegate = delegate
         decoder.prepareForNextResponse(expectNoBody: false)
         let bytes = Array((head + "ffffffffffffffff\r\nhello\r\n0\r\n\r\n").utf8)
-        let error = try #require(throws: HTTPClientError.self) { try bytes.withUnsafeBytes { try decoder.feed($0) } }
+        let error = try #require(throws: TransportError.self) { try bytes.withUnsafeBytes { try decoder.feed($0) } }
         #expect(error.code == .invalidResponse && error.phase == .readBody)
         #expect(error.detail == "chunk size ffffffffffffffff (hex) is larger than 7fffffffffffffff, the largest this client counts")
         #expect(delegate.events == [fields])

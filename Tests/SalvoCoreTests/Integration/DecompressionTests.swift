@@ -136,7 +136,7 @@ import Testing
         try Data(payload).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
         let name = UUID().uuidString
-        func put(_ target: String, _ body: HTTPBody) async throws -> HTTPClientResponse {
+        func put(_ target: String, _ body: HTTPBody) async throws -> CollectedResponse {
             try await client.execute(try HTTPRequest(method: .put, url: nginx.url(target)), body: body)
         }
         #expect(try await put("/dav/\(name)-file", try .file(path: path)).status.code == 201)
@@ -152,7 +152,7 @@ import Testing
         func inflate(_ stored: [UInt8]) throws -> [UInt8] {
             let decoder = try #require(try ContentDecoder.make(contentEncoding: "gzip", limits: .init()))
             var inflated: [UInt8] = []
-            _ = try stored.withBytes { (bytes) throws(HTTPClientError) -> Bool in try decoder.decode(bytes) { inflated += $0; return true } }
+            _ = try stored.withBytes { (bytes) throws(TransportError) -> Bool in try decoder.decode(bytes) { inflated += $0; return true } }
             try decoder.finish { inflated += $0; return true }
             return inflated
         }

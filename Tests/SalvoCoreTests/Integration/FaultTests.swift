@@ -8,7 +8,7 @@ import Testing
 /// Bad servers: every failure is a typed error, never a hang or a crash.
 @Suite struct FaultTests {
     func run(_ path: String, method: HTTPRequest.Method = .get, timeout: Duration = .seconds(10),
-             configure: (inout HTTPClient.Configuration) -> Void = { _ in }) async throws -> Result<HTTPClientResponse, HTTPClientError> {
+             configure: (inout HTTPClient.Configuration) -> Void = { _ in }) async throws -> Result<CollectedResponse, TransportError> {
         let server = try await Shared.faults.get()
         let client = try makeClient(configure)
         defer { client.shutdown() }
@@ -19,7 +19,7 @@ import Testing
         }
     }
 
-    func expectError(_ path: String, _ code: HTTPClientError.Code, timeout: Duration = .seconds(10),
+    func expectError(_ path: String, _ code: TransportError.Code, timeout: Duration = .seconds(10),
                      configure: (inout HTTPClient.Configuration) -> Void = { _ in },
                      sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let result = try await run(path, timeout: timeout, configure: configure)
@@ -50,13 +50,13 @@ import Testing
             return server.url("/raw?b=\(b64)&then=\(then)")
         }
         /// The code a stream of `url` ended with, and the body bytes it yielded before.
-        func streamed(_ url: String) async throws -> (HTTPClientError.Code?, [UInt8]) {
+        func streamed(_ url: String) async throws -> (TransportError.Code?, [UInt8]) {
             var received: [UInt8] = []
             do {
                 let response = try await client.stream(try get(url), options: .init(readTimeout: .seconds(30)))
                 for try await chunk in response.body { received += chunk }
                 return (nil, received)
-            } catch let error as HTTPClientError {
+            } catch let error as TransportError {
                 return (error.code, received)
             }
         }

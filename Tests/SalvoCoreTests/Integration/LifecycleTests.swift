@@ -34,7 +34,7 @@ import Testing
         let client = try makeClient { $0.redirects = .follow }
         defer { client.shutdown() }
         for path in ["/ok", "/redirect?to=/ok", "/reset"] {
-            let finished = Mutex<Result<HTTPClientResponse, HTTPClientError>?>(nil)
+            let finished = Mutex<Result<CollectedResponse, TransportError>?>(nil)
             let handle = client.execute(try get(server.url(path)), options: .init(timeout: .seconds(5))) { result in
                 finished.withLock { $0 = result }
             }
@@ -120,7 +120,7 @@ import Testing
         #expect(code == .shutdown)
         let streamed = await errorCode { _ = try await client.stream(try get(nginx.url("/small"))) }
         #expect(streamed == .shutdown)
-        let completion = await withCheckedContinuation { (continuation: CheckedContinuation<HTTPClientError.Code?, Never>) in
+        let completion = await withCheckedContinuation { (continuation: CheckedContinuation<TransportError.Code?, Never>) in
             client.execute(try! get(nginx.url("/small"))) { result in
                 if case .failure(let error) = result { continuation.resume(returning: error.code) }
                 else { continuation.resume(returning: nil) }
@@ -134,7 +134,7 @@ import Testing
     @Test func completionAfterShutdownIsStillCalled() async throws {
         let client = try makeClient()
         client.shutdown()
-        let code = await withCheckedContinuation { (continuation: CheckedContinuation<HTTPClientError.Code?, Never>) in
+        let code = await withCheckedContinuation { (continuation: CheckedContinuation<TransportError.Code?, Never>) in
             client.execute(try! get("http://127.0.0.1:1/")) { result in
                 if case .failure(let error) = result { continuation.resume(returning: error.code) }
                 else { continuation.resume(returning: nil) }
@@ -158,10 +158,10 @@ import Testing
     @Test func invalidConfigurationIsAnError() {
         var configuration = HTTPClient.Configuration()
         configuration.threads = 0
-        #expect(throws: HTTPClientError.self) { try HTTPClient(configuration: configuration) }
+        #expect(throws: TransportError.self) { try HTTPClient(configuration: configuration) }
         configuration.threads = 1
         configuration.maxConnectionsPerHost = 0
-        #expect(throws: HTTPClientError.self) { try HTTPClient(configuration: configuration) }
+        #expect(throws: TransportError.self) { try HTTPClient(configuration: configuration) }
     }
 
     @Test func callersConnectionCloseIsHonoured() async throws {
@@ -189,7 +189,7 @@ import Testing
             let streamed = try await client.stream(try get(server.url("/stall-body")))
             async let running = errorCode { _ = try await client.execute(try get(server.url("/stall"))) }
             async let queued = errorCode { _ = try await client.execute(try get(server.url("/stall"))) }
-            let handled = await withCheckedContinuation { (continuation: CheckedContinuation<HTTPClientError.Code?, Never>) in
+            let handled = await withCheckedContinuation { (continuation: CheckedContinuation<TransportError.Code?, Never>) in
                 let handle = client.execute(try! get(server.url("/stall"))) { result in
                     if case .failure(let error) = result { continuation.resume(returning: error.code) }
                     else { continuation.resume(returning: nil) }

@@ -13,7 +13,7 @@ import SalvoTestSupport
         #expect(entry.host == "api.test" && entry.port == 8443 && entry.addresses == ["127.0.0.1", "::1"])
         #expect(try ResolveOverride("*:80:10.0.0.1").host == "*")
         for bad in ["api.test:80", "api.test:0:127.0.0.1", "api.test:*:127.0.0.1", "api.test:80:not-an-address", ":80:127.0.0.1", "api.test:80:"] {
-            #expect(throws: HTTPClientError.self, "\(bad)") { try ResolveOverride(bad) }
+            #expect(throws: TransportError.self, "\(bad)") { try ResolveOverride(bad) }
         }
     }
 

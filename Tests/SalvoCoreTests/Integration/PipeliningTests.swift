@@ -18,21 +18,21 @@ import Testing
         }
     }
 
-    static func echo(_ response: HTTPClientResponse) throws -> FaultServerLog.Request {
+    static func echo(_ response: CollectedResponse) throws -> FaultServerLog.Request {
         try JSONDecoder().decode(FaultServerLog.Request.self, from: Data(response.body))
     }
 
     /// Starts `slow` (which holds the only connection for a while), then `count` echo requests
     /// that queue behind it; returns their answers by index.
     func burstBehind(_ slow: String, count: Int, client: HTTPClient, server: FaultServer,
-                     path: @escaping @Sendable (Int) -> String = { "/echo?i=\($0)" }) async throws -> [Int: HTTPClientResponse] {
-        try await withThrowingTaskGroup(of: (Int, HTTPClientResponse).self) { group in
+                     path: @escaping @Sendable (Int) -> String = { "/echo?i=\($0)" }) async throws -> [Int: CollectedResponse] {
+        try await withThrowingTaskGroup(of: (Int, CollectedResponse).self) { group in
             group.addTask { (-1, try await client.execute(try get(server.url(slow)))) }
             try await Task.sleep(for: .milliseconds(100))
             for index in 0..<count {
                 group.addTask { (index, try await client.execute(try get(server.url(path(index))))) }
             }
-            var answers: [Int: HTTPClientResponse] = [:]
+            var answers: [Int: CollectedResponse] = [:]
             for try await (index, response) in group { answers[index] = response }
             return answers
         }
@@ -66,7 +66,7 @@ import Testing
         _ = try await client.execute(try get(server.url("/ok")))
         // The first request in line is answered and then the connection closed silently, with
         // the others in line behind it: they go again, on a fresh connection.
-        let answers = try await withThrowingTaskGroup(of: (Int, HTTPClientResponse).self) { group in
+        let answers = try await withThrowingTaskGroup(of: (Int, CollectedResponse).self) { group in
             group.addTask { (-1, try await client.execute(try get(server.url("/slow-head?ms=1500")))) }
             try await Task.sleep(for: .milliseconds(100))
             group.addTask { (3, try await client.execute(try get(server.url("/close-after?n=1")))) }
@@ -74,7 +74,7 @@ import Testing
             for index in 0..<12 where index != 3 {
                 group.addTask { (index, try await client.execute(try get(server.url("/echo?i=\(index)")))) }
             }
-            var answers: [Int: HTTPClientResponse] = [:]
+            var answers: [Int: CollectedResponse] = [:]
             for try await (index, response) in group { answers[index] = response }
             return answers
         }
@@ -94,10 +94,10 @@ import Testing
         let client = try self.pipeliningClient()
         defer { client.shutdown() }
         _ = try await client.execute(try get(server.url("/ok")))
-        let results = try await withThrowingTaskGroup(of: (Int, Result<HTTPClientResponse, HTTPClientError>).self) { group in
+        let results = try await withThrowingTaskGroup(of: (Int, Result<CollectedResponse, TransportError>).self) { group in
             func run(_ index: Int, _ path: String) {
                 group.addTask {
-                    do { return (index, .success(try await client.execute(try get(server.url(path))))) } catch let error as HTTPClientError {
+                    do { return (index, .success(try await client.execute(try get(server.url(path))))) } catch let error as TransportError {
                         return (index, .failure(error))
                     }
                 }
@@ -115,7 +115,7 @@ import Testing
             let cancelled = await victim.result
             #expect((try? cancelled.get()) == nil)
             for index in 3..<6 { run(index, "/echo?i=\(index)") }
-            var results: [Int: Result<HTTPClientResponse, HTTPClientError>] = [:]
+            var results: [Int: Result<CollectedResponse, TransportError>] = [:]
             for try await (index, result) in group { results[index] = result }
             return results
         }

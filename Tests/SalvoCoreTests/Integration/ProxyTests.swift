@@ -20,11 +20,11 @@ import Testing
         }
     }
 
-    func failure(_ client: HTTPClient, _ url: String) async -> HTTPClientError? {
+    func failure(_ client: HTTPClient, _ url: String) async -> TransportError? {
         do {
             _ = try await client.execute(try get(url))
             return nil
-        } catch let error as HTTPClientError {
+        } catch let error as TransportError {
             return error
         } catch {
             return nil

@@ -66,8 +66,8 @@ import Testing
         // A file body is replayable: a 307 sends it again.
         let redirected = try await client.execute(try post(server.url("/redirect?code=307&to=%2Fecho-body")), body: try .file(path: path))
         #expect(redirected.body == payload)
-        #expect(throws: HTTPClientError.self) { try HTTPBody.file(path: path + ".missing") }
-        #expect(throws: HTTPClientError.self) { try HTTPBody.file(path: "/tmp") }
+        #expect(throws: TransportError.self) { try HTTPBody.file(path: path + ".missing") }
+        #expect(throws: TransportError.self) { try HTTPBody.file(path: "/tmp") }
     }
 
     @Test func badStreamsFailTheRequest() async throws {
@@ -219,7 +219,7 @@ import Testing
         let patient = try makeClient { $0.expectContinueTimeout = .seconds(5); $0.maxConnectionsPerHost = 1 }
         defer { patient.shutdown() }
         let payload = Self.pattern(100_000)
-        func send(_ query: String, body: HTTPBody, on sender: HTTPClient? = nil) async throws -> HTTPClientResponse {
+        func send(_ query: String, body: HTTPBody, on sender: HTTPClient? = nil) async throws -> CollectedResponse {
             var request = try post(server.url("/echo-body" + query))
             request.headerFields[.expect] = "100-continue"
             return try await (sender ?? client).execute(request, body: body)

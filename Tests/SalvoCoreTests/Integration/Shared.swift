@@ -23,12 +23,12 @@ func get(_ url: String) throws -> HTTPRequest {
     try HTTPRequest(method: .get, url: url)
 }
 
-/// Runs `body` and returns the code of the HTTPClientError it throws, or nil if none.
-func errorCode(_ body: () async throws -> Void) async -> HTTPClientError.Code? {
+/// Runs `body` and returns the code of the TransportError it throws, or nil if none.
+func errorCode(_ body: () async throws -> Void) async -> TransportError.Code? {
     do {
         try await body()
         return nil
-    } catch let error as HTTPClientError {
+    } catch let error as TransportError {
         return error.code
     } catch {
         Issue.record("unexpected error type: \(error)")
@@ -36,6 +36,6 @@ func errorCode(_ body: () async throws -> Void) async -> HTTPClientError.Code? {
     }
 }
 
-extension HTTPClientResponse {
+extension CollectedResponse {
     var text: String { String(decoding: self.body, as: UTF8.self) }
 }

@@ -11,7 +11,7 @@ import Testing
         var tally = CallerTally(latencies: latencies)
         for code in [200, 200, 404, 200, 503, 503, 200] {
             let sent = Deadline(nanoseconds: Deadline.now().nanoseconds - 50_000)
-            tally.record(HTTPClientResponse(head: HTTPResponse(status: .init(code: code)), body: [1, 2]), since: sent)
+            tally.record(CollectedResponse(head: HTTPResponse(status: .init(code: code)), body: [1, 2]), since: sent)
         }
         let counts = tally.finished()
         #expect(counts.statusCounts == [200: 4, 404: 1, 503: 2])
@@ -106,16 +106,16 @@ import Testing
         var configuration = LoadConfiguration(url: url)
         configuration.threads = 4
         configuration.connections = 2
-        #expect(throws: HTTPClientError.self) { try configuration.validate() }
+        #expect(throws: TransportError.self) { try configuration.validate() }
         configuration = LoadConfiguration(url: url)
         configuration.rate = 100
         configuration.pipeline = 4
-        #expect(throws: HTTPClientError.self) { try configuration.validate() }
+        #expect(throws: TransportError.self) { try configuration.validate() }
         configuration = LoadConfiguration(url: url)
         configuration.rate = -1
-        #expect(throws: HTTPClientError.self) { try configuration.validate() }
+        #expect(throws: TransportError.self) { try configuration.validate() }
         configuration = LoadConfiguration(url: url)
         configuration.requestLimit = 0
-        #expect(throws: HTTPClientError.self) { try configuration.validate() }
+        #expect(throws: TransportError.self) { try configuration.validate() }
     }
 }

@@ -7,7 +7,7 @@ import Testing
 @Suite struct RequestStateMachineTests {
     typealias Decision = RequestStateMachine.Decision
 
-    static let closed = HTTPClientError(.emptyResponse, phase: .readHead)
+    static let closed = TransportError(.emptyResponse, phase: .readHead)
 
     /// One row: a request of `method` (its body replayable or not) whose exchange on a
     /// connection ended as `facts` say.
@@ -48,7 +48,7 @@ import Testing
             facts: .init(reusedConnection: false, requestBytesWritten: 120, responseBytesRead: 0, closedByPeer: true), sentAgain: false),
         Row(name: "a read timeout on a reused connection", method: .get,
             facts: .init(reusedConnection: true, requestBytesWritten: 80, responseBytesRead: 0, closedByPeer: false),
-            error: HTTPClientError(.readTimeout, phase: .readHead), sentAgain: false),
+            error: TransportError(.readTimeout, phase: .readHead), sentAgain: false),
         Row(name: "the caller cancelled on a reused connection", method: .get,
             facts: .init(reusedConnection: true, requestBytesWritten: 0, responseBytesRead: 0, closedByPeer: false),
             error: .cancelled(.caller, phase: .write), sentAgain: false),
@@ -193,7 +193,7 @@ import Testing
         }
         #expect(redirect.request.method == .get && !redirect.keepBody)
         machine.startHop(method: .get, hasBody: false, replayableBody: true)
-        let refused = HTTPClientError(.connectionRefused, host: "b.test", phase: .connect)
+        let refused = TransportError(.connectionRefused, host: "b.test", phase: .connect)
         #expect(!refused.mayHaveBeenProcessed, "on its own, a refused connection sent nothing")
         let error = machine.ended(refused)
         #expect(error.code == .connectionRefused && error.phase == .connect)

@@ -44,8 +44,8 @@ import Testing
         var request = try get("http://dropped.test:8080/orders")
         request.method = .post
         let order = request
-        let outcome = try await withWatchdog(.seconds(30)) { () async -> Result<Int, HTTPClientError> in
-            do throws(HTTPClientError) {
+        let outcome = try await withWatchdog(.seconds(30)) { () async -> Result<Int, TransportError> in
+            do throws(TransportError) {
                 return .success(try await client.execute(order, body: .string("one order"), options: .init(timeout: timeout)).status.code)
             } catch {
                 return .failure(error)

@@ -12,9 +12,9 @@ import Testing
         let loop: EventLoop
         var connector: SocketConnector
         var socket = Socket.none
-        let done: @Sendable (Result<Bool, HTTPClientError>) -> Void
+        let done: @Sendable (Result<Bool, TransportError>) -> Void
 
-        init(loop: EventLoop, connector: SocketConnector, done: @escaping @Sendable (Result<Bool, HTTPClientError>) -> Void) {
+        init(loop: EventLoop, connector: SocketConnector, done: @escaping @Sendable (Result<Bool, TransportError>) -> Void) {
             self.loop = loop
             self.connector = connector
             self.done = done
@@ -44,7 +44,7 @@ import Testing
     }
 
     /// Connects to 127.0.0.1:`port` for `host` (its SNI and certificate name).
-    func connect(host: String, port: Int, tls: TLSConfiguration?) async throws -> Result<Bool, HTTPClientError> {
+    func connect(host: String, port: Int, tls: TLSConfiguration?) async throws -> Result<Bool, TransportError> {
         let group = try EventLoopGroup(numberOfThreads: 1)
         defer { group.shutdown() }
         let loop = group.loops[0]

@@ -124,7 +124,7 @@ final class OpenSSLServer: @unchecked Sendable {
 }
 
 @Suite(.serialized) struct TLSTests {
-    func fetch(_ url: String, _ adjust: (inout TLSConfiguration) -> Void = { _ in }) async throws -> Result<HTTPClientResponse, HTTPClientError> {
+    func fetch(_ url: String, _ adjust: (inout TLSConfiguration) -> Void = { _ in }) async throws -> Result<CollectedResponse, TransportError> {
         var configuration = HTTPClient.Configuration()
         configuration.threads = 1
         adjust(&configuration.tls)
@@ -228,7 +228,7 @@ final class OpenSSLServer: @unchecked Sendable {
     @Test func badLocalFilesAreAClearError() async throws {
         var configuration = HTTPClient.Configuration()
         configuration.tls.trustRoots = .file("/nonexistent/ca.pem")
-        #expect(throws: HTTPClientError.self) { try HTTPClient(configuration: configuration) }
+        #expect(throws: TransportError.self) { try HTTPClient(configuration: configuration) }
         do {
             _ = try HTTPClient(configuration: configuration)
         } catch {
@@ -456,7 +456,7 @@ final class OpenSSLServer: @unchecked Sendable {
         var otherRoots = TLSConfiguration()
         otherRoots.additionalTrustedCertificates = [try String(contentsOfFile: certificates.path("self.pem"), encoding: .utf8)]
         otherRoots.trustRoots = .file(certificates.path("self.pem"))
-        await #expect(throws: HTTPClientError.self) { try await client.execute(request, options: .init(tls: otherRoots)) }
+        await #expect(throws: TransportError.self) { try await client.execute(request, options: .init(tls: otherRoots)) }
 
         // The right pin works, and its connection is reused by the next request that uses it.
         var rightPin = configuration.tls

@@ -8,11 +8,11 @@ import Testing
 /// the version, interim heads, redirect hops, decoding, metrics — from the engine, against
 /// the scripted server.
 @Suite struct TransportDetailsTests {
-    func code(_ body: () async throws -> Void) async -> HTTPClientError? {
+    func code(_ body: () async throws -> Void) async -> TransportError? {
         do {
             try await body()
             return nil
-        } catch let error as HTTPClientError {
+        } catch let error as TransportError {
             return error
         } catch {
             Issue.record("unexpected \(error)")
@@ -71,7 +71,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(50))
         }
         try #require(leased > 0, "the blocker never got its connection")
-        var error: HTTPClientError?
+        var error: TransportError?
         for _ in 0..<25 where error == nil {
             error = await self.code {
                 _ = try await client.execute(try get(server.url("/ok")), options: .init(headTimeout: .milliseconds(200)))

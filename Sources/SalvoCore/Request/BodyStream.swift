@@ -9,8 +9,8 @@ final class BodyStream: ResponseBodySource {
     struct State {
         var chunks = Deque<[UInt8]>()
         var buffered = 0
-        var end: Result<HTTPFields?, HTTPClientError>? = nil
-        var waiter: UnsafeContinuation<Result<[UInt8]?, HTTPClientError>, Never>? = nil
+        var end: Result<HTTPFields?, TransportError>? = nil
+        var waiter: UnsafeContinuation<Result<[UInt8]?, TransportError>, Never>? = nil
         var producerPaused = false
         var cancelled = false
         var trailers: HTTPFields? = nil
@@ -19,7 +19,7 @@ final class BodyStream: ResponseBodySource {
         var claimed = false
     }
 
-    static let secondReader = HTTPClientError(
+    static let secondReader = TransportError(
         .bodyAlreadyIterated, phase: .readBody, detail: "a response body can be iterated once, by one reader at a time")
 
     /// Takes the body for an iterator; false when one already has it.
@@ -58,7 +58,7 @@ final class BodyStream: ResponseBodySource {
     /// Adds bytes; returns false when the producer should stop reading.
     func yield(_ bytes: UnsafeRawBufferPointer) -> Bool {
         let chunk = [UInt8](bytes)
-        let (waiter, keepReading): (UnsafeContinuation<Result<[UInt8]?, HTTPClientError>, Never>?, Bool) = self.state.withLock { state in
+        let (waiter, keepReading): (UnsafeContinuation<Result<[UInt8]?, TransportError>, Never>?, Bool) = self.state.withLock { state in
             if state.cancelled { return (nil, true) }
             if let waiter = state.waiter {
                 state.waiter = nil
@@ -76,8 +76,8 @@ final class BodyStream: ResponseBodySource {
         return keepReading
     }
 
-    func finish(_ end: Result<HTTPFields?, HTTPClientError>) {
-        let waiter = self.state.withLock { state -> UnsafeContinuation<Result<[UInt8]?, HTTPClientError>, Never>? in
+    func finish(_ end: Result<HTTPFields?, TransportError>) {
+        let waiter = self.state.withLock { state -> UnsafeContinuation<Result<[UInt8]?, TransportError>, Never>? in
             guard state.end == nil else { return nil }
             state.end = end
             if case .success(let trailers) = end { state.trailers = trailers }
@@ -94,9 +94,9 @@ final class BodyStream: ResponseBodySource {
 
     // MARK: Consumer (any task)
 
-    func next() async -> Result<[UInt8]?, HTTPClientError> {
+    func next() async -> Result<[UInt8]?, TransportError> {
         await withUnsafeContinuation { continuation in
-            enum Step { case value(Result<[UInt8]?, HTTPClientError>), resumeProducer([UInt8]), wait }
+            enum Step { case value(Result<[UInt8]?, TransportError>), resumeProducer([UInt8]), wait }
             let step: Step = self.state.withLock { state in
                 if let chunk = state.chunks.popFirst() {
                     state.buffered -= chunk.count
@@ -132,7 +132,7 @@ final class BodyStream: ResponseBodySource {
 
     /// The consumer went away or was cancelled: stop the request.
     func cancel() {
-        let waiter = self.state.withLock { state -> UnsafeContinuation<Result<[UInt8]?, HTTPClientError>, Never>? in
+        let waiter = self.state.withLock { state -> UnsafeContinuation<Result<[UInt8]?, TransportError>, Never>? in
             let finished = state.end != nil && state.chunks.isEmpty
             if state.cancelled || finished { return nil }
             state.cancelled = true

@@ -37,7 +37,7 @@ import Testing
 
     func decide(_ state: inout RedirectState, _ method: HTTPRequest.Method = .get, url: String = "http://a.test/x",
                 status: Int, location: String?, body: Bool = false, replayable: Bool = true,
-                headers: HTTPFields = [:]) throws(HTTPClientError) -> RedirectState.Outcome {
+                headers: HTTPFields = [:]) throws(TransportError) -> RedirectState.Outcome {
         let request = try HTTPRequest(method: method, url: url, headerFields: headers)
         return try state.decide(request: request, status: status, location: location, hasBody: body, replayableBody: replayable)
     }
@@ -87,7 +87,7 @@ import Testing
         var state = RedirectState(policy: RedirectPolicy(maxRedirects: 2))
         _ = try decide(&state, url: "http://a.test/1", status: 302, location: "/2")
         _ = try decide(&state, url: "http://a.test/2", status: 302, location: "/3")
-        #expect(throws: HTTPClientError(.tooManyRedirects, phase: .readHead, detail: "more than 2 redirects, the last to /4")) {
+        #expect(throws: TransportError(.tooManyRedirects, phase: .readHead, detail: "more than 2 redirects, the last to /4")) {
             try decide(&state, url: "http://a.test/3", status: 302, location: "/4")
         }
         // Back to a URL already requested is followed (servers do it after setting state),
@@ -99,12 +99,12 @@ import Testing
         _ = try decide(&loop, url: "http://a.test/2", status: 302, location: "/1")
         _ = try decide(&loop, url: "http://a.test/1", status: 302, location: "/2")
         #expect(performing: { try decide(&loop, url: "http://a.test/2", status: 302, location: "/1") },
-                throws: { ($0 as? HTTPClientError)?.code == .redirectLoop })
+                throws: { ($0 as? TransportError)?.code == .redirectLoop })
         var same = RedirectState(policy: .follow)
         _ = try decide(&same, url: "http://a.test/x", status: 302, location: "/x")
         _ = try decide(&same, url: "http://a.test/x", status: 302, location: "/x")
         #expect(performing: { try decide(&same, url: "http://a.test/x", status: 302, location: "/x") },
-                throws: { ($0 as? HTTPClientError)?.code == .redirectLoop })
+                throws: { ($0 as? TransportError)?.code == .redirectLoop })
         // The same URL with another method is no loop (POST /login → 303 → GET /login).
         var login = RedirectState(policy: .follow)
         guard case .follow = try decide(&login, .post, url: "http://a.test/login", status: 303, location: "/login") else {
@@ -114,11 +114,11 @@ import Testing
         for location in ["ftp://a.test/file", "javascript:alert(1)", "http://[::1/", "http://a.test:99999/"] {
             var refused = RedirectState(policy: .follow)
             #expect("\(location)", performing: { try decide(&refused, status: 302, location: location) },
-                    throws: { ($0 as? HTTPClientError)?.code == .redirectRefused })
+                    throws: { ($0 as? TransportError)?.code == .redirectRefused })
         }
         var down = RedirectState(policy: .follow)
         #expect(performing: { try decide(&down, url: "https://a.test/", status: 302, location: "http://a.test/") },
-                throws: { ($0 as? HTTPClientError)?.code == .redirectRefused })
+                throws: { ($0 as? TransportError)?.code == .redirectRefused })
         var allowed = RedirectState(policy: RedirectPolicy(allowHTTPSToHTTP: true))
         guard case .follow = try decide(&allowed, url: "https://a.test/", status: 302, location: "http://a.test/") else {
             Issue.record("allowed downgrade not followed")

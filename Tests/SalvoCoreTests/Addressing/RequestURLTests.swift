@@ -132,7 +132,7 @@ import Testing
             return (key, rewrite)
         }
         func remembered(_ scheme: String, _ authority: String) -> ConnectionKey? {
-            EncodedHeadCache.withCurrent { $0.rememberedKey(scheme: scheme, authority: authority) } ?? nil
+            PreparationCache.withCurrent { $0.rememberedKey(scheme: scheme, authority: authority) } ?? nil
         }
         let long = "service-a.internal.test"
         #expect(try key("http", long) == (ConnectionKey(scheme: .http, host: long, port: 80), false))
@@ -148,14 +148,14 @@ import Testing
         // not the remembered host — refused by the full parser, as it would be on its own.
         #expect(try key("http", "service-K.internal.test").0.host == "service-k.internal.test")
         #expect("service-\u{212A}.internal.test" == "service-K.internal.test")   // to String's ==
-        #expect(throws: HTTPClientError.self) { try key("http", "service-\u{212A}.internal.test") }
+        #expect(throws: TransportError.self) { try key("http", "service-\u{212A}.internal.test") }
         // Mended by the full parser (userinfo): rewritten every time, never kept.
         for _ in 0..<2 {
             #expect(try key("http", "user:pw@service-c.internal.test") == (ConnectionKey(scheme: .http, host: "service-c.internal.test", port: 80), true))
         }
         #expect(remembered("http", "user:pw@service-c.internal.test") == nil)
-        #expect(throws: HTTPClientError.self) { try key("ftp", long) }
-        #expect(throws: HTTPClientError.self) { try key("http", long + ":0") }
+        #expect(throws: TransportError.self) { try key("ftp", long) }
+        #expect(throws: TransportError.self) { try key("http", long + ":0") }
     }
 
     /// A request built by hand with an odd authority goes out with the key's spelling.

@@ -107,14 +107,14 @@ extension ProxyConfiguration {
     /// `NO_PROXY` for the hosts that go direct. A variable set but empty counts as unset.
     ///
     /// - Throws: when a variable names a proxy that is not `http://` (see ``HTTPProxy/init(_:)``).
-    public static func environment() throws(HTTPClientError) -> ProxyConfiguration {
+    public static func environment() throws(TransportError) -> ProxyConfiguration {
         try self.environment(processEnvironment(["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",
                                                  "no_proxy", "NO_PROXY"]))
     }
 
     /// The same reading of `variables` instead of the process environment.
-    public static func environment(_ variables: [String: String]) throws(HTTPClientError) -> ProxyConfiguration {
-        func proxy(_ names: [String]) throws(HTTPClientError) -> HTTPProxy? {
+    public static func environment(_ variables: [String: String]) throws(TransportError) -> ProxyConfiguration {
+        func proxy(_ names: [String]) throws(TransportError) -> HTTPProxy? {
             for name in names {
                 guard let value = variables[name]?[...].trimmingOWS, !value.isEmpty else { continue }
                 return try HTTPProxy(String(value))

@@ -60,30 +60,30 @@ public struct ResolveOverride: Sendable, Hashable {
     /// `*` as the host matches every host.
     ///
     /// - Throws: `.invalidConfiguration` saying what is wrong.
-    public init(_ spelling: String) throws(HTTPClientError) {
+    public init(_ spelling: String) throws(TransportError) {
         // "+host:…" is curl's spelling for an entry that may expire; here none do.
         let body = spelling.hasPrefix("+") ? spelling.dropFirst() : spelling[...]
         let parts = body.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3, !parts[0].isEmpty, !parts[2].isEmpty else {
-            throw HTTPClientError(.invalidConfiguration, detail: "resolve entry \"\(spelling)\": expected host:port:address")
+            throw TransportError(.invalidConfiguration, detail: "resolve entry \"\(spelling)\": expected host:port:address")
         }
         let port: Int
         if let number = Int(parts[1]), (1...65535).contains(number) {
             port = number
         } else {
-            throw HTTPClientError(.invalidConfiguration, detail: "resolve entry \"\(spelling)\": bad port \"\(parts[1])\"")
+            throw TransportError(.invalidConfiguration, detail: "resolve entry \"\(spelling)\": bad port \"\(parts[1])\"")
         }
         var addresses: [String] = []
         for item in parts[2].split(separator: ",") {
             var address = String(item.trimmingOWS)
             if address.hasPrefix("["), address.hasSuffix("]") { address = String(address.dropFirst().dropLast()) }
             guard SocketAddress(numericHost: address, port: 1) != nil else {
-                throw HTTPClientError(.invalidConfiguration, detail: "resolve entry \"\(spelling)\": \"\(address)\" is not a numeric address")
+                throw TransportError(.invalidConfiguration, detail: "resolve entry \"\(spelling)\": \"\(address)\" is not a numeric address")
             }
             addresses.append(address)
         }
         guard !addresses.isEmpty else {
-            throw HTTPClientError(.invalidConfiguration, detail: "resolve entry \"\(spelling)\": no address")
+            throw TransportError(.invalidConfiguration, detail: "resolve entry \"\(spelling)\": no address")
         }
         self.init(host: String(parts[0]), port: port, addresses: addresses)
     }
@@ -107,7 +107,7 @@ final class HostResolver: Sendable {
     /// The addresses of `host`, told to `completion` on `loop`: at once when no lookup is
     /// needed, else once the lookup (off the loop) is done.
     func resolve(host: String, port: Int, on loop: EventLoop,
-                 _ completion: @escaping @Sendable (Result<[SocketAddress], HTTPClientError>) -> Void) {
+                 _ completion: @escaping @Sendable (Result<[SocketAddress], TransportError>) -> Void) {
         if let known = self.known(host: host, port: port) {
             completion(known)
             return
@@ -132,7 +132,7 @@ final class HostResolver: Sendable {
             return lookups.nextGeneration
         }
         guard let generation else { return }
-        let remember = { @Sendable (result: Result<[SocketAddress], HTTPClientError>) in
+        let remember = { @Sendable (result: Result<[SocketAddress], TransportError>) in
             if case .success(let addresses) = result, self.rules.cacheLifetime > .zero {
                 let now = ContinuousClock.now
                 self.cache.withLock { cache in
@@ -161,10 +161,10 @@ final class HostResolver: Sendable {
                     let texts = try await resolver(host, port)
                     let addresses = texts.compactMap { SocketAddress(numericHost: $0, port: port) }
                     remember(addresses.isEmpty
-                        ? .failure(HTTPClientError(.dnsFailure, host: host, phase: .resolve, detail: "the resolver gave no numeric address"))
+                        ? .failure(TransportError(.dnsFailure, host: host, phase: .resolve, detail: "the resolver gave no numeric address"))
                         : .success(addresses))
                 } catch {
-                    remember(.failure(HTTPClientError(.dnsFailure, host: host, phase: .resolve, detail: "the resolver failed: \(error)")))
+                    remember(.failure(TransportError(.dnsFailure, host: host, phase: .resolve, detail: "the resolver failed: \(error)")))
                 }
             }
             self.lookups.withLock { lookups in
@@ -180,7 +180,7 @@ final class HostResolver: Sendable {
     /// Someone waiting for a lookup: told on its own loop.
     private struct Waiter {
         let loop: EventLoop
-        let completion: @Sendable (Result<[SocketAddress], HTTPClientError>) -> Void
+        let completion: @Sendable (Result<[SocketAddress], TransportError>) -> Void
     }
 
     /// A lookup under way for one name and port.
@@ -212,7 +212,7 @@ final class HostResolver: Sendable {
     }
 
     /// An answer that needs no lookup: numeric, overridden, localhost, or cached.
-    private func known(host: String, port: Int) -> Result<[SocketAddress], HTTPClientError>? {
+    private func known(host: String, port: Int) -> Result<[SocketAddress], TransportError>? {
         let name = host.lowercased()
         // As curl: the latest entry for the name wins, and a name's own entry before "*";
         // overrides apply to numeric hosts too.
@@ -240,7 +240,7 @@ final class HostResolver: Sendable {
     }
 
     /// Only the family asked for (`-4`, `-6`); none left is a failure that says why.
-    private func filtered(_ addresses: [SocketAddress], host: String) -> Result<[SocketAddress], HTTPClientError> {
+    private func filtered(_ addresses: [SocketAddress], host: String) -> Result<[SocketAddress], TransportError> {
         if self.rules.family == .any { return .success(addresses) }
         let kept: [SocketAddress]
         switch self.rules.family {
@@ -252,7 +252,7 @@ final class HostResolver: Sendable {
             // A numeric host of the other family cannot be connected to (curl: 7); a name
             // without an address of the family did not resolve (curl: 6).
             let numeric = SocketAddress(numericHost: host, port: 1) != nil
-            return .failure(HTTPClientError(numeric ? .connectFailed : .dnsFailure, host: host, phase: numeric ? .connect : .resolve,
+            return .failure(TransportError(numeric ? .connectFailed : .dnsFailure, host: host, phase: numeric ? .connect : .resolve,
                                             detail: "no address of the family asked for"))
         }
         return .success(kept)

@@ -11,7 +11,7 @@ import CZlib
     /// The codings of a Content-Encoding value, in the order they were applied. `identity`
     /// (and `none`, which servers send for it, and curl takes as it) is dropped; anything
     /// unknown, or more than two codings, is refused.
-    public static func parse(_ value: String) throws(HTTPClientError) -> [ContentCoding] {
+    public static func parse(_ value: String) throws(TransportError) -> [ContentCoding] {
         var codings: [ContentCoding] = []
         for element in value.split(separator: ",") {
             let name = element.trimmingOWS.lowercased()
@@ -21,12 +21,12 @@ import CZlib
             case "gzip", "x-gzip": codings.append(.gzip)
             case "deflate": codings.append(.deflate)
             default:
-                throw HTTPClientError(.contentDecodingFailed, phase: .readBody,
+                throw TransportError(.contentDecodingFailed, phase: .readBody,
                                       detail: "unsupported content coding \"\(RequestEncoder.printable(name))\"")
             }
         }
         guard codings.count <= 2 else {
-            throw HTTPClientError(.contentDecodingFailed, phase: .readBody,
+            throw TransportError(.contentDecodingFailed, phase: .readBody,
                                   detail: "\(codings.count) content codings in a chain; at most 2 are decoded")
         }
         return codings
@@ -57,7 +57,7 @@ import CZlib
         }
     }
 
-    public typealias Sink = (UnsafeRawBufferPointer) throws(HTTPClientError) -> Bool
+    public typealias Sink = (UnsafeRawBufferPointer) throws(TransportError) -> Bool
 
     private let limits: Limits
     /// The stages, outermost coding first (the last applied is the first undone).
@@ -67,13 +67,13 @@ import CZlib
     public private(set) var encodedCount = 0
 
     /// A decoder for a Content-Encoding value; nil when it names nothing to decode.
-    public static func make(contentEncoding: String, limits: Limits) throws(HTTPClientError) -> ContentDecoder? {
+    public static func make(contentEncoding: String, limits: Limits) throws(TransportError) -> ContentDecoder? {
         let codings = try ContentCoding.parse(contentEncoding)
         if codings.isEmpty { return nil }
         return try ContentDecoder(codings: codings, limits: limits)
     }
 
-    init(codings: [ContentCoding], limits: Limits) throws(HTTPClientError) {
+    init(codings: [ContentCoding], limits: Limits) throws(TransportError) {
         self.limits = limits
         var stages: [Inflater] = []
         for coding in codings.reversed() {
@@ -87,7 +87,7 @@ import CZlib
     /// Decodes `input` into `sink`. Returns true when all of it was consumed, false when
     /// the sink paused (the rest is kept for ``resume(into:)``). Input given while paused
     /// is kept behind the rest, untouched.
-    public func decode(_ input: UnsafeRawBufferPointer, into sink: Sink) throws(HTTPClientError) -> Bool {
+    public func decode(_ input: UnsafeRawBufferPointer, into sink: Sink) throws(TransportError) -> Bool {
         self.encodedCount += input.count
         if self.hasPendingInput {
             // Still paused (more of the same read arrived, say the next chunk): queue it
@@ -100,37 +100,37 @@ import CZlib
     }
 
     /// Goes on with input kept by a pause. Returns true once none is left.
-    public func resume(into sink: Sink) throws(HTTPClientError) -> Bool {
-        try self.pending.offer { (bytes) throws(HTTPClientError) -> Int in try self.run(bytes, into: sink) }
+    public func resume(into sink: Sink) throws(TransportError) -> Bool {
+        try self.pending.offer { (bytes) throws(TransportError) -> Int in try self.run(bytes, into: sink) }
     }
 
     /// The encoded body ended: hands over what is still held, then checks that every stage
     /// saw its compressed stream's end. An empty body is accepted as empty (servers label
     /// empty answers with an encoding too).
-    public func finish(into sink: Sink) throws(HTTPClientError) {
+    public func finish(into sink: Sink) throws(TransportError) {
         guard self.encodedCount > 0 else { return }
         // Output zlib still holds after a pause comes out now; the sink takes it regardless
         // of pauses (it is at most a window's worth per stage).
         while self.hasPendingInput {
-            _ = try self.resume { (piece) throws(HTTPClientError) -> Bool in _ = try sink(piece); return true }
+            _ = try self.resume { (piece) throws(TransportError) -> Bool in _ = try sink(piece); return true }
         }
-        try withoutActuallyEscaping(sink) { (sink) throws(HTTPClientError) in
-            try self.drainStages { (piece) throws(HTTPClientError) -> Bool in
+        try withoutActuallyEscaping(sink) { (sink) throws(TransportError) in
+            try self.drainStages { (piece) throws(TransportError) -> Bool in
                 _ = try self.deliver(piece, sink)
                 return true
             }
         }
         for stage in self.stages where !stage.ended {
-            throw HTTPClientError(.contentDecodingFailed, phase: .readBody,
+            throw TransportError(.contentDecodingFailed, phase: .readBody,
                                   detail: "the compressed body ends before its compressed stream does")
         }
     }
 
-    private func drainStages(_ ignoringPauses: @escaping Sink) throws(HTTPClientError) {
+    private func drainStages(_ ignoringPauses: @escaping Sink) throws(TransportError) {
         if self.stages.count == 2 {
             let inner = self.stages[1]
             _ = try inner.drainHeld(ignoringPauses)
-            try self.stages[0].drain { (piece) throws(HTTPClientError) -> Bool in
+            try self.stages[0].drain { (piece) throws(TransportError) -> Bool in
                 _ = try inner.inflate(piece, into: ignoringPauses)
                 return true
             }
@@ -141,9 +141,9 @@ import CZlib
     }
 
     /// Feeds `input` through the stages; returns how much of it was consumed.
-    private func run(_ input: UnsafeRawBufferPointer, into sink: Sink) throws(HTTPClientError) -> Int {
+    private func run(_ input: UnsafeRawBufferPointer, into sink: Sink) throws(TransportError) -> Int {
         if self.stages.count == 1 {
-            return try self.stages[0].inflate(input) { (piece) throws(HTTPClientError) -> Bool in
+            return try self.stages[0].inflate(input) { (piece) throws(TransportError) -> Bool in
                 try self.deliver(piece, sink)
             }
         }
@@ -152,24 +152,24 @@ import CZlib
         let outer = self.stages[0]
         let inner = self.stages[1]
         if inner.hasHeldInput {
-            guard try inner.drainHeld({ (piece) throws(HTTPClientError) -> Bool in try self.deliver(piece, sink) }) else { return 0 }
+            guard try inner.drainHeld({ (piece) throws(TransportError) -> Bool in try self.deliver(piece, sink) }) else { return 0 }
         }
-        return try outer.inflate(input) { (piece) throws(HTTPClientError) -> Bool in
-            try inner.inflateHolding(piece) { (decoded) throws(HTTPClientError) -> Bool in try self.deliver(decoded, sink) }
+        return try outer.inflate(input) { (piece) throws(TransportError) -> Bool in
+            try inner.inflateHolding(piece) { (decoded) throws(TransportError) -> Bool in try self.deliver(decoded, sink) }
         }
     }
 
-    private func deliver(_ piece: UnsafeRawBufferPointer, _ sink: Sink) throws(HTTPClientError) -> Bool {
+    private func deliver(_ piece: UnsafeRawBufferPointer, _ sink: Sink) throws(TransportError) -> Bool {
         self.decodedCount += piece.count
         if self.decodedCount > self.limits.maxDecodedSize {
-            throw HTTPClientError(.decodedBodyTooLarge, phase: .readBody,
+            throw TransportError(.decodedBodyTooLarge, phase: .readBody,
                                   detail: "the body decodes to more than \(self.limits.maxDecodedSize) bytes")
         }
         // Against what zlib has taken so far, not what was handed in: a bomb is caught
         // within a buffer of crossing the ratio, however large the read it came in.
         let (allowed, overflow) = self.limits.maxRatio.multipliedReportingOverflow(by: max(self.stages[0].consumedTotal, 1))
         if self.decodedCount > self.limits.ratioFloor && !overflow && self.decodedCount > allowed {
-            throw HTTPClientError(.compressionRatioExceeded, phase: .readBody,
+            throw TransportError(.compressionRatioExceeded, phase: .readBody,
                                   detail: "\(self.stages[0].consumedTotal) compressed bytes decode to over \(self.decodedCount); the limit is \(self.limits.maxRatio)×")
         }
         return try sink(piece)
@@ -193,7 +193,7 @@ final class Inflater {
 
     static let outputSize = 64 * 1024
 
-    init(_ coding: ContentCoding) throws(HTTPClientError) {
+    init(_ coding: ContentCoding) throws(TransportError) {
         self.coding = coding
         self.output = .allocate(byteCount: Self.outputSize, alignment: 16)
         if coding == .gzip { try self.start(windowBits: 16 + 15) }
@@ -204,9 +204,9 @@ final class Inflater {
         self.output.deallocate()
     }
 
-    private func start(windowBits: Int32) throws(HTTPClientError) {
+    private func start(windowBits: Int32) throws(TransportError) {
         guard salvo_inflateInit2(&self.stream, windowBits) == Z_OK else {
-            throw HTTPClientError(.contentDecodingFailed, phase: .readBody, detail: "zlib cannot start inflating")
+            throw TransportError(.contentDecodingFailed, phase: .readBody, detail: "zlib cannot start inflating")
         }
         self.initialized = true
     }
@@ -214,7 +214,7 @@ final class Inflater {
     var hasHeldInput: Bool { !self.held.isEmpty }
 
     /// Inflates all of `input` into `sink` unless the sink pauses; returns bytes consumed.
-    func inflate(_ input: UnsafeRawBufferPointer, into sink: ContentDecoder.Sink) throws(HTTPClientError) -> Int {
+    func inflate(_ input: UnsafeRawBufferPointer, into sink: ContentDecoder.Sink) throws(TransportError) -> Int {
         guard !input.isEmpty else { return 0 }
         if !self.initialized {
             // deflate: a zlib header (method 8, CMF·256+FLG a multiple of 31), else raw.
@@ -222,7 +222,7 @@ final class Inflater {
                 try self.start(windowBits: Self.isZlibHeader(first, input[0]) ? 15 : -15)
                 self.firstByte = nil
                 var lead = first
-                _ = try withUnsafeBytes(of: &lead) { (one) throws(HTTPClientError) -> Int in try self.inflateSome(one, into: sink) }
+                _ = try withUnsafeBytes(of: &lead) { (one) throws(TransportError) -> Int in try self.inflateSome(one, into: sink) }
             } else if input.count == 1 {
                 self.firstByte = input[0]
                 return 1
@@ -238,13 +238,13 @@ final class Inflater {
     }
 
     /// Hands over output zlib still holds for input it already took (after a pause).
-    func drain(into sink: ContentDecoder.Sink) throws(HTTPClientError) {
+    func drain(into sink: ContentDecoder.Sink) throws(TransportError) {
         guard self.initialized else { return }
         _ = try self.inflateSome(UnsafeRawBufferPointer(start: nil, count: 0), into: sink, ignoringPauses: true)
     }
 
     private func inflateSome(_ input: UnsafeRawBufferPointer, into sink: ContentDecoder.Sink,
-                             ignoringPauses: Bool = false) throws(HTTPClientError) -> Int {
+                             ignoringPauses: Bool = false) throws(TransportError) -> Int {
         var consumed = 0
         while consumed < input.count {
             if self.ended {
@@ -273,7 +273,7 @@ final class Inflater {
                 self.ended = true
             default:
                 let reason = self.stream.msg.map { String(cString: $0) } ?? "zlib error \(status)"
-                throw HTTPClientError(.contentDecodingFailed, phase: .readBody, detail: "corrupt \(self.coding) data: \(reason)")
+                throw TransportError(.contentDecodingFailed, phase: .readBody, detail: "corrupt \(self.coding) data: \(reason)")
             }
             if produced > 0 {
                 if try !sink(UnsafeRawBufferPointer(start: self.output.baseAddress, count: produced)) {
@@ -296,7 +296,7 @@ final class Inflater {
             if status == Z_STREAM_END { self.ended = true }
             if status != Z_OK && status != Z_STREAM_END && status != Z_BUF_ERROR {
                 let reason = self.stream.msg.map { String(cString: $0) } ?? "zlib error \(status)"
-                throw HTTPClientError(.contentDecodingFailed, phase: .readBody, detail: "corrupt \(self.coding) data: \(reason)")
+                throw TransportError(.contentDecodingFailed, phase: .readBody, detail: "corrupt \(self.coding) data: \(reason)")
             }
             if produced == 0 { break }
             if try !sink(UnsafeRawBufferPointer(start: self.output.baseAddress, count: produced)) && !ignoringPauses { break }
@@ -306,14 +306,14 @@ final class Inflater {
 
     /// For the second stage of a chain: inflates `input`, keeping what a pause left unread;
     /// returns false when paused (the first stage then stops).
-    func inflateHolding(_ input: UnsafeRawBufferPointer, into sink: ContentDecoder.Sink) throws(HTTPClientError) -> Bool {
+    func inflateHolding(_ input: UnsafeRawBufferPointer, into sink: ContentDecoder.Sink) throws(TransportError) -> Bool {
         let used = try self.inflate(input, into: sink)
         return self.held.keepUnused(of: input, used: used)
     }
 
     /// Inflates input held by a pause; true once none is left.
-    func drainHeld(_ sink: ContentDecoder.Sink) throws(HTTPClientError) -> Bool {
-        try self.held.offer { (bytes) throws(HTTPClientError) -> Int in try self.inflate(bytes, into: sink) }
+    func drainHeld(_ sink: ContentDecoder.Sink) throws(TransportError) -> Bool {
+        try self.held.offer { (bytes) throws(TransportError) -> Int in try self.inflate(bytes, into: sink) }
     }
 }
 
@@ -342,10 +342,10 @@ struct LeftoverBytes {
     }
 
     /// Offers the kept bytes to `consume`, which says how many it took; true once none is left.
-    mutating func offer(_ consume: (UnsafeRawBufferPointer) throws(HTTPClientError) -> Int) throws(HTTPClientError) -> Bool {
+    mutating func offer(_ consume: (UnsafeRawBufferPointer) throws(TransportError) -> Int) throws(TransportError) -> Bool {
         guard !self.isEmpty else { return true }
         let start = self.offset
-        let used = try self.bytes.withBytes { (bytes) throws(HTTPClientError) -> Int in
+        let used = try self.bytes.withBytes { (bytes) throws(TransportError) -> Int in
             try consume(UnsafeRawBufferPointer(rebasing: bytes[start...]))
         }
         self.offset += used
@@ -367,11 +367,11 @@ extension Substring {
 }
 
 extension Array where Element == UInt8 {
-    /// `withUnsafeBytes` for a body that throws ``HTTPClientError`` (the standard one
+    /// `withUnsafeBytes` for a body that throws ``TransportError`` (the standard one
     /// rethrows untyped).
-    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws(HTTPClientError) -> R) throws(HTTPClientError) -> R {
+    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws(TransportError) -> R) throws(TransportError) -> R {
         let result = self.withUnsafeBytes { bytes in
-            Result { () throws(HTTPClientError) -> R in try body(bytes) }
+            Result { () throws(TransportError) -> R in try body(bytes) }
         }
         return try result.get()
     }

@@ -12,11 +12,11 @@ import Glibc
 /// ```swift
 /// do {
 ///     let response = try await client.execute(request)
-/// } catch let error as HTTPClientError where error.code == .connectTimeout {
+/// } catch let error as TransportError where error.code == .connectTimeout {
 ///     // try another replica
 /// }
 /// ```
-public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What went wrong.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         enum Base: UInt8, Sendable, Hashable {
@@ -45,7 +45,7 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
         /// The proxy's host name did not resolve.
         public static let proxyDNSFailure = Code(base: .proxyDNSFailure)
         /// The proxy would not open a tunnel (`CONNECT`) to the origin: it answered with
-        /// another status than 2xx (in ``HTTPClientError/detail``), closed the connection, or
+        /// another status than 2xx (in ``TransportError/detail``), closed the connection, or
         /// answered with something that is not HTTP. Nothing reached the origin.
         public static let proxyTunnelFailed = Code(base: .proxyTunnelFailed)
         /// The proxy answered `407 Proxy Authentication Required` to `CONNECT`: it wants
@@ -68,7 +68,7 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let totalTimeout = Code(base: .totalTimeout)
         /// Every connection to the host stayed busy past the pool's wait deadline.
         public static let poolWaitTimeout = Code(base: .poolWaitTimeout)
-        /// The server broke HTTP/1.1: the parser's reason is in ``HTTPClientError/detail``.
+        /// The server broke HTTP/1.1: the parser's reason is in ``TransportError/detail``.
         public static let invalidResponse = Code(base: .invalidResponse)
         /// The reply does not start with an HTTP/1.x status line (HTTP/0.9, another protocol,
         /// noise): nothing about it can be trusted.
@@ -97,7 +97,7 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let tooManyHeaders = Code(base: .tooManyHeaders)
         /// The response body was larger than the configured limit.
         public static let bodyTooLarge = Code(base: .bodyTooLarge)
-        /// The request was cancelled: see ``HTTPClientError/cancellationReason`` for by whom.
+        /// The request was cancelled: see ``TransportError/cancellationReason`` for by whom.
         public static let cancelled = Code(base: .cancelled)
         /// No response head came within the request's head timeout.
         public static let headTimeout = Code(base: .headTimeout)
@@ -227,8 +227,8 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
     }
 
     /// A `.cancelled` error for `reason`.
-    public static func cancelled(_ reason: CancellationReason, phase: Phase? = nil, detail: String? = nil) -> HTTPClientError {
-        var error = HTTPClientError(.cancelled, phase: phase, detail: detail)
+    public static func cancelled(_ reason: CancellationReason, phase: Phase? = nil, detail: String? = nil) -> TransportError {
+        var error = TransportError(.cancelled, phase: phase, detail: detail)
         error.cancellationReason = reason
         return error
     }
@@ -310,7 +310,7 @@ public struct HTTPClientError: Error, Sendable, Hashable, CustomStringConvertibl
         return text
     }
 
-    package func with(host: String) -> HTTPClientError {
+    package func with(host: String) -> TransportError {
         var copy = self
         if copy.host == nil { copy.host = host }
         return copy

@@ -1,11 +1,11 @@
 import Testing
 @testable import SalvoTransport
 
-/// `HTTPClientError.isTransient`, code by code.
-@Suite struct HTTPClientErrorTests {
+/// `TransportError.isTransient`, code by code.
+@Suite struct TransportErrorTests {
     /// Every code, and whether the same request sent again might succeed: the network's
     /// failures might pass, the caller's mistakes and the server's settled answers will not.
-    static let transience: [(HTTPClientError.Code, Bool)] = [
+    static let transience: [(TransportError.Code, Bool)] = [
         // The network, or the server's state of the moment.
         (.dnsFailure, true), (.proxyDNSFailure, true),
         (.connectionRefused, true), (.connectFailed, true), (.connectTimeout, true), (.tlsHandshakeTimeout, true),
@@ -30,15 +30,15 @@ import Testing
 
     @Test func transienceOfEveryCode() {
         for (code, transient) in Self.transience {
-            #expect(HTTPClientError(code).isTransient == transient, "\(code)")
+            #expect(TransportError(code).isTransient == transient, "\(code)")
             // Where it happened does not change it.
-            for phase in [HTTPClientError.Phase.request, .resolve, .connect, .write, .readHead, .readBody, .pool] {
-                #expect(HTTPClientError(code, phase: phase, errno: 104, detail: "x").isTransient == transient, "\(code) in \(phase)")
+            for phase in [TransportError.Phase.request, .resolve, .connect, .write, .readHead, .readBody, .pool] {
+                #expect(TransportError(code, phase: phase, errno: 104, detail: "x").isTransient == transient, "\(code) in \(phase)")
             }
         }
-        #expect(HTTPClientError.cancelled(.caller).isTransient == false)
+        #expect(TransportError.cancelled(.caller).isTransient == false)
         // The table names every code there is, each once (the codes are numbered from 0).
-        let all = (0...UInt8.max).compactMap { HTTPClientError.Code.Base(rawValue: $0) }.map { HTTPClientError.Code(base: $0) }
+        let all = (0...UInt8.max).compactMap { TransportError.Code.Base(rawValue: $0) }.map { TransportError.Code(base: $0) }
         #expect(Set(Self.transience.map(\.0)) == Set(all))
         #expect(Self.transience.count == all.count)
     }

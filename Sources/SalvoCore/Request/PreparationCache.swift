@@ -6,10 +6,14 @@ import Musl
 import HTTPTypes
 import SalvoTransport
 
-/// The last few request heads this thread encoded, by request: a caller that sends the same
-/// request again — a load test, a poller, a backend calling one endpoint — gets the bytes
-/// already encoded and checked, shared rather than copied (no buffer per request). And the
-/// connection key of the last authority the thread's requests went to (``rememberedKey(scheme:authority:)``).
+/// What preparing a request computes that the next request from the same thread may reuse:
+/// the last few heads it encoded, and the connection key of the last authority it split.
+///
+/// Heads, by request: a caller that sends the same request again — a load test, a poller, a
+/// backend calling one endpoint — gets the bytes already encoded and checked, shared rather
+/// than copied (no buffer per request). The key (``rememberedKey(scheme:authority:)``): a host
+/// name over 15 bytes would otherwise cost a string allocation and a pass over its bytes on
+/// every request to it.
 ///
 /// One cache per thread, reached through a thread-specific key: no lock, and nothing shared.
 /// The heads it hands out are plain arrays, safe to read from any thread.
@@ -27,7 +31,7 @@ import SalvoTransport
 /// authority and key of the last plain `host[:port]` (never one with userinfo). A thread whose
 /// requests keep missing (each one new) stops keeping most of them, so that it does not
 /// hold on to, and make its caller copy, requests that never come back.
-final class EncodedHeadCache {
+final class PreparationCache {
     private struct Entry {
         var request: HTTPRequest
         var added: RequestEncoder.AddedFields
@@ -51,7 +55,7 @@ final class EncodedHeadCache {
     /// The head of `request`, from the cache or freshly encoded (and then kept).
     /// - Throws: what ``RequestEncoder`` refuses; a refused head is never kept.
     func head(for request: HTTPRequest, body: RequestBodyLength,
-              adding added: RequestEncoder.AddedFields) throws(HTTPClientError) -> [UInt8] {
+              adding added: RequestEncoder.AddedFields) throws(TransportError) -> [UInt8] {
         // Compared in place, through the buffer: an entry is not copied out to be looked at.
         let hit = self.entries.withUnsafeBufferPointer { entries -> [UInt8]? in
             for index in entries.indices where entries[index].body == body && entries[index].added.sameBytes(as: added)
@@ -134,18 +138,18 @@ final class EncodedHeadCache {
         // The thread's cache is released when the thread ends.
         let created = pthread_key_create(&key) { raw in
             guard let raw else { return }
-            Unmanaged<EncodedHeadCache>.fromOpaque(raw).release()
+            Unmanaged<PreparationCache>.fromOpaque(raw).release()
         }
         return created == 0 ? key : nil
     }()
 
     /// This thread's cache; nil when none can be had.
-    static var current: EncodedHeadCache? {
+    static var current: PreparationCache? {
         guard let key = Self.key else { return nil }
         if let raw = pthread_getspecific(key) {
-            return Unmanaged<EncodedHeadCache>.fromOpaque(raw).takeUnretainedValue()
+            return Unmanaged<PreparationCache>.fromOpaque(raw).takeUnretainedValue()
         }
-        let cache = Unmanaged.passRetained(EncodedHeadCache())
+        let cache = Unmanaged.passRetained(PreparationCache())
         guard pthread_setspecific(key, cache.toOpaque()) == 0 else {
             cache.release()
             return nil
@@ -180,19 +184,19 @@ final class EncodedHeadCache {
     /// Runs `body` with this thread's cache, used without counting a reference (the thread's
     /// key keeps it alive until the thread ends); nil without one.
     @inline(__always)
-    static func withCurrent<T>(_ body: (EncodedHeadCache) -> T) -> T? {
+    static func withCurrent<T>(_ body: (PreparationCache) -> T) -> T? {
         guard let key = Self.key else { return nil }
         if let raw = pthread_getspecific(key) {
-            return Unmanaged<EncodedHeadCache>.fromOpaque(raw)._withUnsafeGuaranteedRef(body)
+            return Unmanaged<PreparationCache>.fromOpaque(raw)._withUnsafeGuaranteedRef(body)
         }
         return Self.current.map(body)
     }
 
     /// The head of `request`, through this thread's cache when there is one.
     static func head(for request: HTTPRequest, body: RequestBodyLength,
-                     adding added: RequestEncoder.AddedFields) throws(HTTPClientError) -> [UInt8] {
+                     adding added: RequestEncoder.AddedFields) throws(TransportError) -> [UInt8] {
         let cached = Self.withCurrent { cache in
-            Result { () throws(HTTPClientError) in try cache.head(for: request, body: body, adding: added) }
+            Result { () throws(TransportError) in try cache.head(for: request, body: body, adding: added) }
         }
         if let cached { return try cached.get() }
         var head: [UInt8] = []

@@ -7,7 +7,7 @@ import HTTPTypes
 /// Laid out to be cheap to hand along: the head is one reference (built into `HTTPFields`
 /// only when read), and what most responses lack — redirects, interim responses, a decoded
 /// coding — sits behind one more, nil when empty.
-public struct HTTPClientResponse: Sendable {
+public struct CollectedResponse: Sendable {
     /// The status line and header fields. A response from the engine builds its
     /// `HTTPFields` the first time this is read (and keeps them): reading only ``status``
     /// and ``body`` costs no field parsing at all.

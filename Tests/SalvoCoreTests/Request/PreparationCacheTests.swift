@@ -3,7 +3,7 @@ import Testing
 @testable import SalvoCore
 import SalvoTransport
 
-@Suite struct EncodedHeadCacheTests {
+@Suite struct PreparationCacheTests {
     func fresh(_ request: HTTPRequest, _ body: RequestBodyLength = .none,
                _ added: RequestEncoder.AddedFields = .none) throws -> [UInt8] {
         var buffer: [UInt8] = []
@@ -23,7 +23,7 @@ import SalvoTransport
     }
 
     @Test func theSameRequestGetsTheSameBytesWithoutEncodingAgain() throws {
-        let cache = EncodedHeadCache()
+        let cache = PreparationCache()
         let request = self.request()
         let first = try cache.head(for: request, body: .none, adding: .none)
         let second = try cache.head(for: request, body: .none, adding: .none)
@@ -36,7 +36,7 @@ import SalvoTransport
 
     @Test func fieldsInAnotherOrderAreAnotherHead() throws {
         // HTTPRequest's == lets fields of different names come in any order; the bytes must not.
-        let cache = EncodedHeadCache()
+        let cache = PreparationCache()
         let ab = self.request(fields: [("A", "1"), ("B", "2")])
         let ba = self.request(fields: [("B", "2"), ("A", "1")])
         #expect(ab == ba)
@@ -46,7 +46,7 @@ import SalvoTransport
     }
 
     @Test func aNameSpelledInAnotherCaseIsAnotherHead() throws {
-        let cache = EncodedHeadCache()
+        let cache = PreparationCache()
         let upper = self.request(fields: [("X-Trace", "1")])
         let lower = self.request(fields: [("x-trace", "1")])
         #expect(String(decoding: try cache.head(for: upper, body: .none, adding: .none), as: UTF8.self).contains("X-Trace: 1"))
@@ -55,7 +55,7 @@ import SalvoTransport
 
     @Test func valuesAreComparedAsBytes() throws {
         // Two values that are not UTF-8 read as the same repaired String ("\u{FFFD}").
-        let cache = EncodedHeadCache()
+        let cache = PreparationCache()
         func withValue(_ byte: UInt8) -> HTTPRequest {
             var request = self.request(fields: [])
             request.headerFields.append(HTTPField(name: HTTPField.Name("X-Raw")!, lenientValue: [0x61, byte] as [UInt8]))
@@ -68,7 +68,7 @@ import SalvoTransport
     }
 
     @Test func addedFieldsAndFramingAreOfTheKey() throws {
-        let cache = EncodedHeadCache()
+        let cache = PreparationCache()
         var post = self.request()
         post.method = .post
         var agent = RequestEncoder.AddedFields()
@@ -82,8 +82,8 @@ import SalvoTransport
     }
 
     @Test func theOldestHeadMakesRoomAndEveryHeadStaysRight() throws {
-        let cache = EncodedHeadCache()
-        let requests = (0...EncodedHeadCache.capacity).map { self.request("/item/\($0)") }
+        let cache = PreparationCache()
+        let requests = (0...PreparationCache.capacity).map { self.request("/item/\($0)") }
         let first = try cache.head(for: requests[0], body: .none, adding: .none)
         for request in requests.dropFirst() {
             #expect(try cache.head(for: request, body: .none, adding: .none) == (try self.fresh(request)))
@@ -92,22 +92,22 @@ import SalvoTransport
         let again = try cache.head(for: requests[0], body: .none, adding: .none)
         #expect(again == first)
         #expect(!self.shared(again, first))
-        let last = try cache.head(for: requests[EncodedHeadCache.capacity], body: .none, adding: .none)
-        #expect(self.shared(last, try cache.head(for: requests[EncodedHeadCache.capacity], body: .none, adding: .none)))
+        let last = try cache.head(for: requests[PreparationCache.capacity], body: .none, adding: .none)
+        #expect(self.shared(last, try cache.head(for: requests[PreparationCache.capacity], body: .none, adding: .none)))
     }
 
     @Test func aRefusedHeadIsRefusedEveryTime() throws {
-        let cache = EncodedHeadCache()
+        let cache = PreparationCache()
         var request = self.request()
         request.path = "/a b"
         for _ in 0..<2 {
-            #expect(throws: HTTPClientError.self) { try cache.head(for: request, body: .none, adding: .none) }
+            #expect(throws: TransportError.self) { try cache.head(for: request, body: .none, adding: .none) }
         }
     }
 
     @Test func aHugeHeadIsNotKept() throws {
-        let cache = EncodedHeadCache()
-        let request = self.request(fields: [("Cookie", String(repeating: "c", count: EncodedHeadCache.maxCachedHeadSize))])
+        let cache = PreparationCache()
+        let request = self.request(fields: [("Cookie", String(repeating: "c", count: PreparationCache.maxCachedHeadSize))])
         let first = try cache.head(for: request, body: .none, adding: .none)
         let second = try cache.head(for: request, body: .none, adding: .none)
         #expect(first == second)
@@ -115,12 +115,12 @@ import SalvoTransport
     }
 
     @Test func eachThreadHasItsOwn() async throws {
-        let here = ObjectIdentifier(try #require(EncodedHeadCache.current))
-        #expect(ObjectIdentifier(try #require(EncodedHeadCache.current)) == here)
+        let here = ObjectIdentifier(try #require(PreparationCache.current))
+        #expect(ObjectIdentifier(try #require(PreparationCache.current)) == here)
         let group = try EventLoopGroup(numberOfThreads: 1)
         defer { group.shutdown() }
         let there = await withCheckedContinuation { continuation in
-            group.next().execute { continuation.resume(returning: EncodedHeadCache.current.map(ObjectIdentifier.init)) }
+            group.next().execute { continuation.resume(returning: PreparationCache.current.map(ObjectIdentifier.init)) }
         }
         #expect(there != nil && there != here)
     }
@@ -128,7 +128,7 @@ import SalvoTransport
     /// Strings are compared as bytes: the same Unicode text in other bytes is another head
     /// (the encoder percent-encodes a path's bytes, and writes the added fields as they are).
     @Test func theSameTextInOtherBytesIsAnotherHead() throws {
-        let cache = EncodedHeadCache()
+        let cache = PreparationCache()
         for (first, second) in [("/caf\u{E9}", "/cafe\u{301}"), ("/a;b", "/a\u{37E}b"), ("/K", "/\u{212A}")] {
             #expect(first == second)
             let a = self.request(first), b = self.request(second)
@@ -146,7 +146,7 @@ import SalvoTransport
     @Test func methodAndAuthorityAreOfTheKey() throws {
         // (The scheme is too, but an http and an https request have the same head: it shows
         // only through a forwarding proxy's absolute form, an added field.)
-        let cache = EncodedHeadCache()
+        let cache = PreparationCache()
         var variants = [self.request()]
         var delete = self.request(); delete.method = .delete; variants.append(delete)
         var other = self.request(); other.authority = "api.test:8080"; variants.append(other)
@@ -178,21 +178,21 @@ import SalvoTransport
 
     /// A thread whose requests never come back keeps few of them; a hit makes it keep again.
     @Test func aThreadThatKeepsMissingKeepsFewHeads() throws {
-        let cache = EncodedHeadCache()
-        let requests = (0...EncodedHeadCache.missesBeforeSampling + 1).map { self.request("/once/\($0)") }
+        let cache = PreparationCache()
+        let requests = (0...PreparationCache.missesBeforeSampling + 1).map { self.request("/once/\($0)") }
         var heads: [[UInt8]] = []
-        for request in requests.prefix(EncodedHeadCache.missesBeforeSampling) {
+        for request in requests.prefix(PreparationCache.missesBeforeSampling) {
             heads.append(try cache.head(for: request, body: .none, adding: .none))
         }
         // Past the misses allowed in a row, a new head is encoded but not kept.
-        let past = requests[EncodedHeadCache.missesBeforeSampling]
+        let past = requests[PreparationCache.missesBeforeSampling]
         let once = try cache.head(for: past, body: .none, adding: .none)
         let twice = try cache.head(for: past, body: .none, adding: .none)
         #expect(once == twice && !self.shared(once, twice))
         // The last one kept is still there; the hit makes the cache keep new heads again.
-        let kept = requests[EncodedHeadCache.missesBeforeSampling - 1]
+        let kept = requests[PreparationCache.missesBeforeSampling - 1]
         #expect(self.shared(try cache.head(for: kept, body: .none, adding: .none), heads[heads.count - 1]))
-        let next = requests[EncodedHeadCache.missesBeforeSampling + 1]
+        let next = requests[PreparationCache.missesBeforeSampling + 1]
         let first = try cache.head(for: next, body: .none, adding: .none)
         #expect(self.shared(first, try cache.head(for: next, body: .none, adding: .none)))
     }

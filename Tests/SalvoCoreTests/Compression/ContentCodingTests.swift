@@ -63,7 +63,7 @@ import Testing
         var offset = 0
         for size in pieces ?? [input.count] {
             let end = min(input.count, offset + size)
-            let done = try Array(input[offset..<end]).withBytes { (bytes) throws(HTTPClientError) -> Bool in
+            let done = try Array(input[offset..<end]).withBytes { (bytes) throws(TransportError) -> Bool in
                 try decoder.decode(bytes, into: sink)
             }
             if !done {
@@ -84,7 +84,7 @@ import Testing
         #expect(try ContentCoding.parse("deflate, gzip") == [.deflate, .gzip])
         #expect(try ContentCoding.parse("gzip,identity,,deflate") == [.gzip, .deflate])
         for bad in ["br", "zstd", "compress", "gzip, br", "gzip, gzip, gzip"] {
-            #expect(throws: HTTPClientError.self, "\(bad)") { try ContentCoding.parse(bad) }
+            #expect(throws: TransportError.self, "\(bad)") { try ContentCoding.parse(bad) }
         }
         #expect(try ContentDecoder.make(contentEncoding: "identity", limits: .init()) == nil)
     }
@@ -134,7 +134,7 @@ import Testing
         var offset = 0
         while offset < gzip.count {
             let end = min(gzip.count, offset + 1000)
-            _ = try Array(gzip[offset..<end]).withBytes { (bytes) throws(HTTPClientError) -> Bool in
+            _ = try Array(gzip[offset..<end]).withBytes { (bytes) throws(TransportError) -> Bool in
                 try decoder.decode(bytes) { out += $0; return !paused }
             }
             offset = end
@@ -162,13 +162,13 @@ import Testing
         var corrupt = GzipEncoder.gzip(Self.text(50_000))
         corrupt[corrupt.count / 2] ^= 0x55
         #expect(performing: { try Self.decode("gzip", corrupt) },
-                throws: { ($0 as? HTTPClientError)?.code == .contentDecodingFailed })
+                throws: { ($0 as? TransportError)?.code == .contentDecodingFailed })
         let whole = GzipEncoder.gzip(Self.text(50_000))
         let truncated = Array(whole.dropLast(10))
         #expect(performing: { try Self.decode("gzip", truncated) },
-                throws: { ($0 as? HTTPClientError)?.code == .contentDecodingFailed })
+                throws: { ($0 as? TransportError)?.code == .contentDecodingFailed })
         #expect(performing: { try Self.decode("gzip", Array("not gzip at all".utf8)) },
-                throws: { ($0 as? HTTPClientError)?.code == .contentDecodingFailed })
+                throws: { ($0 as? TransportError)?.code == .contentDecodingFailed })
         // Nothing at all is an empty body, not an error.
         #expect(try Self.decode("gzip", []) == [])
         // Padding after a complete member is ignored, as curl does.
@@ -179,7 +179,7 @@ import Testing
         let text = Self.text(2 << 20)
         let gzip = GzipEncoder.gzip(text)
         #expect(performing: { try Self.decode("gzip", gzip, limits: .init(maxDecodedSize: 1 << 20)) },
-                throws: { ($0 as? HTTPClientError)?.code == .decodedBodyTooLarge })
+                throws: { ($0 as? TransportError)?.code == .decodedBodyTooLarge })
         #expect(try Self.decode("gzip", gzip, limits: .init(maxDecodedSize: 2 << 20)) == text)
     }
 
@@ -194,10 +194,10 @@ import Testing
         let decoder = try #require(try ContentDecoder.make(contentEncoding: "gzip", limits: .init(maxRatio: 100)))
         var decoded = 0
         #expect(performing: {
-            _ = try bomb.withBytes { (bytes) throws(HTTPClientError) -> Bool in
+            _ = try bomb.withBytes { (bytes) throws(TransportError) -> Bool in
                 try decoder.decode(bytes) { decoded += $0.count; return true }
             }
-        }, throws: { ($0 as? HTTPClientError)?.code == .compressionRatioExceeded })
+        }, throws: { ($0 as? TransportError)?.code == .compressionRatioExceeded })
         // Measured against what zlib took so far: it stops within a buffer of 1 MiB (the
         // floor below which ratios are not checked), though all of the bomb was handed in.
         #expect(decoded <= (1 << 20) + 2 * Inflater.outputSize, "decoded \(decoded)")

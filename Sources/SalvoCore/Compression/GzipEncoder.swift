@@ -7,11 +7,11 @@ import CZlib
     private var stream = z_stream()
     private let output: UnsafeMutableRawBufferPointer
 
-    public init(level: Int32 = 6) throws(HTTPClientError) {
+    public init(level: Int32 = 6) throws(TransportError) {
         self.output = .allocate(byteCount: 64 * 1024, alignment: 16)
         guard salvo_deflateInit2(&self.stream, level, 16 + 15) == Z_OK else {
             self.output.deallocate()
-            throw HTTPClientError(.requestBodyFailed, phase: .request, detail: "zlib cannot start compressing")
+            throw TransportError(.requestBodyFailed, phase: .request, detail: "zlib cannot start compressing")
         }
     }
 

@@ -10,7 +10,7 @@ struct ProxyTunnel {
         case pending(wantsWrite: Bool)
         /// The tunnel is open; nothing of the origin's has been read.
         case established
-        case failed(HTTPClientError)
+        case failed(TransportError)
     }
 
     /// The most of the proxy's answer kept while looking for the end of its head.
@@ -93,7 +93,7 @@ struct ProxyTunnel {
                     if let challenge = Self.field("proxy-authenticate", in: head) {
                         detail += " (Proxy-Authenticate: \(RequestEncoder.printable(challenge)))"
                     }
-                    return .failed(HTTPClientError(.proxyAuthenticationRequired, host: self.proxyHost, phase: .connect, detail: detail))
+                    return .failed(TransportError(.proxyAuthenticationRequired, host: self.proxyHost, phase: .connect, detail: detail))
                 }
                 return .failed(self.failure(detail))
             }
@@ -107,8 +107,8 @@ struct ProxyTunnel {
         return nil
     }
 
-    private func failure(_ detail: String, errno: Int32? = nil, more: String? = nil) -> HTTPClientError {
-        HTTPClientError(.proxyTunnelFailed, host: self.proxyHost, phase: .connect, errno: errno,
+    private func failure(_ detail: String, errno: Int32? = nil, more: String? = nil) -> TransportError {
+        TransportError(.proxyTunnelFailed, host: self.proxyHost, phase: .connect, errno: errno,
                         detail: more.map { "\(detail) (\($0))" } ?? detail)
     }
 

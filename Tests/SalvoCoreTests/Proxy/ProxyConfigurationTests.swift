@@ -85,7 +85,7 @@ import Testing
         let bypass = try ProxyConfiguration.environment(["all_proxy": "p:1", "no_proxy": "a.test", "NO_PROXY": "b.test"])
         #expect(bypass.proxy(for: .http, host: "a.test") == nil)
         #expect(bypass.proxy(for: .https, host: "b.test")?.host == "p")
-        #expect(throws: HTTPClientError.self) { try ProxyConfiguration.environment(["all_proxy": "socks5://p:1"]) }
+        #expect(throws: TransportError.self) { try ProxyConfiguration.environment(["all_proxy": "socks5://p:1"]) }
         #expect(try ProxyConfiguration.environment([:]) == .none)
     }
 
@@ -115,7 +115,7 @@ import Testing
         // A target that does not start with "/" would name another host to the proxy.
         let sneaky = HTTPRequest(method: .get, scheme: "http", authority: "origin.test", path: "@evil.test/x")
         head = []
-        #expect(throws: HTTPClientError.self) { try RequestEncoder.encodeHead(sneaky, body: .none, adding: added, into: &head) }
+        #expect(throws: TransportError.self) { try RequestEncoder.encodeHead(sneaky, body: .none, adding: added, into: &head) }
     }
 
     @Test func connectAnswers() {

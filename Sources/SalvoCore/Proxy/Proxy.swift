@@ -58,14 +58,14 @@ public struct HTTPProxy: Sendable, Hashable, CustomStringConvertible {
     ///
     /// - Throws: `.unsupportedScheme` for another kind of proxy (`https://`, `socks5://`…:
     ///   Salvo speaks to plain HTTP proxies), `.invalidURL` for a spelling that is not one.
-    public init(_ spelling: String) throws(HTTPClientError) {
+    public init(_ spelling: String) throws(TransportError) {
         var rest = Substring(spelling)
         // A scheme only before any userinfo: "user:pa://ss@host" is a user and a password.
         if let range = rest.firstRange(of: "://"), range.lowerBound < (rest.firstIndex(of: "@") ?? rest.endIndex),
            let first = rest.first, first.isLetter, rest[..<range.lowerBound].allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }) {
             let scheme = rest[..<range.lowerBound].lowercased()
             guard scheme == "http" else {
-                throw HTTPClientError(.unsupportedScheme, phase: .request,
+                throw TransportError(.unsupportedScheme, phase: .request,
                                       detail: "proxy \"\(Self.redacted(spelling))\": \(scheme):// proxies are not supported (only http://)")
             }
             rest = rest[range.upperBound...]
@@ -77,7 +77,7 @@ public struct HTTPProxy: Sendable, Hashable, CustomStringConvertible {
             rest = rest[..<end]
         }
         guard !rest.isEmpty, rest.last != "@" else {
-            throw HTTPClientError(.invalidURL, phase: .request, detail: "proxy \"\(Self.redacted(spelling))\" is not [http://][user:password@]host[:port]")
+            throw TransportError(.invalidURL, phase: .request, detail: "proxy \"\(Self.redacted(spelling))\" is not [http://][user:password@]host[:port]")
         }
         // The port is explicit when the authority (past any userinfo) ends in ":digits"
         // outside an IPv6 literal's brackets.
@@ -91,7 +91,7 @@ public struct HTTPProxy: Sendable, Hashable, CustomStringConvertible {
         } catch {
             // The parser's reason, without the text it quotes (which holds the password).
             let reason = error.detail.map { detail in detail.firstRange(of: ": http://").map { String(detail[..<$0.lowerBound]) } ?? detail } ?? "not a host"
-            throw HTTPClientError(.invalidURL, phase: .request, detail: "proxy \"\(Self.redacted(spelling))\": \(reason)")
+            throw TransportError(.invalidURL, phase: .request, detail: "proxy \"\(Self.redacted(spelling))\": \(reason)")
         }
         self.init(host: parsed.host, port: explicitPort ? parsed.port : Self.defaultPort)
         if let user = parsed.user {
@@ -106,7 +106,7 @@ public struct HTTPProxy: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A failed lookup of the proxy's name, said as such (curl's exit 5, not 6).
-    package func nameFailure(_ error: HTTPClientError) -> HTTPClientError {
+    package func nameFailure(_ error: TransportError) -> TransportError {
         guard error.code == .dnsFailure else { return error }
         var failure = error
         failure.code = .proxyDNSFailure

@@ -24,9 +24,9 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
     public var user: String?
     public var password: String?
 
-    public init(_ text: String) throws(HTTPClientError) {
-        func invalid(_ why: String) -> HTTPClientError {
-            HTTPClientError(.invalidURL, phase: .request, detail: "\(why): \(RequestEncoder.printable(text))")
+    public init(_ text: String) throws(TransportError) {
+        func invalid(_ why: String) -> TransportError {
+            TransportError(.invalidURL, phase: .request, detail: "\(why): \(RequestEncoder.printable(text))")
         }
         guard text.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else {
             throw invalid("spaces or control characters in URL")
@@ -34,7 +34,7 @@ public struct RequestURL: Sendable, Hashable, CustomStringConvertible {
         guard let colon = text.firstIndex(of: ":"), text[colon...].hasPrefix("://") else { throw invalid("no scheme") }
         let schemeText = text[..<colon].lowercased()
         guard let scheme = ConnectionKey.Scheme(rawValue: schemeText) else {
-            throw HTTPClientError(.unsupportedScheme, phase: .request, detail: "\"\(schemeText)\" is not http or https")
+            throw TransportError(.unsupportedScheme, phase: .request, detail: "\"\(schemeText)\" is not http or https")
         }
         var rest = text[text.index(colon, offsetBy: 3)...]
         if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
@@ -124,7 +124,7 @@ extension HTTPRequest {
     /// ```swift
     /// let request = try HTTPRequest(method: .get, url: "http://127.0.0.1:8080/health")
     /// ```
-    public init(method: Method, url: String, headerFields: HTTPFields = [:]) throws(HTTPClientError) {
+    public init(method: Method, url: String, headerFields: HTTPFields = [:]) throws(TransportError) {
         let parsed = try RequestURL(url)
         self.init(method: method, scheme: parsed.scheme.rawValue, authority: parsed.key.authority,
                   path: parsed.target, headerFields: headerFields)
@@ -137,20 +137,20 @@ extension HTTPRequest {
     /// replaced by the key's (it is not spelled the one way the key is: a numeric IPv4 form,
     /// an IPv6 literal, userinfo), so that the Host header never carries what the URL parser
     /// normalized or kept apart. A plain `host[:port]` costs one pass over its bytes.
-    func canonicalConnectionKey() throws(HTTPClientError) -> (key: ConnectionKey, rewriteAuthority: Bool) {
+    func canonicalConnectionKey() throws(TransportError) -> (key: ConnectionKey, rewriteAuthority: Bool) {
         let (key, plain) = try self.resolvedConnectionKey()
         guard !plain, let authority = self.authority else { return (key, false) }
         return (key, !key.isSpelled(by: authority))
     }
 
     /// The connection key this request goes to.
-    func connectionKey() throws(HTTPClientError) -> ConnectionKey {
+    func connectionKey() throws(TransportError) -> ConnectionKey {
         try self.resolvedConnectionKey().key
     }
 
     /// The key, and whether the authority was a plain `host[:port]` split by hand on its bytes
     /// (this runs per request) rather than by the full URL parser.
-    private func resolvedConnectionKey() throws(HTTPClientError) -> (key: ConnectionKey, plain: Bool) {
+    private func resolvedConnectionKey() throws(TransportError) -> (key: ConnectionKey, plain: Bool) {
         // Read once: each read of a pseudo-header field counts a reference to its string.
         let schemeText = self.scheme, authority = self.authority
         // An authority of up to 15 bytes is held in the string itself, and so is its host:
@@ -160,31 +160,31 @@ extension HTTPRequest {
         }
         // The host the thread's last request went to: compared, not split again, and no
         // string allocated for the host.
-        let remembered = EncodedHeadCache.withCurrent { $0.rememberedKey(scheme: schemeText, authority: authority) }
+        let remembered = PreparationCache.withCurrent { $0.rememberedKey(scheme: schemeText, authority: authority) }
         if case let key?? = remembered { return (key, true) }
         let (key, plain) = try Self.splitKey(scheme: schemeText, authority: authority)
-        if plain { EncodedHeadCache.withCurrent { $0.remember(key, scheme: schemeText, authority: authority) } }
+        if plain { PreparationCache.withCurrent { $0.remember(key, scheme: schemeText, authority: authority) } }
         return (key, plain)
     }
 
     /// The most UTF-8 bytes a `String` holds inline, without a buffer of its own (64-bit).
     private static let inlineStringCapacity = 15
 
-    private static func splitKey(scheme schemeText: String?, authority: String?) throws(HTTPClientError) -> (key: ConnectionKey, plain: Bool) {
+    private static func splitKey(scheme schemeText: String?, authority: String?) throws(TransportError) -> (key: ConnectionKey, plain: Bool) {
         let scheme: ConnectionKey.Scheme
         switch schemeText {
         case "http"?: scheme = .http
         case "https"?: scheme = .https
         case let other?:
             guard let parsed = ConnectionKey.Scheme(rawValue: other.lowercased()) else {
-                throw HTTPClientError(.unsupportedScheme, phase: .request, detail: "request has scheme \(other)")
+                throw TransportError(.unsupportedScheme, phase: .request, detail: "request has scheme \(other)")
             }
             scheme = parsed
         case nil:
-            throw HTTPClientError(.unsupportedScheme, phase: .request, detail: "request has no scheme")
+            throw TransportError(.unsupportedScheme, phase: .request, detail: "request has no scheme")
         }
         guard let authority, !authority.isEmpty else {
-            throw HTTPClientError(.invalidURL, phase: .request, detail: "request has no authority (host)")
+            throw TransportError(.invalidURL, phase: .request, detail: "request has no authority (host)")
         }
         if let key = ConnectionKey(scheme: scheme, authority: authority) { return (key, true) }
         // Not a plain host[:port]: the full parser normalizes it, or explains what is wrong.
