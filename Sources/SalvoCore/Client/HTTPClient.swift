@@ -20,9 +20,9 @@ public final class HTTPClient: Sendable {
     public let configuration: Configuration
     let group: EventLoopGroup
     private let ownsGroup: Bool
-    private let pools: [LoopBound<PoolShard>]
+    let pools: [LoopBound<PoolShard>]
     /// What the pools share: each host's connection budget, placement, lending.
-    private let coordinator: PoolCoordinator
+    let coordinator: PoolCoordinator
     /// Per loop, the hook that ends this client's requests if the loop stops first (a shared
     /// group shut down before the client).
     private let stopHooks: [Int?]
@@ -129,71 +129,6 @@ public final class HTTPClient: Sendable {
             for _ in 0..<accepted { done.wait() }
             group?.shutdown()
         }
-    }
-
-    // MARK: Placement
-
-    /// The loop a request runs on: the caller's loop when it is one of ours (no thread hop),
-    /// else the least loaded for its host (an idle connection first). Wherever it lands, it can have any free place of the host's limit: a loop without
-    /// one borrows it from a loop with an idle connection (see ``PoolCoordinator``).
-    func place(_ prepared: inout PreparedRequest) -> EventLoop {
-        if let current = EventLoop.current, current.index < self.group.loops.count, self.group.loops[current.index] === current {
-            return current
-        }
-        let (loop, arrival) = self.coordinator.place(prepared.key)
-        prepared.arrival = arrival
-        return loop
-    }
-
-    func pool(on loop: EventLoop) -> PoolShard {
-        self.pools[loop.index].value
-    }
-
-    /// The pool object for holding on to from any thread (use it only on `loop`).
-    func poolReference(on loop: EventLoop) -> PoolShard {
-        self.pools[loop.index].unsafeValue
-    }
-
-    // MARK: Starting requests
-
-    /// `request` prepared under this client's configuration, unless the client is shut down;
-    /// a request that cannot be prepared is over, and its body is told so.
-    func prepare(_ request: HTTPRequest, body: HTTPBody?, options: RequestOptions) throws(TransportError) -> PreparedRequest {
-        do throws(TransportError) {
-            guard !self.isShutDown else { throw TransportError(.shutdown) }
-            return try self.preparer.prepare(request, body: body, options: options)
-        } catch {
-            body?.requestEnded()
-            throw error
-        }
-    }
-
-    /// Starts `owner` on `loop`: at once when this thread is the loop's (no hop, no closure),
-    /// else through the loop's queue.
-    func start(_ owner: RequestOwner, on loop: EventLoop) {
-        if loop.inEventLoop {
-            self.launch(owner, on: loop)
-            return
-        }
-        // The caller touches the owner no more once it is handed over (an owner the queue
-        // refused is the caller's again, never the loop's).
-        if !loop.tryExecute({ self.launch(owner, on: loop) }) {
-            // The loop has stopped (the client or its group shut down meanwhile): the request
-            // never reached it and is still this thread's; its placement and body are let go here.
-            if owner.settleArrival() { self.coordinator.placementAbandoned(owner.key) }
-            owner.fail(TransportError(.shutdown, phase: .request))
-        }
-    }
-
-    /// Hands `owner` to the pool of `loop`, whose thread this is.
-    private func launch(_ owner: RequestOwner, on loop: EventLoop) {
-        let placed = owner.settleArrival()
-        if owner.isCancelled {
-            if placed { self.coordinator.placementAbandoned(owner.key) }
-            owner.fail(.cancelled(.caller, phase: .request))
-            return
-        }
-        self.pool(on: loop).submit(owner)
     }
 
     // MARK: Shutting down

@@ -15,7 +15,7 @@ import Synchronization
 ///
 /// Its parts, one value each: the request prepared for this hop (``PreparedRequest``), where
 /// it is (``Placement``), the response as it arrives (``Reception``, this file's
-/// `+Response`), what it measured (``ExchangeMetrics``), where the response goes (`+Caller`),
+/// `+Response`), what it measured (``ExchangeMetrics``), where the response goes (`+Response`),
 /// and how other threads reach it (`+Remote`). One object per request.
 ///
 /// Loop-confined: made on the caller's thread, then run and ended on one event loop's thread
@@ -96,7 +96,7 @@ final class RequestOwner: @unchecked Sendable {
     @exclusivity(unchecked) var reception = Reception()
     /// Clock readings and counters for the caller's metrics.
     @exclusivity(unchecked) var metrics = ExchangeMetrics()
-    /// Where the response goes (`+Caller`).
+    /// Where the response goes (`+Response`).
     @exclusivity(unchecked) var delivery: Delivery
     /// A collected response as it comes together (unused by a stream).
     @exclusivity(unchecked) var collected: Collected
