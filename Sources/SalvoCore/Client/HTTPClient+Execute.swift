@@ -163,11 +163,10 @@ extension HTTPClient {
 
     // MARK: Starting requests
 
-    /// `request` prepared under this client's configuration, unless the client is shut down;
+    /// `request` prepared under this client's configuration (unless the client is shut down);
     /// a request that cannot be prepared is over, and its body is told so.
     func prepare(_ request: HTTPRequest, body: HTTPBody?, options: RequestOptions) throws(TransportError) -> PreparedRequest {
         do throws(TransportError) {
-            guard !self.isShutDown else { throw TransportError(.shutdown) }
             return try self.preparer.prepare(request, body: body, options: options)
         } catch {
             body?.requestEnded()

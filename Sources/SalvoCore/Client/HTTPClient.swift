@@ -29,15 +29,15 @@ public final class HTTPClient: Sendable {
     let tlsContexts: TLSContexts
     /// Prepares this client's requests (and their redirects' next requests) under its configuration.
     let preparer: RequestPreparer
-    private let isShutdown = Atomic<Bool>(false)
+    /// Whether this client (or the one it derives from) was shut down; shared with its
+    /// preparer, so that a redirect's next request is refused once it is.
+    let life: ClientLife
     /// For a derived client (``with(_:)``): the client whose loops and pools it uses, kept
     /// alive by it. Nil for a client with its own.
     let base: HTTPClient?
 
     /// Whether requests are refused: this client, or the one it derives from, was shut down.
-    var isShutDown: Bool {
-        self.isShutdown.load(ordering: .relaxed) || (self.base?.isShutDown ?? false)
-    }
+    var isShutDown: Bool { self.life.isStopped }
 
     /// Starts a client with its own event loops.
     public convenience init(configuration: Configuration = Configuration()) throws(TransportError) {
@@ -71,7 +71,8 @@ public final class HTTPClient: Sendable {
         self.stopHooks = []
         self.tlsContexts = base.tlsContexts
         self.base = base
-        self.preparer = RequestPreparer(configuration: configuration, tlsContexts: base.tlsContexts)
+        self.life = ClientLife(base: base.life)
+        self.preparer = RequestPreparer(configuration: configuration, tlsContexts: base.tlsContexts, life: self.life)
     }
 
     private init(configuration: Configuration, group: EventLoopGroup, ownsGroup: Bool, tls: TLSContext) {
@@ -80,7 +81,8 @@ public final class HTTPClient: Sendable {
         self.group = group
         self.ownsGroup = ownsGroup
         self.tlsContexts = TLSContexts(primary: tls)
-        self.preparer = RequestPreparer(configuration: configuration, tlsContexts: self.tlsContexts)
+        self.life = ClientLife(base: nil)
+        self.preparer = RequestPreparer(configuration: configuration, tlsContexts: self.tlsContexts, life: self.life)
         var poolConfiguration = PoolConfiguration(
             maxConnectionsPerHost: configuration.maxConnectionsPerHost,
             idleTimeout: configuration.idleTimeout,
@@ -140,7 +142,7 @@ public final class HTTPClient: Sendable {
     /// threads (from a completion handler, say): a loop cannot wait for itself, so the
     /// shutdown then finishes in the background after this returns.
     public func shutdown() {
-        guard !self.isShutdown.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        guard self.life.stop() else { return }
         // A derived client only stops taking requests: the pools are its base's.
         guard self.base == nil else { return }
         let coordinator = self.coordinator
@@ -186,5 +188,26 @@ public final class HTTPClient: Sendable {
             total.hosts.merge(part.hosts) { $0.adding($1) }
         }
         return total
+    }
+}
+
+/// Whether a client was shut down, or the client it derives from: what every request it
+/// prepares checks first (a redirect's next request included, prepared on a loop).
+final class ClientLife: Sendable {
+    private let stopped = Atomic<Bool>(false)
+    /// A derived client's base's: shutting the base down stops both.
+    private let base: ClientLife?
+
+    init(base: ClientLife?) {
+        self.base = base
+    }
+
+    var isStopped: Bool {
+        self.stopped.load(ordering: .relaxed) || (self.base?.isStopped ?? false)
+    }
+
+    /// Stops this client; true the first time only.
+    func stop() -> Bool {
+        !self.stopped.exchange(true, ordering: .acquiringAndReleasing)
     }
 }

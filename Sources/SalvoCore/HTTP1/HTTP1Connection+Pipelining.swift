@@ -92,8 +92,9 @@ extension HTTP1Connection {
         return line
     }
 
-    /// Tells each owner of `line` that its request left the line unanswered, last first: those
-    /// their owners send again go first in the pool's queue, so they keep their order.
+    /// Tells each owner of `line` that its request left the line unanswered, last first: each
+    /// one its owner sends again goes first in the pool's queue, so together they keep their
+    /// order.
     /// `connectionFailed`: the connection broke, rather than closed in order.
     func lineLeft(_ line: [LinedRequest], connectionFailed: Bool) {
         for var entry in line.reversed() {
@@ -119,9 +120,10 @@ extension HTTP1Connection {
             behind = Array(self.line[index...])
             self.line.removeSubrange(index...)
         }
-        owner.fail(error)
-        // Not their failure: they keep their send-again.
+        // Not their failure: they keep their send-again; and they are back in the pool before
+        // the dropped request's caller hears of it (and perhaps cancels one of them).
         self.lineLeft(behind, connectionFailed: false)
+        owner.fail(error)
     }
 
     /// The earliest wait deadline of the requests in line (distant future when none): each

@@ -72,6 +72,9 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     @exclusivity(unchecked) private var armedTimer: Deadline?
     /// Maintained by the pool: whether a request holds this connection (or is about to).
     @exclusivity(unchecked) var isLeased = false
+    /// The connection has waited in the pool, unused for a while: the server may have closed
+    /// it meanwhile (its idle close), whether or not it had carried a request.
+    @exclusivity(unchecked) private(set) var hasWaitedIdle = false
     /// Where the host's addresses come from.
     private let resolver: HostResolver
     /// The server closed the connection, or asked for it closed (for the pool's counters).
@@ -106,6 +109,10 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     }
 
     var requestsServed: Int { self.machine.requestsServed }
+
+    /// Whether the connection comes from the pool's idle ones (it served a request, or waited
+    /// unused): the server may have closed it while it waited.
+    var fromIdle: Bool { self.machine.requestsServed > 0 || self.hasWaitedIdle }
 
     // MARK: Connecting
 
@@ -187,17 +194,18 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     /// Runs `owner`'s request on this idle, open connection.
     func run(_ owner: RequestOwner) -> Start {
         let reused = self.machine.requestsServed > 0
-        if reused, !owner.isIdempotent, !self.socket.isQuietAndOpen {
-            // The server closed this idle connection (or sent something unasked) since it last
-            // answered, and a request that must not be sent twice should not meet it. Only a
-            // reused connection is checked: a fresh one has answered nothing yet, and what a
-            // TLS server sends with its handshake (session tickets) is not a close.
+        if self.fromIdle, !owner.isIdempotent, !self.socket.isQuietAndOpen {
+            // The server closed this idle connection (or sent something unasked) since it was
+            // opened or last answered, and a request that must not be sent twice should not
+            // meet it. A connection handed over as it opens is not checked: the server has had
+            // no time to close it for idleness. (Over TLS the peek opens what waits, so the
+            // session tickets a server sends after its handshake are not taken for a close.)
             self.closedByPeer = true
             self.closeSocket()
             return .stale
         }
         defer { self.rearm() }
-        owner.connectionTook(self, reused: reused, setup: reused ? nil : self.setup, at: self.loop.now)
+        owner.connectionTook(self, reused: reused, fromIdle: self.fromIdle, setup: reused ? nil : self.setup, at: self.loop.now)
         self.takeOn(owner, writer: RequestWriter(for: owner, now: self.loop.now))
         self.act(self.machine.startRequest())
         return .started(reused: reused)
@@ -214,6 +222,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
 
     /// The pool parked this connection: close it if it stays idle past the idle timeout.
     func parked() {
+        self.hasWaitedIdle = true
         self.lastActivity = self.loop.now
         self.rearm()
     }
@@ -373,7 +382,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
     /// request's owner (and the owners of requests in line) learn what happened to theirs.
     func finishFailure(_ error: TransportError, closedByPeer: Bool) {
         let owner = self.owner
-        let facts = ExchangeFacts(reusedConnection: self.machine.requestsServed > 0,
+        let facts = ExchangeFacts(reusedConnection: self.fromIdle,
                                   requestBytesWritten: self.exchange.writer.bytesWritten,
                                   responseBytesRead: self.decoder.bytesOfCurrentResponse, closedByPeer: closedByPeer)
         self.owner = nil
@@ -381,10 +390,12 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
         let line = self.takeLine()
         self.closeSocket()
         self.pool.connectionClosed(self)
-        owner?.exchangeFailed(error, facts: facts)
-        // The connection broke under requests in line: those whose bytes went out spend
-        // their one send-again.
+        // The requests in line first (the connection broke under them: those whose bytes went
+        // out spend their one send-again), then the current one: a request any of them sends
+        // again goes first in the pool's queue, so the current one stays ahead of its line; and
+        // none is between two places when a completion handler runs and cancels it.
         self.lineLeft(line, connectionFailed: true)
+        owner?.exchangeFailed(error, facts: facts)
     }
 
     private func succeed(reuse: Bool) {
@@ -431,9 +442,10 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
             let line = self.takeLine()
             self.closeSocket()
             self.pool.connectionClosed(self)
-            owner.exchangeSucceeded(trailers: trailers, bytesSent: bytesSent, at: end)
-            // Closed in order after an answer: the requests in line keep their send-again.
+            // Closed in order after an answer: the requests in line keep their send-again (and
+            // are back in the pool before the caller hears of this one).
             self.lineLeft(line, connectionFailed: false)
+            owner.exchangeSucceeded(trailers: trailers, bytesSent: bytesSent, at: end)
         }
     }
 

@@ -151,7 +151,7 @@ final class HostPool: TimerTarget {
     func lineHasRoom(_ connection: HTTP1Connection) {
         guard self.pipeliningDepth > 1 else { return }
         while self.machine.waiters.count > self.machine.connecting, let id = self.machine.waiters.first,
-              let owner = self.waiters[id], connection.canPipeline(owner, depth: self.pipeliningDepth) {
+              !self.machine.wantsFresh(id), let owner = self.waiters[id], connection.canPipeline(owner, depth: self.pipeliningDepth) {
             self.hand(owner, toLineOf: connection)
         }
         self.publish()
@@ -427,7 +427,7 @@ final class HostPool: TimerTarget {
     private func runOrClose(_ action: PoolStateMachine.Action, _ connection: HTTP1Connection) {
         switch action {
         case .lease(let id, _) where id == connection.id, .park(let id) where id == connection.id,
-             .close(let id) where id == connection.id:
+             .close(let id) where id == connection.id, .replace(let id) where id == connection.id:
             self.run(action)
         default:
             // Not kept (the pool is shutting down): close it.

@@ -84,7 +84,7 @@ final class PoolShard {
             owner.fail(.cancelled(.caller, phase: .request))
             return
         }
-        self.submit(owner, movable: movable, urgent: urgent)
+        self.submit(owner, fresh: owner.wantsFreshConnection, movable: movable, urgent: urgent)
     }
 
     /// Queues `owner`'s request for a connection to its host. `fresh`: a new connection, not

@@ -10,7 +10,10 @@ import DequeModule
 /// that comes up, or comes back reusable, serves the oldest waiter; with no waiter it is
 /// parked. Each failed connection attempt fails the oldest waiter (so a dead host fails
 /// requests instead of parking them) and starts another attempt if more are waiting.
-/// Waiters leave the queue on timeout or cancellation.
+/// Waiters leave the queue on timeout or cancellation. A waiter whose request asked for a new
+/// connection (sent again after a stale one) is served only by one: a connection coming back
+/// from a request goes to the oldest waiter that did not ask, or — when every waiter did —
+/// makes room for a new one.
 ///
 /// One machine runs per loop (a shard), and the host's limit is shared by all of them through
 /// a budget the driver holds (``HostBudget``): `maxConnections` is the whole limit, and when
@@ -55,6 +58,8 @@ import DequeModule
     private(set) var leased = 0
     private(set) var connecting = 0
     private(set) var waiters = Deque<Int>()
+    /// Waiters that asked for a new connection (a subset of `waiters`).
+    private(set) var freshWaiters: Set<Int> = []
     private(set) var isShutdown = false
 
     public init(maxConnections: Int) {
@@ -79,6 +84,7 @@ import DequeModule
         } else {
             self.waiters.append(waiter)
         }
+        if fresh { self.freshWaiters.insert(waiter) }
         if self.total < self.maxConnections {
             self.connecting += 1
             return .connect
@@ -95,7 +101,7 @@ import DequeModule
     public mutating func connected(_ connection: Int, demand: Demand = .none) -> Action {
         precondition(self.connecting > 0)
         self.connecting -= 1
-        return self.offer(connection, demand: demand)
+        return self.offer(connection, isNew: true, demand: demand)
     }
 
     /// The driver could not start the connection the machine asked for: the host's budget is
@@ -113,14 +119,26 @@ import DequeModule
     /// Takes the oldest waiter out of the queue, to serve it on another shard that has an
     /// idle connection; nil when none waits.
     public mutating func removeOldestWaiter() -> Int? {
-        self.waiters.popFirst()
+        self.dequeue(at: 0)
+    }
+
+    /// Whether `waiter` asked for a new connection.
+    public func wantsFresh(_ waiter: Int) -> Bool {
+        self.freshWaiters.contains(waiter)
+    }
+
+    private mutating func dequeue(at index: Int) -> Int? {
+        guard index < self.waiters.count else { return nil }
+        let waiter = self.waiters.remove(at: index)
+        if !self.freshWaiters.isEmpty { self.freshWaiters.remove(waiter) }
+        return waiter
     }
 
     /// A connection attempt failed.
     public mutating func connectFailed() -> Action {
         precondition(self.connecting > 0)
         self.connecting -= 1
-        guard let waiter = self.waiters.popFirst() else { return .none }
+        guard let waiter = self.dequeue(at: 0) else { return .none }
         let again = !self.waiters.isEmpty && self.total < self.maxConnections && !self.isShutdown
         if again { self.connecting += 1 }
         return .fail(waiter: waiter, connectAgain: again)
@@ -131,7 +149,7 @@ import DequeModule
         precondition(self.leased > 0)
         self.leased -= 1
         if reusable && !self.isShutdown {
-            return self.offer(connection, demand: demand)
+            return self.offer(connection, isNew: false, demand: demand)
         }
         return self.replacementIfNeeded()
     }
@@ -147,7 +165,7 @@ import DequeModule
     /// A waiter gave up (timeout or cancellation). Returns whether it was still queued.
     public mutating func removeWaiter(_ waiter: Int) -> Bool {
         guard let index = self.waiters.firstIndex(of: waiter) else { return false }
-        self.waiters.remove(at: index)
+        _ = self.dequeue(at: index)
         return true
     }
 
@@ -157,10 +175,12 @@ import DequeModule
         let result = (self.idle, Array(self.waiters))
         self.idle.removeAll()
         self.waiters.removeAll()
+        self.freshWaiters.removeAll()
         return result
     }
 
-    private mutating func offer(_ connection: Int, demand: Demand) -> Action {
+    /// A connection is free: `isNew` when it just opened, else it comes back from a request.
+    private mutating func offer(_ connection: Int, isNew: Bool, demand: Demand) -> Action {
         if self.isShutdown && self.waiters.isEmpty {
             return .none
         }
@@ -168,9 +188,17 @@ import DequeModule
             // Another shard is below its share and this one above: rebalance.
             return .close(connection: connection)
         }
-        if let waiter = self.waiters.popFirst() {
+        // A new connection serves the oldest waiter; one coming back, the oldest that did
+        // not ask for a new one.
+        let index = isNew || self.freshWaiters.isEmpty ? 0 : self.waiters.firstIndex { !self.freshWaiters.contains($0) }
+        if let index, let waiter = self.dequeue(at: index) {
             self.leased += 1
             return .lease(connection: connection, waiter: waiter)
+        }
+        if !self.waiters.isEmpty {
+            // Every waiter wants a new connection: this one makes room for it.
+            self.connecting += 1
+            return .replace(closing: connection)
         }
         self.idle.append(connection)
         return .park(connection: connection)

@@ -89,6 +89,9 @@ final class RequestOwner: @unchecked Sendable {
     /// Where placement counted the request as on its way to its loop; told (and dropped) when
     /// the request gets there.
     @exclusivity(unchecked) private var arrival: HostBudget.ShardCounts?
+    /// The owner asked for a new connection (sending again after a stale one, a 307's POST):
+    /// kept while the request waits, so that a move to another loop's pool keeps it too.
+    @exclusivity(unchecked) private(set) var wantsFreshConnection = false
 
     // MARK: The response
 
@@ -171,9 +174,12 @@ final class RequestOwner: @unchecked Sendable {
     }
 
     /// `connection` runs the request now. `setup`: the phases of a connection opened for it.
-    func connectionTook(_ connection: HTTP1Connection, reused: Bool, setup: ConnectionSetup?, at now: Deadline) {
+    /// `fromIdle`: the connection waited in the pool (after a request, or opened for one that
+    /// went elsewhere), so the server may have closed it meanwhile.
+    func connectionTook(_ connection: HTTP1Connection, reused: Bool, fromIdle: Bool, setup: ConnectionSetup?, at now: Deadline) {
         self.placement = .running(connection)
-        self.machine.connectionTook(reused: reused)
+        self.wantsFreshConnection = false
+        self.machine.connectionTook(reused: fromIdle)
         self.metrics.runAt = now
         self.metrics.reusedConnection = reused
         if !reused { self.metrics.connectionSetup = setup }
@@ -231,12 +237,23 @@ final class RequestOwner: @unchecked Sendable {
             self.completeBody(trailers: trailers, at: now ?? .now())
         case .sendAgain(let fresh, let urgent):
             self.placement = .none
+            guard !self.cancelledMeanwhile() else { return }
             self.submitToPool(fresh: fresh, urgent: urgent)
         case .follow(let redirect):
+            guard !self.cancelledMeanwhile() else { return }
             self.follow(redirect)
         case .fail(let error):
             self.deliverFailure(error)
         }
+    }
+
+    /// Whether the caller cancelled while the request was between two places (off a
+    /// connection, not yet in a pool), where a cancellation finds nothing to stop: if so, the
+    /// call ends here instead of going on.
+    private func cancelledMeanwhile() -> Bool {
+        guard self.isCancelled else { return false }
+        self.deliverFailure(self.machine.ended(.cancelled(.caller, phase: .pool).with(host: self.key.host)))
+        return true
     }
 
     /// Ends the call with `error`, already decided by the machine.
@@ -252,6 +269,7 @@ final class RequestOwner: @unchecked Sendable {
     /// Hands the request to the pool of the loop it is on (sending it again, or a redirect's
     /// next request).
     private func submitToPool(fresh: Bool, urgent: Bool = false) {
+        self.wantsFreshConnection = fresh
         let pool = self.place.withLock { $0.pool }
         pool.value.submit(self, fresh: fresh, urgent: urgent)
     }

@@ -11,13 +11,16 @@ import SalvoTransport
 final class RequestPreparer: Sendable {
     let configuration: HTTPClient.Configuration
     let tlsContexts: TLSContexts
+    /// Whether the client was shut down: then nothing more is prepared, redirects included.
+    private let life: ClientLife
     /// Whether `configuration.proxy` names any proxy: read once, not per request (the
     /// proxy settings are a few strings and fields to copy).
     private let usesProxies: Bool
 
-    init(configuration: HTTPClient.Configuration, tlsContexts: TLSContexts) {
+    init(configuration: HTTPClient.Configuration, tlsContexts: TLSContexts, life: ClientLife = ClientLife(base: nil)) {
         self.configuration = configuration
         self.tlsContexts = tlsContexts
+        self.life = life
         self.usesProxies = configuration.proxy.isEnabled
     }
 
@@ -36,6 +39,7 @@ final class RequestPreparer: Sendable {
     /// back), and keeps a `Proxy-Authorization` only when the same proxy carries it.
     func prepare(_ request: HTTPRequest, body: HTTPBody?, options: HTTPClient.RequestOptions,
                  redirectedFrom previous: ConnectionKey? = nil) throws(TransportError) -> PreparedRequest {
+        guard !self.life.isStopped else { throw TransportError(.shutdown, phase: .request) }
         var request = request
         var (key, rewriteAuthority) = try request.canonicalConnectionKey()
         if rewriteAuthority { request.authority = key.authority }

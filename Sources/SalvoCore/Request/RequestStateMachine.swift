@@ -117,6 +117,8 @@ struct RequestStateMachine {
     // MARK: Events
 
     /// A connection took the request: it runs there now, or waits in that connection's line.
+    /// `reused`: a connection that waited in the pool (after a request, or opened for one that
+    /// went elsewhere), which the server may have closed meanwhile — not one opened for this.
     mutating func connectionTook(reused: Bool) {
         guard self.state == .waiting else { return }
         if reused { self.attempt.reusedConnections += 1 } else { self.attempt.freshConnections += 1 }
@@ -141,8 +143,8 @@ struct RequestStateMachine {
     /// `bytesWritten`: of this request (it may have been processed when any went out);
     /// `connectionFailed`: the connection broke, rather than closed in order.
     mutating func leftLine(bytesWritten: Int, connectionFailed: Bool) -> Decision {
-        guard self.state == .exchanging else { return .fail(self.ended(Self.notWaiting)) }
         if bytesWritten > 0 { self.attempt.mayHaveReachedServer = true }
+        guard self.state == .exchanging else { return .fail(self.ended(Self.notWaiting)) }
         self.state = .waiting
         guard self.attempt.connectionsLeft else {
             return .fail(self.ended(TransportError(
@@ -315,7 +317,9 @@ struct AttemptRecord: Equatable {
 /// What a connection saw of an exchange that ended without a whole response: reported to the
 /// request's owner, which decides what follows.
 struct ExchangeFacts: Equatable {
-    /// The connection had carried an earlier request.
+    /// The connection waited in the pool before it took the request (it had carried an
+    /// earlier one, or was opened for one that went elsewhere): a close may be the server's
+    /// idle close racing the request.
     var reusedConnection: Bool
     /// Bytes of the request written (0: none of it can have reached the server).
     var requestBytesWritten: Int

@@ -114,6 +114,34 @@ import Testing
         #expect(r27 == .lease(connection: 4, waiter: 3))
     }
 
+    /// A request sent again after a stale connection waits for a new one: a connection coming
+    /// back from a request goes to the next waiter that did not ask, or, when every waiter did,
+    /// makes room for a new connection.
+    @Test func aWaiterThatAskedForANewConnectionIsNotHandedAReusedOne() {
+        var pool = PoolStateMachine(maxConnections: 1)
+        _ = pool.request(1); _ = pool.connected(1)          // 1 runs on connection 1
+        let queued = pool.request(2)                         // 2 waits
+        let fresh = pool.request(3, fresh: true)             // 3 waits first, for a new one
+        #expect(queued == .none && fresh == .none)
+        #expect(pool.waiters == [3, 2] && pool.wantsFresh(3) && !pool.wantsFresh(2))
+        let toTwo = pool.released(1, reusable: true)
+        #expect(toTwo == .lease(connection: 1, waiter: 2), "the reused one goes to 2")
+        let room = pool.released(1, reusable: true)
+        #expect(room == .replace(closing: 1), "only 3 waits: it makes room")
+        let toThree = pool.connected(7)
+        #expect(toThree == .lease(connection: 7, waiter: 3))
+        #expect(pool.waiters.isEmpty && pool.freshWaiters.isEmpty)
+
+        var leaving = PoolStateMachine(maxConnections: 1)
+        _ = leaving.request(1); _ = leaving.connected(1)
+        _ = leaving.request(5, fresh: true)
+        let removed = leaving.removeWaiter(5)
+        #expect(removed)
+        #expect(leaving.freshWaiters.isEmpty, "a waiter that left is forgotten")
+        let parked = leaving.released(1, reusable: true)
+        #expect(parked == .park(connection: 1))
+    }
+
     @Test func shutdown() {
         var pool = PoolStateMachine(maxConnections: 2)
         _ = pool.request(1); _ = pool.connected(1); _ = pool.released(1, reusable: true)

@@ -77,4 +77,20 @@ import Testing
                     + "Accept: text/plain;q=0.5\r\nAccept-Encoding: gzip, deflate\r\nContent-Length: 2\r\n"
                     + "Content-Type: application/json\r\n\r\n", "\(head)")
     }
+
+    /// Once its client (or the client it derives from) is shut down, nothing more is prepared:
+    /// not a new request, nor a redirect's next one, which an owner prepares on its loop.
+    @Test func nothingIsPreparedAfterAShutdown() throws {
+        let base = ClientLife(base: nil)
+        let derived = ClientLife(base: base)
+        let preparer = RequestPreparer(configuration: HTTPClient.Configuration(),
+                                       tlsContexts: TLSContexts(primary: try TLSContext(TLSConfiguration())), life: derived)
+        let request = try HTTPRequest(method: .get, url: "http://a.test/next")
+        _ = try preparer.prepare(request, body: nil, options: .init())
+        #expect(base.stop())
+        #expect(!base.stop(), "once")
+        #expect(throws: TransportError(.shutdown, phase: .request)) {
+            try preparer.prepare(request, body: nil, options: .init(), redirectedFrom: ConnectionKey(scheme: .http, host: "a.test", port: 80))
+        }
+    }
 }
