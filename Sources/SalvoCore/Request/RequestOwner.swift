@@ -53,6 +53,8 @@ final class RequestOwner: @unchecked Sendable {
     var key: ConnectionKey { _read { yield self.storedKey } }
     @exclusivity(unchecked) private var storedKey: ConnectionKey
     @exclusivity(unchecked) private(set) var isHead: Bool
+    /// Whether the method may be sent twice (RFC 9110 §9.2.2). One that may not must not meet
+    /// a connection the server may have closed: connections check for it before such a request.
     @exclusivity(unchecked) private(set) var isIdempotent: Bool
     var tls: TLSContext? { _read { yield self.prepared.tls } }
     var head: [UInt8] { _read { yield self.prepared.head } }
@@ -327,6 +329,7 @@ final class RequestOwner: @unchecked Sendable {
         self.prepared.options = HTTPClient.RequestOptions()
         if self.reception.decoder != nil { self.reception = Reception() }
         if self.metrics.hasChainRecord { self.metrics.dropChainRecord() }
+        self.machine.letGo()
         if self.headObserver != nil { self.headObserver = nil }
         if case .stream = self.delivery { self.delivery = .delivered }
     }

@@ -272,6 +272,11 @@ struct RequestStateMachine {
         self.state = .waiting
     }
 
+    /// The call is over: what the redirects recorded (their URLs) is no longer needed.
+    mutating func letGo() {
+        if self.redirects != nil { self.redirects = nil }
+    }
+
     private mutating func afterSkipping(_ target: SkipTarget) -> Decision {
         switch target {
         case .redirect(let redirect):
