@@ -16,8 +16,8 @@ import HTTPTypes
 /// which alone sends a request again or follows a redirect. The pool hears first that the
 /// connection is free or gone, then the owner what became of its request.
 ///
-/// This file: life, events and timers. Reading is in `HTTP1Connection+Reading.swift`,
-/// writing in `HTTP1Connection+Writing.swift`, pipelining in `+Pipelining`. Loop-confined:
+/// This file: life, events, timers and writing. Reading is in `HTTP1Connection+Reading.swift`,
+/// pipelining in `+Pipelining`. Loop-confined:
 /// every method runs on `loop`'s thread. Stored properties are `@exclusivity(unchecked)`:
 /// the object is touched by its loop's thread only, and no access to a property spans a call
 /// that could reach it again, so Swift's dynamic exclusivity checks buy nothing here.
@@ -466,6 +466,61 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
             let line = self.takeLine()
             self.closeSocket()
             self.lineLeft(line, connectionFailed: false)
+        }
+    }
+}
+
+/// Writing: the request goes out through the exchange's ``RequestWriter``, and what it
+/// reports decides what the connection waits for next.
+extension HTTP1Connection {
+    /// Writes what the request has ready, and acts on how far it got.
+    func writeRequest() {
+        guard let owner = self.owner else { return }
+        let reading: IOInterest = self.exchange.readPaused ? .none : .read
+        let progress = self.exchange.writer.write(owner, to: self.socket, for: self)
+        if case .blocked = progress {
+            if self.exchange.writeBlockedSince == nil { self.exchange.writeBlockedSince = self.loop.now }
+        } else {
+            self.exchange.writeBlockedSince = nil
+        }
+        switch progress {
+        case .finished:
+            self.socket.setInterest(reading, on: self.loop)
+            self.act(self.machine.writeFinished())
+            if !self.line.isEmpty, self.machine.isWriteDone { self.flushLine() }
+        case .sent:
+            self.socket.setInterest(reading, on: self.loop)
+            self.act(self.machine.bodySent())
+        case .blocked(let wantsRead):
+            self.socket.setInterest(wantsRead ? .read : reading.union(.write), on: self.loop)
+        case .awaitingContinue, .awaitingProducer, .withheld:
+            self.socket.setInterest(reading, on: self.loop)
+        case .socketFailed(let errno, let detail):
+            self.writeFailed(errno: errno, detail: detail)
+        case .bodyFailed(let error):
+            self.fail(error)
+        }
+    }
+
+    /// The streamed body's producer queued data, finished or failed.
+    func streamedBodyChanged() {
+        guard self.owner != nil, self.exchange.writer.streamedBody != nil else { return }
+        defer { self.rearm() }
+        self.writeRequest()
+    }
+
+    /// The socket refused the request's bytes. The server may have answered and gone away (an
+    /// early 413, then a reset): what already arrived is read first, over TLS as over TCP, and
+    /// only a connection with no answer fails the request.
+    private func writeFailed(errno: Int32, detail: String?) {
+        self.exchange.sendFailure = errno
+        self.socket.setInterest(.read, on: self.loop)
+        if !self.exchange.readPaused { self.readable() }
+        guard self.owner != nil, !self.machine.isClosed else { return }
+        if errno == EPIPE || errno == ECONNRESET {
+            self.remoteClosed(errno: errno, duringWrite: true)
+        } else {
+            self.fail(TransportError(.writeFailed, phase: .write, errno: errno == 0 ? nil : errno, detail: detail))
         }
     }
 }
