@@ -6,6 +6,8 @@
     python3 Benchmarks/compare.py --scenarios small-64,1m-4 --clients wrk,salvo
     python3 Benchmarks/compare.py --scenarios json-64 \
         --clients wrk,salvo-typed,salvo-raw-json,ahc-json   # the typed layer
+    python3 Benchmarks/compare.py --scenarios small-64,https-64 \
+        --clients wrk,salvo,salvo-callbacks --baseline /tmp/old/salvo   # two builds, interleaved
 
 What it does (see Benchmarks/README.md for the reasoning):
   * starts a private nginx (temp dir, generated config and self-signed cert,
@@ -273,14 +275,24 @@ http {{
 
 # ---------------------------------------------------------------- clients
 
+BASELINE = "@base"  # suffix of a salvo client run with the --baseline binary
+
+
+def salvo_api(client):
+    """The salvo client a name stands for (the baseline's too), or None."""
+    base = client[:-len(BASELINE)] if client.endswith(BASELINE) else client
+    return base if base in SALVO_APIS else None
+
+
 def client_command(client, url, conns, duration, paths):
     if client == "wrk":
         return [paths["wrk"], "-t1", f"-c{conns}", f"-d{duration}s", url]
-    if client in SALVO_APIS:
+    if salvo_api(client):
         # The test nginx has a self-signed certificate; wrk and ahc-load do not verify either.
         insecure = ["-k"] if url.startswith("https") else []
-        return [paths["salvo"], "bench", "-t1", f"-c{conns}", f"-d{duration}s", "--json",
-                *insecure, *SALVO_APIS[client], url]
+        binary = paths["salvo" + BASELINE] if client.endswith(BASELINE) else paths["salvo"]
+        return [binary, "bench", "-t1", f"-c{conns}", f"-d{duration}s", "--json",
+                *insecure, *SALVO_APIS[salvo_api(client)], url]
     if client in ("ahc", "ahc-json"):
         return [paths["ahc"], "--url", url, "--connections", str(conns),
                 "--duration", str(duration), "--threads", "1"] + (["--decode-json"] if client == "ahc-json" else [])
@@ -347,7 +359,7 @@ def parse_ahc(out):
 def parse_output(client, out):
     if client == "wrk":
         return parse_wrk(out)
-    if client in SALVO_APIS:
+    if salvo_api(client):
         return parse_salvo(out)
     return parse_ahc(out)
 
@@ -468,6 +480,8 @@ def machine_lines(args, paths):
         f"- {args.rounds} round(s) x {args.duration} s per client and scenario, interleaved "
         f"(order reversed on odd rounds); medians over rounds",
     ]
+    if "salvo" + BASELINE in paths:
+        lines.insert(5, f"- baseline salvo (the clients named CLIENT{BASELINE}): {paths['salvo' + BASELINE]}")
     return lines
 
 
@@ -577,6 +591,14 @@ def resolve_clients(args):
             for c in wanted:
                 if c in SALVO_APIS:
                     skipped[c] = f"{salvo} missing; run `swift build -c release --product salvo`"
+    if args.baseline:
+        baseline = os.path.abspath(args.baseline)
+        if os.access(baseline, os.X_OK):
+            paths["salvo" + BASELINE] = baseline
+        else:
+            for c in wanted:
+                if c.endswith(BASELINE):
+                    skipped[c] = f"{baseline} missing"
     if any(c in TYPED_LOAD_MODES for c in wanted):
         typed = os.path.join(os.path.dirname(paths.get("salvo") or os.path.join(REPO, args.salvo)), "typed-load")
         if os.access(typed, os.X_OK):
@@ -614,6 +636,8 @@ def parse_args(argv):
     ap.add_argument("--clients", default=",".join(ALL_CLIENTS), help="comma-separated, in run order (default: all)")
     ap.add_argument("--quick", action="store_true", help="smoke test: 1 round, 2 s, small-64 only (overrides the above)")
     ap.add_argument("--salvo", default=".build/release/salvo", help="salvo binary (relative to the repo root)")
+    ap.add_argument("--baseline", help="another salvo binary (a build before a change): each salvo client also "
+                                       "runs with it, as CLIENT@base, interleaved in the same rounds")
     ap.add_argument("--ahc", help="ahc-load binary (default: <repo>/.build-ahc/release/ahc-load)")
     ap.add_argument("--build-ahc", action="store_true", help="(re)build Benchmarks/ahc-load first")
     ap.add_argument("--no-build", action="store_true", help="never build ahc-load; skip it if missing")
@@ -627,11 +651,14 @@ def parse_args(argv):
         args.rounds, args.duration, args.scenarios = 1, 2, "small-64"
     args.scenarios = [s for s in args.scenarios.split(",") if s]
     args.clients = [c for c in args.clients.split(",") if c]
+    if args.baseline:
+        # Each salvo client runs right after itself with the baseline build.
+        args.clients = [name for c in args.clients for name in ([c, c + BASELINE] if c in SALVO_APIS else [c])]
     for s in args.scenarios:
         if s not in SCENARIOS:
             ap.error(f"unknown scenario {s!r} (have: {', '.join(SCENARIOS)})")
     for c in args.clients:
-        if c not in ALL_CLIENTS:
+        if c not in ALL_CLIENTS and not (args.baseline and salvo_api(c)):
             ap.error(f"unknown client {c!r} (have: {', '.join(ALL_CLIENTS)})")
     if args.rounds < 1 or args.duration < 1:
         ap.error("--rounds and --duration must be >= 1")
