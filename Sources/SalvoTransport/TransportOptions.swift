@@ -65,3 +65,47 @@ public struct TransportOptions: Sendable, Hashable {
         return anchored
     }
 }
+
+/// Options that carry a ``TransportOptions`` value — the typed layer's `Client.CallOptions`,
+/// the engine's `HTTPClient.RequestOptions` — and read and write its bounds as their own.
+public protocol TransportOptionsCarrying {
+    /// The bounds on the request's time, handed to a transport as they are.
+    var transport: TransportOptions { get set }
+}
+
+extension TransportOptionsCarrying {
+    /// The whole exchange, from the call to the last body byte.
+    public var timeout: Duration? {
+        get { self.transport.timeout }
+        set { self.transport.timeout = newValue }
+    }
+    /// An absolute end for the whole exchange (shared by several calls); the earlier of it and
+    /// ``timeout`` applies.
+    public var deadline: ContinuousClock.Instant? {
+        get { self.transport.deadline }
+        set { self.transport.deadline = newValue }
+    }
+    /// From the call until the response head has arrived: queueing, connecting, sending and
+    /// the server's think time (fails with `.headTimeout`). Unlike ``timeout`` it stops at the
+    /// head, so it suits a long stream. Nil: the transport's bound (the engine's
+    /// `Configuration.headTimeout`, 300 s by default); `.zero`: none for this request.
+    public var headTimeout: Duration? {
+        get { self.transport.headTimeout }
+        set { self.transport.headTimeout = newValue }
+    }
+    /// The longest the server may stay silent while the response is due or arriving (fails
+    /// with `.readTimeout`). Nil: the transport's bound (the engine's
+    /// `Configuration.readTimeout`, 300 s by default); `.zero`: none for this request — an
+    /// event stream without heartbeats, a long poll.
+    public var readTimeout: Duration? {
+        get { self.transport.readTimeout }
+        set { self.transport.readTimeout = newValue }
+    }
+    /// The longest the server may take none of the request's bytes while they are due (an
+    /// upload to a server that stopped reading; fails with `.writeTimeout`). Nil: the
+    /// transport's bound (none by default in the engine); `.zero`: none for this request.
+    public var writeTimeout: Duration? {
+        get { self.transport.writeTimeout }
+        set { self.transport.writeTimeout = newValue }
+    }
+}

@@ -62,38 +62,12 @@ public final class Client: Sendable {
     /// let options = Client.CallOptions(timeout: .seconds(5), validators: [StatusCodeValidator(acceptable: 200...404)])
     /// let user = try await client.value(GetUser(id: 7), options: options)
     /// ```
-    public struct CallOptions: Sendable {
+    public struct CallOptions: Sendable, TransportOptionsCarrying {
         /// The bounds on the call's time, handed to the transport as they are (the seam's
-        /// ``TransportOptions``); the properties below read and write them.
+        /// ``TransportOptions``): `timeout` (the client's when nil), `deadline`, `headTimeout`,
+        /// `readTimeout` and `writeTimeout` read and write them (``TransportOptionsCarrying``).
         public var transport: TransportOptions
 
-        /// The whole exchange, body included (instead of the client's timeout).
-        public var timeout: Duration? {
-            get { self.transport.timeout }
-            set { self.transport.timeout = newValue }
-        }
-        /// An absolute end for the exchange, shared by several calls (the earlier of it and
-        /// ``timeout`` applies).
-        public var deadline: ContinuousClock.Instant? {
-            get { self.transport.deadline }
-            set { self.transport.deadline = newValue }
-        }
-        /// From the call until the response head: what a stream wants instead of a total timeout.
-        public var headTimeout: Duration? {
-            get { self.transport.headTimeout }
-            set { self.transport.headTimeout = newValue }
-        }
-        /// The longest the server may stay silent (the engine's default: 300 s; `.zero`: no
-        /// bound, for an event stream without heartbeats or a long poll).
-        public var readTimeout: Duration? {
-            get { self.transport.readTimeout }
-            set { self.transport.readTimeout = newValue }
-        }
-        /// The longest the server may take none of the request's bytes (an upload).
-        public var writeTimeout: Duration? {
-            get { self.transport.writeTimeout }
-            set { self.transport.writeTimeout = newValue }
-        }
         /// Validators for this call instead of the client's.
         public var validators: [any ResponseValidator]?
         public var maxBodySize: Int?

@@ -9,43 +9,12 @@ extension HTTPClient {
     /// options.tls = pinnedTLS   // this request only; its connections are pooled apart
     /// let response = try await client.execute(request, options: options)
     /// ```
-    public struct RequestOptions: Sendable {
+    public struct RequestOptions: Sendable, TransportOptionsCarrying {
         /// The bounds on this request's time, as the seam carries them (a ``Transport`` call's
-        /// options become these as they are); the properties below read and write them.
+        /// options become these as they are): `timeout`, `deadline`, `headTimeout`,
+        /// `readTimeout` and `writeTimeout` read and write them (``TransportOptionsCarrying``).
         public var transport: TransportOptions
 
-        /// Deadline for the whole exchange, from the call to the last body byte.
-        public var timeout: Duration? {
-            get { self.transport.timeout }
-            set { self.transport.timeout = newValue }
-        }
-        /// An absolute end for the whole exchange; the earlier of it and ``timeout`` applies.
-        public var deadline: ContinuousClock.Instant? {
-            get { self.transport.deadline }
-            set { self.transport.deadline = newValue }
-        }
-        /// From the call until the response head has arrived: queueing, connecting, sending
-        /// and the server's think time. Fails with `.headTimeout`. Unlike ``timeout`` it
-        /// stops counting at the head, so it suits a long stream. Nil: the client's
-        /// ``HTTPClient/Configuration/headTimeout``; `.zero`: no bound for this request.
-        public var headTimeout: Duration? {
-            get { self.transport.headTimeout }
-            set { self.transport.headTimeout = newValue }
-        }
-        /// The longest the server may stay silent while the response is due or arriving.
-        /// Nil: the client's ``HTTPClient/Configuration/readTimeout``; `.zero`: no bound for
-        /// this request (a long poll, an event stream without heartbeats).
-        public var readTimeout: Duration? {
-            get { self.transport.readTimeout }
-            set { self.transport.readTimeout = newValue }
-        }
-        /// The longest the server may take none of the request's bytes while they are due
-        /// (an upload to a server that stopped reading). Fails with `.writeTimeout`. Nil:
-        /// the client's ``HTTPClient/Configuration/writeTimeout``; `.zero`: no bound.
-        public var writeTimeout: Duration? {
-            get { self.transport.writeTimeout }
-            set { self.transport.writeTimeout = newValue }
-        }
         /// Largest body the collecting APIs accept.
         public var maxBodySize: Int?
         /// Ask before sending the body: `Expect: 100-continue` goes with the head, and the

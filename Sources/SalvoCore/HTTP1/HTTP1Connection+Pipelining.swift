@@ -103,6 +103,11 @@ extension HTTP1Connection {
         }
     }
 
+    /// A request in line was cancelled: it leaves the line (``dropLined(_:error:)``).
+    func cancelWaiting(_ owner: RequestOwner, error: TransportError) {
+        self.dropLined(owner, error: error)
+    }
+
     /// A request in line was cancelled or timed out: it fails now. If none of it went out, it
     /// simply leaves the line. Otherwise its answer will come: the requests ahead of it keep
     /// their places, those behind it leave the line, and the connection closes once the ones
@@ -130,13 +135,13 @@ extension HTTP1Connection {
     /// came from the pool's queue, so it is the pool wait, or its head or total deadline.
     var lineDeadline: Deadline {
         var earliest = Deadline.distantFuture
-        for entry in self.line where entry.owner.waitDeadline < earliest { earliest = entry.owner.waitDeadline }
+        for entry in self.line where entry.owner.wait.deadline < earliest { earliest = entry.owner.wait.deadline }
         return earliest
     }
 
     /// Fails the requests in line whose deadline passed.
     func expireLine(at now: Deadline) {
-        while let entry = self.line.first(where: { $0.owner.waitDeadline <= now }) {
+        while let entry = self.line.first(where: { $0.owner.wait.deadline <= now }) {
             let owner = entry.owner
             self.dropLined(owner, error: TransportError(owner.waitExpiry(at: now), phase: .readHead,
                                                          detail: "waiting in line behind a response that did not come in time"))

@@ -21,7 +21,7 @@ import HTTPTypes
 /// every method runs on `loop`'s thread. Stored properties are `@exclusivity(unchecked)`:
 /// the object is touched by its loop's thread only, and no access to a property spans a call
 /// that could reach it again, so Swift's dynamic exclusivity checks buy nothing here.
-final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate {
+final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, ExchangeCarrier {
     enum Life {
         case resolving
         /// Connecting to an address, or in the TLS handshake.

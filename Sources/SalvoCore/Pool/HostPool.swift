@@ -77,7 +77,7 @@ final class HostPool: TimerTarget {
     private var oldestWaiting: UInt64 {
         var oldest = UInt64.max
         for id in self.machine.waiters.prefix(3) {
-            if let queued = self.waiters[id]?.queuedAt.nanoseconds, queued != 0 { oldest = min(oldest, queued) }
+            if let queued = self.waiters[id]?.wait.queuedAt.nanoseconds, queued != 0 { oldest = min(oldest, queued) }
         }
         return oldest == .max ? 0 : oldest
     }
@@ -103,7 +103,7 @@ final class HostPool: TimerTarget {
         defer { self.publish() }
         let id = self.owner.nextWaiterID
         self.owner.nextWaiterID &+= 1
-        owner.waiterID = id
+        owner.wait.id = id
         owner.queued()
         let action = self.machine.request(id, fresh: fresh, urgent: urgent)
         switch action {
@@ -114,11 +114,11 @@ final class HostPool: TimerTarget {
             return
         default:
             self.waiters[id] = owner
-            if owner.queuedAt.nanoseconds == 0 {
-                owner.queuedAt = self.owner.loop.now
-                owner.waitDeadline = min(owner.deadline, owner.headDeadline, self.owner.loop.now + self.owner.configuration.waitTimeout)
+            if owner.wait.queuedAt.nanoseconds == 0 {
+                owner.wait.queuedAt = self.owner.loop.now
+                owner.wait.deadline = min(owner.deadline, owner.headDeadline, self.owner.loop.now + self.owner.configuration.waitTimeout)
             }
-            self.updateTimer(owner.waitDeadline)
+            self.updateTimer(owner.wait.deadline)
         }
         self.run(action, leasing: owner, movable: movable)
         if self.pipeliningDepth > 1, !fresh, self.waiters[id] === owner,
@@ -158,14 +158,14 @@ final class HostPool: TimerTarget {
     }
 
     private func hand(_ owner: RequestOwner, toLineOf connection: HTTP1Connection) {
-        guard self.machine.removeWaiter(owner.waiterID) else { return }
-        self.waiters[owner.waiterID] = nil
+        guard self.machine.removeWaiter(owner.wait.id) else { return }
+        self.waiters[owner.wait.id] = nil
         self.counters.reused += 1
         self.counters.pipelined += 1
         connection.addToLine(owner)
         // Its wait deadline still holds while it waits in line; a later resubmission
         // starts a new wait.
-        owner.queuedAt = Deadline(nanoseconds: 0)
+        owner.wait.queuedAt = Deadline(nanoseconds: 0)
     }
 
     /// This host's counters on this loop, since the pool was made.
@@ -185,8 +185,8 @@ final class HostPool: TimerTarget {
 
     func removeWaiter(_ owner: RequestOwner, error: TransportError) {
         // Waiter ids are this loop's: the owner must be the one queued under its id here.
-        if self.waiters[owner.waiterID] === owner, self.machine.removeWaiter(owner.waiterID) {
-            self.waiters[owner.waiterID] = nil
+        if self.waiters[owner.wait.id] === owner, self.machine.removeWaiter(owner.wait.id) {
+            self.waiters[owner.wait.id] = nil
             owner.fail(error)
         }
         self.publish()
@@ -243,14 +243,14 @@ final class HostPool: TimerTarget {
         var expired: [RequestOwner] = []
         var earliest = Deadline.distantFuture
         for waiter in self.waiters.values {
-            if waiter.waitDeadline <= now {
+            if waiter.wait.deadline <= now {
                 expired.append(waiter)
             } else {
-                earliest = min(earliest, waiter.waitDeadline)
+                earliest = min(earliest, waiter.wait.deadline)
             }
         }
-        for waiter in expired where self.machine.removeWaiter(waiter.waiterID) {
-            self.waiters[waiter.waiterID] = nil
+        for waiter in expired where self.machine.removeWaiter(waiter.wait.id) {
+            self.waiters[waiter.wait.id] = nil
             let code = waiter.waitExpiry(at: now)
             waiter.fail(TransportError(code, phase: .pool, detail: "no connection to \(self.key) became free in time"))
         }
@@ -268,10 +268,10 @@ final class HostPool: TimerTarget {
             break
         case .lease(let connectionID, let waiterID):
             // A request leased as it came was never queued: no look-up for it.
-            let owner = direct.flatMap { $0.waiterID == waiterID ? $0 : nil } ?? self.waiters.removeValue(forKey: waiterID)
+            let owner = direct.flatMap { $0.wait.id == waiterID ? $0 : nil } ?? self.waiters.removeValue(forKey: waiterID)
             guard let owner, let connection = self.connections[connectionID] else { return }
             connection.isLeased = true
-            owner.queuedAt = Deadline(nanoseconds: 0)
+            owner.wait.queuedAt = Deadline(nanoseconds: 0)
             switch connection.run(owner) {
             case .started(let reused):
                 if reused {

@@ -84,7 +84,7 @@ final class PoolShard {
             owner.fail(.cancelled(.caller, phase: .request))
             return
         }
-        self.submit(owner, fresh: owner.wantsFreshConnection, movable: movable, urgent: urgent)
+        self.submit(owner, fresh: owner.wait.wantsFreshConnection, movable: movable, urgent: urgent)
     }
 
     /// Queues `owner`'s request for a connection to its host. `fresh`: a new connection, not
@@ -116,10 +116,10 @@ final class PoolShard {
         switch owner.placement {
         case .queued:
             self.hosts[owner.key]?.removeWaiter(owner, error: error)
-        case .running(let connection):
-            connection.fail(error)
-        case .pipelined(let connection):
-            connection.dropLined(owner, error: error)
+        case .running(let carrier):
+            carrier.fail(error)
+        case .inLine(let carrier):
+            carrier.cancelWaiting(owner, error: error)
         case .none, .moving, .finished:
             // A moving request is failed when it arrives (see adopt); one between attempts is
             // never seen here (it is resubmitted within the turn that ended its attempt).

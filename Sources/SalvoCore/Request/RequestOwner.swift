@@ -36,9 +36,9 @@ final class RequestOwner: @unchecked Sendable {
         case queued
         /// On its way from one loop's pool to another's, which has an idle connection.
         case moving
-        case running(HTTP1Connection)
-        /// Written on a connection behind the request it is answering, waiting its turn.
-        case pipelined(HTTP1Connection)
+        case running(any ExchangeCarrier)
+        /// Written on a carrier behind the request it is answering, waiting its turn.
+        case inLine(any ExchangeCarrier)
         case finished
     }
 
@@ -80,20 +80,11 @@ final class RequestOwner: @unchecked Sendable {
     /// Every decision about the request: see ``RequestStateMachine``.
     @exclusivity(unchecked) var machine: RequestStateMachine
     @exclusivity(unchecked) var placement: Placement = .none
-    /// Pool waiter id while queued.
-    @exclusivity(unchecked) var waiterID = 0
-    /// When the request stops waiting for a connection (or in a pipeline's line): the pool
-    /// wait timeout, or its head or total deadline if sooner.
-    @exclusivity(unchecked) var waitDeadline = Deadline.distantFuture
-    /// When the request joined a pool's queue (0: it is not waiting). A request that moves to
-    /// another loop keeps it, and its wait deadline: it has waited that long already.
-    @exclusivity(unchecked) var queuedAt = Deadline(nanoseconds: 0)
+    /// Its wait for a connection, kept by the pool that queues it.
+    @exclusivity(unchecked) var wait = PoolWait()
     /// Where placement counted the request as on its way to its loop; told (and dropped) when
     /// the request gets there.
     @exclusivity(unchecked) private var arrival: HostBudget.ShardCounts?
-    /// The owner asked for a new connection (sending again after a stale one, a 307's POST):
-    /// kept while the request waits, so that a move to another loop's pool keeps it too.
-    @exclusivity(unchecked) private(set) var wantsFreshConnection = false
 
     // MARK: The response
 
@@ -162,7 +153,7 @@ final class RequestOwner: @unchecked Sendable {
         self.placement = .moving
     }
 
-    /// Which deadline ended a wait that passed ``waitDeadline`` at `now`.
+    /// Which deadline ended a wait that passed its deadline at `now`.
     func waitExpiry(at now: Deadline) -> TransportError.Code {
         now >= self.deadline ? .totalTimeout : now >= self.headDeadline ? .headTimeout : .poolWaitTimeout
     }
@@ -171,16 +162,16 @@ final class RequestOwner: @unchecked Sendable {
     var waitingPhase: TransportError.Phase? {
         switch self.placement {
         case .none, .queued, .moving: .pool
-        case .running, .pipelined, .finished: nil
+        case .running, .inLine, .finished: nil
         }
     }
 
     /// `connection` runs the request now. `setup`: the phases of a connection opened for it.
     /// `fromIdle`: the connection waited in the pool (after a request, or opened for one that
     /// went elsewhere), so the server may have closed it meanwhile.
-    func connectionTook(_ connection: HTTP1Connection, reused: Bool, fromIdle: Bool, setup: ConnectionSetup?, at now: Deadline) {
-        self.placement = .running(connection)
-        self.wantsFreshConnection = false
+    func connectionTook(_ carrier: any ExchangeCarrier, reused: Bool, fromIdle: Bool, setup: ConnectionSetup?, at now: Deadline) {
+        self.placement = .running(carrier)
+        self.wait.wantsFreshConnection = false
         self.machine.connectionTook(reused: fromIdle)
         self.metrics.runAt = now
         self.metrics.reusedConnection = reused
@@ -188,15 +179,15 @@ final class RequestOwner: @unchecked Sendable {
     }
 
     /// The request was written behind another on `connection`, and waits for its answer.
-    func joinedLine(of connection: HTTP1Connection) {
-        self.placement = .pipelined(connection)
+    func joinedLine(of carrier: any ExchangeCarrier) {
+        self.placement = .inLine(carrier)
         self.machine.connectionTook(reused: true)
         self.metrics.reusedConnection = true
     }
 
     /// The request's turn came in its connection's line.
-    func lineMovedOn(to connection: HTTP1Connection, at now: Deadline) {
-        self.placement = .running(connection)
+    func lineMovedOn(to carrier: any ExchangeCarrier, at now: Deadline) {
+        self.placement = .running(carrier)
         self.metrics.runAt = now
     }
 
@@ -271,7 +262,7 @@ final class RequestOwner: @unchecked Sendable {
     /// Hands the request to the pool of the loop it is on (sending it again, or a redirect's
     /// next request).
     private func submitToPool(fresh: Bool, urgent: Bool = false) {
-        self.wantsFreshConnection = fresh
+        self.wait.wantsFreshConnection = fresh
         let pool = self.place.withLock { $0.pool }
         pool.value.submit(self, fresh: fresh, urgent: urgent)
     }
@@ -333,4 +324,19 @@ final class RequestOwner: @unchecked Sendable {
         if self.headObserver != nil { self.headObserver = nil }
         if case .stream = self.delivery { self.delivery = .delivered }
     }
+}
+
+/// What a pool keeps on a request while it waits for a connection.
+struct PoolWait {
+    /// Its waiter id in the pool that queues it (ids are that loop's).
+    var id = 0
+    /// When it stops waiting (for a connection, or in a connection's line): the pool wait
+    /// timeout, or its head or total deadline if sooner.
+    var deadline = Deadline.distantFuture
+    /// When it joined a pool's queue (0: it is not waiting). A request that moves to another
+    /// loop keeps it, and its deadline: it has waited that long already.
+    var queuedAt = Deadline(nanoseconds: 0)
+    /// Its owner asked for a new connection (sending again after a stale one, a 307's POST):
+    /// kept while it waits, so that a move to another loop's pool keeps it too.
+    var wantsFreshConnection = false
 }
