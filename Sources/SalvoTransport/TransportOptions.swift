@@ -86,8 +86,9 @@ extension TransportOptionsCarrying {
         set { self.transport.deadline = newValue }
     }
     /// From the call until the response head has arrived: queueing, connecting, sending and
-    /// the server's think time (fails with `.headTimeout`). Unlike ``timeout`` it stops at the
-    /// head, so it suits a long stream. Nil: the transport's bound (the engine's
+    /// the server's think time (fails with `.headTimeout`), and never sooner than this after
+    /// the request's last byte went out (a long upload is not cut). Unlike ``timeout`` it
+    /// stops at the head, so it suits a long stream. Nil: the transport's bound (the engine's
     /// `Configuration.headTimeout`, 300 s by default); `.zero`: none for this request.
     public var headTimeout: Duration? {
         get { self.transport.headTimeout }

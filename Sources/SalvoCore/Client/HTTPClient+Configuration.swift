@@ -26,10 +26,11 @@ extension HTTPClient {
         /// How long a connection may take to establish, per attempt of all addresses (default 10 s).
         public var connectTimeout: Duration = .seconds(10)
         /// From the call until the response head has arrived: queueing, connecting, sending
-        /// and the server's think time (default 300 s). Fails with `.headTimeout`. With the
-        /// read timeout, it bounds every wait on a server by default: one that accepts and
-        /// never answers, or answers a byte a minute, cannot hold a call forever. Nil (or
-        /// zero): no bound.
+        /// and the server's think time (default 300 s) — and never sooner than this after the
+        /// request's last byte went out, so a long upload is not cut for a head it cannot have
+        /// yet. Fails with `.headTimeout`. With the read timeout, it bounds every wait on a
+        /// server by default: one that accepts and never answers, or answers a byte a minute,
+        /// cannot hold a call forever. Nil (or zero): no bound.
         public var headTimeout: Duration? = .seconds(300)
         /// The longest the server may stay silent while a response is due or arriving: before
         /// the head, and between any two pieces of the body (default 300 s). Fails with

@@ -272,7 +272,15 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, E
             let total = self.line.isEmpty ? owner.deadline : min(owner.deadline, self.lineDeadline)
             var deadlines = ConnectionDeadlines(total: total, producerEnd: self.exchange.producerEndDeadline,
                                                 expectContinue: self.exchange.writer.continueDeadline)
-            if !owner.reception.headReceived && owner.headDeadline != .distantFuture { deadlines.head = owner.headDeadline }
+            if !owner.reception.headReceived, owner.headDeadline != .distantFuture, let headTimeout = owner.headTimeout {
+                // Due within the head timeout of the call, but not while the request is still
+                // going out (an upload has its write and read bounds then), nor sooner than the
+                // head timeout after its last byte: the server cannot answer before it has it all.
+                if !self.machine.isWritingRequest {
+                    let sent = self.exchange.writer.lastProgress ?? owner.headDeadline
+                    deadlines.head = max(owner.headDeadline, sent + headTimeout)
+                }
+            }
             // The write timeout waits for the socket to take bytes, not for our producer.
             if let writeTimeout = owner.writeTimeout, let blocked = self.exchange.writeBlockedSince {
                 deadlines.write = max(blocked, self.exchange.writer.lastProgress ?? blocked) + writeTimeout

@@ -66,6 +66,12 @@ struct HTTP1ConnectionStateMachine: Equatable {
         return false
     }
 
+    /// Whether the current request is still going out (its head, or a body being sent).
+    var isWritingRequest: Bool {
+        if case .active(.writing, _) = self.state { return true }
+        return false
+    }
+
     /// Whether the current request is all written (pipelined ones may follow it).
     var isWriteDone: Bool {
         if case .active(.done, _) = self.state { return true }

@@ -20,8 +20,11 @@ struct PreparedRequest: Sendable {
     var deadline: Deadline
     /// When the caller made the call (the first request of a redirect chain).
     var startedAt: Deadline
-    /// When the head must have come (distant future: no head timeout).
+    /// When the head must have come (distant future: no head timeout) — and never sooner than
+    /// ``headTimeout`` after the request's last byte went out: a long upload is not cut for
+    /// the head it cannot have yet.
     var headDeadline: Deadline
+    var headTimeout: Duration?
     var readTimeout: Duration?
     /// The caller sent `Connection: close`: the connection is not reused after this request.
     var closeAfter: Bool

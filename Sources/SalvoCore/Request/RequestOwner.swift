@@ -63,6 +63,8 @@ final class RequestOwner: @unchecked Sendable {
     var deadline: Deadline { self.prepared.deadline }
     /// When the response head must have come; distant future without a head timeout.
     var headDeadline: Deadline { self.prepared.headDeadline }
+    /// How long the head may take after the request's last byte went out (see ``PreparedRequest``).
+    var headTimeout: Duration? { self.prepared.headTimeout }
     var readTimeout: Duration? { self.prepared.readTimeout }
     var closeAfter: Bool { self.prepared.closeAfter }
     var expectsContinue: Bool { self.prepared.expectsContinue }
@@ -289,6 +291,7 @@ final class RequestOwner: @unchecked Sendable {
         }
         next.deadline = self.prepared.deadline
         next.headDeadline = self.prepared.headDeadline
+        next.headTimeout = self.prepared.headTimeout
         next.startedAt = self.prepared.startedAt
         let method = next.request.method
         self.isHead = method == .head

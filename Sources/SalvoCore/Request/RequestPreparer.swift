@@ -118,12 +118,13 @@ final class RequestPreparer: Sendable {
         let limit = bounds.effectiveTimeout
         let now = Deadline.now()
         let deadline = limit.map { now + $0 } ?? .distantFuture
-        let headDeadline = Self.bound(options.headTimeout, else: self.configuration.headTimeout).map { now + $0 } ?? .distantFuture
+        let headTimeout = Self.bound(options.headTimeout, else: self.configuration.headTimeout)
+        let headDeadline = headTimeout.map { now + $0 } ?? .distantFuture
         let closeAfter = own.asksClose
         let redirects = options.redirects ?? self.configuration.redirects
         let expectsContinue = added.expectContinue || (hasBody && ownExpect.map { $0.lowercased().contains("100-continue") } ?? false)
         return PreparedRequest(key: key, tls: tls, head: head, body: bytes, stream: stream, expectsContinue: expectsContinue,
-                               deadline: deadline, startedAt: now, headDeadline: headDeadline,
+                               deadline: deadline, startedAt: now, headDeadline: headDeadline, headTimeout: headTimeout,
                                readTimeout: Self.bound(options.readTimeout, else: self.configuration.readTimeout),
                                closeAfter: closeAfter, request: consume request, requestBody: requestBody, options: options,
                                redirects: redirects.follow ? redirects : nil, decoding: decoding)
