@@ -8,8 +8,9 @@
 /// alone (a long stream needs one without a total timeout); ``readTimeout`` bounds each
 /// silence of the server, ``writeTimeout`` each time it takes none of the request's bytes.
 /// Nil leaves a bound to the transport (the engine bounds the head and each silence at
-/// 300 s by default); `.zero` for the head, read or write timeout turns the transport's
-/// bound off for this request (a long poll, an event stream without heartbeats).
+/// 300 s by default). A duration of zero (or less) is no bound at all, as curl's `-m 0`: for
+/// the head, read or write timeout it turns the transport's bound off for this request (a
+/// long poll, an event stream without heartbeats). A ``deadline`` already past has passed.
 ///
 /// ```swift
 /// var options = TransportOptions(timeout: .seconds(30))
@@ -37,18 +38,26 @@ public struct TransportOptions: Sendable, Hashable {
         self.writeTimeout = writeTimeout
     }
 
-    /// The earlier of ``timeout`` and ``deadline``, as a duration from now.
+    /// The earlier of ``timeout`` and ``deadline``, as a duration from now (zero: the deadline
+    /// has passed; nil: no end).
     public var effectiveTimeout: Duration? {
-        guard let deadline = self.deadline else { return self.timeout }
+        let timeout = Self.bound(self.timeout)
+        guard let deadline = self.deadline else { return timeout }
         let remaining = max(.zero, deadline - .now)
-        return self.timeout.map { min($0, remaining) } ?? remaining
+        return timeout.map { min($0, remaining) } ?? remaining
+    }
+
+    /// A bound given as a duration, as every layer reads it: nil and zero (or less) are none.
+    package static func bound(_ duration: Duration?) -> Duration? {
+        guard let duration, duration > .zero else { return nil }
+        return duration
     }
 
     /// When the exchange's time is up, counted from `start`: the earlier of ``deadline`` and
     /// ``timeout`` (nil: never). A timeout past any clock's range (a century) is no end
     /// rather than an overflow.
     public func end(from start: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        let byTimeout = self.timeout.flatMap { $0 < .seconds(100 * 365 * 86_400) ? start + $0 : nil }
+        let byTimeout = Self.bound(self.timeout).flatMap { $0 < .seconds(100 * 365 * 86_400) ? start + $0 : nil }
         switch (self.deadline, byTimeout) {
         case let (deadline?, timeout?): return min(deadline, timeout)
         case let (deadline, timeout): return deadline ?? timeout

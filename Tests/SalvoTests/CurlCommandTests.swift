@@ -44,7 +44,12 @@ import Testing
         #expect(!redacted.contains("s3cret") && !redacted.contains("k3y"))
         #expect(redacted.contains("'Authorization: ‹redacted›'") && redacted.contains("'X-Api-Key: ‹redacted›'"))
         #expect(redacted.contains("'X-Tenant: acme'"))
-        #expect(redacted.hasPrefix("# credentials redacted"))
+        #expect(redacted.hasPrefix("# credentials and query values redacted"))
+        var keyed = head
+        keyed.path = "/me?api_key=k3y&page=2"
+        let withQuery = try await self.request(keyed).curlCommand(redacting: .standard)
+        #expect(!withQuery.contains("k3y") && withQuery.hasSuffix("'https://api.test/me?api_key=‹redacted›&page=‹redacted›'"))
+        #expect(ClientRequest.redactedURL("http://u:p@a.test:8/x?q=1") == "http://a.test:8/x?q=‹redacted›")
         let own = try await self.request(head).curlCommand(redacting: .standard.adding([HTTPField.Name("X-Tenant")!]))
         #expect(own.contains("'X-Tenant: ‹redacted›'"))
     }

@@ -100,6 +100,11 @@ import Testing
         #expect(LoggingMiddleware.milliseconds(.microseconds(12_345)) == "12.3")
         #expect(LoggingMiddleware.milliseconds(.microseconds(50)) == "0.1")
         #expect(LoggingMiddleware.withoutQueryValues("http://a.test/s?q=secret&api_key=k&flag") == "http://a.test/s?q=‹›&api_key=‹›&flag=‹›")
+        let logging = LoggingMiddleware(logger: Logger(label: "t"))
+        #expect(logging.loggable("https://u:pw@a.test/s?q=1") == "https://a.test/s?q=‹›", "userinfo is never logged")
+        var withQueries = logging
+        withQueries.queryValues = true
+        #expect(withQueries.loggable("https://u:pw@a.test/s?q=1") == "https://a.test/s?q=1")
         #expect(CredentialFields.standard.contains(HTTPField.Name("x-api-key")!))
         #expect(LoggingMiddleware(logger: Logger(label: "t")).redactedFields == .standard, "the one list redirects use too")
     }

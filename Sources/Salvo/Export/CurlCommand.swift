@@ -18,8 +18,9 @@
 /// (`--data-binary @-`), and the first line of the command says so.
 ///
 /// For a bug report, `redacting: .standard` shows the credential fields
-/// (``CredentialFields``) with `‹redacted›` for their values: the command then no longer
-/// sends them, and says so on its first line.
+/// (``CredentialFields``) with `‹redacted›` for their values, and the URL without its query
+/// values and userinfo (API keys travel there too): the command then no longer sends them, and
+/// says so on its first line. The body goes as it is.
 extension ClientRequest {
     public func curlCommand(maxInlineBody: Int = 1 << 20, redacting redacted: CredentialFields = .none) async -> String {
         var words = ["curl", "--http1.1", "--globoff", "--path-as-is"]
@@ -46,11 +47,11 @@ extension ClientRequest {
                 words += ["-H", Self.quoted("Expect:")]
             }
         }
-        var prefix = ""
+        let redacting = !redacted.names.isEmpty
+        var prefix = redacting ? "# credentials and query values redacted (the body is not): put them back before running this\n" : ""
         for field in fields {
             if redacted.contains(field.name) {
                 words += ["-H", Self.quoted("\(field.name.rawName): ‹redacted›")]
-                if prefix.isEmpty { prefix = "# credentials redacted: put them back before running this\n" }
                 continue
             }
             // "Name;" is curl's spelling of a field with an empty value.
@@ -68,8 +69,18 @@ extension ClientRequest {
                 words += ["--data-binary", "@-"]
             }
         }
-        words.append(Self.quoted(self.url))
+        words.append(Self.quoted(redacting ? Self.redactedURL(self.url) : self.url))
         return prefix + words.joined(separator: " ")
+    }
+
+    /// `url` without its userinfo and with `‹redacted›` for each query value (names kept).
+    static func redactedURL(_ url: String) -> String {
+        let url = LoggingMiddleware.withoutUserinfo(url)
+        guard let mark = url.firstIndex(of: "?") else { return url }
+        let query = url[url.index(after: mark)...].split(separator: "&", omittingEmptySubsequences: false).map { item in
+            item.split(separator: "=", maxSplits: 1).first.map { "\($0)=‹redacted›" } ?? ""
+        }
+        return String(url[...mark]) + query.joined(separator: "&")
     }
 
     /// Linux refuses a single argument over 128 KiB; a body longer than this goes through

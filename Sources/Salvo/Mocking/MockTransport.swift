@@ -226,8 +226,9 @@ public final class MockTransport: Transport {
         }
         if let delay = reply.delay {
             // A delay longer than the call allows ends as the real transport would.
+            // (Zero or less is no bound, as for the engine.)
             let total = options.effectiveTimeout
-            let limit = [total, options.headTimeout].compactMap { $0 }.min()
+            let limit = [total, TransportOptions.bound(options.headTimeout)].compactMap { $0 }.min()
             do {
                 try await Task.sleep(for: min(delay, limit ?? delay))
             } catch {

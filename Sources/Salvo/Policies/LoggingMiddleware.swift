@@ -48,7 +48,7 @@ public struct LoggingMiddleware: Middleware {
 
     public func intercept(_ request: ClientRequest, next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
         let start = ContinuousClock.now
-        let line = "\(request.head.method.rawValue) \(self.queryValues ? request.url : Self.withoutQueryValues(request.url))"
+        let line = "\(request.head.method.rawValue) \(self.loggable(request.url))"
         var metadata: Logger.Metadata = ["operation": "\(request.operationName)"]
         if self.headers { metadata["request.headers"] = self.describe(request.head.headerFields) }
         if case .upTo(let cap) = self.bodies, case .bytes(let bytes)? = request.body?.content {
@@ -80,8 +80,8 @@ public struct LoggingMiddleware: Middleware {
         .array(fields.map { field in
             let value = if self.redactedFields.contains(field.name) {
                 "‹redacted›"
-            } else if !self.queryValues, Self.urlFields.contains(field.name) {
-                Self.withoutQueryValues(field.value)
+            } else if Self.urlFields.contains(field.name) {
+                self.loggable(field.value)
             } else {
                 field.value
             }
@@ -96,6 +96,23 @@ public struct LoggingMiddleware: Middleware {
     func describe(_ error: ClientError) -> String {
         guard !self.queryValues else { return "\(error)" }
         return "\(error.code)" + (error.transportError.map { " (\($0.code))" } ?? "")
+    }
+
+    /// A URL as logged: never with userinfo (credentials), and without query values unless
+    /// ``queryValues``.
+    func loggable(_ url: String) -> String {
+        let bare = Self.withoutUserinfo(url)
+        return self.queryValues ? bare : Self.withoutQueryValues(bare)
+    }
+
+    /// `http://host/…` for `http://user:pw@host/…`.
+    static func withoutUserinfo(_ url: String) -> String {
+        guard let scheme = url.range(of: "://") else { return url }
+        let authorityEnd = url[scheme.upperBound...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? url.endIndex
+        guard let at = url[scheme.upperBound..<authorityEnd].lastIndex(of: "@") else { return url }
+        var bare = url
+        bare.removeSubrange(scheme.upperBound...at)
+        return bare
     }
 
     /// `…/search?q=‹›&key=‹›`: the names of the query, not its values.

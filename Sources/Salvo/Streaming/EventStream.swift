@@ -38,6 +38,13 @@ extension Client {
     /// "stop"); any other refused status, or a failure when no reconnection is left, throws.
     /// The wait between attempts is the stream's `retry:`, else the policy's delay. Give the
     /// call no total timeout; cancel the task or leave the loop to stop.
+    ///
+    /// An event stream is quiet by nature, so it has no bound on the server's silence unless
+    /// `options` gives one (`readTimeout`): as with a browser's `EventSource`, a connection that
+    /// died without a word is noticed only by TCP. With a server that sends heartbeats (a
+    /// comment line every 15 s, say), set a read timeout a little longer than their period and
+    /// `reconnect: .automatic()`: a dead connection then ends with `.readTimeout` and the
+    /// stream opens again, from its last event ID.
     public func events<R: Request>(_ request: R, reconnect: EventStreamReconnect = .never, lastEventID: String? = nil,
                                    options: CallOptions = CallOptions()) -> EventStream {
         EventStream(
@@ -47,7 +54,9 @@ extension Client {
                 return (head, body)
             },
             open: { (head, body) async throws(ClientError) in
-                try await self.stream(request, head: head, body: body, options: options).erased
+                var options = options
+                if options.readTimeout == nil { options.readTimeout = .zero }   // quiet by nature: no silence bound
+                return try await self.stream(request, head: head, body: body, options: options).erased
             },
             reconnect: reconnect, lastEventID: lastEventID)
     }

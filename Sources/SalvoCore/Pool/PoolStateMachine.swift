@@ -11,9 +11,10 @@ import DequeModule
 /// parked. Each failed connection attempt fails the oldest waiter (so a dead host fails
 /// requests instead of parking them) and starts another attempt if more are waiting.
 /// Waiters leave the queue on timeout or cancellation. A waiter whose request asked for a new
-/// connection (sent again after a stale one) is served only by one: a connection coming back
-/// from a request goes to the oldest waiter that did not ask, or — when every waiter did —
-/// makes room for a new one.
+/// connection (sent again after a stale one, a 307's POST) is served only by one: a connection
+/// coming back from a request makes room for one (it is closed and a new one started) unless a
+/// new connection is already on its way for each such waiter; then it serves the oldest waiter
+/// that did not ask. Such a waiter keeps its turn however many others arrive.
 ///
 /// One machine runs per loop (a shard), and the host's limit is shared by all of them through
 /// a budget the driver holds (``HostBudget``): `maxConnections` is the whole limit, and when
@@ -188,17 +189,22 @@ import DequeModule
             // Another shard is below its share and this one above: rebalance.
             return .close(connection: connection)
         }
-        // A new connection serves the oldest waiter; one coming back, the oldest that did
-        // not ask for a new one.
-        let index = isNew || self.freshWaiters.isEmpty ? 0 : self.waiters.firstIndex { !self.freshWaiters.contains($0) }
-        if let index, let waiter = self.dequeue(at: index) {
+        // A new connection serves the oldest waiter. One coming back serves it too, unless it
+        // asked for a new one: then, while no new connection is on its way for each such
+        // waiter, this one makes room for one (closed, a new one started) — the oldest waiter
+        // keeps its turn, however many others keep arriving; else the oldest that did not ask.
+        if !isNew, !self.freshWaiters.isEmpty {
+            if self.freshWaiters.count > self.connecting {
+                self.connecting += 1
+                return .replace(closing: connection)
+            }
+            if let index = self.waiters.firstIndex(where: { !self.freshWaiters.contains($0) }), let waiter = self.dequeue(at: index) {
+                self.leased += 1
+                return .lease(connection: connection, waiter: waiter)
+            }
+        } else if let waiter = self.dequeue(at: 0) {
             self.leased += 1
             return .lease(connection: connection, waiter: waiter)
-        }
-        if !self.waiters.isEmpty {
-            // Every waiter wants a new connection: this one makes room for it.
-            self.connecting += 1
-            return .replace(closing: connection)
         }
         self.idle.append(connection)
         return .park(connection: connection)

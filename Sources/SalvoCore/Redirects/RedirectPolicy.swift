@@ -5,11 +5,13 @@ import HTTPTypes
 ///
 /// Following a redirect changes the method as browsers and curl do: 303 becomes GET (HEAD
 /// stays HEAD) and 301/302 turn a POST into a GET, dropping the body; 307 and 308 keep the
-/// method and send the body again when it can be replayed. Leaving the origin (another
-/// scheme, host or port) drops the ``credentialFields`` (`Authorization`, `Cookie`, API keys…)
-/// and a `Host` the caller set; `Proxy-Authorization` goes on only while the same proxy
-/// carries the next request. A Location with userinfo (`http://user:pw@host/`) brings its own
-/// Basic credentials only when host and port stay the same, as curl does.
+/// method and send the body again when it can be replayed. Credentials go only to the origin
+/// the call began with, as curl sends them: `Authorization`, `Cookie`, the other
+/// ``credentialFields`` (API keys…) and a `Host` the caller set are dropped for any other
+/// origin (scheme, host or port) and given back when a redirect returns; `Proxy-Authorization`
+/// goes on only while the same proxy carries the next request. A Location with userinfo
+/// (`http://user:pw@host/`) brings its own Basic credentials only for that first origin, and
+/// never over the caller's own `Authorization`.
 public struct RedirectPolicy: Sendable, Hashable {
     /// Follow redirects at all; when false a 3xx response is returned as it is.
     public var follow: Bool
@@ -17,8 +19,9 @@ public struct RedirectPolicy: Sendable, Hashable {
     public var maxRedirects: Int
     /// Follow a redirect from https down to plain http (default: refuse, `.redirectRefused`).
     public var allowHTTPSToHTTP: Bool
-    /// The fields dropped when a redirect leaves the origin (default: the standard list;
-    /// extend it with your API's own: `.standard.adding([name])`).
+    /// The fields that go only to the origin the call began with, besides `Authorization` and
+    /// `Cookie`, which always do (default: the standard list; add your API's own with
+    /// `.standard.adding([name])`).
     public var credentialFields: CredentialFields
 
     public init(follow: Bool = true, maxRedirects: Int = 10, allowHTTPSToHTTP: Bool = false,

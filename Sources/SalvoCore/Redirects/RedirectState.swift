@@ -2,6 +2,12 @@ import SalvoTransport
 import HTTPTypes
 
 /// The redirects one request has followed so far, and the rules for the next. No I/O.
+///
+/// Credentials go only where the call began (curl's rule, `Curl_auth_allowed_to_host`): the
+/// credential fields and a `Host` the caller set travel with the first request's origin
+/// (scheme, host and port) only — dropped for any other, given back when a redirect returns
+/// there. A Location's userinfo counts only for that origin, and never over the caller's own
+/// `Authorization`.
 struct RedirectState: Sendable {
     enum Outcome: Equatable {
         /// Not a redirect to follow: the response goes to the caller.
@@ -19,6 +25,10 @@ struct RedirectState: Sendable {
     private(set) var chain: [String] = []
     /// How often each method and URL has been requested, to notice a loop.
     private var visits: [String: Int] = [:]
+    /// Where the call began, and the first request's credential fields (and Host): what a
+    /// redirect back to that origin gets again.
+    private var firstOrigin: ConnectionKey?
+    private var originFields: [HTTPField] = []
     /// A redirect back to a URL already requested is followed — servers do that after
     /// setting state (a cookie, a session) — but a request made this many times is a loop.
     static let maxVisitsPerURL = 3
@@ -41,6 +51,8 @@ struct RedirectState: Sendable {
         if self.chain.isEmpty {
             self.chain.append(base)
             self.visits["\(request.method.rawValue) \(base)"] = 1
+            self.firstOrigin = try request.connectionKey()
+            self.originFields = request.headerFields.filter { self.travelsWithTheOrigin($0.name) }
         }
         guard self.chain.count <= self.policy.maxRedirects else {
             throw TransportError(.tooManyRedirects, phase: .readHead,
@@ -83,22 +95,37 @@ struct RedirectState: Sendable {
                 next.headerFields[name] = nil
             }
         }
-        if target.key != current {
-            // Another origin: no credential goes there, nor a Host the caller set for this one
-            // (it may name an internal host). A Proxy-Authorization is the proxy's: whether it
-            // goes on is decided when the next request is prepared, by the proxy that carries it.
-            for name in self.policy.credentialFields.names where name != .proxyAuthorization {
-                next.headerFields[name] = nil
-            }
-            next.headerFields[Self.host] = nil
+        // What travels with the first origin only: taken off, and given back there. (A
+        // Proxy-Authorization is the proxy's: whether it goes on is decided when the next
+        // request is prepared, by the proxy that carries it.)
+        for name in Set(next.headerFields.map(\.name)) where self.travelsWithTheOrigin(name) {
+            next.headerFields[name] = nil
         }
-        if let credentials = target.basicAuthorization,
-           target.key.host.lowercased() == current.host.lowercased(), target.key.port == current.port {
-            // The Location's own userinfo, only for the host and port the request was already
-            // going to (curl's rule): a redirect cannot send credentials of its choosing elsewhere.
-            next.headerFields[.authorization] = credentials
+        if let first = self.firstOrigin, Self.sameOrigin(target.key, first) {
+            next.headerFields.append(contentsOf: self.originFields)
+            if let credentials = target.basicAuthorization, next.headerFields[.authorization] == nil {
+                // The Location's own userinfo, for the origin the call began with, when the
+                // caller gave no Authorization: a redirect cannot send credentials of its
+                // choosing elsewhere, nor replace the caller's.
+                next.headerFields[.authorization] = credentials
+            }
         }
         return .follow(next, keepBody: keepBody)
+    }
+}
+
+extension RedirectState {
+    /// Whether a field goes only to the origin the call began with: the credential fields
+    /// (`Authorization` and `Cookie` whatever the policy lists) and a `Host` the caller set
+    /// (it may name an internal host); not `Proxy-Authorization`, which is the proxy's.
+    func travelsWithTheOrigin(_ name: HTTPField.Name) -> Bool {
+        name != .proxyAuthorization
+            && (name == .authorization || name == .cookie || name == Self.host || self.policy.credentialFields.contains(name))
+    }
+
+    /// The same scheme, host (in any case) and port.
+    static func sameOrigin(_ a: ConnectionKey, _ b: ConnectionKey) -> Bool {
+        a.scheme == b.scheme && a.port == b.port && a.host.lowercased() == b.host.lowercased()
     }
 }
 

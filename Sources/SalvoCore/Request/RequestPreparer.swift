@@ -29,8 +29,7 @@ final class RequestPreparer: Sendable {
     /// A request's own bound, else the client's; zero (or less) is no bound, as `-m 0` is for
     /// curl and a zero timeout for Go's client and undici.
     static func bound(_ own: Duration?, else fallback: Duration?) -> Duration? {
-        guard let limit = own ?? fallback, limit > .zero else { return nil }
-        return limit
+        TransportOptions.bound(own ?? fallback)
     }
 
     /// `redirectedFrom`: for a redirect's next request, the key of the one before it. Such a
@@ -55,10 +54,15 @@ final class RequestPreparer: Sendable {
         }
         var forwarded = false
         if key.scheme == .http, let proxy = key.proxy { forwarded = !proxy.tunnelsPlainHTTP }
-        // The client's default fields (the rule both layers share); a redirect's next request
-        // gets none — only what the chain kept.
+        // The client's default fields, under what the body says of itself (the rule both layers
+        // share; the body's fields are written after the framing, below); a redirect's next
+        // request gets no defaults — only what the chain kept.
+        var said: (contentType: String?, contentEncoding: String?) = (nil, nil)
+        if let body, body.contentType != nil || body.contentEncoding != nil {
+            said = request.headerFields.unsaid(by: body)
+        }
         if previous == nil, !self.configuration.headerFields.isEmpty {
-            request.headerFields.addDefaults(self.configuration.headerFields)
+            said = request.headerFields.addDefaults(self.configuration.headerFields, for: body, addingBodyFields: false)
         }
         let own = RequestFieldSummary(request.headerFields)
         if own.hasProxyFields, !forwarded || (previous != nil && previous?.proxy != key.proxy) {
@@ -87,13 +91,10 @@ final class RequestPreparer: Sendable {
         if let userAgent = self.configuration.userAgent, !own.hasUserAgent {
             added.userAgent = userAgent
         }
-        if let body, body.contentType != nil || body.contentEncoding != nil {
-            // What the body says of itself, unless the request says otherwise (the same rule as
-            // the typed layer's), written after the framing as curl writes them.
-            let said = request.headerFields.unsaid(by: body)
-            added.contentType = try said.contentType.map { (value) throws(TransportError) in try RequestEncoder.checkedValue(value, of: "Content-Type") }
-            added.contentEncoding = try said.contentEncoding.map { (value) throws(TransportError) in try RequestEncoder.checkedValue(value, of: "Content-Encoding") }
-        }
+        // What the body says of itself, unless the request says otherwise, written after the
+        // framing as curl writes them.
+        added.contentType = try said.contentType.map { (value) throws(TransportError) in try RequestEncoder.checkedValue(value, of: "Content-Type") }
+        added.contentEncoding = try said.contentEncoding.map { (value) throws(TransportError) in try RequestEncoder.checkedValue(value, of: "Content-Encoding") }
         // Decoding is ours only when the Accept-Encoding is: a caller who set their own
         // gets the body as the server sent it.
         let decompression = options.decompression ?? self.configuration.decompression

@@ -118,18 +118,19 @@ import Testing
     /// back from a request goes to the next waiter that did not ask, or, when every waiter did,
     /// makes room for a new connection.
     @Test func aWaiterThatAskedForANewConnectionIsNotHandedAReusedOne() {
-        var pool = PoolStateMachine(maxConnections: 1)
-        _ = pool.request(1); _ = pool.connected(1)          // 1 runs on connection 1
-        let queued = pool.request(2)                         // 2 waits
-        let fresh = pool.request(3, fresh: true)             // 3 waits first, for a new one
+        var pool = PoolStateMachine(maxConnections: 2)
+        _ = pool.request(1); _ = pool.connected(1)           // 1 runs on connection 1
+        _ = pool.request(2); _ = pool.connected(2)           // 2 runs on connection 2
+        let queued = pool.request(3)                          // 3 waits
+        let fresh = pool.request(4, fresh: true)              // 4 waits first, for a new one
         #expect(queued == .none && fresh == .none)
-        #expect(pool.waiters == [3, 2] && pool.wantsFresh(3) && !pool.wantsFresh(2))
-        let toTwo = pool.released(1, reusable: true)
-        #expect(toTwo == .lease(connection: 1, waiter: 2), "the reused one goes to 2")
+        #expect(pool.waiters == [4, 3] && pool.wantsFresh(4) && !pool.wantsFresh(3))
         let room = pool.released(1, reusable: true)
-        #expect(room == .replace(closing: 1), "only 3 waits: it makes room")
-        let toThree = pool.connected(7)
-        #expect(toThree == .lease(connection: 7, waiter: 3))
+        #expect(room == .replace(closing: 1), "the first connection back makes room for 4")
+        let toThree = pool.released(2, reusable: true)
+        #expect(toThree == .lease(connection: 2, waiter: 3), "a new one is on its way for 4: the next goes to 3")
+        let toFour = pool.connected(7)
+        #expect(toFour == .lease(connection: 7, waiter: 4))
         #expect(pool.waiters.isEmpty && pool.freshWaiters.isEmpty)
 
         var leaving = PoolStateMachine(maxConnections: 1)
@@ -140,6 +141,22 @@ import Testing
         #expect(leaving.freshWaiters.isEmpty, "a waiter that left is forgotten")
         let parked = leaving.released(1, reusable: true)
         #expect(parked == .park(connection: 1))
+    }
+
+    /// Found in review: a waiter that asked for a new connection, at the head of the queue,
+    /// must not be overtaken forever by later arrivals served on connections coming back.
+    @Test func aFreshWaiterKeepsItsTurnUnderSteadyLoad() {
+        var pool = PoolStateMachine(maxConnections: 1)
+        _ = pool.request(1); _ = pool.connected(1)           // 1 runs on the only connection
+        _ = pool.request(2)                                   // 2 waits
+        _ = pool.released(1, reusable: true)                  // 1 answered (a 307): its connection goes to 2
+        let post = pool.request(3, fresh: true)               // the POST, sent again on a new connection
+        #expect(post == .none && pool.waiters == [3])
+        _ = pool.request(100)                                 // steady load: one more caller meanwhile
+        let back = pool.released(1, reusable: true)
+        #expect(back == .replace(closing: 1), "the POST's turn: the connection makes room for a new one")
+        let served = pool.connected(9)
+        #expect(served == .lease(connection: 9, waiter: 3))
     }
 
     @Test func shutdown() {

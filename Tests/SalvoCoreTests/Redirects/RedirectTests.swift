@@ -155,26 +155,59 @@ import Testing
         }
     }
 
-    /// A Location's userinfo becomes credentials only for the host and port the request was
-    /// already going to (curl's rule), never for another host it names.
-    @Test func aLocationsUserinfoIsUsedOnlyForTheSameHostAndPort() throws {
-        var headers = HTTPFields()
-        headers[.authorization] = "Bearer t"
-        var same = RedirectState(policy: .follow)
-        guard case .follow(let sameHost, _) = try decide(&same, url: "http://a.test:8080/x", status: 302,
-                                                         location: "http://bob:pw@a.test:8080/y", headers: headers) else {
+    /// A Location's userinfo becomes credentials only for the origin the call began with, and
+    /// only when the caller gave no Authorization of their own (curl's rule).
+    @Test func aLocationsUserinfoIsUsedOnlyForTheFirstOriginAndNeverOverTheCallers() throws {
+        var bare = RedirectState(policy: .follow)
+        guard case .follow(let sameHost, _) = try decide(&bare, url: "http://a.test:8080/x", status: 302,
+                                                         location: "http://bob:pw@a.test:8080/y") else {
             Issue.record("not followed")
             return
         }
         #expect(sameHost.headerFields[.authorization] == "Basic Ym9iOnB3")
+        var own = RedirectState(policy: .follow)
+        guard case .follow(let kept, _) = try decide(&own, url: "http://a.test:8080/x", status: 302,
+                                                     location: "http://mallory:x@a.test:8080/y",
+                                                     headers: [.authorization: "Basic YWxpY2U6cHc="]) else {
+            Issue.record("not followed")
+            return
+        }
+        #expect(kept.headerFields[values: .authorization] == ["Basic YWxpY2U6cHc="], "the caller's own wins")
         for location in ["http://bob:pw@b.test:8080/y", "http://bob:pw@a.test:9090/y"] {
             var other = RedirectState(policy: .follow)
             guard case .follow(let elsewhere, _) = try decide(&other, url: "http://a.test:8080/x", status: 302,
-                                                              location: location, headers: headers) else {
+                                                              location: location) else {
                 Issue.record("not followed")
                 continue
             }
             #expect(elsewhere.headerFields[.authorization] == nil, "\(location): credentials chosen by the redirect")
         }
+    }
+
+    /// Credentials travel with the origin the call began with: dropped on the way to another,
+    /// given back when the chain returns (A → B → A), never sent to B even when B's own
+    /// Location carries userinfo.
+    @Test func credentialsComeBackWithTheFirstOrigin() throws {
+        var state = RedirectState(policy: .follow)
+        let first = try HTTPRequest(method: .get, url: "http://a.test/start",
+                                    headerFields: [.authorization: "Bearer t", .cookie: "s=1", .accept: "*/*"])
+        guard case .follow(let toB, _) = try state.decide(request: first, status: 302, location: "http://b.test/hop",
+                                                          hasBody: false, replayableBody: true) else {
+            Issue.record("not followed")
+            return
+        }
+        #expect(toB.headerFields[.authorization] == nil && toB.headerFields[.cookie] == nil && toB.headerFields[.accept] == "*/*")
+        guard case .follow(let toBWithUser, _) = try state.decide(request: toB, status: 302, location: "http://bob:x@b.test/again",
+                                                                  hasBody: false, replayableBody: true) else {
+            Issue.record("not followed")
+            return
+        }
+        #expect(toBWithUser.headerFields[.authorization] == nil, "B is not where the call began")
+        guard case .follow(let backToA, _) = try state.decide(request: toBWithUser, status: 302, location: "http://a.test/end",
+                                                              hasBody: false, replayableBody: true) else {
+            Issue.record("not followed")
+            return
+        }
+        #expect(backToA.headerFields[.authorization] == "Bearer t" && backToA.headerFields[.cookie] == "s=1")
     }
 }

@@ -93,4 +93,16 @@ import Testing
             try preparer.prepare(request, body: nil, options: .init(), redirectedFrom: ConnectionKey(scheme: .http, host: "a.test", port: 80))
         }
     }
+
+    /// The engine writes the body's own type, not a default one, as the typed layer does.
+    @Test func aDefaultContentTypeYieldsToTheBodys() throws {
+        let preparer = try Self.preparer { $0.headerFields[.contentType] = "application/json"; $0.userAgent = nil }
+        let request = try HTTPRequest(method: .post, url: "http://a.test/upload")
+        let prepared = try preparer.prepare(request, body: .bytes([1, 2], contentType: "multipart/form-data; boundary=b1"), options: .init())
+        let head = String(decoding: prepared.head, as: UTF8.self)
+        #expect(head.contains("Content-Type: multipart/form-data; boundary=b1\r\n"))
+        #expect(!head.contains("application/json"), "\(head)")
+        let plain = try preparer.prepare(request, body: .bytes([1, 2]), options: .init())
+        #expect(String(decoding: plain.head, as: UTF8.self).contains("Content-Type: application/json\r\n"), "a body without a type takes the default")
+    }
 }

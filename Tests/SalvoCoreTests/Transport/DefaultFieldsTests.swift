@@ -36,4 +36,19 @@ import Testing
         let unsaid = HTTPFields().unsaid(by: coded)
         #expect(unsaid.contentType == nil && unsaid.contentEncoding == "gzip")
     }
+
+    /// Found in review: a client's default Content-Type must not override the body's own (a
+    /// multipart body's carries its boundary): the request's own, then the body's, then the
+    /// defaults.
+    @Test func theBodysTypeComesBeforeADefaultOne() {
+        let multipart = HTTPBody.bytes([1], contentType: "multipart/form-data; boundary=b1")
+        var fields = HTTPFields()
+        fields.addDefaults([.contentType: "application/json", Self.tenant: "acme"], for: multipart)
+        #expect(fields[values: .contentType] == ["multipart/form-data; boundary=b1"])
+        #expect(fields[Self.tenant] == "acme")
+        var engine = HTTPFields()
+        let said = engine.addDefaults([.contentType: "application/json"], for: multipart, addingBodyFields: false)
+        #expect(said.contentType == "multipart/form-data; boundary=b1")
+        #expect(engine[.contentType] == nil, "the engine writes the body's type itself, after the framing")
+    }
 }
