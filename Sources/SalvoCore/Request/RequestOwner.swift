@@ -48,10 +48,9 @@ final class RequestOwner: @unchecked Sendable {
     /// prepared it, moved here whole. The accessors below lend its parts (`_read`) rather
     /// than return copies, so reading one counts none of its references.
     @exclusivity(unchecked) private(set) var prepared: PreparedRequest
-    /// Its connection key, kept apart: read a few times per request (the pool compares it to
-    /// its last host's), and lent, not copied (a copy counts the references of its strings).
-    var key: ConnectionKey { _read { yield self.storedKey } }
-    @exclusivity(unchecked) private var storedKey: ConnectionKey
+    /// Its connection key: read a few times per request (the pool compares it to its last
+    /// host's), and lent, not copied (a copy counts the references of its strings).
+    var key: ConnectionKey { _read { yield self.prepared.key } }
     @exclusivity(unchecked) private(set) var isHead: Bool
     /// Whether the method may be sent twice (RFC 9110 §9.2.2). One that may not must not meet
     /// a connection the server may have closed: connections check for it before such a request.
@@ -117,7 +116,6 @@ final class RequestOwner: @unchecked Sendable {
         self.isIdempotent = RequestStateMachine.isIdempotent(method)
         self.machine = RequestStateMachine(method: method, hasBody: prepared.requestBody != nil,
                                            replayableBody: prepared.requestBody?.isReplayable ?? true)
-        self.storedKey = prepared.key
         self.preparer = client.preparer
         self.continueTimeout = client.configuration.expectContinueTimeout
         self.headObserver = prepared.options.headObserver
@@ -297,7 +295,6 @@ final class RequestOwner: @unchecked Sendable {
         self.isHead = method == .head
         self.isIdempotent = RequestStateMachine.isIdempotent(method)
         self.machine.startHop(method: method, hasBody: body != nil, replayableBody: body?.isReplayable ?? true)
-        self.storedKey = next.key
         self.prepared = next
         self.reception = Reception()
         self.metrics.startHop()

@@ -85,15 +85,20 @@ struct RequestStateMachine {
 
     private(set) var state: State = .waiting
     private(set) var attempt = AttemptRecord()
-    /// This hop's method, and its body: whether there is one and whether it can be sent twice.
-    private var method: HTTPRequest.Method
+    /// Whether this hop's method may be sent twice, and its body: whether there is one and
+    /// whether it can be sent twice. (A flag, not the method: the method's string would be one
+    /// more reference counted per request.)
+    private var idempotent: Bool
     private var hasBody: Bool
     private var replayableBody: Bool
-    /// The chain's redirects so far: made at its first redirect response (most have none).
-    private(set) var redirects: RedirectState?
+    /// The chain's redirects so far: made at its first redirect response (most have none),
+    /// and kept behind one reference, so that a call without redirects carries a pointer, not
+    /// the rules' whole record, in its owner.
+    var redirects: RedirectState? { self.redirectRecord?.state }
+    private var redirectRecord: RedirectRecord?
 
     init(method: HTTPRequest.Method, hasBody: Bool, replayableBody: Bool) {
-        self.method = method
+        self.idempotent = Self.isIdempotent(method)
         self.hasBody = hasBody
         self.replayableBody = replayableBody
     }
@@ -174,7 +179,7 @@ struct RequestStateMachine {
         guard self.state == .exchanging else { return .deliver }
         if let policy, RedirectState.isRedirect(status) {
             var redirects = self.redirects ?? RedirectState(policy: policy)
-            defer { self.redirects = redirects }
+            defer { self.redirectRecord = RedirectRecord(redirects) }
             do {
                 switch try redirects.decide(request: request, status: status, location: location, hasBody: self.hasBody,
                                             replayableBody: self.replayableBody) {
@@ -240,7 +245,7 @@ struct RequestStateMachine {
                 self.state = .waiting
                 return .sendAgain(fresh: true, urgent: true)
             }
-            guard Self.isIdempotent(self.method), self.replayableBody, !self.attempt.resentAfterWrite else { break }
+            guard self.idempotent, self.replayableBody, !self.attempt.resentAfterWrite else { break }
             self.attempt.resentAfterWrite = true
             self.state = .waiting
             return .sendAgain(fresh: true, urgent: true)
@@ -265,7 +270,7 @@ struct RequestStateMachine {
 
     /// The next hop of a redirect chain begins, once its request is prepared.
     mutating func startHop(method: HTTPRequest.Method, hasBody: Bool, replayableBody: Bool) {
-        self.method = method
+        self.idempotent = Self.isIdempotent(method)
         self.hasBody = hasBody
         self.replayableBody = replayableBody
         self.attempt.startHop()
@@ -274,7 +279,7 @@ struct RequestStateMachine {
 
     /// The call is over: what the redirects recorded (their URLs) is no longer needed.
     mutating func letGo() {
-        if self.redirects != nil { self.redirects = nil }
+        if self.redirectRecord != nil { self.redirectRecord = nil }
     }
 
     private mutating func afterSkipping(_ target: SkipTarget) -> Decision {
@@ -332,4 +337,14 @@ struct ExchangeFacts: Equatable {
     var responseBytesRead: Int
     /// The peer closed or reset the connection (not a timeout, a cancellation or a protocol error).
     var closedByPeer: Bool
+}
+
+/// A redirect chain's ``RedirectState``, boxed (see ``RequestStateMachine/redirects``).
+/// Immutable: a change stores a new box, so a copied machine never sees another's redirects.
+final class RedirectRecord: Sendable {
+    let state: RedirectState
+
+    init(_ state: RedirectState) {
+        self.state = state
+    }
 }
