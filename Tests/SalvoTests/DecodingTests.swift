@@ -70,8 +70,15 @@ struct Base64Parser: ResponseParser {
         mock.on(.get, "/problem", reply: .text(#"{"error": "x"}"#, contentType: "application/problem+json"))
         mock.on(.get, "/empty", reply: .status(.ok))
         mock.on(.get, "/teapot", reply: .text(#"{"error": "short and stout"}"#, status: .init(code: 418), contentType: "application/json"))
-        let client = try Client(baseURL: "http://api.test", transport: mock)
+        mock.on(.get, "/github", reply: .text(#"{"error": "x"}"#, contentType: "application/json; charset=utf-8"))
+        // The defaults check the status only: decoding is the real check of a body.
+        let lenient = try Client(baseURL: "http://api.test", transport: mock)
         let json = Endpoint<String>.get("/html", headers: [.accept: "application/json"])
+        #expect(try await lenient.value(json) == "<p>hi</p>")
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(
+            validators: [StatusCodeValidator(), ContentTypeValidator()]))
+        // A vendor type with a structured suffix accepts the generic type, and the other way round.
+        #expect(try await client.value(Endpoint<Problem>.get("/github", headers: [.accept: "application/vnd.github+json"])).error == "x")
         do {
             _ = try await client.value(json)
             Issue.record("text/html passed an Accept of application/json")
@@ -91,6 +98,22 @@ struct Base64Parser: ResponseParser {
         #expect(error?.detail == "empty body")
         let teapot = try await client.value(Endpoint<Problem>.get("/teapot"), options: .init(validators: [StatusCodeValidator(acceptable: 200...499)]))
         #expect(teapot.error == "short and stout")
+        // `send` runs a call's validators too: the verdict is in `response.error`.
+        let refused = try await client.send(Endpoint<Empty>.get("/empty"), options: .init(validators: [needsBody]))
+        #expect(refused.status == .ok)
+        #expect(refused.error?.code == .validationFailed)
+        #expect(refused.error?.detail == "empty body")
+        let accepted = try await client.send(Endpoint<Problem>.get("/teapot"), options: .init(validators: [StatusCodeValidator(acceptable: 200...499)]))
+        #expect(accepted.error == nil, "a 418 the call accepts is no error")
+        let teapotError = try #require(try await client.send(Endpoint<Empty>.get("/teapot").failing(as: Problem.self)).error)
+        #expect(teapotError.code == .unacceptableStatus)
+        #expect(teapotError.failureBody(as: Problem.self)?.error == "short and stout")
+        // A stream is held to the call's validators as well.
+        await #expect(throws: ClientError.self) {
+            _ = try await client.stream(Endpoint<Empty>.get("/empty"), options: .init(validators: [ClosureValidator { (head, _, _) throws(ClientError) in
+                if head.status == .ok { throw ClientError(.validationFailed, detail: "no") }
+            }]))
+        }
         // Open-ended ranges are clamped to three-digit statuses, not an overflow.
         #expect(StatusCodeValidator(acceptable: 200...Int.max).acceptable == 200..<1000)
         #expect(StatusCodeValidator(acceptable: 5000...6000).acceptable.isEmpty)

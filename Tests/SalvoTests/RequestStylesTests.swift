@@ -125,6 +125,35 @@ extension TypedEndpoint where Success == [User], Failure == Empty {
         #expect("/files/\(segment: "a b/c?d#e")" == "/files/a%20b%2Fc%3Fd%23e")
     }
 
+    /// Other libraries' spellings of two customization points: a request that makes its own
+    /// body bytes (`encodeBody() -> Data?`) and `[URLQueryItem]` for the query.
+    @Test func ownBodyBytesAndFoundationQueryItems() async throws {
+        struct SignIn: Request {
+            typealias SuccessResponseBody = Token
+            var method: HTTPRequest.Method { .post }
+            var path: String { "/signin" }
+            var headerFields: HTTPFields { [.contentType: "application/x-www-form-urlencoded"] }
+            var queryItems: [URLQueryItem] { [URLQueryItem(name: "v", value: "2")] }
+            func encodeBody() throws -> Data? { Data("user=ada&pass=s%26cret".utf8) }
+        }
+        struct Broken: Request {
+            var path: String { "/signin" }
+            var body: Credentials { Credentials(username: "a", password: "b") }
+            func encodeBody() throws -> Data? { throw CocoaError(.coderInvalidValue) }
+        }
+        let (client, mock) = try self.mockClient { mock in
+            mock.on(.post, "/v1/signin") { request in
+                #expect(request.headerFields[.contentType] == "application/x-www-form-urlencoded")
+                return String(decoding: request.body, as: UTF8.self) == "user=ada&pass=s%26cret"
+                    ? try .json(Token(token: "t")) : .status(.unauthorized)
+            }
+        }
+        #expect(try await client.value(SignIn()) == Token(token: "t"))
+        #expect(mock.requests.first?.target == "/v1/signin?v=2")
+        let (_, error) = await client.outcome(Broken())
+        #expect(error?.code == .encodingFailed)
+    }
+
     @Test func baseURLs() throws {
         let base = try BaseURL("HTTPS://api.example.test:8443/v1/")
         #expect(base.scheme == "https")

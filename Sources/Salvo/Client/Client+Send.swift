@@ -1,6 +1,8 @@
 extension Client {
     /// Sends `request` and returns its response, whatever the status: check
-    /// `response.status.kind`, then decode the success or the failure body.
+    /// `response.error` (the call's validators' verdict, by default "not 2xx") or
+    /// `response.status.kind`, then decode the success or the failure body. Validators given
+    /// in `options` are run the same way: a refusal is in `response.error`, never skipped.
     ///
     /// - Throws: ``ClientError`` when no response came (`.transportFailed`, `.cancelled`) or
     ///   the request could not be made (`.invalidRequest`, `.encodingFailed`).
@@ -23,7 +25,7 @@ extension Client {
     public func valueAndResponse<R: Request>(_ request: R, options: CallOptions = CallOptions()) async throws(ClientError)
         -> (value: R.SuccessResponseBody, response: Response<R.SuccessResponseBody, R.FailureResponseBody>) {
         let response = try await self.exchange(request, options: options)
-        try self.validate(response, options: options)
+        if let refusal = response.error { throw refusal }
         return (try response.decodeSuccessBody(), response)
     }
 
@@ -71,7 +73,7 @@ extension Client {
     public func valueAndResponse<Success, Failure>(_ endpoint: TypedEndpoint<Success, Failure>, options: CallOptions = CallOptions())
         async throws(ClientError) -> (value: Success, response: Response<Success, Failure>) {
         let response = try await self.exchange(endpoint, options: options)
-        try self.validate(response, options: options)
+        if let refusal = response.error { throw refusal }
         return (try response.decodeSuccessBody(), response)
     }
 

@@ -35,7 +35,8 @@ public final class Client: Sendable {
         public var activity: ClientActivity?
         /// Checks every response must pass before its success body is decoded (not by
         /// ``Client/send(_:options:)``, which returns any status): by default the status is
-        /// 2xx and the `Content-Type` is one the request's `Accept` names.
+        /// 2xx. Decoding is the real check of a body; add ``ContentTypeValidator`` to refuse a
+        /// response whose `Content-Type` the request's `Accept` does not name.
         public var validators: [any ResponseValidator]
         /// Code every request and response passes through, in this order: the first sees
         /// the request first and the response last (see ``Middleware``).
@@ -43,7 +44,7 @@ public final class Client: Sendable {
 
         public init(coders: Coders = .json, headerFields: HTTPFields = [:], queryItems: [QueryItem] = [],
                     timeout: Duration? = nil, maxBodySize: Int = 64 << 20,
-                    validators: [any ResponseValidator] = [StatusCodeValidator(), ContentTypeValidator()],
+                    validators: [any ResponseValidator] = [StatusCodeValidator()],
                     middleware: [any Middleware] = [], activity: ClientActivity? = nil) {
             self.coders = coders
             self.headerFields = headerFields
@@ -205,7 +206,7 @@ public final class Client: Sendable {
                 }
             }
             return Response(request: routed.request, head: routed.head, body: bytes, url: routed.url,
-                            details: routed.details, successDecoder: successDecoder, failureDecoder: failureDecoder)
+                            details: routed.details, validators: self.validators(for: options), successDecoder: successDecoder, failureDecoder: failureDecoder)
         }
         let transportOptions = self.transportOptions(options)
         let collected = try await self.tracked(request.operationName, head) { () async throws(ClientError) in
@@ -218,22 +219,11 @@ public final class Client: Sendable {
         return Response(
             request: head, head: collected.head, body: collected.body,
             url: Self.finalURL(of: head, chain: collected.redirectChain),
-            details: ExchangeDetails(collected), successDecoder: successDecoder, failureDecoder: failureDecoder)
+            details: ExchangeDetails(collected), validators: self.validators(for: options), successDecoder: successDecoder, failureDecoder: failureDecoder)
     }
 
-    /// Runs the validators on `response`; on failure the error carries the response and, for
-    /// an unacceptable status, the failure body when it decodes.
-    func validate<Success, Failure>(_ response: Response<Success, Failure>, options: CallOptions) throws(ClientError) {
-        for validator in options.validators ?? self.configuration.validators {
-            do {
-                try validator.validate(response.head, body: response.body, for: response.request)
-            } catch {
-                var error = response.annotated(error)
-                if error.code == .unacceptableStatus, error.decodedFailureBody == nil {
-                    error.decodedFailureBody = try? response.decodeFailureBody()
-                }
-                throw error
-            }
-        }
+    /// The validators in effect for a call: its own, or the client's.
+    func validators(for options: CallOptions) -> [any ResponseValidator] {
+        options.validators ?? self.configuration.validators
     }
 }

@@ -20,6 +20,8 @@ public struct Response<Success: Sendable, Failure: Sendable>: Sendable {
     /// The URL the response came from: the last of ``redirectChain``, or the request's.
     public let url: String
     let details: ExchangeDetails
+    /// The checks in effect for the call (the call's own, or the client's), run when asked.
+    let validators: [any ResponseValidator]
     let successDecoder: @Sendable ([UInt8]) throws(ClientError) -> Success
     let failureDecoder: @Sendable ([UInt8]) throws(ClientError) -> Failure
 
@@ -48,18 +50,22 @@ public struct Response<Success: Sendable, Failure: Sendable>: Sendable {
         }
     }
 
-    /// nil for a 2xx response; otherwise the `.unacceptableStatus` error that
-    /// ``Client/value(_:options:)`` would have thrown, with the failure body decoded when it
-    /// decodes. For code that takes the raw response and checks it:
+    /// nil when the response passes the call's validators (the call's own, or the client's:
+    /// by default, a 2xx status); otherwise the error ``Client/value(_:options:)`` would have
+    /// thrown before decoding, with the failure body decoded when it decodes. For code that
+    /// takes the raw response and checks it:
     ///
     /// ```swift
     /// let response = try await client.send(GetUser(id: 7))
     /// if let error = response.error { print(error.status?.code ?? 0) }
     /// ```
     public var error: ClientError? {
-        guard self.status.kind != .successful else { return nil }
-        var error = self.annotated(ClientError(.unacceptableStatus, detail: "\(self.status.code) \(self.status.reasonPhrase)"))
-        error.decodedFailureBody = try? self.decodeFailureBody()
+        guard var error = ResponseValidation.refusal(of: self.head, body: self.body, for: self.request,
+                                                     by: self.validators) else { return nil }
+        error = self.annotated(error)
+        if error.code == .unacceptableStatus, error.decodedFailureBody == nil {
+            error.decodedFailureBody = try? self.decodeFailureBody()
+        }
         return error
     }
 
@@ -72,7 +78,7 @@ public struct Response<Success: Sendable, Failure: Sendable>: Sendable {
         let decode = self.successDecoder
         return Response<T, Failure>(
             request: self.request, head: self.head, body: self.body, url: self.url, details: self.details,
-            successDecoder: { (bytes) throws(ClientError) in
+            validators: self.validators, successDecoder: { (bytes) throws(ClientError) in
                 let value = try decode(bytes)
                 do {
                     return try transform(value)
@@ -105,7 +111,7 @@ public struct Response<Success: Sendable, Failure: Sendable>: Sendable {
     /// The same response with another success decoder.
     func replacingSuccessDecoder<T>(_ decode: @escaping @Sendable ([UInt8]) throws(ClientError) -> T) -> Response<T, Failure> {
         Response<T, Failure>(request: self.request, head: self.head, body: self.body, url: self.url, details: self.details,
-                             successDecoder: decode, failureDecoder: self.failureDecoder)
+                             validators: self.validators, successDecoder: decode, failureDecoder: self.failureDecoder)
     }
 
     /// An error about this response, carrying its head and body.

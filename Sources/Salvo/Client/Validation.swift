@@ -39,9 +39,16 @@ public struct StatusCodeValidator: ResponseValidator {
 
 /// Accepts a response whose `Content-Type` is one the request's `Accept` names: a request
 /// without `Accept`, or with `*/*`, accepts anything; `application/*` accepts any
-/// application type; `application/json` also accepts `application/problem+json`; a range
-/// with `q=0` is refused; an empty body needs no type (a streamed one is checked by the type
-/// its head announces). On by default.
+/// application type; a structured suffix matches both ways — `application/json` accepts
+/// `application/problem+json`, and `application/vnd.github+json` accepts `application/json`
+/// (what such APIs answer); a range with `q=0` is refused; an empty body needs no type (a
+/// streamed one is checked by the type its head announces). Off by default: add it to a
+/// client's or a call's validators.
+///
+/// ```swift
+/// let strict = try Client(baseURL: "https://api.example.com", configuration: .init(
+///     validators: [StatusCodeValidator(), ContentTypeValidator()]))
+/// ```
 public struct ContentTypeValidator: ResponseValidator {
     public init() {}
 
@@ -82,5 +89,24 @@ extension Substring {
         while let first = slice.first, set.contains(first) { slice = slice.dropFirst() }
         while let last = slice.last, set.contains(last) { slice = slice.dropLast() }
         return String(slice)
+    }
+}
+
+/// Running a call's validators: one place for collected and streamed responses.
+enum ResponseValidation {
+    /// The first refusal of `response` (with its head) by `validators`, in order; nil when
+    /// all accept it.
+    static func refusal(of response: HTTPResponse, body: [UInt8], for request: HTTPRequest,
+                        by validators: [any ResponseValidator]) -> ClientError? {
+        for validator in validators {
+            do {
+                try validator.validate(response, body: body, for: request)
+            } catch {
+                var error = error
+                if error.responseHead == nil { error.responseHead = response }
+                return error
+            }
+        }
+        return nil
     }
 }

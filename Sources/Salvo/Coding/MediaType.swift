@@ -81,6 +81,9 @@ public struct MediaType: RawRepresentable, Hashable, Sendable, ExpressibleByStri
     }
 
     /// Whether `self` (an `Accept` range such as `application/*` or `*/*`) covers `other`.
+    /// A structured syntax suffix (RFC 6839) counts both ways: `application/json` covers
+    /// `application/problem+json`, and `application/vnd.github+json` covers
+    /// `application/json`, the generic form of the same syntax.
     public func matches(_ other: MediaType) -> Bool {
         let range = self.essence.split(separator: "/", maxSplits: 1)
         let value = other.essence.split(separator: "/", maxSplits: 1)
@@ -88,8 +91,14 @@ public struct MediaType: RawRepresentable, Hashable, Sendable, ExpressibleByStri
         if range[0] == "*" { return true }
         guard range[0] == value[0] else { return false }
         if range[1] == "*" || range[1] == value[1] { return true }
-        // application/json accepts application/problem+json and the like.
-        return value[1].hasSuffix("+" + range[1])
+        return Self.suffix(of: value[1]) == range[1] || Self.suffix(of: range[1]) == value[1]
+            || (Self.suffix(of: range[1]).map { $0 == Self.suffix(of: value[1]) } ?? false)
+    }
+
+    /// `json` of `vnd.github+json`; nil without a suffix.
+    private static func suffix(of subtype: Substring) -> Substring? {
+        guard let plus = subtype.lastIndex(of: "+") else { return nil }
+        return subtype[subtype.index(after: plus)...]
     }
 }
 

@@ -92,7 +92,7 @@ extension Client {
     public func value<R: Request, P: ResponseParser>(_ request: R, parser: P, options: CallOptions = CallOptions())
         async throws(ClientError) -> P.Output {
         let response = try await self.exchange(request, options: options)
-        try self.validate(response, options: options)
+        if let refusal = response.error { throw refusal }
         do {
             return try parser.parse(response.body, coders: self.configuration.coders)
         } catch {

@@ -1,13 +1,16 @@
-/// One `name=value` of a query string. A nil value is left out; an empty one sends `name=`.
-public struct QueryItem: Sendable, Hashable {
-    public var name: String
-    public var value: String?
+import Foundation
 
-    public init(name: String, value: String?) {
-        self.name = name
-        self.value = value
-    }
+/// One `name=value` of a query string: Foundation's `URLQueryItem` itself, so that a request
+/// written with `[URLQueryItem]` (as other libraries spell it) is the same request here. A nil
+/// value is left out; an empty one sends `name=`.
+///
+/// ```swift
+/// let search = Endpoint<[User]>.get("/users", query: [QueryItem("q", "ada"), URLQueryItem(name: "page", value: "2")])
+/// ```
+public typealias QueryItem = URLQueryItem
 
+extension URLQueryItem {
+    /// `name=value`, the labels left out.
     public init(_ name: String, _ value: String?) {
         self.init(name: name, value: value)
     }

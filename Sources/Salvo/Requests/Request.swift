@@ -22,9 +22,9 @@ import Foundation
 /// Only ``path`` is required; everything else has a default: GET, no headers, no query, no
 /// body (`Never?`), an ``Empty`` success and failure. An `Encodable` body goes as JSON, an
 /// ``HTTPBody`` as it is; a `Decodable` response is decoded from JSON, `[UInt8]`, `Data` and
-/// `String` are the raw body. Each step can be replaced: ``encodeBody(with:)``,
-/// ``makeHTTPRequest(baseURL:coders:)``, ``decodeSuccessBody(from:coders:)``,
-/// ``decodeFailureBody(from:coders:)``.
+/// `String` are the raw body. Each step can be replaced: ``encodeBody(with:)`` (or
+/// ``encodeBody()``, bytes you make yourself), ``makeHTTPRequest(baseURL:coders:)``,
+/// ``decodeSuccessBody(from:coders:)``, ``decodeFailureBody(from:coders:)``.
 ///
 /// The same concept has two other spellings: ``Endpoint``, a value built by static functions
 /// (`.get("users")`) or by its initializer (a request model with method, path, query,
@@ -52,6 +52,12 @@ public protocol Request<SuccessResponseBody, FailureResponseBody>: Sendable {
 
     /// The body as it goes on the wire; nil sends none.
     func encodeBody(with coders: Coders) throws(ClientError) -> HTTPBody?
+    /// The body's bytes made by the request itself, as other libraries spell the hook
+    /// (Simplicity's `encodeBody()`): when it returns bytes, they go as the body, with the
+    /// `Content-Type` your ``headerFields`` name, whatever ``body`` is. Default: nil, and the
+    /// body is made from ``body`` (``encodeBody(with:)``). An error it throws fails the call as
+    /// `.encodingFailed` (a ``ClientError`` as it is).
+    func encodeBody() throws -> Data?
     /// The request head. The default joins the base URL and ``path``, adds ``queryItems``
     /// (after any query in the path) and ``headerFields``.
     func makeHTTPRequest(baseURL: BaseURL, coders: Coders) throws(ClientError) -> HTTPRequest
@@ -77,23 +83,37 @@ extension Request {
     }
 }
 
+extension Request {
+    public func encodeBody() throws -> Data? { nil }
+
+    /// The bytes of ``encodeBody()``, when the request makes its body itself.
+    func ownBody() throws(ClientError) -> HTTPBody? {
+        do {
+            return try self.encodeBody().map { HTTPBody.bytes(Array($0)) }
+        } catch {
+            throw ClientError.encoding(error, of: Self.self)
+        }
+    }
+}
+
 extension Request where RequestBody == Never? {
     public var body: Never? { nil }
-    public func encodeBody(with coders: Coders) throws(ClientError) -> HTTPBody? { nil }
+    public func encodeBody(with coders: Coders) throws(ClientError) -> HTTPBody? { try self.ownBody() }
 }
 
 extension Request where RequestBody: Encodable {
     public func encodeBody(with coders: Coders) throws(ClientError) -> HTTPBody? {
-        .bytes(try coders.encodeJSON(self.body), contentType: "application/json")
+        if let own = try self.ownBody() { return own }
+        return .bytes(try coders.encodeJSON(self.body), contentType: "application/json")
     }
 }
 
 extension Request where RequestBody == HTTPBody {
-    public func encodeBody(with coders: Coders) throws(ClientError) -> HTTPBody? { self.body }
+    public func encodeBody(with coders: Coders) throws(ClientError) -> HTTPBody? { try self.ownBody() ?? self.body }
 }
 
 extension Request where RequestBody == HTTPBody? {
-    public func encodeBody(with coders: Coders) throws(ClientError) -> HTTPBody? { self.body }
+    public func encodeBody(with coders: Coders) throws(ClientError) -> HTTPBody? { try self.ownBody() ?? self.body }
 }
 
 // MARK: Decoding, by the type asked for

@@ -106,25 +106,17 @@ extension Client {
         let response = StreamingResponse<R.FailureResponseBody>(request: routed.request, head: streamed.head, body: streamed.body,
                                                                 url: routed.url, coders: self.configuration.coders,
                                                                 maxBodySize: limit, details: ExchangeDetails(streamed))
-        let decodeFailure = { (bytes: [UInt8], coders: Coders) throws(ClientError) in try request.decodeFailureBody(from: bytes, coders: coders) }
-        for validator in options.validators ?? self.configuration.validators {
-            do {
-                try validator.validate(streamed.head, body: [], for: routed.request)
-            } catch {
-                var error = error
-                error.responseHead = streamed.head
-                if error.code == .unacceptableStatus {
-                    // So that the caller sees what the server said; bounded, as a stream has
-                    // no total timeout and a refusal's body may never end.
-                    let bytes = await Self.beginning(of: streamed.body, upTo: min(limit, Self.refusalBodyLimit),
-                                                     within: Self.refusalBodyWait)
-                    error.responseBody = bytes
-                    error.decodedFailureBody = try? decodeFailure(bytes, self.configuration.coders)
-                } else {
-                    streamed.body.cancel()
-                }
-                throw error
+        if var error = ResponseValidation.refusal(of: streamed.head, body: [], for: routed.request, by: self.validators(for: options)) {
+            if error.code == .unacceptableStatus {
+                // So that the caller sees what the server said; bounded, as a stream has
+                // no total timeout and a refusal's body may never end.
+                let bytes = await Self.beginning(of: streamed.body, upTo: min(limit, Self.refusalBodyLimit), within: Self.refusalBodyWait)
+                error.responseBody = bytes
+                error.decodedFailureBody = try? request.decodeFailureBody(from: bytes, coders: self.configuration.coders)
+            } else {
+                streamed.body.cancel()
             }
+            throw error
         }
         return response
     }
