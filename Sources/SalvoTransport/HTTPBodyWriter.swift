@@ -95,7 +95,7 @@ final class WritableBodyChannel: Sendable {
         } catch let error as TransportError {
             throw error
         } catch {
-            throw TransportError(.requestBodyFailed, phase: .write, detail: "\(error)")
+            throw TransportError.bodySource(threw: error)
         }
     }
 
@@ -122,7 +122,7 @@ final class WritableBodyChannel: Sendable {
             self.close(error)
             throw error
         } catch {
-            self.close(TransportError(.requestBodyFailed, phase: .write, detail: "\(error)"))
+            self.close(.bodySource(threw: error))
             throw error
         }
         self.close(.cancelled(.requestEnded, phase: .write, detail: "the body was already sent"))

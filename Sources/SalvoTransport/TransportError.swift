@@ -206,6 +206,13 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
     public var detail: String?
     /// For `.cancelled`: who or what stopped the request.
     public var cancellationReason: CancellationReason?
+    /// The error behind this one when it came from elsewhere than the engine: what a mock's
+    /// responder or a request body's source threw, say. Not part of equality.
+    public var underlyingError: (any Error)? {
+        get { self.underlying.error }
+        set { self.underlying = Underlying(error: newValue) }
+    }
+    private var underlying = Underlying()
     /// Set when an earlier step of the same call may have reached the server: a redirect of
     /// its chain was answered, or an earlier attempt (on a connection that closed under it)
     /// had sent bytes. ``mayHaveBeenProcessed`` is then true, whatever this failure was.
@@ -308,6 +315,22 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         if let detail { text += ": \(detail)" }
         if let errno, errno != 0 { text += " [\(String(cString: strerror(errno)))]" }
         return text
+    }
+
+    /// Holds ``underlyingError`` out of equality and hashing: two errors are the same failure
+    /// whatever value of another type stood behind them.
+    private struct Underlying: Sendable, Hashable {
+        var error: (any Error)?
+
+        static func == (lhs: Underlying, rhs: Underlying) -> Bool { true }
+        func hash(into hasher: inout Hasher) {}
+    }
+
+    /// `.requestBodyFailed` for an error the body's source threw, kept as ``underlyingError``.
+    package static func bodySource(threw error: any Error, detail: String? = nil) -> TransportError {
+        var failure = TransportError(.requestBodyFailed, phase: .write, detail: detail ?? "the body's source threw \(error)")
+        failure.underlyingError = error
+        return failure
     }
 
     package func with(host: String) -> TransportError {

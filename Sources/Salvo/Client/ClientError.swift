@@ -43,6 +43,9 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
         /// A middleware threw an error of its own (not a ``ClientError``): see ``detail``
         /// and ``underlyingError``.
         public static let middlewareFailed = Code(name: "middleware failed")
+        /// An error that is not Salvo's, given to `ClientError(error)`: see
+        /// ``ClientError/underlyingError``.
+        public static let other = Code(name: "other error")
 
         public var description: String { self.name }
     }
@@ -63,7 +66,9 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
     public var codingPath: String?
     /// The response an ``Interceptor`` turned into this error for its `rescue` hook.
     var interceptedResponse: ClientResponse?
-    /// For `.middlewareFailed`: the error the middleware threw.
+    /// The error behind this one when it came from outside Salvo: what a middleware threw
+    /// (`.middlewareFailed`), what a mock's responder or a body's source threw (with
+    /// `.transportFailed`), any error given to `ClientError(error)` (`.other`).
     public var underlyingError: (any Error)?
     /// For `.decodingFailed`: what was wrong at ``codingPath``.
     public var decodingProblem: DecodingProblem?
@@ -132,11 +137,45 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
     // MARK: Making them
 
     /// A transport's error as a ``ClientError``: `.cancelled` for a cancellation, else
-    /// `.transportFailed`, with the error in ``transportError``.
+    /// `.transportFailed`, with the error in ``transportError`` (and what stood behind it, a
+    /// mock responder's `URLError` say, in ``underlyingError``).
     public static func transport(_ error: TransportError) -> ClientError {
         var wrapped = ClientError(error.code == .cancelled ? .cancelled : .transportFailed)
         wrapped.transportError = error
+        wrapped.underlyingError = error.underlyingError
         return wrapped
+    }
+
+    /// Any error as a ``ClientError``, for a `catch` whose error Swift types as `any Error` —
+    /// inside a `Task {}` or another closure, where throws are not inferred as typed: a
+    /// ``ClientError`` as it is, a ``TransportError`` as ``transport(_:)`` makes it, a
+    /// `CancellationError` as `.cancelled`, anything else as `.other` with the error in
+    /// ``underlyingError``.
+    ///
+    /// ```swift
+    /// Task {
+    ///     do {
+    ///         let user = try await client.value(GetUser(id: 7))
+    ///     } catch {
+    ///         let error = ClientError(error)
+    ///         print(error.code, error.status?.code ?? 0)
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// Or say the type once and Swift checks it: `do throws(ClientError) { … } catch { … }`.
+    public init(_ error: any Error) {
+        switch error {
+        case let error as ClientError:
+            self = error
+        case let error as TransportError:
+            self = .transport(error)
+        case is CancellationError:
+            self.init(.cancelled)
+        default:
+            self.init(.other, detail: "\(error)")
+            self.underlyingError = error
+        }
     }
 
     /// `error` from a middleware: a ``ClientError`` as it is, a `CancellationError` (a

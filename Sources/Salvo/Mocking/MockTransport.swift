@@ -222,7 +222,7 @@ public final class MockTransport: Transport {
         } catch is CancellationError {
             throw .cancelled(.caller, phase: .readHead)
         } catch {
-            throw TransportError(.invalidRequest, detail: "MockTransport responder for \(request.method.rawValue) \(target) threw \(error)")
+            throw Self.transportError(for: error, thrownBy: "MockTransport responder for \(request.method.rawValue) \(target)")
         }
         if let delay = reply.delay {
             // A delay longer than the call allows ends as the real transport would.
@@ -259,7 +259,7 @@ public final class MockTransport: Transport {
             } catch let error as TransportError {
                 throw error
             } catch {
-                throw TransportError(.requestBodyFailed, phase: .write, detail: "\(error)")
+                throw TransportError.bodySource(threw: error)
             }
             return collected.withLock { $0 }
         }

@@ -65,7 +65,7 @@ final class StreamedBody: @unchecked Sendable {
                 failure = error.code == .requestBodyFailed ? error
                     : TransportError(.requestBodyFailed, phase: .write, detail: error.description)
             } catch {
-                failure = TransportError(.requestBodyFailed, phase: .write, detail: "the body stream threw \(error)")
+                failure = .bodySource(threw: error)
             }
             _ = loop.tryExecute { self.producerEnded(failure) }
         }
