@@ -41,7 +41,9 @@ public struct ResponseBody: AsyncSequence, Sendable {
     }
 
     /// A body of the chunks of `chunks`, read as the consumer asks. An error the sequence
-    /// throws ends the body with `.readFailed` (an ``TransportError`` as is).
+    /// throws ends the body with `.readFailed` (an ``TransportError`` as is). An end that
+    /// comes once the reading task or the body was cancelled — as an `AsyncStream` ends when
+    /// its reader is cancelled — is `.cancelled`, never a clean end.
     public static func stream<Chunks: AsyncSequence & Sendable>(_ chunks: Chunks) -> ResponseBody where Chunks.Element == [UInt8] {
         ResponseBody(source: SequenceBodySource(chunks))
     }
@@ -122,7 +124,9 @@ public struct ResponseBody: AsyncSequence, Sendable {
 /// Where a ``ResponseBody`` gets its chunks: the engine's connection buffer, or anything a
 /// transport has. Called from any task; must be safe to use concurrently.
 public protocol ResponseBodySource: AnyObject, Sendable {
-    /// The next chunk, nil at the end, or the error that ended the body.
+    /// The next chunk, nil at the end, or the error that ended the body. An end reached after
+    /// ``cancel()`` or in a cancelled task is `.cancelled`, not nil: readers take nil for a
+    /// whole body.
     func next() async -> Result<[UInt8]?, TransportError>
     /// The consumer is gone or was cancelled: stop producing. A body already at its end is
     /// unaffected.
@@ -196,6 +200,8 @@ final class SequenceBodySource: ResponseBodySource {
         var cancelled = false
         /// A `next()` is under way: a second one at once (copies of one iterator) is refused.
         var reading = false
+        /// The sequence ended before any cancel: a later one changes nothing.
+        var ended = false
     }
 
     private let iterator: IteratorBox
@@ -216,15 +222,35 @@ final class SequenceBodySource: ResponseBodySource {
         if let refusal { return .failure(refusal) }
         defer { self.state.withLock { $0.reading = false } }
         do {
-            return .success(try await self.iterator.next())
+            if let chunk = try await self.iterator.next() { return .success(chunk) }
+            // An `AsyncStream` ends — returns nil, as at a real end — when the task reading it
+            // is cancelled. An end that comes after a cancel (of the task, or of this source)
+            // is therefore taken as the cancellation it may be: a consumer must never take a
+            // body cut short for a whole one (a download moved into place, say).
+            let taskCancelled = Task.isCancelled
+            let cut = self.state.withLock { state in
+                if state.cancelled || taskCancelled {
+                    state.cancelled = true
+                    return true
+                }
+                state.ended = true
+                return false
+            }
+            return cut ? .failure(.cancelled(.caller, phase: .readBody)) : .success(nil)
         } catch let error as TransportError {
             return .failure(error)
+        } catch is CancellationError {
+            return .failure(.cancelled(.caller, phase: .readBody))
         } catch {
             return .failure(TransportError(.readFailed, phase: .readBody, detail: "\(error)"))
         }
     }
 
-    func cancel() { self.state.withLock { $0.cancelled = true } }
+    func cancel() {
+        self.state.withLock { state in
+            if !state.ended { state.cancelled = true }
+        }
+    }
 
     func claimReader() -> Bool {
         self.state.withLock { state in

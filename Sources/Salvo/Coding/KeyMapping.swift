@@ -1,5 +1,6 @@
 /// How the names of a Swift type's properties become the names on the wire, and back:
-/// applied to JSON bodies, JSON responses, forms and query items made from values.
+/// applied to JSON bodies, JSON responses, forms and query items made from values. The keys
+/// of a `[String: …]` dictionary are data, not property names: no mapping touches them.
 ///
 /// ```swift
 /// let client = try Client(baseURL: "https://api.example.com", coders: .json(keys: .snakeCase))

@@ -16,6 +16,13 @@ import Foundation
 /// `Codable`); the keys of a dictionary are sorted, so the same value always gives the same
 /// bytes. A nil optional is left out. Nested values are named `outer[inner]`; arrays,
 /// booleans, dates and `Data` follow the strategies below.
+///
+/// The key mapping renames the properties of types, never the keys of a `[String: …]`
+/// dictionary, which are data — as `JSONEncoder`'s key strategies leave them. An empty array
+/// is sent, not left out, so that a form can say "none" (a PATCH clearing a list):
+/// `tags[]=` with `.brackets` and `.indexed` — what Rails' form helpers send for a list left
+/// empty (a hidden `tags[]` field with an empty value) — and `tags=` with `.repeated` and
+/// `.commaSeparated`, OpenAPI's form style for an empty array. A nil property sends nothing.
 public struct URLFormEncoder: Sendable {
     /// How a `Bool` is written.
     public enum BoolEncoding: Sendable {
@@ -129,6 +136,13 @@ public struct URLFormEncoder: Sendable {
             for (key, child) in members {
                 self.flatten(child, name: self.child(name, key), into: &items)
             }
+        case .array(let elements) where elements.isEmpty:
+            // Present but empty: one field with an empty value, spelled as the array style
+            // spells a list (see the type's documentation).
+            switch self.arrayEncoding {
+            case .brackets, .indexed: items.append(QueryItem(name + "[]", ""))
+            case .repeated, .commaSeparated: items.append(QueryItem(name, ""))
+            }
         case .array(let elements):
             switch self.arrayEncoding {
             case .repeated:
@@ -145,7 +159,7 @@ public struct URLFormEncoder: Sendable {
                     return nil
                 }
                 if scalars.count == elements.count {
-                    if !scalars.isEmpty { items.append(QueryItem(name, scalars.joined(separator: ","))) }
+                    items.append(QueryItem(name, scalars.joined(separator: ",")))
                 } else {
                     for (index, element) in elements.enumerated() { self.flatten(element, name: "\(name)[\(index)]", into: &items) }
                 }
@@ -178,7 +192,9 @@ indirect enum FormNode {
         var children: [(String, Box)] = []
         var elements: [Box] = []
         var kind: Kind = .unset
-        var sortKeys = false
+        /// A `[String: …]` dictionary: its keys are data, sorted (so that a form is the same
+        /// every time) and never renamed by the key mapping.
+        var isDictionary = false
 
         enum Kind { case unset, scalar, keyed, unkeyed }
 
@@ -188,7 +204,7 @@ indirect enum FormNode {
                 return self.node
             case .keyed:
                 var members = self.children.map { ($0.0, $0.1.resolve()) }
-                if self.sortKeys { members.sort { $0.0 < $1.0 } }
+                if self.isDictionary { members.sort { $0.0 < $1.0 } }
                 return .object(members)
             case .unkeyed:
                 return .array(self.elements.map { $0.resolve() })
@@ -197,9 +213,9 @@ indirect enum FormNode {
     }
 }
 
-/// Dictionaries with string keys: their fields are sorted so a form is the same every time.
-protocol FormSortedKeys {}
-extension Dictionary: FormSortedKeys where Key == String {}
+/// Dictionaries with string keys, whose keys are data rather than property names.
+protocol StringKeyedFormDictionary {}
+extension Dictionary: StringKeyedFormDictionary where Key == String {}
 
 /// The `Encoder` behind ``URLFormEncoder``.
 struct FormEncoding: Encoder {
@@ -214,7 +230,7 @@ struct FormEncoding: Encoder {
             self.node.node = .scalar(scalar)
             return
         }
-        if value is any FormSortedKeys { self.node.sortKeys = true }
+        if value is any StringKeyedFormDictionary { self.node.isDictionary = true }
         try value.encode(to: self)
         if case .keyed = self.node.kind {
             self.node.node = self.node.resolve()
@@ -284,7 +300,12 @@ struct KeyedFormContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
 
     private func box(for key: Key) -> FormNode.Box {
         let box = FormNode.Box()
-        self.encoder.node.children.append((self.encoder.options.keys.wireName(key.stringValue), box))
+        // The mapping is for property names. A dictionary's keys are data (JSONEncoder's key
+        // strategies leave them alone too), and a key with an integer value is an index, as
+        // the client's JSON coders treat it.
+        let node = self.encoder.node
+        let name = node.isDictionary || key.intValue != nil ? key.stringValue : self.encoder.options.keys.wireName(key.stringValue)
+        node.children.append((name, box))
         return box
     }
 

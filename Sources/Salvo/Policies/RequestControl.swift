@@ -22,6 +22,11 @@ import Synchronization
 /// runs in a task of its own (that is what lets another thread cancel it), which costs a
 /// little: install this middleware where you need it. Put it first to count and cancel the
 /// whole call (retries included), last to count each attempt.
+///
+/// A call that waits for a ``TokenAuthorization`` refresh lends its place to that refresh:
+/// the refresh's own requests through this control go past its limits while such a call
+/// waits (they would otherwise wait behind the calls waiting for them), and queue like any
+/// other call when none does. They are counted and can be cancelled like the rest.
 public final class RequestControl: Middleware {
     /// Calls running at once, in all (nil: no limit).
     public let maxConcurrent: Int?
@@ -33,6 +38,8 @@ public final class RequestControl: Middleware {
         let host: String
         let priority: RequestPriority
         let arrival: UInt64
+        /// The token refreshes the call is part of (``TokenAuthorization/refreshing``).
+        let refreshes: Set<ObjectIdentifier>
         let continuation: CheckedContinuation<Admission, Never>
     }
 
@@ -46,7 +53,13 @@ public final class RequestControl: Middleware {
         var cancelledEarly: Set<RequestID> = []
         /// Ids cancelled before their call arrived at all (the most recent ones, bounded).
         var cancelledBeforeArrival: [RequestID] = []
+        /// Places lent to token refreshes, by refresh: how many admitted calls wait for each.
+        var lent: [ObjectIdentifier: Int] = [:]
     }
+
+    /// The controls whose places the current task's call holds (this call's, and those of
+    /// the calls it runs inside): lent to a token refresh the call waits for.
+    @TaskLocal static var placesHeld: [RequestControl] = []
 
     /// How many cancellations of calls not yet arrived are remembered.
     private static let rememberedCancellations = 1024
@@ -99,19 +112,18 @@ public final class RequestControl: Middleware {
     }
 
     public func intercept(_ request: ClientRequest, next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
-        // A token refresh's own requests go at once: the calls waiting for the refresh may
-        // hold every place.
-        if TokenAuthorization.isRefreshing { return try await next(request) }
         let id = request.id
         let host = request.head.authority ?? ""
-        switch await self.admit(id, host: host, priority: request.metadata[RequestPriority.self] ?? .normal, until: request.options.deadline) {
+        switch await self.admit(id, host: host, priority: request.metadata[RequestPriority.self] ?? .normal,
+                                refreshes: TokenAuthorization.refreshing, until: request.options.deadline) {
         case .admitted: break
         case .cancelled: throw ClientError(.cancelled, detail: "call \(id) cancelled before it ran")
         case .timedOut: throw ClientError.transport(TransportError(.totalTimeout, detail: "call \(id) waited for a place until its deadline"))
         case .duplicate: throw ClientError(.invalidRequest, detail: "the id \(id) is already used by a call in flight")
         }
         defer { self.leave(id, host: host) }
-        let task = Task { try await next(request) }
+        let held = Self.placesHeld + [self]
+        let task = Task { try await Self.$placesHeld.withValue(held) { try await next(request) } }
         let cancelledAlready = self.state.withLock { state in
             state.running[id] = task
             return state.cancelledEarly.remove(id) != nil
@@ -128,7 +140,9 @@ public final class RequestControl: Middleware {
     private enum Admission { case admitted, cancelled, duplicate, timedOut }
 
     /// Waits for a place, for a cancellation, or until `end`; refuses an id already in flight.
-    private func admit(_ id: RequestID, host: String, priority: RequestPriority, until end: ContinuousClock.Instant?) async -> Admission {
+    /// A call of a token refresh also gets in on a place lent to that refresh.
+    private func admit(_ id: RequestID, host: String, priority: RequestPriority, refreshes: Set<ObjectIdentifier>,
+                       until end: ContinuousClock.Instant?) async -> Admission {
         enum Decision { case now, wait, never, duplicate }
         let cancelled = Mutex(false)
         let timer = Mutex<Task<Void, Never>?>(nil)
@@ -142,12 +156,13 @@ public final class RequestControl: Middleware {
                         return .never
                     }
                     if cancelled.withLock({ $0 }) { return .never }
-                    if self.hasRoom(state, host: host) {
+                    if self.hasRoom(state, host: host) || self.isLent(state, to: refreshes) {
                         self.take(&state, id: id, host: host)
                         return .now
                     }
                     state.arrivals += 1
-                    state.waiting.append(Waiter(id: id, host: host, priority: priority, arrival: state.arrivals, continuation: continuation))
+                    state.waiting.append(Waiter(id: id, host: host, priority: priority, arrival: state.arrivals,
+                                                refreshes: refreshes, continuation: continuation))
                     return .wait
                 }
                 switch decision {
@@ -181,6 +196,29 @@ public final class RequestControl: Middleware {
         waiter?.continuation.resume(returning: reason)
     }
 
+    /// Whether a call waiting for one of `refreshes` holds a place here, lent to it.
+    private func isLent(_ state: State, to refreshes: Set<ObjectIdentifier>) -> Bool {
+        !state.lent.isEmpty && refreshes.contains { state.lent[$0] != nil }
+    }
+
+    /// A call holding a place here waits for the refresh `refresh`: that refresh's own calls
+    /// get in, those waiting already included.
+    func lend(to refresh: ObjectIdentifier) {
+        let admitted: [Waiter] = self.state.withLock { state in
+            state.lent[refresh, default: 0] += 1
+            return self.admitWaiters(&state)
+        }
+        for waiter in admitted { waiter.continuation.resume(returning: .admitted) }
+    }
+
+    /// That call no longer waits for `refresh`.
+    func endLoan(to refresh: ObjectIdentifier) {
+        self.state.withLock { state in
+            let left = (state.lent[refresh] ?? 1) - 1
+            state.lent[refresh] = left > 0 ? left : nil
+        }
+    }
+
     private func hasRoom(_ state: State, host: String) -> Bool {
         (self.maxConcurrent.map { state.admitted.count < $0 } ?? true)
             && (self.maxPerHost.map { (state.perHost[host] ?? 0) < $0 } ?? true)
@@ -200,20 +238,26 @@ public final class RequestControl: Middleware {
                 state.perHost[host, default: 1] -= 1
                 if state.perHost[host] == 0 { state.perHost[host] = nil }
             }
-            var admitted: [Waiter] = []
-            while let index = self.nextWaiter(state) {
-                let waiter = state.waiting.remove(at: index)
-                self.take(&state, id: waiter.id, host: waiter.host)
-                admitted.append(waiter)
-            }
-            return admitted
+            return self.admitWaiters(&state)
         }
         for waiter in admitted { waiter.continuation.resume(returning: .admitted) }
     }
 
+    /// Takes places for the waiters that fit now, most urgent first; the caller resumes them.
+    private func admitWaiters(_ state: inout State) -> [Waiter] {
+        var admitted: [Waiter] = []
+        while let index = self.nextWaiter(state) {
+            let waiter = state.waiting.remove(at: index)
+            self.take(&state, id: waiter.id, host: waiter.host)
+            admitted.append(waiter)
+        }
+        return admitted
+    }
+
     private func nextWaiter(_ state: State) -> Int? {
         var best: Int?
-        for (index, waiter) in state.waiting.enumerated() where self.hasRoom(state, host: waiter.host) {
+        for (index, waiter) in state.waiting.enumerated()
+        where self.hasRoom(state, host: waiter.host) || self.isLent(state, to: waiter.refreshes) {
             guard let current = best else { best = index; continue }
             let other = state.waiting[current]
             if waiter.priority > other.priority || (waiter.priority == other.priority && waiter.arrival < other.arrival) {

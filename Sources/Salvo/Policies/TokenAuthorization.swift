@@ -17,8 +17,9 @@ import Synchronization
 ///   one is sent again with the current one, without another refresh.
 /// - A refresh that fails fails every request waiting for it, with `.authorizationFailed`
 ///   and the refresh's error in ``ClientError/underlyingError``.
-/// - The requests `refresh` makes never trigger a refresh themselves (even through a client
-///   with this middleware): they go as they are.
+/// - The requests `refresh` makes go as they are through this middleware (even through a
+///   client with it): without its token, never triggering its refresh. Another
+///   `TokenAuthorization` — another client's, that `refresh` calls — authorizes them as usual.
 /// - A request is sent again at most once, and only with a body that can be replayed.
 /// - Requests tagged ``noAuthorization`` or with an `Authorization` of their own go as they
 ///   are; a response to a request tagged ``login`` is offered to `capture`, which may take
@@ -50,11 +51,17 @@ public struct TokenAuthorization: Middleware {
         self.coordinator.set(token)
     }
 
-    @TaskLocal static var isRefreshing = false
+    /// The token coordinators whose refresh the current task is part of. A set of identities
+    /// rather than one flag: a refresh that calls through another client must meet that
+    /// client's own authorization, which a flag shared by every instance would switch off.
+    @TaskLocal static var refreshing: Set<ObjectIdentifier> = []
+
+    /// Whether the current task is this instance's own refresh (or runs inside it).
+    var isRefreshing: Bool { Self.refreshing.contains(ObjectIdentifier(self.coordinator)) }
 
     public func intercept(_ request: ClientRequest, next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
         let tags = request.metadata.tags
-        if tags.contains(Self.login), !Self.isRefreshing {
+        if tags.contains(Self.login), !self.isRefreshing {
             // Checked first: a login often carries credentials of its own (Basic, for a
             // token endpoint), and its answer is still the token to capture.
             var response = try await next(request)
@@ -64,7 +71,7 @@ public struct TokenAuthorization: Middleware {
             }
             return response
         }
-        if Self.isRefreshing || tags.contains(Self.noAuthorization) || request.head.headerFields[.authorization] != nil {
+        if self.isRefreshing || tags.contains(Self.noAuthorization) || request.head.headerFields[.authorization] != nil {
             return try await next(request)
         }
         // Waiting for a refresh is bounded by the call's deadline like the rest of it.
@@ -138,6 +145,13 @@ final class TokenCoordinator: Sendable {
         case .done(let token, let current):
             return (token, current)
         case .wait(let refreshing, let start):
+            // While this call waits, the places it holds in request controls are lent to the
+            // refresh: a refresh sent through such a control must not queue behind the very
+            // calls that wait for it.
+            let holder = ObjectIdentifier(self)
+            let controls = RequestControl.placesHeld
+            for control in controls { control.lend(to: holder) }
+            defer { for control in controls { control.endLoan(to: holder) } }
             if case .some(let old) = start {
                 refreshing.start { [self] in await self.runRefresh(from: old, as: refreshing) }
             }
@@ -146,13 +160,14 @@ final class TokenCoordinator: Sendable {
         }
     }
 
-    /// The refresh itself, its requests marked so that they never refresh; its token applied
-    /// and stored before the waiters hear of it.
+    /// The refresh itself, its requests marked as this coordinator's so that they never
+    /// refresh through it; its token applied and stored before the waiters hear of it.
     private func runRefresh(from old: AuthToken?, as refreshing: SharedWork<(AuthToken, Int)>) async -> Result<(AuthToken, Int), ClientError> {
         let refresh = self.refresh
         let outcome: Result<AuthToken, any Error>
         do {
-            outcome = .success(try await TokenAuthorization.$isRefreshing.withValue(true) { try await refresh(old) })
+            let marked = TokenAuthorization.refreshing.union([ObjectIdentifier(self)])
+            outcome = .success(try await TokenAuthorization.$refreshing.withValue(marked) { try await refresh(old) })
         } catch {
             outcome = .failure(error)
         }

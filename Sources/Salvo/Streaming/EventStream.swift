@@ -33,8 +33,8 @@ extension Client {
     /// ```
     ///
     /// The request goes with `Accept: text/event-stream` unless it names its own, and after a
-    /// reconnection with `Last-Event-ID` set to the last ID the stream gave (or to
-    /// `lastEventID` at first). A 204 ends the sequence for good (the server's way to say
+    /// reconnection with `Last-Event-ID` set to the ID of the last event delivered (or to
+    /// `lastEventID` at first) — an `id:` of an event the break cut off does not count. A 204 ends the sequence for good (the server's way to say
     /// "stop"); any other refused status, or a failure when no reconnection is left, throws.
     /// The wait between attempts is the stream's `retry:`, else the policy's delay. Give the
     /// call no total timeout; cancel the task or leave the loop to stop.

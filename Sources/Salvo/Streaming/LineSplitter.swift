@@ -14,7 +14,10 @@ struct LineSplitter: Sendable {
 
     /// The lines `piece` completes, in order.
     ///
-    /// - Throws: `.bodyTooLarge` when a line grows past ``maxLineLength`` bytes.
+    /// - Throws: `.bodyTooLarge` when a line (its ending aside) is longer than
+    ///   ``maxLineLength`` bytes, however the bytes were cut into pieces: a line that
+    ///   arrives whole in one piece is held to the limit as much as one that grows across
+    ///   several.
     mutating func push(_ piece: [UInt8], into lines: inout [[UInt8]]) throws(ClientError) {
         var start = 0
         var index = 0
@@ -27,12 +30,15 @@ struct LineSplitter: Sendable {
                 } else {
                     var line = self.take(piece[start..<index])
                     if !self.acceptsBareCR, line.last == UInt8(ascii: "\r") { line.removeLast() }
+                    try self.check(line.count)
                     lines.append(line)
                     start = index + 1
                 }
                 self.lastWasCR = false
             } else if byte == UInt8(ascii: "\r") && self.acceptsBareCR {
-                lines.append(self.take(piece[start..<index]))
+                let line = self.take(piece[start..<index])
+                try self.check(line.count)
+                lines.append(line)
                 start = index + 1
                 self.lastWasCR = true
             } else {
@@ -43,7 +49,14 @@ struct LineSplitter: Sendable {
         if start < piece.count {
             self.partial += piece[start...]
         }
-        if self.partial.count > self.maxLineLength {
+        // A CR at the end of an unfinished line may be the first half of its CRLF ending,
+        // which is no part of the line: not counted yet.
+        let pendingCR = !self.acceptsBareCR && self.partial.last == UInt8(ascii: "\r")
+        try self.check(self.partial.count - (pendingCR ? 1 : 0))
+    }
+
+    private func check(_ length: Int) throws(ClientError) {
+        if length > self.maxLineLength {
             throw ClientError(.bodyTooLarge, detail: "a line longer than \(self.maxLineLength) bytes")
         }
     }
@@ -96,6 +109,9 @@ struct LineReader {
     private var ready: [[UInt8]] = []
     private var readyIndex = 0
     private var ended = false
+    /// A line too long, found in a chunk whose earlier lines are handed out first: a line is
+    /// refused in the same place however the body was cut into chunks.
+    private var failure: ClientError?
     /// How many lines were handed out (the number of the last one).
     private(set) var lineNumber = 0
 
@@ -108,6 +124,7 @@ struct LineReader {
     /// counts as a line.
     mutating func next(isolation actor: isolated (any Actor)?) async throws(ClientError) -> [UInt8]? {
         while self.readyIndex == self.ready.count {
+            if let failure = self.failure { throw failure }
             if self.ended { return nil }
             self.ready.removeAll(keepingCapacity: true)
             self.readyIndex = 0
@@ -118,7 +135,11 @@ struct LineReader {
                 throw ClientError.transport(error)
             }
             if let chunk {
-                try self.splitter.push(chunk, into: &self.ready)
+                do {
+                    try self.splitter.push(chunk, into: &self.ready)
+                } catch {
+                    self.failure = error
+                }
             } else {
                 self.ended = true
                 if let rest = self.splitter.finish() { self.ready.append(rest) }

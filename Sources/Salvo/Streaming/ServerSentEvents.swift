@@ -40,12 +40,17 @@ struct ServerSentEventParser: Sendable {
     private var retry: Duration?
     private var firstLine = true
     let maxEventSize: Int
-    /// The last event ID set by the stream.
+    /// The ID of the last event dispatched: what a reconnection sends as `Last-Event-ID`.
     private(set) var lastEventID: String?
+    /// The ID the event being read will carry. The standard keeps it apart from
+    /// ``lastEventID`` until a blank line dispatches the event: a stream that breaks in the
+    /// middle of an event must not resume after an event the reader never got.
+    private var idBuffer: String?
 
     init(maxEventSize: Int, lastEventID: String? = nil) {
         self.maxEventSize = maxEventSize
         self.lastEventID = lastEventID
+        self.idBuffer = lastEventID
     }
 
     /// The event a blank `line` completes, if any.
@@ -78,7 +83,7 @@ struct ServerSentEventParser: Sendable {
         case "event":
             self.eventType = String(decoding: value, as: UTF8.self)
         case "id":
-            if !value.contains(0) { self.lastEventID = String(decoding: value, as: UTF8.self) }
+            if !value.contains(0) { self.idBuffer = String(decoding: value, as: UTF8.self) }
         case "retry":
             if !value.isEmpty, value.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
                let milliseconds = Int64(String(decoding: value, as: UTF8.self)) {
@@ -94,11 +99,13 @@ struct ServerSentEventParser: Sendable {
     /// standard's rule), but a retry it set is kept.
     var pendingRetry: Duration? { self.retry }
 
-    /// A new connection: half an event from the last one is dropped; the last ID stays.
+    /// A new connection: half an event from the last one is dropped, its `id:` with it; the
+    /// ID of the last event dispatched stays.
     mutating func startOver() {
         self.data = []
         self.hasData = false
         self.eventType = nil
+        self.idBuffer = self.lastEventID
         self.firstLine = true
     }
 
@@ -108,6 +115,9 @@ struct ServerSentEventParser: Sendable {
             self.hasData = false
             self.eventType = nil
         }
+        // Set before the check for data, as the standard orders it: a block with an `id:`
+        // and no data still moves the ID a reconnection resumes from.
+        self.lastEventID = self.idBuffer
         guard self.hasData else { return nil }
         let event = ServerSentEvent(id: self.lastEventID, event: self.eventType.flatMap { $0.isEmpty ? nil : $0 } ?? "message",
                                     data: String(decoding: self.data, as: UTF8.self), retry: self.retry)

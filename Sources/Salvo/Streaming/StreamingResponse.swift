@@ -39,7 +39,8 @@ public struct StreamingResponse<Failure: Sendable>: Sendable {
     public var metrics: TransportMetrics { self.body.metrics ?? self.details.metrics }
 
     /// The body's lines (LF or CRLF ends one), as UTF-8 text. A line longer than
-    /// `maxLineLength` bytes fails with `.bodyTooLarge`.
+    /// `maxLineLength` bytes (its ending aside) fails with `.bodyTooLarge`, after the lines
+    /// before it, however the body arrives in chunks.
     public func lines(maxLineLength: Int = 1 << 20) -> TextLines {
         TextLines(body: self.body, maxLineLength: maxLineLength)
     }

@@ -70,6 +70,13 @@ extension Client {
                 failure.responseHead = response.head
                 throw failure
             }
+            // A cancelled call never leaves a file in place, whatever its body said: a
+            // transport's body that ended because of the cancel may report a clean end.
+            if Task.isCancelled {
+                var failure = ClientError.transport(.cancelled(.caller, phase: .readBody))
+                failure.responseHead = response.head
+                throw failure
+            }
             try file.commit()
             return DownloadedFile(request: response.request, head: response.head, url: response.url, path: path, size: written)
         } catch {

@@ -14,21 +14,28 @@ struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     var codingPath: [any CodingKey] { CodingPathNode.path(self.node) }
 
+    /// Each key once, in the order of first appearance, even when the document repeats one
+    /// (or the key strategy maps two to one name): `JSONDecoder` lists a key once too, and
+    /// code such as `Dictionary(uniqueKeysWithValues:)` over the keys depends on it.
     var allKeys: [Key] {
         let tape = self.decoder.tape
+        let count = Int(tape.entries[self.object].count)
         var keys: [Key] = []
+        keys.reserveCapacity(count)
+        var seen = Set<String>(minimumCapacity: count)
         var member = self.object + 1
-        for _ in 0..<tape.entries[self.object].count {
-            if case .success(let wire) = tape.string(tape.entries[member]),
-               let key = Key(stringValue: self.decoder.convertedKey(wire, in: self.node)) {
-                keys.append(key)
+        for _ in 0..<count {
+            if case .success(let wire) = tape.string(tape.entries[member]) {
+                let name = self.decoder.convertedKey(wire, in: self.node)
+                if seen.insert(name).inserted, let key = Key(stringValue: name) { keys.append(key) }
             }
             member = tape.after(member + 1)
         }
         return keys
     }
 
-    /// The tape index of `key`'s value; the first one when a key repeats (as `JSONDecoder`).
+    /// The tape index of `key`'s value; the first one when a key repeats, as `JSONDecoder`
+    /// does (checked against Swift 6.3's Foundation).
     private func find(_ key: Key) -> Int? {
         self.find(named: key.stringValue)
     }
