@@ -374,4 +374,63 @@ private func githubLinks(pages: Int = 3, host: String = "https://api.example.tes
         #expect(numbers == [1, 2, 3])
         #expect(mock.requests.allSatisfy { $0.headerFields[.accept] == "application/json" })
     }
+
+    /// The examples of docs/typed-layer.md's Pagination section, as written there.
+    @Test func theGuidesExamples() async throws {
+        struct Repo: Codable, Sendable { var id: Int }
+        let mock = MockTransport()
+        mock.fallback { request in
+            switch request.path {
+            case "/user/repos":
+                let page = request.target.hasSuffix("page=2") ? 2 : 1
+                var reply = try MockTransport.Reply.json([Repo(id: page * 10), Repo(id: page * 10 + 1)])
+                reply.headerFields[HTTPField.Name("X-RateLimit-Remaining")!] = "\(5000 - page)"
+                if page == 1 {
+                    reply.headerFields[linkName] = "<https://api.github.com/user/repos?per_page=100&page=2>; rel=\"next\", <https://api.github.com/user/repos?per_page=100&page=2>; rel=\"last\""
+                }
+                return reply
+            case "/feed":
+                struct Feed: Encodable { var items: [Item]; var nextCursor: String? }
+                let cursor = request.target.contains("cursor=") ? 2 : 1
+                return try .json(Feed(items: [Item(id: cursor)], nextCursor: cursor == 1 ? "x" : nil))
+            default:
+                let page = Int(request.target.split(separator: "=").last ?? "") ?? 1
+                return try .json(page < 3 ? [Item(id: page)] : [])
+            }
+        }
+        let token = "t"
+        let github = try Client(baseURL: "https://api.github.com", transport: mock, configuration: .init(
+            headerFields: [.authorization: "Bearer \(token)"]))
+        let repos = Endpoint<[Repo]>.get("/user/repos", query: [QueryItem("per_page", "100")])
+
+        var counts: [Int] = []
+        for try await page in github.pages(repos) {
+            counts.append(page.count)
+        }
+        #expect(counts == [2, 2])
+        let all = try await github.pages(repos).items.collect()
+        #expect(all.map(\.id) == [10, 11, 20, 21])
+        var remaining: [String] = []
+        for try await page in github.pages(repos).withResponses {
+            remaining.append(page.response.headerFields[HTTPField.Name("X-RateLimit-Remaining")!] ?? "?")
+        }
+        #expect(remaining == ["4999", "4998"])
+        #expect(mock.requests.allSatisfy { $0.headerFields[.authorization] == "Bearer t" })
+
+        struct Feed: Decodable, Sendable { var items: [Item]; var nextCursor: String? }
+        let client = try Client(baseURL: "https://api.example.test", transport: mock, coders: .json(keys: .snakeCase))
+        let feed = Endpoint<Feed>.get("/feed", query: [QueryItem("limit", "50")])
+        let items = try await client.pages(feed) { page in
+            page.value.nextCursor.map { feed.query(QueryItem("cursor", $0)) }
+        }.items(\.items).collect()
+        #expect(items.map(\.id) == [1, 2])
+
+        let numbered = client.pages(Endpoint<[Item]>.get("/items", query: [QueryItem("page", "1")])) { page in
+            page.value.isEmpty ? nil : .get("/items", query: [QueryItem("page", "\(page.number + 1)")])
+        }
+        #expect(try await numbered.items.collect().map(\.id) == [1, 2])
+
+        let response = try await github.send(repos)
+        #expect(response.links.first(rel: "last")?.url == "https://api.github.com/user/repos?per_page=100&page=2")
+    }
 }

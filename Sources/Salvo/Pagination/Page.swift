@@ -3,7 +3,7 @@
 ///
 /// ```swift
 /// for try await page in client.pages(Endpoint<[Repo]>.get("/user/repos")).withResponses {
-///     print(page.number, page.value.count, page.response.headerFields[rateLimitRemaining] ?? "")
+///     print(page.number, page.value.count, page.response.headerFields[HTTPField.Name("X-RateLimit-Remaining")!] ?? "")
 /// }
 /// ```
 public struct Page<R: Request>: Sendable {
