@@ -37,6 +37,15 @@ Prints "PORT <n>" once listening, then serves HTTP/1.1 with keep-alive until kil
   GET  /concurrent?key=K&ms=M holds each request M ms, counting those of K at once;
                               ?stats=1&key=K answers {"now", "most", "total"}
   GET  /protected?token=T     200 for "Authorization: Bearer T", else 401
+  GET  /pages?total=N&per_page=M&page=K
+                              [{"id"}...] of items 1...N, M a page, with a Link field
+                              (prev, next, last, first) as GitHub writes it; the other
+                              query items are kept in the links. &links=relative writes
+                              them relative; &loop=1 links the last page back to page 1;
+                              &offsite=URL links it to URL; &ms=M waits M ms
+                              before answering any page after the first
+  GET  /cursor?after=C&limit=M {"items": [{"id"}...], "next_cursor"} over items 1...10,
+                              null after the last; &stuck=1 gives the same cursor forever
 """
 import argparse
 import email.parser
@@ -48,7 +57,7 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, parse_qsl, urlsplit
+from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit
 
 USERS = [
     {"id": 1, "name": "Ada Lovelace", "email_address": "ada@example.test"},
@@ -174,7 +183,62 @@ class Handler(BaseHTTPRequestHandler):
             if self.headers.get("Authorization") != expected:
                 return self.send(401, {"error": "unauthorized"})
             return self.send(200, {"ok": True})
+        if path == "/pages":
+            return self.pages(parse_qsl(parts.query, keep_blank_values=True))
+        if path == "/cursor":
+            return self.cursor(query)
         return self.send(404, {"error": "no route %s %s" % (self.command, path)})
+
+    def pages(self, pairs):
+        """Items 1...total, per_page a page, with GitHub's Link field: each link is this
+        request's URL with another page number, absolute (on the Host asked for) unless
+        links=relative."""
+        options = dict(pairs)
+        total = int(options.get("total", "10"))
+        per_page = max(1, int(options.get("per_page", "3")))
+        page = int(options.get("page", "1"))
+        if page > 1:
+            time.sleep(int(options.get("ms", "0")) / 1000)
+        last = max(1, -(-total // per_page))
+        items = [{"id": i} for i in range((page - 1) * per_page + 1, min(page * per_page, total) + 1)]
+        prefix = "/pages" if options.get("links") == "relative" else "http://%s/pages" % self.headers.get("Host", "")
+
+        def url(number):
+            others = [(k, v) for k, v in pairs if k != "page"]
+            return prefix + "?" + urlencode(others + [("page", str(number))])
+
+        links = []
+        if page > 1:
+            links.append('<%s>; rel="prev"' % url(page - 1))
+        if page < last:
+            links.append('<%s>; rel="next"' % url(page + 1))
+        elif "offsite" in options:
+            links.append('<%s>; rel="next"' % options["offsite"])
+        elif options.get("loop") == "1":
+            links.append('<%s>; rel="next"' % url(1))
+        links.append('<%s>; rel="last"' % url(last))
+        links.append('<%s>; rel="first"' % url(1))
+        data = json.dumps(items).encode()
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Link", ", ".join(links))
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            # A client that gave up while the page waited (a cancelled walk).
+            self.close_connection = True
+
+    def cursor(self, query):
+        """Items 1...10 after the cursor "c<id>", limit a page, and the cursor of the last one."""
+        after = int(query.get("after", ["c0"])[0][1:] or 0)
+        limit = int(query.get("limit", ["4"])[0])
+        items = [{"id": i} for i in range(after + 1, min(after + limit, 10) + 1)]
+        following = "c%d" % items[-1]["id"] if items and items[-1]["id"] < 10 else None
+        if "stuck" in query:
+            following = "c0"
+        return self.send(200, {"items": items, "next_cursor": following})
 
     def multipart(self, body):
         head = ("Content-Type: %s\r\n\r\n" % self.headers.get("Content-Type", "")).encode()
