@@ -37,7 +37,12 @@ import Testing
             return response
         }
         func receivedResponse(_ result: Result<ClientResponse, ClientError>, for request: ClientRequest) async {
-            self.journal.add((try? result.get()).map { "received \($0.status.code)" } ?? "received error")
+            switch result {
+            case .success(let response): self.journal.add("received \(response.status.code)")
+            case .failure(let error):
+                let adapted = error.responseHead?.headerFields[HTTPField.Name("X-Adapted")!] == "yes"
+                self.journal.add("failed \(error.status?.code ?? 0)\(adapted ? " adapted" : "")")
+            }
         }
     }
 
@@ -54,9 +59,31 @@ import Testing
         let denied = MockTransport(always: .status(.forbidden))
         let other = Journal()
         let strict = try Client(baseURL: "http://api.test", transport: denied, configuration: .init(middleware: [Session(journal: other)]))
-        #expect(try await strict.send(Endpoint<String>.get("/y")).status == .forbidden)
+        let sent = try await strict.send(Endpoint<String>.get("/y"))
+        #expect(sent.status == .forbidden)
+        #expect(sent.headerFields[HTTPField.Name("X-Adapted")!] == "yes", "adaptResponse sees a 4xx handed on too")
         #expect(await strict.outcome(Endpoint<String>.get("/y")).error?.status?.code == 403)
-        #expect(other.all.prefix(3) == ["adapt", "rescue 403 #1", "received 403"], "the hook hears what the caller gets")
+        // What rescue took for a failure is one for receivedResponse too.
+        #expect(other.all.prefix(3) == ["adapt", "rescue 403 #1", "failed 403 adapted"], "\(other.all)")
+    }
+
+    /// A transport failure: offered to rescue, then heard as the failure it is; a streamed
+    /// call's 404 is a response to every hook (its body is the caller's).
+    @Test func failuresAndStreamsTellTheSameStory() async throws {
+        let mock = MockTransport(always: .status(.notFound))
+        mock.fail(.get, "/down", times: 5, with: TransportError(.connectionRefused))
+        let journal = Journal()
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [Session(journal: journal)]))
+        #expect(await client.outcome(Endpoint<String>.get("/down")).error?.transportError?.code == .connectionRefused)
+        #expect(journal.all == ["adapt", "rescue 0 #1", "failed 0"])
+
+        let streamed = Journal()
+        let streaming = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [Session(journal: streamed)]))
+        let response = try await streaming.send(Endpoint<String>.get("/missing"), options: .init(validators: []))
+        #expect(response.status == .notFound)
+        #expect(streamed.all == ["adapt", "rescue 404 #1", "failed 404 adapted"])
+        await #expect(throws: ClientError.self) { try await streaming.stream(Endpoint<String>.get("/missing")) }
+        #expect(streamed.all.suffix(2) == ["adapt", "received 404"], "\(streamed.all)")
     }
 
     @Test func beforeAndAfterEach() async throws {

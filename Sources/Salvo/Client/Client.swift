@@ -90,6 +90,8 @@ public final class Client: Sendable {
     public let configuration: Configuration
     /// The middleware, linked once (nil without any).
     let chain: MiddlewareNext?
+    /// The calls running with an id, to cancel them by it.
+    let calls = CallRegistry()
 
     /// A client for `baseURL` over `transport` (default: Salvo's engine, shared).
     public init(baseURL: BaseURL, transport: (any Transport)? = nil, configuration: Configuration = Configuration()) {
@@ -188,7 +190,7 @@ public final class Client: Sendable {
         guard self.chain == nil else {
             // Through the middleware: the transport still collects (the cheaper path), and
             // whatever body the middleware hand back is read here.
-            let routed = try await self.tracked(request.operationName, head) { () async throws(ClientError) in
+            let routed = try await self.tracked(request.operationName, head, id: options.id) { () async throws(ClientError) in
                 try await self.dispatch(ClientRequest(head: head, body: body, operationName: request.operationName, baseURL: self.baseURL,
                                                       options: self.middlewareOptions(options), metadata: request.metadata))
             }
@@ -209,7 +211,7 @@ public final class Client: Sendable {
                             details: routed.details, validators: self.validators(for: options), successDecoder: successDecoder, failureDecoder: failureDecoder)
         }
         let transportOptions = self.transportOptions(options)
-        let collected = try await self.tracked(request.operationName, head) { () async throws(ClientError) in
+        let collected = try await self.tracked(request.operationName, head, id: options.id) { () async throws(ClientError) in
             do throws(TransportError) {
                 return try await self.transport.sendCollecting(head, body: body, options: transportOptions, maxBodySize: limit)
             } catch {

@@ -18,12 +18,24 @@
 /// }
 /// ```
 ///
-/// Order: `adaptRequest`, the rest of the chain, then `adaptResponse` on a response, or
-/// `rescue` on an error — a 4xx or 5xx of a collected call counts as an error here, with the
-/// response in it —
-/// which may send the request again (adapted anew) up to ``maxAttempts`` in all, and never
-/// once the call's deadline has passed (every attempt spends the call's one timeout); finally
-/// `receivedResponse` with the outcome the caller gets.
+/// One story for every hook:
+/// 1. `adaptRequest` changes each attempt before it goes on down the chain.
+/// 2. `rescue` is offered every failure of an attempt: an error thrown below (the transport,
+///    a later middleware, `adaptRequest`, `adaptResponse`) and, for a collected call, a 4xx
+///    or 5xx answer — an `.unacceptableStatus` error with the response in it. Returning true
+///    sends the request again, adapted anew, up to ``maxAttempts`` in all, never once the
+///    call's deadline has passed (every attempt spends the call's one timeout) and never
+///    with a body that cannot be sent twice.
+/// 3. `adaptResponse` sees every response handed on, whatever its status: a 2xx, and a 4xx
+///    or 5xx that `rescue` did not take (its body is collected by then).
+/// 4. `receivedResponse` hears the verdict last, once per call: `.success` for a response
+///    under 400, `.failure` for every failure — the same error `rescue` was offered, its
+///    response now the adapted one.
+///
+/// A 4xx/5xx that was not rescued still goes on to the caller as a response: the client's
+/// validators decide what the caller sees (`value` throws, `send` hands it back), as without
+/// the interceptor. A streamed call's 4xx/5xx is not offered to `rescue` (its body is the
+/// caller's to read, and may never end): it is a response to every hook.
 public protocol Interceptor: Middleware {
     /// Attempts in all when `rescue` asks for more (default 3).
     var maxAttempts: Int { get }
@@ -45,7 +57,7 @@ extension Interceptor {
         let name = String(describing: Self.self)
         var attempt = 1
         while true {
-            let result: Result<ClientResponse, ClientError>
+            let verdict: Result<ClientResponse, ClientError>
             do throws(ClientError) {
                 let adapted: ClientRequest
                 do {
@@ -54,29 +66,51 @@ extension Interceptor {
                     throw ClientError.middleware(error, in: name)
                 }
                 var response = try await next(adapted)
-                // (Not for a stream: its body is the caller's to read, and may never end.)
                 if !adapted.isStreaming, response.status.kind == .clientError || response.status.kind == .serverError {
-                    throw try await Self.failure(for: &response, limit: adapted.options.maxBodySize)
-                }
-                do {
-                    result = .success(try await self.adaptResponse(response, for: adapted))
-                } catch {
-                    throw ClientError.middleware(error, in: name)
+                    var refusal = try await Self.failure(for: &response, limit: adapted.options.maxBodySize)
+                    if await self.retries(after: refusal, for: request, attempt: attempt) {
+                        attempt += 1
+                        continue
+                    }
+                    let handedOn = try await self.adapt(response, for: adapted, in: name)
+                    refusal.interceptedResponse = handedOn
+                    refusal.responseHead = handedOn.head
+                    verdict = .failure(refusal)
+                } else {
+                    verdict = .success(try await self.adapt(response, for: adapted, in: name))
                 }
             } catch {
-                let canReplay = request.body?.isReplayable ?? true
-                let timeLeft = request.options.transport.end(from: .now).map { $0 > .now } ?? true
-                if attempt < self.maxAttempts, canReplay, timeLeft, await self.rescue(error, for: request, attempt: attempt) {
+                if await self.retries(after: error, for: request, attempt: attempt) {
                     attempt += 1
                     continue
                 }
-                result = .failure(error)
+                verdict = .failure(error)
             }
+            await self.receivedResponse(verdict, for: request)
             // A refused status the hooks did not rescue reaches the caller as a response: the
             // client's validators decide, as without the interceptor.
-            let outcome = result.flatMapError { error in error.interceptedResponse.map { .success($0) } ?? .failure(error) }
-            await self.receivedResponse(outcome, for: request)
-            return try outcome.get()
+            switch verdict {
+            case .success(let response): return response
+            case .failure(let error):
+                if let response = error.interceptedResponse { return response }
+                throw error
+            }
+        }
+    }
+
+    /// Whether `rescue` takes `error` and another attempt may go.
+    private func retries(after error: ClientError, for request: ClientRequest, attempt: Int) async -> Bool {
+        let canReplay = request.body?.isReplayable ?? true
+        let timeLeft = request.options.transport.end(from: .now).map { $0 > .now } ?? true
+        guard attempt < self.maxAttempts, canReplay, timeLeft else { return false }
+        return await self.rescue(error, for: request, attempt: attempt)
+    }
+
+    private func adapt(_ response: ClientResponse, for request: ClientRequest, in name: String) async throws(ClientError) -> ClientResponse {
+        do {
+            return try await self.adaptResponse(response, for: request)
+        } catch {
+            throw ClientError.middleware(error, in: name)
         }
     }
 

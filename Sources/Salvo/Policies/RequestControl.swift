@@ -1,17 +1,14 @@
 import Synchronization
 
-/// Control over a client's calls while they run: cancel one by its id, or all of them, from
-/// any thread; at most so many at once — in all and per host — with the rest waiting in
-/// order of priority, then of arrival. With `maxConcurrent: 1` it is a serial queue.
+/// Limits on a client's calls while they run — at most so many at once, in all and per host —
+/// with the rest waiting in order of priority, then of arrival. With `maxConcurrent: 1` it
+/// is a serial queue. (To cancel a call by its id, no middleware is needed: see
+/// ``Client/cancel(_:)``; this one can cancel the calls it holds too, waiting ones included.)
 ///
 /// ```swift
 /// let control = RequestControl(maxConcurrent: 8, maxPerHost: 4)
 /// let client = try Client(baseURL: "https://api.example.com", configuration: .init(middleware: [control]))
-///
-/// let id = RequestID()
-/// Task { try await client.value(Endpoint<Report>.get("/reports/slow"), options: .init(id: id)) }
-/// control.cancel(id)          // that call ends with .cancelled (even if it has not arrived yet)
-/// control.cancelAll()         // every call running or waiting
+/// control.cancelAll()         // every call running or waiting here
 /// ```
 ///
 /// A cancelled call — running, waiting for its turn, or cancelled by id before it even got

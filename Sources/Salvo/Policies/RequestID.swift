@@ -1,12 +1,12 @@
 import Synchronization
 
-/// A call's identity, unique in the process: to cancel it by (``RequestControl/cancel(_:)``),
+/// A call's identity, unique in the process: to cancel it by (``Client/cancel(_:)``),
 /// and to follow it in logs.
 ///
 /// ```swift
 /// let id = RequestID()
 /// async let report = client.value(Endpoint<Report>.get("/reports/slow"), options: .init(id: id))
-/// control.cancel(id)   // from anywhere
+/// client.cancel(id)   // from anywhere
 /// ```
 public struct RequestID: Hashable, Sendable, CustomStringConvertible {
     private static let next = Atomic<UInt64>(1)

@@ -98,7 +98,7 @@ extension Client {
         let options = options.withTimeout(of: request.metadata)
         // Through the chain (straight to the transport without middleware): a stream is not
         // a hot path worth a second route.
-        let routed = try await self.tracked(request.operationName, head) { () async throws(ClientError) in
+        let routed = try await self.tracked(request.operationName, head, id: options.id) { () async throws(ClientError) in
             try await self.dispatch(ClientRequest(head: head, body: body, operationName: request.operationName, baseURL: self.baseURL,
                                                   options: self.middlewareOptions(options), metadata: request.metadata, isStreaming: true))
         }

@@ -34,6 +34,15 @@ extension Client {
     /// covers the whole download.
     public func download<R: Request>(_ request: R, to path: String, options: CallOptions = CallOptions(),
                                      progress: ProgressHandler? = nil) async throws(ClientError) -> DownloadedFile {
+        // Cancellable by id over the whole download, not only until the head.
+        let streamOptions = { var options = options; options.id = nil; return options }()
+        return try await self.calls.run(options.id) { () async throws(ClientError) in
+            try await self.save(request, to: path, options: streamOptions, progress: progress)
+        }
+    }
+
+    private func save<R: Request>(_ request: R, to path: String, options: CallOptions,
+                                  progress: ProgressHandler?) async throws(ClientError) -> DownloadedFile {
         let response = try await self.stream(request, options: options)
         let total = response.headerFields[.contentLength].flatMap { Int($0) }
         var file: PartialFile

@@ -44,7 +44,8 @@ import Testing
         // A connection is pipelined on only once it has kept a response alive.
         _ = try await client.execute(try get(server.url("/ok")))
         let slow = Task { try await client.execute(try get(server.url("/slow-head?ms=2500"))) }
-        try await Task.sleep(for: .milliseconds(150))
+        // The slow request on the connection first, however busy the machine.
+        try await Self.waitForHost(client) { $0.leased >= 1 }
         let handleOfY = Mutex<RequestHandle?>(nil)
         let x = Mutex<Result<CollectedResponse, TransportError>?>(nil)
         let y = Mutex<Result<CollectedResponse, TransportError>?>(nil)
