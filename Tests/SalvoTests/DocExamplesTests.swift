@@ -65,9 +65,14 @@ private enum DocAPI: String, EndpointPath {
     case users = "/users"
 }
 
-extension TypedEndpoint where Success == [DocUser], Failure == Empty {
-    fileprivate static func docUsers(named name: String? = nil) -> Self {
+extension Endpoint {
+    fileprivate static func docUsers(named name: String? = nil) -> Endpoint<[DocUser]> {
         .get("/users", query: [QueryItem("name", name)])
+    }
+    fileprivate static func deleteDocUser(_ id: Int) -> Endpoint<Void> { .delete("/users/\(segment: id)") }
+    fileprivate static var docMe: Endpoint<DocUser> { .get("/me") }
+    fileprivate static func docProfile(_ id: Int) -> TypedEndpoint<DocUser, DocProblem> {
+        Endpoint<DocUser>.get("/users/\(segment: id)").failing(as: DocProblem.self)
     }
 }
 
@@ -75,8 +80,8 @@ private struct DocUserBody: Encodable, Sendable { var username: String; var pass
 private struct DocUserResponse: Codable, Sendable { var token: String }
 private enum MyAppEndpoint: String, EndpointPath { case login }
 
-extension TypedEndpoint where Success == DocUserResponse, Failure == Empty {
-    fileprivate static func login(_ body: DocUserBody) -> Self { .post(MyAppEndpoint.login, body: body) }
+extension Endpoint {
+    fileprivate static func login(_ body: DocUserBody) -> Endpoint<DocUserResponse> { .post(MyAppEndpoint.login, body: body) }
 }
 
 /// The guide's middleware section.
@@ -125,6 +130,10 @@ private struct Authorizing: Transport {
         #expect(token.token == "json")
         #expect(try await client.value(DocFormLogin(body: .init(username: "ada", password: "x"))).token == "form")
         #expect(try await client.value(.docUsers(named: "ada")).count == 1)
+        #expect(try await client.value(.docMe).name == "Me")
+        mock.on(.delete, "/v1/users/7", reply: .status(.noContent))
+        try await client.value(.deleteDocUser(7))
+        #expect(try await client.value(.docProfile(7)).name == "Ada")
         #expect(try await client.value(Endpoint<[DocUser]>.get(DocAPI.users)).count == 1)
         let created = try await client.send(Endpoint<DocUser>.post("/users", body: DocNewUser(name: "Grace")))
         #expect(created.status == .created)

@@ -14,7 +14,7 @@ public typealias Endpoint<Success: Sendable> = TypedEndpoint<Success, Empty>
 /// let login = Endpoint<Token>.post("/login", body: Credentials(username: "ada", password: "…"))
 /// let search = Endpoint<[User]>(path: "/users", query: [QueryItem("q", "ada")])   // GET by default
 ///
-/// extension TypedEndpoint where Success == [Post], Failure == Empty {
+/// extension Endpoint where Success == [Post] {
 ///     static func posts(by user: Int) -> Self { .get("/users/\(segment: user)/posts") }
 /// }
 /// let posts = try await client.value(.posts(by: 7))
@@ -41,10 +41,18 @@ public struct TypedEndpoint<Success: Sendable, Failure: Sendable>: Request {
     /// A request model: GET by default.
     public init(method: HTTPRequest.Method = .get, path: String, query: [QueryItem] = [], headers: HTTPFields = [:],
                 body: EndpointBody = .none, operationName: String? = nil)
-    where Success: Decodable, Failure: Decodable {
+    where Success: Decodable {
         self.init(method: method, path: path, query: query, headers: headers, body: body, operationName: operationName,
                   decodeSuccess: { (bytes, coders) throws(ClientError) in try ResponseDecoding.decode(Success.self, from: bytes, coders: coders) },
-                  decodeFailure: { (bytes, coders) throws(ClientError) in try ResponseDecoding.decode(Failure.self, from: bytes, coders: coders) })
+                  decodeFailure: ResponseDecoding.decoder(for: Failure.self))
+    }
+
+    /// A request model whose success body is not read (`Endpoint<Void>`): GET by default.
+    public init(method: HTTPRequest.Method = .get, path: String, query: [QueryItem] = [], headers: HTTPFields = [:],
+                body: EndpointBody = .none, operationName: String? = nil)
+    where Success == Void {
+        self.init(method: method, path: path, query: query, headers: headers, body: body, operationName: operationName,
+                  decodeSuccess: { _, _ in }, decodeFailure: ResponseDecoding.decoder(for: Failure.self))
     }
 
     /// A request model with your own decoding of each body.
@@ -142,7 +150,7 @@ public struct TypedEndpoint<Success: Sendable, Failure: Sendable>: Request {
 /// ```
 public protocol EndpointPath: RawRepresentable, Sendable where RawValue == String {}
 
-extension TypedEndpoint where Success: Decodable, Failure: Decodable {
+extension TypedEndpoint where Success: Decodable {
     public static func get(_ path: String, query: [QueryItem] = [], headers: HTTPFields = [:]) -> Self {
         Self(method: .get, path: path, query: query, headers: headers)
     }

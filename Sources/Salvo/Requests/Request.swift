@@ -130,9 +130,35 @@ extension Request where FailureResponseBody: Decodable {
     }
 }
 
+extension Request where SuccessResponseBody == Void {
+    /// A success body that is not read.
+    public func decodeSuccessBody(from bytes: [UInt8], coders: Coders) throws(ClientError) -> Void {}
+}
+
 /// How a body becomes the type asked for: raw types as they are, ``Empty`` from anything,
 /// the rest from JSON.
 enum ResponseDecoding {
+    /// A decoder for a type known to be `Decodable` (or `Void`) only when the request is
+    /// built: an endpoint's failure type, which its builders do not constrain (so that
+    /// `extension Endpoint where Success == X` needs nothing more). A type that is neither
+    /// fails to decode, with the reason.
+    static func decoder<Value: Sendable>(for type: Value.Type) -> @Sendable ([UInt8], Coders) throws(ClientError) -> Value {
+        if let nothing = () as? Value { return { _, _ in nothing } }
+        return { bytes, coders throws(ClientError) in
+            guard let decodable = Value.self as? any Decodable.Type else {
+                throw ClientError(.decodingFailed, detail: "\(Value.self) is not Decodable: give the request a decoder for it")
+            }
+            return try Self.decode(decodable, as: Value.self, from: bytes, coders: coders)
+        }
+    }
+
+    private static func decode<D: Decodable, Value>(_ type: D.Type, as: Value.Type, from bytes: [UInt8], coders: Coders) throws(ClientError) -> Value {
+        guard let value = try Self.decode(D.self, from: bytes, coders: coders) as? Value else {
+            throw ClientError(.decodingFailed, detail: "\(D.self) is not \(Value.self)")
+        }
+        return value
+    }
+
     static func decode<Value: Decodable>(_ type: Value.Type, from bytes: [UInt8], coders: Coders) throws(ClientError) -> Value {
         if Value.self == Empty.self { return Empty() as! Value }
         if Value.self == [UInt8].self { return bytes as! Value }
