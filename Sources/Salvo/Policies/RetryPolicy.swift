@@ -3,10 +3,10 @@ import Synchronization
 /// When and how often a failed request is sent again (see ``RetryMiddleware``).
 ///
 /// By default: up to 3 attempts in all; idempotent methods only; statuses 408, 429, 500,
-/// 502, 503 and 504, and transient transport failures; exponential backoff from 100 ms with
-/// full jitter, at most 10 s between attempts; `Retry-After` honoured up to 60 s (a server
-/// that asks for longer gets its answer returned instead); retries limited by a per-client
-/// budget.
+/// 502, 503 and 504, 403 only when it carries `Retry-After`, and transient transport
+/// failures; exponential backoff from 100 ms with full jitter, at most 10 s between attempts;
+/// `Retry-After` honoured up to 60 s (a server that asks for longer gets its answer returned
+/// instead); retries limited by a per-client budget.
 public struct RetryPolicy: Sendable {
     /// Attempts in all, the first included.
     public var maxAttempts: Int
@@ -17,8 +17,15 @@ public struct RetryPolicy: Sendable {
     /// Methods that are retried. POST and PATCH are not idempotent: add them only for an API
     /// that makes them so, or turn on ``idempotencyKeys``.
     public var methods: Set<HTTPRequest.Method>
-    /// Response statuses that are retried.
+    /// Response statuses that are retried, with or without `Retry-After`.
     public var statuses: Set<Int>
+    /// Response statuses that are retried only when the answer carries a valid `Retry-After`;
+    /// without one the answer is returned at once. This rule wins over ``statuses`` for a
+    /// status in both.
+    ///
+    /// By default `[403]`: some APIs (GitHub's secondary rate limit) refuse with a 403 and
+    /// `Retry-After`, while a plain 403 is a permission error that no retry fixes.
+    public var retryAfterStatuses: Set<Int>
     /// Whether transport failures (refused connections, resets, read timeouts) are retried.
     /// Only transient ones are (``ClientError/isTransient``): a redirect loop, a refused or
     /// endless redirect chain, a certificate that does not verify or a response that is not
@@ -26,7 +33,7 @@ public struct RetryPolicy: Sendable {
     /// A request whose method is not retried is still retried when the failure came before
     /// anything was sent (``ClientError/mayHaveBeenProcessed`` is false).
     public var retriesTransportFailures: Bool
-    /// The longest `Retry-After` waited for.
+    /// The longest `Retry-After` waited for; an answer asking for longer is returned at once.
     public var maxRetryAfter: Duration
     /// Sends POST and PATCH with an `Idempotency-Key` (one random value for all attempts of a
     /// call, unless the request has its own) and retries them like idempotent methods.
@@ -35,20 +42,48 @@ public struct RetryPolicy: Sendable {
     /// retries of every client (nil: no limit).
     public var budget: RetryBudget?
 
+    /// A policy; every setting has the default the type's summary lists.
     public init(maxAttempts: Int = 3, baseDelay: Duration = .milliseconds(100), maxDelay: Duration = .seconds(10),
                 methods: Set<HTTPRequest.Method> = [.get, .head, .options, .put, .delete, .trace],
-                statuses: Set<Int> = [408, 429, 500, 502, 503, 504], retriesTransportFailures: Bool = true,
-                maxRetryAfter: Duration = .seconds(60), idempotencyKeys: Bool = false,
-                budget: RetryBudget? = RetryBudget()) {
+                statuses: Set<Int> = [408, 429, 500, 502, 503, 504], retryAfterStatuses: Set<Int> = [403],
+                retriesTransportFailures: Bool = true, maxRetryAfter: Duration = .seconds(60),
+                idempotencyKeys: Bool = false, budget: RetryBudget? = RetryBudget()) {
         self.maxAttempts = maxAttempts
         self.baseDelay = baseDelay
         self.maxDelay = maxDelay
         self.methods = methods
         self.statuses = statuses
+        self.retryAfterStatuses = retryAfterStatuses
         self.retriesTransportFailures = retriesTransportFailures
         self.maxRetryAfter = maxRetryAfter
         self.idempotencyKeys = idempotencyKeys
         self.budget = budget
+    }
+
+    /// A wait before the next attempt: the server's own `Retry-After`, or the policy's backoff.
+    struct Wait: Equatable {
+        var duration: Duration
+        /// The server asked for it with `Retry-After`.
+        var asked: Bool
+    }
+
+    /// Whether requests of `method` are retried on a retryable answer, whatever it says.
+    func retries(_ method: HTTPRequest.Method) -> Bool {
+        self.methods.contains(method) || (self.idempotencyKeys && (method == .post || method == .patch))
+    }
+
+    /// What to do with an answer of `status` to a request of `method` (whose body can be sent
+    /// again), on attempt number `attempt`: wait and send again, or return it (nil).
+    /// The attempt count, the deadline and the budget are the middleware's to check.
+    func wait(afterStatus status: Int, retryAfter: String?, method: HTTPRequest.Method, attempt: Int) -> Wait? {
+        let asked = RetryAfter.delay(retryAfter)
+        // A status of `retryAfterStatuses` means "come back later" only with the field.
+        let retryable = self.retryAfterStatuses.contains(status) ? asked != nil : self.statuses.contains(status)
+        guard retryable, self.retries(method) else { return nil }
+        guard let asked else { return Wait(duration: self.backoff(before: attempt), asked: false) }
+        // Hours of waiting would hold the caller hostage: the answer is more use.
+        guard asked <= self.maxRetryAfter else { return nil }
+        return Wait(duration: asked, asked: true)
     }
 
     /// The backoff before retry number `retry` (1 for the first): full jitter, a random wait
