@@ -5,7 +5,8 @@ import Synchronization
 import Testing
 
 /// Retries the server asks for with `Retry-After`: a status that is a retry signal only with
-/// the field (GitHub's 403 rate limit).
+/// the field (GitHub's 403 rate limit), and any method on a 429 or 503 when the policy allows
+/// it.
 @Suite struct RetryWhenAskedTests {
     /// A mock that answers each path's first `failures` requests with `status` (and `headers`),
     /// then 200 "ok".
@@ -70,11 +71,87 @@ import Testing
         #expect(limited.requests.count == 1)
     }
 
+    // MARK: Any method, when the server asks
+
+    /// Off by default: a POST answered 429 with Retry-After is returned.
+    @Test func aPostIsNotRetriedByDefault() async throws {
+        let mock = self.flaky(1, status: .tooManyRequests, headers: Self.now)
+        #expect(try await self.client(mock, Self.quick).outcome(Endpoint<String>.post("/orders", body: ["item": 1])).error?.status?.code == 429)
+        #expect(mock.requests.count == 1)
+    }
+
+    /// Turned on: POST and PATCH go again on a 429, a 503 or a 403 rate limit that carry
+    /// Retry-After — with no Idempotency-Key unless asked for.
+    @Test func anyMethodIsRetriedWhenTheServerAsks() async throws {
+        var policy = Self.quick
+        policy.retriesAnyMethodWhenAsked = true
+        for (status, method) in [(HTTPResponse.Status.tooManyRequests, HTTPRequest.Method.post), (.serviceUnavailable, .patch),
+                                 (.forbidden, .post)] {
+            let mock = self.flaky(1, status: status, headers: Self.now)
+            let endpoint = method == .post ? Endpoint<String>.post("/orders", body: ["item": 1])
+                                           : Endpoint<String>.patch("/orders/1", body: ["item": 2])
+            #expect(try await self.client(mock, policy).value(endpoint) == "ok", "\(method) on \(status.code)")
+            #expect(mock.requests.map(\.method) == [method, method])
+            #expect(mock.requests.map(\.text) == Array(repeating: mock.requests[0].text, count: 2), "the same body again")
+            #expect(mock.requests.allSatisfy { $0.headerFields[HTTPField.Name("Idempotency-Key")!] == nil })
+        }
+    }
+
+    /// Only the server's own request to call again counts: no Retry-After, a status that
+    /// does not say "refused", a status the policy does not retry, or a wait past the
+    /// longest — each is one attempt.
+    @Test func anyMethodNeedsTheServerToAsk() async throws {
+        var policy = Self.quick
+        policy.retriesAnyMethodWhenAsked = true
+        var without429 = policy
+        without429.statuses.remove(429)
+        let cases: [(HTTPResponse.Status, HTTPFields, RetryPolicy, String)] = [
+            (.tooManyRequests, [:], policy, "no Retry-After"),
+            (.internalServerError, Self.now, policy, "a 500 may have acted on it"),
+            (.badGateway, Self.now, policy, "a 502 may have acted on it"),
+            (.tooManyRequests, Self.now, without429, "429 not retried by this policy"),
+            (.serviceUnavailable, [.retryAfter: "3600"], policy, "longer than maxRetryAfter"),
+        ]
+        for (status, headers, policy, reason) in cases {
+            let mock = self.flaky(1, status: status, headers: headers)
+            let error = try await self.client(mock, policy).outcome(Endpoint<String>.post("/orders", body: ["item": 1])).error
+            #expect(error?.status == status, "\(reason)")
+            #expect(mock.requests.count == 1, "\(reason)")
+        }
+    }
+
+    /// A one-shot streamed body cannot be sent again: the server's answer is returned.
+    @Test func aStreamedBodyIsSentOnceEvenWhenAsked() async throws {
+        var policy = Self.quick
+        policy.retriesAnyMethodWhenAsked = true
+        let mock = self.flaky(1, status: .tooManyRequests, headers: Self.now)
+        let stream = HTTPBody.stream(AsyncStream<[UInt8]> { $0.yield(Array("row".utf8)); $0.finish() })
+        let error = try await self.client(mock, policy).outcome(Endpoint<String>.post("/upload", body: stream)).error
+        #expect(error?.status?.code == 429)
+        #expect(mock.requests.count == 1)
+    }
+
+    /// Cancelling the call ends a wait the server asked for, for a POST too.
+    @Test func cancellingEndsAnAskedWait() async throws {
+        var policy = Self.quick
+        policy.retriesAnyMethodWhenAsked = true
+        let mock = self.flaky(1, status: .tooManyRequests, headers: [.retryAfter: "30"])
+        let client = try self.client(mock, policy)
+        let started = ContinuousClock.now
+        let call = Task { await client.outcome(Endpoint<String>.post("/orders", body: ["item": 1])) }
+        while mock.requests.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        call.cancel()
+        #expect(await call.value.error?.code == .cancelled)
+        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(mock.requests.count == 1)
+    }
+
     /// Over the engine against the test API: a 403 with Retry-After is retried and a plain
-    /// one is not.
+    /// one is not; a POST refused with a 429 and Retry-After is sent again, with no key.
     @Test func overTheEngine() async throws {
         struct Done: Decodable { var attempts: Int; var idempotencyKey: String? }
-        let policy = RetryPolicy(baseDelay: .milliseconds(1), budget: nil)
+        var policy = RetryPolicy(baseDelay: .milliseconds(1), budget: nil)
+        policy.retriesAnyMethodWhenAsked = true
         let client = try await SharedAPI.client(.init(coders: .json(keys: .snakeCase), middleware: [RetryMiddleware(policy)]))
         let key = UUID().uuidString
         func flaky(_ key: String, _ status: String, after: String = "0") -> [QueryItem] {
@@ -86,6 +163,10 @@ import Testing
         let denied = Endpoint<Done>.get("/flaky", query: flaky(key + "-denied", "403", after: "none"))
         #expect(await client.outcome(denied).error?.status?.code == 403)
         #expect(try await client.value(denied).attempts == 2, "the server saw one request before this one")
+
+        let posted = try await client.value(Endpoint<Done>.post("/flaky", body: ["n": 1], query: flaky(key + "-post", "429")))
+        #expect(posted.attempts == 2)
+        #expect(posted.idempotencyKey == nil)
     }
 
     // MARK: The decision alone
@@ -93,7 +174,7 @@ import Testing
     /// The policy's decision as a table: status, Retry-After, method in; a wait (asked or
     /// backoff) or nothing out.
     @Test func theDecision() {
-        let policy = RetryPolicy(baseDelay: .zero, budget: nil)
+        var policy = RetryPolicy(baseDelay: .zero, budget: nil)
         let table: [(Int, String?, HTTPRequest.Method, RetryPolicy.Wait?)] = [
             (503, nil, .get, .init(duration: .zero, asked: false)),
             (503, "2", .get, .init(duration: .seconds(2), asked: true)),
@@ -107,6 +188,20 @@ import Testing
             (503, nil, .post, nil),
         ]
         for (status, retryAfter, method, expected) in table {
+            #expect(policy.wait(afterStatus: status, retryAfter: retryAfter, method: method, attempt: 1) == expected,
+                    "\(status) \(retryAfter ?? "-") \(method)")
+        }
+        policy.retriesAnyMethodWhenAsked = true
+        let anyMethod: [(Int, String?, HTTPRequest.Method, RetryPolicy.Wait?)] = [
+            (429, "1", .post, .init(duration: .seconds(1), asked: true)),
+            (503, "0", .patch, .init(duration: .zero, asked: true)),
+            (403, "0", .post, .init(duration: .zero, asked: true)),
+            (429, nil, .post, nil),
+            (500, "0", .post, nil),
+            (408, "0", .post, nil),
+            (403, nil, .post, nil),
+        ]
+        for (status, retryAfter, method, expected) in anyMethod {
             #expect(policy.wait(afterStatus: status, retryAfter: retryAfter, method: method, attempt: 1) == expected,
                     "\(status) \(retryAfter ?? "-") \(method)")
         }

@@ -7,6 +7,13 @@ import Synchronization
 /// failures; exponential backoff from 100 ms with full jitter, at most 10 s between attempts;
 /// `Retry-After` honoured up to 60 s (a server that asks for longer gets its answer returned
 /// instead); retries limited by a per-client budget.
+///
+/// ```swift
+/// // GitHub: a 403 with Retry-After is a secondary rate limit, a plain 403 a permission
+/// // error (returned at once, as the default `retryAfterStatuses` has it); a POST that was
+/// // refused with 429 or 503 and Retry-After goes again.
+/// let policy = RetryPolicy(maxAttempts: 4, retriesAnyMethodWhenAsked: true)
+/// ```
 public struct RetryPolicy: Sendable {
     /// Attempts in all, the first included.
     public var maxAttempts: Int
@@ -15,7 +22,8 @@ public struct RetryPolicy: Sendable {
     /// The longest wait between attempts the backoff chooses.
     public var maxDelay: Duration
     /// Methods that are retried. POST and PATCH are not idempotent: add them only for an API
-    /// that makes them so, or turn on ``idempotencyKeys``.
+    /// that makes them so, or turn on ``idempotencyKeys`` (or ``retriesAnyMethodWhenAsked``
+    /// for the answers that say the request was not acted on).
     public var methods: Set<HTTPRequest.Method>
     /// Response statuses that are retried, with or without `Retry-After`.
     public var statuses: Set<Int>
@@ -38,6 +46,16 @@ public struct RetryPolicy: Sendable {
     /// Sends POST and PATCH with an `Idempotency-Key` (one random value for all attempts of a
     /// call, unless the request has its own) and retries them like idempotent methods.
     public var idempotencyKeys: Bool
+    /// Whether a request of any method — POST and PATCH too — is retried when the server
+    /// said it did not act on it and asked to be called again: a 429 or 503, or a status of
+    /// ``retryAfterStatuses``, carrying a valid `Retry-After` (RFC 6585 §4, RFC 9110 §15.6.4
+    /// and §10.2.3). The status must be one this policy retries. Off by default: only
+    /// ``methods`` are retried on answers.
+    ///
+    /// The request's body must be replayable: a one-shot stream is sent once and its answer
+    /// returned. Without ``idempotencyKeys`` nothing guards against a server that asks for a
+    /// retry after all: turn this on for APIs whose 429 and 503 mean "refused".
+    public var retriesAnyMethodWhenAsked: Bool
     /// Limits retries to a share of requests, so that an outage is not multiplied by the
     /// retries of every client (nil: no limit).
     public var budget: RetryBudget?
@@ -47,7 +65,8 @@ public struct RetryPolicy: Sendable {
                 methods: Set<HTTPRequest.Method> = [.get, .head, .options, .put, .delete, .trace],
                 statuses: Set<Int> = [408, 429, 500, 502, 503, 504], retryAfterStatuses: Set<Int> = [403],
                 retriesTransportFailures: Bool = true, maxRetryAfter: Duration = .seconds(60),
-                idempotencyKeys: Bool = false, budget: RetryBudget? = RetryBudget()) {
+                idempotencyKeys: Bool = false, retriesAnyMethodWhenAsked: Bool = false,
+                budget: RetryBudget? = RetryBudget()) {
         self.maxAttempts = maxAttempts
         self.baseDelay = baseDelay
         self.maxDelay = maxDelay
@@ -57,6 +76,7 @@ public struct RetryPolicy: Sendable {
         self.retriesTransportFailures = retriesTransportFailures
         self.maxRetryAfter = maxRetryAfter
         self.idempotencyKeys = idempotencyKeys
+        self.retriesAnyMethodWhenAsked = retriesAnyMethodWhenAsked
         self.budget = budget
     }
 
@@ -79,7 +99,13 @@ public struct RetryPolicy: Sendable {
         let asked = RetryAfter.delay(retryAfter)
         // A status of `retryAfterStatuses` means "come back later" only with the field.
         let retryable = self.retryAfterStatuses.contains(status) ? asked != nil : self.statuses.contains(status)
-        guard retryable, self.retries(method) else { return nil }
+        guard retryable else { return nil }
+        // 429 and 503 say the request was refused, not acted on (RFC 6585 §4, RFC 9110
+        // §15.6.4), as does a rate limit in `retryAfterStatuses`: with Retry-After the
+        // server asks for this very request again, whatever its method.
+        let refused = status == 429 || status == 503 || self.retryAfterStatuses.contains(status)
+        let askedAgain = self.retriesAnyMethodWhenAsked && refused && asked != nil
+        guard self.retries(method) || askedAgain else { return nil }
         guard let asked else { return Wait(duration: self.backoff(before: attempt), asked: false) }
         // Hours of waiting would hold the caller hostage: the answer is more use.
         guard asked <= self.maxRetryAfter else { return nil }
