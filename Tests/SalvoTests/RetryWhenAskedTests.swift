@@ -5,8 +5,8 @@ import Synchronization
 import Testing
 
 /// Retries the server asks for with `Retry-After`: a status that is a retry signal only with
-/// the field (GitHub's 403 rate limit), and any method on a 429 or 503 when the policy allows
-/// it.
+/// the field (GitHub's 403 rate limit), any method on a 429 or 503 when the policy allows it,
+/// and a budget that bounds blind retries without starving the asked ones.
 @Suite struct RetryWhenAskedTests {
     /// A mock that answers each path's first `failures` requests with `status` (and `headers`),
     /// then 200 "ok".
@@ -129,6 +129,54 @@ import Testing
         let error = try await self.client(mock, policy).outcome(Endpoint<String>.post("/upload", body: stream)).error
         #expect(error?.status?.code == 429)
         #expect(mock.requests.count == 1)
+    }
+
+    // MARK: The budget
+
+    /// A burst of five 429s with Retry-After under the default budget (which allows about 3
+    /// blind retries a second at first): every one is retried.
+    @Test func aBurstOfAskedRetriesIsNotStarvedByTheBudget() async throws {
+        let mock = self.flaky(1, status: .tooManyRequests, headers: Self.now)
+        let client = try self.client(mock, RetryPolicy())
+        let answers = await withTaskGroup(of: String?.self) { group in
+            for call in 0..<5 {
+                group.addTask { try? await client.value(Endpoint<String>.get("/burst/\(call)")) }
+            }
+            return await group.reduce(into: [String?]()) { $0.append($1) }
+        }
+        #expect(answers == Array(repeating: "ok", count: 5), "\(answers)")
+        #expect(mock.requests.count == 10)
+    }
+
+    /// With an empty budget, blind retries stop while asked ones go on — still within
+    /// `maxAttempts`.
+    @Test func theBudgetBoundsOnlyBlindRetries() async throws {
+        let empty = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(1), budget: RetryBudget(ratio: 0, minimumPerSecond: 0))
+        let blind = self.flaky(1, status: .serviceUnavailable)
+        #expect(try await self.client(blind, empty).outcome(Endpoint<String>.get("/x")).error?.status?.code == 503)
+        #expect(blind.requests.count == 1, "a 503 without Retry-After spends the budget")
+
+        let refused = MockTransport(always: .text("ok"))
+        refused.fail(nil, "/x", times: 1, with: TransportError(.connectionRefused))
+        #expect(try await self.client(refused, empty).outcome(Endpoint<String>.get("/x")).error?.code == .transportFailed)
+        #expect(refused.requests.count == 1, "so does a transport failure")
+
+        let asked = self.flaky(1, status: .serviceUnavailable, headers: Self.now)
+        #expect(try await self.client(asked, empty).value(Endpoint<String>.get("/x")) == "ok")
+
+        let forever = self.flaky(.max, status: .tooManyRequests, headers: Self.now)
+        #expect(try await self.client(forever, empty).outcome(Endpoint<String>.get("/x")).error?.status?.code == 429)
+        #expect(forever.requests.count == 3, "maxAttempts bounds what the server asks for")
+    }
+
+    /// A Retry-After that would outlive the call's deadline is not waited for.
+    @Test func anAskedWaitPastTheDeadlineReturnsTheAnswer() async throws {
+        let mock = self.flaky(1, status: .tooManyRequests, headers: [.retryAfter: "1"])
+        let started = ContinuousClock.now
+        let error = try await self.client(mock, Self.quick, timeout: .milliseconds(500)).outcome(Endpoint<String>.get("/x")).error
+        #expect(error?.status?.code == 429)
+        #expect(mock.requests.count == 1)
+        #expect(ContinuousClock.now - started < .milliseconds(500), "returned at once, not after a wait")
     }
 
     /// Cancelling the call ends a wait the server asked for, for a POST too.

@@ -13,6 +13,8 @@ import Foundation
 /// - The call's deadline (its `timeout` or `deadline`, or the client's timeout) spans every
 ///   attempt and wait: a retry never outlives it.
 /// - A body that cannot be replayed (a one-shot stream) is never sent twice.
+/// - A retry the server asked for with `Retry-After` waits what it asked (up to
+///   ``RetryPolicy/maxRetryAfter``) and does not spend the ``RetryPolicy/budget``.
 /// - A refused response's body is drained before the next attempt, so that its connection
 ///   can carry it; the last response (or error) is what the caller gets.
 /// - Cancelling the call ends the waits too.
@@ -53,7 +55,9 @@ public struct RetryMiddleware: Middleware {
             case .success(let response):
                 guard let retry = self.policy.wait(afterStatus: response.status.code, retryAfter: response.headerFields[.retryAfter],
                                                    method: method, attempt: attempt) else { return response }
-                guard self.fits(retry.duration, before: end), self.policy.budget?.withdraw() ?? true else { return response }
+                // A retry the server asked for is not blind: the budget, which keeps blind
+                // retries from multiplying an outage, must not starve it.
+                guard self.fits(retry.duration, before: end), retry.asked || self.policy.budget?.withdraw() ?? true else { return response }
                 wait = retry.duration
                 await response.discardBody(streaming: request.isStreaming)
             case .failure(let error):

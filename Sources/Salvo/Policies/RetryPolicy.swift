@@ -6,7 +6,8 @@ import Synchronization
 /// 502, 503 and 504, 403 only when it carries `Retry-After`, and transient transport
 /// failures; exponential backoff from 100 ms with full jitter, at most 10 s between attempts;
 /// `Retry-After` honoured up to 60 s (a server that asks for longer gets its answer returned
-/// instead); retries limited by a per-client budget.
+/// instead); blind retries limited by a per-client budget, while retries the server asked
+/// for with `Retry-After` do not spend it.
 ///
 /// ```swift
 /// // GitHub: a 403 with Retry-After is a secondary rate limit, a plain 403 a permission
@@ -56,8 +57,10 @@ public struct RetryPolicy: Sendable {
     /// returned. Without ``idempotencyKeys`` nothing guards against a server that asks for a
     /// retry after all: turn this on for APIs whose 429 and 503 mean "refused".
     public var retriesAnyMethodWhenAsked: Bool
-    /// Limits retries to a share of requests, so that an outage is not multiplied by the
-    /// retries of every client (nil: no limit).
+    /// Limits blind retries — after a transport failure, or an answer without `Retry-After` —
+    /// to a share of requests, so that an outage is not multiplied by the retries of every
+    /// client (nil: no limit). Retries the server asked for with `Retry-After` do not spend
+    /// it: ``maxAttempts``, ``maxRetryAfter`` and the call's deadline bound them.
     public var budget: RetryBudget?
 
     /// A policy; every setting has the default the type's summary lists.
@@ -83,7 +86,7 @@ public struct RetryPolicy: Sendable {
     /// A wait before the next attempt: the server's own `Retry-After`, or the policy's backoff.
     struct Wait: Equatable {
         var duration: Duration
-        /// The server asked for it with `Retry-After`.
+        /// The server asked for it with `Retry-After`: the budget is not spent on it.
         var asked: Bool
     }
 
@@ -126,14 +129,17 @@ public struct RetryPolicy: Sendable {
     }
 }
 
-/// A share of requests that may be retried — by default 10% of them, and at least a few
-/// retries a second whatever the traffic — shared by every client the policy is installed
-/// in. When it is spent, failures are returned at once instead of retried.
+/// A share of requests that may be retried blindly — by default 10% of them, and at least a
+/// few retries a second whatever the traffic — shared by every client the policy is installed
+/// in. When it is spent, failures are returned at once instead of retried. A retry the server
+/// asked for with `Retry-After` does not spend it.
 ///
 /// A token bucket: each first attempt adds `ratio` of a token (up to `ratio × 100` stored);
-/// each retry takes one, or one of `minimumPerSecond` retries allowed each second.
+/// each blind retry takes one, or one of `minimumPerSecond` retries allowed each second.
 public final class RetryBudget: Sendable {
+    /// The share of first attempts that may be retried (0.1: one retry for ten calls).
     public let ratio: Double
+    /// Retries allowed each second even when the share is spent.
     public let minimumPerSecond: Int
 
     private struct State {
@@ -144,6 +150,7 @@ public final class RetryBudget: Sendable {
 
     private let state: Mutex<State>
 
+    /// A budget of `ratio` retries per first attempt, and at least `minimumPerSecond` a second.
     public init(ratio: Double = 0.1, minimumPerSecond: Int = 3) {
         self.ratio = Swift.max(0, ratio)
         self.minimumPerSecond = Swift.max(0, minimumPerSecond)
