@@ -33,7 +33,9 @@ Prints "PORT <n>" once listening, then serves HTTP/1.1 with keep-alive until kil
                               the stream after K events the first time
   GET  /refuse-stream         503 with a JSON reason, then a body that never ends
   GET  /flaky?key=K&fail=N    503 + Retry-After for the first N requests of K, then
-                              {"attempts", "idempotency_key"}
+                              {"attempts", "idempotency_key"}; &status=S answers S
+                              instead of 503, &after=A sends Retry-After: A (0 unless
+                              given; &after=none sends none)
   GET  /concurrent?key=K&ms=M holds each request M ms, counting those of K at once;
                               ?stats=1&key=K answers {"now", "most", "total"}
   GET  /protected?token=T     200 for "Authorization: Bearer T", else 401
@@ -362,18 +364,22 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     def flaky(self, query):
-        """503 with Retry-After for the first `fail` requests of each `key`, then 200 with
-        the number of attempts and the Idempotency-Key seen."""
+        """`status` (503 by default) with Retry-After: `after` (none for "none") for the
+        first `fail` requests of each `key`, then 200 with the number of attempts and the
+        Idempotency-Key seen."""
         key = query.get("key", [""])[0]
         fail = int(query.get("fail", ["1"])[0])
+        status = int(query.get("status", ["503"])[0])
+        after = query.get("after", ["0"])[0]
         with FLAKY_LOCK:
             FLAKY_COUNTS[key] = FLAKY_COUNTS.get(key, 0) + 1
             seen = FLAKY_COUNTS[key]
         if seen <= fail:
             body = json.dumps({"error": "busy", "attempt": seen}).encode()
-            self.send_response(503)
+            self.send_response(status)
             self.send_header("Content-Type", "application/json")
-            self.send_header("Retry-After", query.get("after", ["0"])[0])
+            if after != "none":
+                self.send_header("Retry-After", after)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)

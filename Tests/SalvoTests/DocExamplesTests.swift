@@ -1,6 +1,7 @@
 import Foundation
 import Observation
 import Salvo
+import Synchronization
 import Testing
 
 // The examples of docs/typed-layer.md, compiled and run against a mock: a newcomer's copy
@@ -227,6 +228,23 @@ private struct Authorizing: Transport {
         let task = Task { try await session.value(.login(DocUserBody(username: "u", password: "p"))) }
         task.cancel()
         _ = await task.result
+    }
+
+    /// The retries section: an API that refuses a POST with 429 and Retry-After gets it again.
+    @Test func retriesWhenTheServerAsks() async throws {
+        let mock = MockTransport()
+        let refused = Mutex(false)
+        mock.fallback { _ in
+            refused.withLock { done in
+                defer { done = true }
+                return done ? .text("placed") : MockTransport.Reply(status: .tooManyRequests, headerFields: [.retryAfter: "0"])
+            }
+        }
+        let orders = try Client(baseURL: "https://shop.example.com", transport: mock, configuration: .init(middleware: [
+            RetryMiddleware(RetryPolicy(maxAttempts: 4, retriesAnyMethodWhenAsked: true)),
+        ]))
+        #expect(try await orders.value(Endpoint<String>.post("/orders", body: ["item": "book"])) == "placed")
+        #expect(mock.requests.map(\.method) == [.post, .post])
     }
 
     @Test func errorsAndResults() async throws {

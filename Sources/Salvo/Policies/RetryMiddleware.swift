@@ -13,6 +13,8 @@ import Foundation
 /// - The call's deadline (its `timeout` or `deadline`, or the client's timeout) spans every
 ///   attempt and wait: a retry never outlives it.
 /// - A body that cannot be replayed (a one-shot stream) is never sent twice.
+/// - A retry the server asked for with `Retry-After` waits what it asked (up to
+///   ``RetryPolicy/maxRetryAfter``) and does not spend the ``RetryPolicy/budget``.
 /// - A refused response's body is drained before the next attempt, so that its connection
 ///   can carry it; the last response (or error) is what the caller gets.
 /// - Cancelling the call ends the waits too.
@@ -28,13 +30,11 @@ public struct RetryMiddleware: Middleware {
     public func intercept(_ request: ClientRequest, next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
         var request = request
         let method = request.head.method
-        var retriesMethod = self.policy.methods.contains(method)
-        if self.policy.idempotencyKeys, method == .post || method == .patch {
-            if request.head.headerFields[.idempotencyKey] == nil {
-                request.head.headerFields[.idempotencyKey] = UUID().uuidString
-            }
-            retriesMethod = true
+        if self.policy.idempotencyKeys, method == .post || method == .patch,
+           request.head.headerFields[.idempotencyKey] == nil {
+            request.head.headerFields[.idempotencyKey] = UUID().uuidString
         }
+        let retriesMethod = self.policy.retries(method)
         let replayable = request.body?.isReplayable ?? true
         // One end for all the attempts.
         request.options.transport = request.options.transport.anchored(at: .now)
@@ -50,14 +50,15 @@ public struct RetryMiddleware: Middleware {
                 outcome = .failure(error)
             }
             guard attempt < self.policy.maxAttempts, replayable else { return try outcome.get() }
-            var wait: Duration
+            let wait: Duration
             switch outcome {
             case .success(let response):
-                guard retriesMethod, self.policy.statuses.contains(response.status.code) else { return response }
-                let asked = RetryAfter.delay(response.headerFields[.retryAfter])
-                if let asked, asked > self.policy.maxRetryAfter { return response }
-                wait = asked ?? self.policy.backoff(before: attempt)
-                guard self.fits(wait, before: end), self.policy.budget?.withdraw() ?? true else { return response }
+                guard let retry = self.policy.wait(afterStatus: response.status.code, retryAfter: response.headerFields[.retryAfter],
+                                                   method: method, attempt: attempt) else { return response }
+                // A retry the server asked for is not blind: the budget, which keeps blind
+                // retries from multiplying an outage, must not starve it.
+                guard self.fits(retry.duration, before: end), retry.asked || self.policy.budget?.withdraw() ?? true else { return response }
+                wait = retry.duration
                 await response.discardBody(streaming: request.isStreaming)
             case .failure(let error):
                 // A redirect loop or a certificate that does not verify fails every attempt
