@@ -187,41 +187,27 @@ public final class Client: Sendable {
         let coders = self.configuration.coders
         let successDecoder = { @Sendable (bytes: [UInt8]) throws(ClientError) in try request.decodeSuccessBody(from: bytes, coders: coders) }
         let failureDecoder = { @Sendable (bytes: [UInt8]) throws(ClientError) in try request.decodeFailureBody(from: bytes, coders: coders) }
-        guard self.chain == nil else {
-            // Through the middleware: the transport still collects (the cheaper path), and
-            // whatever body the middleware hand back is read here.
-            let routed = try await self.tracked(request.operationName, head, id: options.id) { () async throws(ClientError) in
-                try await self.dispatch(ClientRequest(head: head, body: body, operationName: request.operationName, baseURL: self.baseURL,
-                                                      options: self.middlewareOptions(options), metadata: request.metadata))
-            }
-            let bytes: [UInt8]
-            if let collected = routed.collectedBody {
-                // A body a middleware handed on (a shared exchange's, a cache's) meets this
-                // call's limit too.
-                guard collected.count <= limit else { throw Self.collectingError(TransportError(.bodyTooLarge), limit: limit) }
-                bytes = collected
-            } else {
-                do {
-                    bytes = try await routed.body.collect(upTo: limit)
-                } catch {
-                    throw Self.collectingError(error, limit: limit)
-                }
-            }
-            return Response(request: routed.request, head: routed.head, body: bytes, url: routed.url,
-                            details: routed.details, validators: self.validators(for: options), successDecoder: successDecoder, failureDecoder: failureDecoder)
+        // One path, middleware or not: without any, `dispatch` goes straight to the
+        // transport's collected form, and the bytes come back untouched.
+        let routed = try await self.tracked(request.operationName, head, id: options.id) { () async throws(ClientError) in
+            try await self.dispatch(ClientRequest(head: head, body: body, operationName: request.operationName, baseURL: self.baseURL,
+                                                  options: self.middlewareOptions(options), metadata: request.metadata))
         }
-        let transportOptions = self.transportOptions(options)
-        let collected = try await self.tracked(request.operationName, head, id: options.id) { () async throws(ClientError) in
-            do throws(TransportError) {
-                return try await self.transport.sendCollecting(head, body: body, options: transportOptions, maxBodySize: limit)
+        let bytes: [UInt8]
+        if let collected = routed.collectedBody {
+            // A body a middleware handed on (a shared exchange's, a cache's) meets this
+            // call's limit too.
+            guard collected.count <= limit else { throw Self.collectingError(TransportError(.bodyTooLarge), limit: limit) }
+            bytes = collected
+        } else {
+            do {
+                bytes = try await routed.body.collect(upTo: limit)
             } catch {
                 throw Self.collectingError(error, limit: limit)
             }
         }
-        return Response(
-            request: head, head: collected.head, body: collected.body,
-            url: Self.finalURL(of: head, chain: collected.redirectChain),
-            details: ExchangeDetails(collected), validators: self.validators(for: options), successDecoder: successDecoder, failureDecoder: failureDecoder)
+        return Response(request: routed.request, head: routed.head, body: bytes, url: routed.url, details: routed.details,
+                        validators: self.validators(for: options), successDecoder: successDecoder, failureDecoder: failureDecoder)
     }
 
     /// The validators in effect for a call: its own, or the client's.
