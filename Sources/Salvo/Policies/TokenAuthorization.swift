@@ -23,21 +23,48 @@ import Foundation
 /// - Requests tagged ``noAuthorization`` or with an `Authorization` of their own go as they
 ///   are; a response to a request tagged ``login`` is offered to `capture`, which may take
 ///   a token from it (004's "after authorization").
-/// - A store that cannot be read counts as empty (a refresh follows); a token that cannot be
-///   saved is still used for this process.
+/// - With no token yet, a request goes without one by default, and its 401, if any, is
+///   answered by a refresh and one more try; `whenNoToken: .refreshFirst` asks `refresh` for
+///   a token before the first request instead.
+/// - A store that cannot be read counts as empty (as if no token were stored); a token that
+///   cannot be saved is still used for this process.
 public struct TokenAuthorization: Middleware {
     public static let noAuthorization = StaticAuthorization.noAuthorization
     /// The tag of a login request, whose response `capture` may take a token from.
     public static let login = "login"
 
+    /// What happens to a request when there is no token yet (none stored, none set, none
+    /// captured).
+    public enum MissingTokenPolicy: Sendable, Hashable {
+        /// Send it without an `Authorization` header. An answer of 401 leads to the usual
+        /// refresh — `refresh` is called with nil — and the request is sent again once, with
+        /// the new token. Endpoints that need no token work before any login, and `refresh` is
+        /// called only when the server asks for a token. The default.
+        case sendWithout
+        /// Ask `refresh` for a token first (with nil), and send the request with it: nothing
+        /// goes out unauthenticated. A `refresh` that fails fails the request, with
+        /// `.authorizationFailed`, before anything is sent.
+        case refreshFirst
+    }
+
     let coordinator: TokenCoordinator
     let capture: (@Sendable (HTTPResponse, [UInt8]) -> AuthToken?)?
+    /// What happens to a request when there is no token yet.
+    public let whenNoToken: MissingTokenPolicy
 
+    /// - Parameters:
+    ///   - store: where the token is kept between calls and runs.
+    ///   - whenNoToken: with no token yet, send requests without one (the default) or
+    ///     refresh first.
+    ///   - capture: takes a token from the response to a request tagged ``login``.
+    ///   - refresh: a new token, given the one it replaces (nil when there is none).
     public init(store: any TokenStore = InMemoryTokenStore(),
+                whenNoToken: MissingTokenPolicy = .sendWithout,
                 capture: (@Sendable (HTTPResponse, [UInt8]) -> AuthToken?)? = nil,
                 refresh: @escaping @Sendable (AuthToken?) async throws -> AuthToken) {
         self.coordinator = TokenCoordinator(store: store, refresh: refresh)
         self.capture = capture
+        self.whenNoToken = whenNoToken
     }
 
     /// The token in use now (loaded from the store if need be), nil when there is none yet.
@@ -75,9 +102,9 @@ public struct TokenAuthorization: Middleware {
         }
         // Waiting for a refresh is bounded by the call's deadline like the rest of it.
         let end = request.options.deadline
-        let (token, generation) = try await self.coordinator.usable(until: end)
+        let (token, generation) = try await self.coordinator.usable(whenMissing: self.whenNoToken, until: end)
         var authorized = request
-        authorized.head.headerFields[.authorization] = HTTPCredentials.bearer(token.accessToken).headerValue
+        if let token { authorized.head.headerFields[.authorization] = HTTPCredentials.bearer(token.accessToken).headerValue }
         let response = try await next(authorized)
         guard response.status == .unauthorized, request.body?.isReplayable ?? true else { return response }
         await response.discardBody(streaming: request.isStreaming)

@@ -33,12 +33,21 @@ final class TokenCoordinator: Sendable {
         }
     }
 
-    /// A token to send now: the current one, or a refreshed one when there is none or it
-    /// has expired.
-    func usable(until end: ContinuousClock.Instant? = nil) async throws(ClientError) -> (AuthToken, Int) {
+    /// A token to send now: the current one, or a refreshed one when it has expired. With
+    /// no token at all, a refreshed one for `.refreshFirst`, and none for `.sendWithout` (the
+    /// request goes bare; its 401, if any, leads to ``refreshed(after:until:)``). The
+    /// generation is the one the request goes with, token or not.
+    func usable(whenMissing missing: TokenAuthorization.MissingTokenPolicy = .refreshFirst,
+                until end: ContinuousClock.Instant? = nil) async throws(ClientError) -> (AuthToken?, Int) {
         let (token, generation) = self.loaded()
-        if let token, (token.expiresAt ?? .distantFuture) > Date() { return (token, generation) }
-        return try await self.refreshed(after: generation, until: end)
+        guard let token else {
+            if missing == .sendWithout { return (nil, generation) }
+            let (fresh, current) = try await self.refreshed(after: generation, until: end)
+            return (fresh, current)
+        }
+        if (token.expiresAt ?? .distantFuture) > Date() { return (token, generation) }
+        let (fresh, current) = try await self.refreshed(after: generation, until: end)
+        return (fresh, current)
     }
 
     /// A token newer than `generation`: the one another refresh already brought, or the
