@@ -4,6 +4,13 @@ import SalvoTestSupport
 import Synchronization
 import Testing
 
+/// A request type that asks for credentials through its metadata.
+private struct Profile: Request {
+    typealias SuccessResponseBody = String
+    var path: String { "/profile" }
+    var metadata: RequestMetadata { RequestMetadata(tags: [TokenAuthorization.authorize]) }
+}
+
 /// The choices a `TokenAuthorization` offers: what to do with no token yet, which requests
 /// get the token, and how a login's token is captured.
 @Suite struct TokenAuthorizationOptionsTests {
@@ -76,5 +83,54 @@ import Testing
         let error = await client.outcome(Endpoint<String>.get("/public")).error
         #expect(error?.code == .authorizationFailed && error?.underlyingError is Denied)
         #expect(mock.requests.isEmpty)
+    }
+
+    // MARK: Opt in, opt out
+
+    /// `scope: .optIn`: only requests tagged `authorize` get the token; the others go bare
+    /// and their 401 is the caller's, without a refresh.
+    @Test func optInAuthorizesOnlyTheRequestsThatAsk() async throws {
+        let mock = self.server()
+        let refreshes = Counter()
+        let auth = TokenAuthorization(store: InMemoryTokenStore(AuthToken(accessToken: "t1")), scope: .optIn) { _ in
+            AuthToken(accessToken: "t\(refreshes.next())")
+        }
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [auth]))
+        #expect(try await client.value(Endpoint<String>.get("/public")) == "public")
+        #expect(try await client.send(Endpoint<String>.get("/private")).status == .unauthorized)
+        #expect(refreshes.count == 0, "a request that did not ask never triggers a refresh")
+        #expect(try await client.value(Endpoint<String>.get("/private").authorized()) == "ok")
+        #expect(try await client.value(Profile()) == "ok")
+        let both = Endpoint<String>.get("/private").authorized().tagged(TokenAuthorization.noAuthorization)
+        #expect(try await client.send(both).status == .unauthorized, "opting out wins")
+        #expect(mock.requests.map { $0.headerFields[.authorization] } == [nil, nil, "Bearer t1", "Bearer t1", nil])
+    }
+
+    /// The default scope still opts out by tag.
+    @Test func optOutSkipsOnlyTheTaggedRequests() async throws {
+        let mock = self.server()
+        let auth = TokenAuthorization(store: InMemoryTokenStore(AuthToken(accessToken: "t1"))) { _ in AuthToken(accessToken: "x") }
+        #expect(auth.scope == .optOut)
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [auth]))
+        _ = try await client.value(Endpoint<String>.get("/a"))
+        _ = try await client.value(Endpoint<String>.get("/public").tagged(TokenAuthorization.noAuthorization))
+        #expect(mock.requests.map { $0.headerFields[.authorization] } == ["Bearer t1", nil])
+    }
+
+    /// Fixed credentials, opt in: only `authorized()` requests carry them; a request's own
+    /// header is left alone.
+    @Test func optInStaticCredentials() async throws {
+        let mock = MockTransport(always: .text("ok"))
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [
+            StaticAuthorization(.bearer("k"), scope: .optIn),
+        ]))
+        _ = try await client.value(Endpoint<String>.get("/a"))
+        _ = try await client.value(Endpoint<String>.get("/b").authorized())
+        _ = try await client.value(Endpoint<String>.get("/c", headers: [.authorization: "Bearer own"]).authorized())
+        #expect(mock.requests.map { $0.headerFields[.authorization] } == [nil, "Bearer k", "Bearer own"])
+        #expect(AuthorizationScope.optIn.covers([StaticAuthorization.authorize]))
+        #expect(!AuthorizationScope.optIn.covers([]))
+        #expect(AuthorizationScope.optOut.covers([]))
+        #expect(!AuthorizationScope.optOut.covers([StaticAuthorization.noAuthorization, StaticAuthorization.authorize]))
     }
 }

@@ -21,15 +21,20 @@ import Foundation
 ///   `TokenAuthorization` — another client's, that `refresh` calls — authorizes them as usual.
 /// - A request is sent again at most once, and only with a body that can be replayed.
 /// - Requests tagged ``noAuthorization`` or with an `Authorization` of their own go as they
-///   are; a response to a request tagged ``login`` is offered to `capture`, which may take
-///   a token from it (004's "after authorization").
+///   are; with `scope: .optIn`, so do all but those tagged ``authorize``
+///   (`endpoint.authorized()`). A request that goes as it is never triggers a refresh.
+/// - A response to a request tagged ``login`` is offered to `capture`, which may take a
+///   token from it (004's "after authorization"), whatever the scope.
 /// - With no token yet, a request goes without one by default, and its 401, if any, is
 ///   answered by a refresh and one more try; `whenNoToken: .refreshFirst` asks `refresh` for
 ///   a token before the first request instead.
 /// - A store that cannot be read counts as empty (as if no token were stored); a token that
 ///   cannot be saved is still used for this process.
 public struct TokenAuthorization: Middleware {
+    /// The tag of requests that go without the token.
     public static let noAuthorization = StaticAuthorization.noAuthorization
+    /// The tag of requests that ask for the token: with `scope: .optIn`, only they get it.
+    public static let authorize = StaticAuthorization.authorize
     /// The tag of a login request, whose response `capture` may take a token from.
     public static let login = "login"
 
@@ -51,20 +56,26 @@ public struct TokenAuthorization: Middleware {
     let capture: (@Sendable (HTTPResponse, [UInt8]) -> AuthToken?)?
     /// What happens to a request when there is no token yet.
     public let whenNoToken: MissingTokenPolicy
+    /// Which requests get the token.
+    public let scope: AuthorizationScope
 
     /// - Parameters:
     ///   - store: where the token is kept between calls and runs.
     ///   - whenNoToken: with no token yet, send requests without one (the default) or
     ///     refresh first.
+    ///   - scope: every request but those that opt out (the default), or only those that
+    ///     opt in.
     ///   - capture: takes a token from the response to a request tagged ``login``.
     ///   - refresh: a new token, given the one it replaces (nil when there is none).
     public init(store: any TokenStore = InMemoryTokenStore(),
                 whenNoToken: MissingTokenPolicy = .sendWithout,
+                scope: AuthorizationScope = .optOut,
                 capture: (@Sendable (HTTPResponse, [UInt8]) -> AuthToken?)? = nil,
                 refresh: @escaping @Sendable (AuthToken?) async throws -> AuthToken) {
         self.coordinator = TokenCoordinator(store: store, refresh: refresh)
         self.capture = capture
         self.whenNoToken = whenNoToken
+        self.scope = scope
     }
 
     /// The token in use now (loaded from the store if need be), nil when there is none yet.
@@ -97,7 +108,7 @@ public struct TokenAuthorization: Middleware {
             }
             return response
         }
-        if self.isRefreshing || tags.contains(Self.noAuthorization) || request.head.headerFields[.authorization] != nil {
+        if self.isRefreshing || !self.scope.covers(tags) || request.head.headerFields[.authorization] != nil {
             return try await next(request)
         }
         // Waiting for a refresh is bounded by the call's deadline like the rest of it.
