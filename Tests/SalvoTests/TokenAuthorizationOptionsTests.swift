@@ -133,4 +133,52 @@ private struct Profile: Request {
         #expect(AuthorizationScope.optOut.covers([]))
         #expect(!AuthorizationScope.optOut.covers([StaticAuthorization.noAuthorization, StaticAuthorization.authorize]))
     }
+
+    // MARK: Capturing a login's token
+
+    private struct LoginReply: Decodable, Sendable { var sessionToken: String }
+
+    /// A login answered with `{"session_token": …}` on a snake_case client: decoded with the
+    /// client's coders, its token used from then on.
+    @Test func aTypedCaptureDecodesWithTheClientsCoders() async throws {
+        let mock = MockTransport()
+        mock.on(.post, "/login", reply: .text(#"{"session_token": "s1"}"#, contentType: "application/json"))
+        mock.fallback { request in request.headerFields[.authorization] == "Bearer s1" ? .text("ok") : .status(.unauthorized) }
+        let auth = TokenAuthorization(capture: .decoding(LoginReply.self) { reply in AuthToken(accessToken: reply.sessionToken) },
+                                      refresh: { _ in throw ClientError(.authorizationFailed, detail: "log in first") })
+        let client = try Client(baseURL: "http://api.test", transport: mock,
+                                configuration: .init(coders: .json(keys: .snakeCase), middleware: [auth]))
+        let reply = try await client.value(Endpoint<JSONValue>.post("/login").tagged(TokenAuthorization.login))
+        #expect(reply["session_token"]?.stringValue == "s1", "the caller still gets the body")
+        #expect(auth.currentToken()?.accessToken == "s1")
+        #expect(try await client.value(Endpoint<String>.get("/me")) == "ok")
+    }
+
+    /// A refused login sets nothing and stays the caller's answer; a 2xx login whose body is
+    /// not the reply fails with `.decodingFailed`, saying where.
+    @Test func aTypedCaptureLeavesRefusalsAloneAndReportsABadReply() async throws {
+        let mock = MockTransport()
+        mock.on(.post, "/refused", reply: .text(#"{"error": "bad password"}"#, status: .unauthorized, contentType: "application/json"))
+        mock.on(.post, "/odd", reply: .text(#"{"token": 7}"#, contentType: "application/json"))
+        let auth = TokenAuthorization(capture: .decoding(LoginReply.self) { AuthToken(accessToken: $0.sessionToken) },
+                                      refresh: { _ in throw ClientError(.authorizationFailed, detail: "log in first") })
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [auth]))
+        #expect(try await client.send(Endpoint<JSONValue>.post("/refused").tagged(TokenAuthorization.login)).status == .unauthorized)
+        let error = await client.outcome(Endpoint<JSONValue>.post("/odd").tagged(TokenAuthorization.login)).error
+        #expect(error?.code == .decodingFailed, "\(String(describing: error))")
+        #expect(error?.status == .ok)
+        #expect(auth.currentToken() == nil)
+    }
+
+    /// `.bytes`: the raw response, whatever its status.
+    @Test func aBytesCaptureSeesTheRawResponse() async throws {
+        let mock = MockTransport()
+        mock.on(.post, "/token", reply: .text("raw-7", status: .created))
+        let auth = TokenAuthorization(capture: .bytes { head, body in
+            head.status == .created ? AuthToken(accessToken: String(decoding: body, as: UTF8.self)) : nil
+        }, refresh: { _ in throw ClientError(.authorizationFailed, detail: "log in first") })
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [auth]))
+        #expect(try await client.value(Endpoint<String>.post("/token").tagged(TokenAuthorization.login)) == "raw-7")
+        #expect(auth.currentToken()?.accessToken == "raw-7")
+    }
 }

@@ -190,7 +190,8 @@ public final class Client: Sendable {
             // whatever body the middleware hand back is read here.
             let routed = try await self.tracked(request.operationName, head) { () async throws(ClientError) in
                 try await self.dispatch(ClientRequest(head: head, body: body, operationName: request.operationName, baseURL: self.baseURL,
-                                                      options: self.middlewareOptions(options), metadata: request.metadata))
+                                                      options: self.middlewareOptions(options), metadata: request.metadata,
+                                                      coders: coders))
             }
             let bytes: [UInt8]
             if let collected = routed.collectedBody {

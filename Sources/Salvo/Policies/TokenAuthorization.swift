@@ -23,8 +23,8 @@ import Foundation
 /// - Requests tagged ``noAuthorization`` or with an `Authorization` of their own go as they
 ///   are; with `scope: .optIn`, so do all but those tagged ``authorize``
 ///   (`endpoint.authorized()`). A request that goes as it is never triggers a refresh.
-/// - A response to a request tagged ``login`` is offered to `capture`, which may take a
-///   token from it (004's "after authorization"), whatever the scope.
+/// - A response to a request tagged ``login`` is offered to `capture` (a ``TokenCapture``),
+///   which may take a token from it (004's "after authorization"), whatever the scope.
 /// - With no token yet, a request goes without one by default, and its 401, if any, is
 ///   answered by a refresh and one more try; `whenNoToken: .refreshFirst` asks `refresh` for
 ///   a token before the first request instead.
@@ -53,7 +53,7 @@ public struct TokenAuthorization: Middleware {
     }
 
     let coordinator: TokenCoordinator
-    let capture: (@Sendable (HTTPResponse, [UInt8]) -> AuthToken?)?
+    let capture: TokenCapture?
     /// What happens to a request when there is no token yet.
     public let whenNoToken: MissingTokenPolicy
     /// Which requests get the token.
@@ -65,17 +65,28 @@ public struct TokenAuthorization: Middleware {
     ///     refresh first.
     ///   - scope: every request but those that opt out (the default), or only those that
     ///     opt in.
-    ///   - capture: takes a token from the response to a request tagged ``login``.
+    ///   - capture: takes a token from the response to a request tagged ``login``:
+    ///     `.decoding(Reply.self) { reply in … }`, `.oauth2` or `.bytes { head, body in … }`.
     ///   - refresh: a new token, given the one it replaces (nil when there is none).
     public init(store: any TokenStore = InMemoryTokenStore(),
                 whenNoToken: MissingTokenPolicy = .sendWithout,
                 scope: AuthorizationScope = .optOut,
-                capture: (@Sendable (HTTPResponse, [UInt8]) -> AuthToken?)? = nil,
+                capture: TokenCapture? = nil,
                 refresh: @escaping @Sendable (AuthToken?) async throws -> AuthToken) {
         self.coordinator = TokenCoordinator(store: store, refresh: refresh)
         self.capture = capture
         self.whenNoToken = whenNoToken
         self.scope = scope
+    }
+
+    /// The same, `capture` given as a closure over the raw response — as
+    /// `capture: .bytes { head, body in … }`.
+    public init(store: any TokenStore = InMemoryTokenStore(),
+                whenNoToken: MissingTokenPolicy = .sendWithout,
+                scope: AuthorizationScope = .optOut,
+                capture: @escaping @Sendable (HTTPResponse, [UInt8]) -> AuthToken?,
+                refresh: @escaping @Sendable (AuthToken?) async throws -> AuthToken) {
+        self.init(store: store, whenNoToken: whenNoToken, scope: scope, capture: .bytes(capture), refresh: refresh)
     }
 
     /// The token in use now (loaded from the store if need be), nil when there is none yet.
@@ -104,7 +115,7 @@ public struct TokenAuthorization: Middleware {
             var response = try await next(request)
             if let capture = self.capture, !request.isStreaming {
                 let bytes = try await response.collectedBytes(limit: request.options.maxBodySize)
-                if let token = capture(response.head, bytes) { self.coordinator.set(token) }
+                if let token = try capture.take(response.head, bytes, request.coders) { self.coordinator.set(token) }
             }
             return response
         }
