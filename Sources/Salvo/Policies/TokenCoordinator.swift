@@ -89,7 +89,8 @@ final class TokenCoordinator: Sendable {
         let outcome: Result<AuthToken, any Error>
         do {
             let marked = TokenAuthorization.refreshing.union([ObjectIdentifier(self)])
-            outcome = .success(try await TokenAuthorization.$refreshing.withValue(marked) { try await refresh(old) })
+            let fresh = try await TokenAuthorization.$refreshing.withValue(marked) { try await refresh(old) }
+            outcome = .success(fresh.renewing(old))
         } catch {
             outcome = .failure(error)
         }
