@@ -221,6 +221,14 @@ private struct Authorizing: Transport {
         #expect(try await scoped.value(Endpoint<String>.get("/me").authorized()) == "ok")
         #expect(try await scoped.send(Endpoint<String>.get("/news")).status == .unauthorized)
         #expect(mock.requests.last?.headerFields[.authorization] == nil)
+
+        // SwiftyNetworking's section: opt in, an OAuth reply captured as it is.
+        let swifty = TokenAuthorization(scope: .optIn, capture: .oauth2) { old in
+            try await authClient.value(Endpoint<AuthToken>.post("/oauth/refresh", body: ["refresh_token": old?.refreshToken ?? ""]))
+        }
+        let swiftyClient = try Client(baseURL: "https://www.example.com", transport: authMock, configuration: .init(middleware: [swifty]))
+        _ = try await swiftyClient.send(Endpoint<Empty>.post("/oauth/refresh", body: ["refresh_token": "r1"]).tagged(TokenAuthorization.login))
+        #expect(swifty.currentToken()?.accessToken == "t2")
     }
 
     @Test func theMiddlewareSection() async throws {
