@@ -159,13 +159,15 @@ import Testing
     @Test func aLoginResponseSetsTheToken() async throws {
         let mock = MockTransport()
         mock.on(.post, "/login", reply: .text(#"{"token": "t9"}"#, contentType: "application/json"))
-        mock.on(.get, "/me", reply: .text("me"))
+        mock.on(.get, "/me") { request in request.headerFields[.authorization] == "Bearer t9" ? .text("me") : .status(.unauthorized) }
         struct Login: Decodable { var token: String }
         let auth = TokenAuthorization(capture: { head, body in
             (try? JSONDecoder().decode(Login.self, from: Data(body))).map { AuthToken(accessToken: $0.token) }
         }, refresh: { _ in throw ClientError(.authorizationFailed, detail: "log in first") })
         let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [auth]))
+        // Before the login: sent without a token, its 401 meets a refresh that refuses.
         #expect(await client.outcome(Endpoint<String>.get("/me")).error?.detail == "log in first")
+        #expect(mock.requests.first?.headerFields[.authorization] == nil)
         let login = try await client.value(Endpoint<JSONValue>.post("/login").tagged(TokenAuthorization.login))
         #expect(login["token"]?.stringValue == "t9", "the caller still gets the body")
         #expect(try await client.value(Endpoint<String>.get("/me")) == "me")

@@ -191,6 +191,56 @@ private struct Authorizing: Transport {
         #expect(mock.requests[1].text.contains(#""full_name":"Ada""#))
     }
 
+    /// The guide's authorization snippets: a login captured from a typed reply, a refresh
+    /// answered with an OAuth 2 token reply, and opt-in authorization.
+    @Test func theAuthorizationSection() async throws {
+        struct LoginReply: Codable, Sendable { var token: String; var refreshToken: String }
+        let credentials = ["username": "ada", "password": "…"]
+        let authMock = MockTransport()
+        authMock.on(.post, "/oauth/refresh") { request in
+            let body = try request.decode([String: String].self)
+            return body["refresh_token"] == "r1"
+                ? .text(#"{"access_token": "t2", "token_type": "Bearer", "expires_in": 3600, "scope": "read"}"#, contentType: "application/json")
+                : .status(.badRequest)
+        }
+        let authClient = try Client(baseURL: "https://auth.example.com", transport: authMock)
+        let mock = MockTransport()
+        mock.on(.post, "/login", reply: try .json(LoginReply(token: "t1", refreshToken: "r1")))
+        mock.fallback { request in request.headerFields[.authorization] == "Bearer t2" ? .text("ok") : .status(.unauthorized) }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-doc-token-\(UInt32.random(in: 0 ... .max)).json").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+
+        let auth = TokenAuthorization(store: FileTokenStore(path: path),
+                                      capture: .decoding(LoginReply.self) { reply in
+                                          AuthToken(accessToken: reply.token, refreshToken: reply.refreshToken, extra: ["user": "ada"])
+                                      },
+                                      refresh: { old in
+            try await authClient.value(Endpoint<AuthToken>.post("/oauth/refresh", body: ["refresh_token": old?.refreshToken ?? ""]))
+        })
+        let client = try Client(baseURL: "https://api.example.com", transport: mock, configuration: .init(middleware: [RetryMiddleware(), auth]))
+        _ = try await client.send(Endpoint<LoginReply>.post("/login", body: credentials).tagged(TokenAuthorization.login))
+
+        #expect(try await client.value(Endpoint<String>.get("/data")) == "ok", "t1 refused, refreshed to t2")
+        let token = try #require(try FileTokenStore(path: path).load())
+        #expect(token.accessToken == "t2" && token.scope == "read" && token.expiresAt != nil)
+        #expect(token.refreshToken == "r1", "a reply without a refresh token keeps the old one")
+        #expect(token.extra == ["user": "ada"], "and the extra credentials")
+
+        let optIn = TokenAuthorization(store: InMemoryTokenStore(AuthToken(accessToken: "t2")), scope: .optIn) { _ in AuthToken(accessToken: "t2") }
+        let scoped = try Client(baseURL: "https://api.example.com", transport: mock, configuration: .init(middleware: [optIn]))
+        #expect(try await scoped.value(Endpoint<String>.get("/me").authorized()) == "ok")
+        #expect(try await scoped.send(Endpoint<String>.get("/news")).status == .unauthorized)
+        #expect(mock.requests.last?.headerFields[.authorization] == nil)
+
+        // SwiftyNetworking's section: opt in, an OAuth reply captured as it is.
+        let swifty = TokenAuthorization(scope: .optIn, capture: .oauth2) { old in
+            try await authClient.value(Endpoint<AuthToken>.post("/oauth/refresh", body: ["refresh_token": old?.refreshToken ?? ""]))
+        }
+        let swiftyClient = try Client(baseURL: "https://www.example.com", transport: authMock, configuration: .init(middleware: [swifty]))
+        _ = try await swiftyClient.send(Endpoint<Empty>.post("/oauth/refresh", body: ["refresh_token": "r1"]).tagged(TokenAuthorization.login))
+        #expect(swifty.currentToken()?.accessToken == "t2")
+    }
+
     @Test func theMiddlewareSection() async throws {
         let token = "t0k"
         let mock = MockTransport(always: .status(.unauthorized))

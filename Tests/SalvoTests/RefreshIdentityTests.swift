@@ -26,7 +26,7 @@ import Testing
             request.headerFields[.authorization] == "Bearer a-fresh" ? .text("ok") : .status(.unauthorized)
         }
         let bRefreshes = Counter()
-        let authB = TokenAuthorization { _ in AuthToken(accessToken: "b\(bRefreshes.next())") }
+        let authB = TokenAuthorization(whenNoToken: .refreshFirst) { _ in AuthToken(accessToken: "b\(bRefreshes.next())") }
         let clientB = try Client(baseURL: "http://b.test", transport: mock, configuration: .init(middleware: [authB]))
         let authA = TokenAuthorization(store: InMemoryTokenStore(AuthToken(accessToken: "a-stale"))) { _ in
             AuthToken(accessToken: try await clientB.value(Endpoint<String>.post("/b/token")))
@@ -57,7 +57,9 @@ import Testing
         }
         let control = RequestControl.serialQueue()
         let clientB = try Client(baseURL: "http://b.test", transport: mock, configuration: .init(middleware: [control]))
-        let authA = TokenAuthorization { _ in AuthToken(accessToken: try await clientB.value(Endpoint<String>.post("/b/token"))) }
+        let authA = TokenAuthorization(whenNoToken: .refreshFirst) { _ in
+            AuthToken(accessToken: try await clientB.value(Endpoint<String>.post("/b/token")))
+        }
         let clientA = try Client(baseURL: "http://a.test", transport: mock, configuration: .init(middleware: [authA]))
 
         try await withWatchdog {

@@ -191,7 +191,8 @@ public final class Client: Sendable {
         // transport's collected form, and the bytes come back untouched.
         let routed = try await self.tracked(request.operationName, head, id: options.id) { () async throws(ClientError) in
             try await self.dispatch(ClientRequest(head: head, body: body, operationName: request.operationName, baseURL: self.baseURL,
-                                                  options: self.middlewareOptions(options), metadata: request.metadata))
+                                                  options: self.middlewareOptions(options), metadata: request.metadata,
+                                                  coders: coders))
         }
         let bytes: [UInt8]
         if let collected = routed.collectedBody {

@@ -148,7 +148,8 @@ extension Client {
                                         redacting redacted: CredentialFields = .none) async throws(ClientError) -> String {
         let (head, body) = try self.prepare(request)
         return await ClientRequest(head: head, body: body, operationName: request.operationName, baseURL: self.baseURL,
-                                   options: options, metadata: request.metadata).curlCommand(redacting: redacted)
+                                   options: options, metadata: request.metadata,
+                                   coders: self.configuration.coders).curlCommand(redacting: redacted)
     }
 }
 

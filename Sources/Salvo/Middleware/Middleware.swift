@@ -89,10 +89,14 @@ public struct ClientRequest: Sendable {
     public let isStreaming: Bool
     /// The call's id: the caller's (``Client/CallOptions/id``), or one of its own.
     public let id: RequestID
+    /// The client's coders, for a middleware that decodes a response (a login's token) or
+    /// encodes a body as the client would.
+    public let coders: Coders
 
     public init(head: HTTPRequest, body: HTTPBody? = nil, operationName: String, baseURL: BaseURL,
                 options: Client.CallOptions = Client.CallOptions(), metadata: RequestMetadata = RequestMetadata(),
-                isStreaming: Bool = false) {
+                isStreaming: Bool = false, coders: Coders = .json) {
+        self.coders = coders
         self.id = options.id ?? RequestID()
         self.head = head
         self.body = body

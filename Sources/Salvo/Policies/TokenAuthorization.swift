@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Bearer tokens from a ``TokenStore``, renewed by your `refresh` when the server answers
 /// 401 (or the token has expired), and the request sent again with the new one.
@@ -22,23 +21,72 @@ import Synchronization
 ///   `TokenAuthorization` — another client's, that `refresh` calls — authorizes them as usual.
 /// - A request is sent again at most once, and only with a body that can be replayed.
 /// - Requests tagged ``noAuthorization`` or with an `Authorization` of their own go as they
-///   are; a response to a request tagged ``login`` is offered to `capture`, which may take
-///   a token from it (004's "after authorization").
-/// - A store that cannot be read counts as empty (a refresh follows); a token that cannot be
-///   saved is still used for this process.
+///   are; with `scope: .optIn`, so do all but those tagged ``authorize``
+///   (`endpoint.authorized()`). A request that goes as it is never triggers a refresh.
+/// - A response to a request tagged ``login`` is offered to `capture` (a ``TokenCapture``),
+///   which may take a token from it (004's "after authorization"), whatever the scope.
+/// - With no token yet, a request goes without one by default, and its 401, if any, is
+///   answered by a refresh and one more try; `whenNoToken: .refreshFirst` asks `refresh` for
+///   a token before the first request instead.
+/// - A store that cannot be read counts as empty (as if no token were stored); a token that
+///   cannot be saved is still used for this process.
 public struct TokenAuthorization: Middleware {
+    /// The tag of requests that go without the token.
     public static let noAuthorization = StaticAuthorization.noAuthorization
+    /// The tag of requests that ask for the token: with `scope: .optIn`, only they get it.
+    public static let authorize = StaticAuthorization.authorize
     /// The tag of a login request, whose response `capture` may take a token from.
     public static let login = "login"
 
-    let coordinator: TokenCoordinator
-    let capture: (@Sendable (HTTPResponse, [UInt8]) -> AuthToken?)?
+    /// What happens to a request when there is no token yet (none stored, none set, none
+    /// captured).
+    public enum MissingTokenPolicy: Sendable, Hashable {
+        /// Send it without an `Authorization` header. An answer of 401 leads to the usual
+        /// refresh — `refresh` is called with nil — and the request is sent again once, with
+        /// the new token. Endpoints that need no token work before any login, and `refresh` is
+        /// called only when the server asks for a token. The default.
+        case sendWithout
+        /// Ask `refresh` for a token first (with nil), and send the request with it: nothing
+        /// goes out unauthenticated. A `refresh` that fails fails the request, with
+        /// `.authorizationFailed`, before anything is sent.
+        case refreshFirst
+    }
 
+    let coordinator: TokenCoordinator
+    let capture: TokenCapture?
+    /// What happens to a request when there is no token yet.
+    public let whenNoToken: MissingTokenPolicy
+    /// Which requests get the token.
+    public let scope: AuthorizationScope
+
+    /// - Parameters:
+    ///   - store: where the token is kept between calls and runs.
+    ///   - whenNoToken: with no token yet, send requests without one (the default) or
+    ///     refresh first.
+    ///   - scope: every request but those that opt out (the default), or only those that
+    ///     opt in.
+    ///   - capture: takes a token from the response to a request tagged ``login``:
+    ///     `.decoding(Reply.self) { reply in … }`, `.oauth2` or `.bytes { head, body in … }`.
+    ///   - refresh: a new token, given the one it replaces (nil when there is none).
     public init(store: any TokenStore = InMemoryTokenStore(),
-                capture: (@Sendable (HTTPResponse, [UInt8]) -> AuthToken?)? = nil,
+                whenNoToken: MissingTokenPolicy = .sendWithout,
+                scope: AuthorizationScope = .optOut,
+                capture: TokenCapture? = nil,
                 refresh: @escaping @Sendable (AuthToken?) async throws -> AuthToken) {
         self.coordinator = TokenCoordinator(store: store, refresh: refresh)
         self.capture = capture
+        self.whenNoToken = whenNoToken
+        self.scope = scope
+    }
+
+    /// The same, `capture` given as a closure over the raw response — as
+    /// `capture: .bytes { head, body in … }`.
+    public init(store: any TokenStore = InMemoryTokenStore(),
+                whenNoToken: MissingTokenPolicy = .sendWithout,
+                scope: AuthorizationScope = .optOut,
+                capture: @escaping @Sendable (HTTPResponse, [UInt8]) -> AuthToken?,
+                refresh: @escaping @Sendable (AuthToken?) async throws -> AuthToken) {
+        self.init(store: store, whenNoToken: whenNoToken, scope: scope, capture: .bytes(capture), refresh: refresh)
     }
 
     /// The token in use now (loaded from the store if need be), nil when there is none yet.
@@ -67,152 +115,24 @@ public struct TokenAuthorization: Middleware {
             var response = try await next(request)
             if let capture = self.capture, !request.isStreaming {
                 let bytes = try await response.collectedBytes(limit: request.options.maxBodySize)
-                if let token = capture(response.head, bytes) { self.coordinator.set(token) }
+                if let token = try capture.take(response.head, bytes, request.coders) { self.coordinator.set(token) }
             }
             return response
         }
-        if self.isRefreshing || tags.contains(Self.noAuthorization) || request.head.headerFields[.authorization] != nil {
+        if self.isRefreshing || !self.scope.covers(tags) || request.head.headerFields[.authorization] != nil {
             return try await next(request)
         }
         // Waiting for a refresh is bounded by the call's deadline like the rest of it.
         let end = request.options.deadline
-        let (token, generation) = try await self.coordinator.usable(until: end)
+        let (token, generation) = try await self.coordinator.usable(whenMissing: self.whenNoToken, until: end)
         var authorized = request
-        authorized.head.headerFields[.authorization] = HTTPCredentials.bearer(token.accessToken).headerValue
+        if let token { authorized.head.headerFields[.authorization] = HTTPCredentials.bearer(token.accessToken).headerValue }
         let response = try await next(authorized)
         guard response.status == .unauthorized, request.body?.isReplayable ?? true else { return response }
         await response.discardBody(streaming: request.isStreaming)
         let (fresh, _) = try await self.coordinator.refreshed(after: generation, until: end)
         authorized.head.headerFields[.authorization] = HTTPCredentials.bearer(fresh.accessToken).headerValue
         return try await next(authorized)
-    }
-}
-
-/// The token of one ``TokenAuthorization``, and its one refresh at a time.
-final class TokenCoordinator: Sendable {
-    private struct State {
-        var token: AuthToken?
-        var loaded = false
-        /// Bumped by each new token: a request knows which token it went with.
-        var generation = 0
-        var refreshing: SharedWork<(AuthToken, Int)>?
-    }
-
-    private let state = Mutex(State())
-    private let store: any TokenStore
-    private let refresh: @Sendable (AuthToken?) async throws -> AuthToken
-
-    init(store: any TokenStore, refresh: @escaping @Sendable (AuthToken?) async throws -> AuthToken) {
-        self.store = store
-        self.refresh = refresh
-    }
-
-    /// The token and its generation, loaded from the store the first time.
-    func loaded() -> (token: AuthToken?, generation: Int) {
-        if let known = self.state.withLock({ $0.loaded ? ($0.token, $0.generation) : nil }) { return known }
-        let stored = try? self.store.load()   // unreadable: as if empty (documented)
-        return self.state.withLock { state in
-            if !state.loaded {
-                state.loaded = true
-                state.token = stored
-            }
-            return (state.token, state.generation)
-        }
-    }
-
-    /// A token to send now: the current one, or a refreshed one when there is none or it
-    /// has expired.
-    func usable(until end: ContinuousClock.Instant? = nil) async throws(ClientError) -> (AuthToken, Int) {
-        let (token, generation) = self.loaded()
-        if let token, (token.expiresAt ?? .distantFuture) > Date() { return (token, generation) }
-        return try await self.refreshed(after: generation, until: end)
-    }
-
-    /// A token newer than `generation`: the one another refresh already brought, or the
-    /// result of the refresh under way, or of a new one. A caller whose task is cancelled
-    /// stops waiting at once; the refresh goes on for the others (and for the store).
-    func refreshed(after generation: Int, until end: ContinuousClock.Instant? = nil) async throws(ClientError) -> (AuthToken, Int) {
-        enum Step { case done(AuthToken, Int), wait(SharedWork<(AuthToken, Int)>, start: AuthToken??) }
-        let step: Step = self.state.withLock { state in
-            if state.generation > generation, let token = state.token { return .done(token, state.generation) }
-            if let refreshing = state.refreshing { return .wait(refreshing, start: nil) }
-            let refreshing = SharedWork<(AuthToken, Int)>(cancellation: ClientError(.cancelled, detail: "cancelled while waiting for a token refresh"),
-                                                          stopsWhenAbandoned: false)
-            state.refreshing = refreshing
-            return .wait(refreshing, start: .some(state.token))
-        }
-        switch step {
-        case .done(let token, let current):
-            return (token, current)
-        case .wait(let refreshing, let start):
-            // While this call waits, the places it holds in request controls are lent to the
-            // refresh: a refresh sent through such a control must not queue behind the very
-            // calls that wait for it.
-            let holder = ObjectIdentifier(self)
-            let controls = RequestControl.placesHeld
-            for control in controls { control.lend(to: holder) }
-            defer { for control in controls { control.endLoan(to: holder) } }
-            if case .some(let old) = start {
-                refreshing.start { [self] in await self.runRefresh(from: old, as: refreshing) }
-            }
-            return try await refreshing.wait(until: end, timeout: ClientError.transport(
-                TransportError(.totalTimeout, detail: "waiting for a token refresh"))).get()
-        }
-    }
-
-    /// The refresh itself, its requests marked as this coordinator's so that they never
-    /// refresh through it; its token applied and stored before the waiters hear of it.
-    private func runRefresh(from old: AuthToken?, as refreshing: SharedWork<(AuthToken, Int)>) async -> Result<(AuthToken, Int), ClientError> {
-        let refresh = self.refresh
-        let outcome: Result<AuthToken, any Error>
-        do {
-            let marked = TokenAuthorization.refreshing.union([ObjectIdentifier(self)])
-            outcome = .success(try await TokenAuthorization.$refreshing.withValue(marked) { try await refresh(old) })
-        } catch {
-            outcome = .failure(error)
-        }
-        let applied: (AuthToken, Int)? = self.state.withLock { state in
-            if state.refreshing === refreshing { state.refreshing = nil }
-            guard case .success(let token) = outcome else { return nil }
-            state.token = token
-            state.loaded = true
-            state.generation += 1
-            return (token, state.generation)
-        }
-        switch outcome {
-        case .success(let token):
-            let current = applied?.1 ?? 0
-            self.persist(token, generation: current)
-            return .success((token, current))
-        case .failure(let error):
-            if let error = error as? ClientError, error.code == .authorizationFailed { return .failure(error) }
-            var failure = ClientError(.authorizationFailed, detail: "the token refresh failed: \(error)")
-            failure.underlyingError = error
-            return .failure(failure)
-        }
-    }
-
-    func set(_ token: AuthToken?) {
-        let generation = self.state.withLock { state in
-            state.token = token
-            state.loaded = true
-            state.generation += 1
-            return state.generation
-        }
-        self.persist(token, generation: generation)
-    }
-
-    /// The newest generation written to the store: an older token never replaces a newer one.
-    private let persisted = Mutex(-1)
-
-    /// Saves `token` unless a newer one is stored already. A store that fails: the token
-    /// still serves this process (documented on ``TokenAuthorization``).
-    private func persist(_ token: AuthToken?, generation: Int) {
-        self.persisted.withLock { newest in
-            guard generation > newest else { return }
-            newest = generation
-            try? self.store.save(token)
-        }
     }
 }
 

@@ -100,7 +100,8 @@ extension Client {
         // a hot path worth a second route.
         let routed = try await self.tracked(request.operationName, head, id: options.id) { () async throws(ClientError) in
             try await self.dispatch(ClientRequest(head: head, body: body, operationName: request.operationName, baseURL: self.baseURL,
-                                                  options: self.middlewareOptions(options), metadata: request.metadata, isStreaming: true))
+                                                  options: self.middlewareOptions(options), metadata: request.metadata, isStreaming: true,
+                                                  coders: self.configuration.coders))
         }
         let streamed = routed.exchange
         let limit = options.maxBodySize ?? self.configuration.maxBodySize

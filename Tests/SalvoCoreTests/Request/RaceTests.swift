@@ -43,9 +43,10 @@ import Testing
         defer { client.shutdown() }
         // A connection is pipelined on only once it has kept a response alive.
         _ = try await client.execute(try get(server.url("/ok")))
-        let slow = Task { try await client.execute(try get(server.url("/slow-head?ms=2500"))) }
-        // The slow request on the connection first, however busy the machine.
-        try await Self.waitForHost(client) { $0.leased >= 1 }
+        // Slow, X and Y handed over in this order from one thread, with no task in between
+        // that a busy machine could delay: the slow one takes the connection, the others line up.
+        let slow = Mutex<Result<CollectedResponse, TransportError>?>(nil)
+        client.execute(try get(server.url("/slow-head?ms=2500"))) { result in slow.withLock { $0 = result } }
         let handleOfY = Mutex<RequestHandle?>(nil)
         let x = Mutex<Result<CollectedResponse, TransportError>?>(nil)
         let y = Mutex<Result<CollectedResponse, TransportError>?>(nil)
@@ -72,7 +73,7 @@ import Testing
         case nil:
             Issue.record("Y never ended")
         }
-        _ = try await slow.value
+        _ = try await Self.waitFor(slow)
     }
 
     /// A request that takes an idle connection the pool opened but never used (opened for a
