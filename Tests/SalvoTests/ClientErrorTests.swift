@@ -78,4 +78,29 @@ import Testing
         }.value
         #expect(typed == 404)
     }
+
+    struct APIProblem: Codable, Sendable, Equatable { let errorMessage: String }
+    struct Other: Codable, Sendable, Equatable { let errorCode: Int }
+
+    @Test func theFailureBodyAsDeclaredOrAsked() async throws {
+        let mock = MockTransport()
+        mock.on(.get, "/locked", reply: .text(#"{"error_message": "locked", "error_code": 423}"#, status: HTTPResponse.Status(code: 423), contentType: "application/json"))
+        mock.on(.get, "/fine", reply: .text("not json", contentType: "application/json"))
+        let client = try Client(baseURL: "http://api.test", transport: mock, coders: .json(keys: .snakeCase))
+        let request = Endpoint<Empty>.get("/locked").failing(as: APIProblem.self)
+        let error = await client.outcome(request).error
+        // The declared type, without naming it again.
+        #expect(error?.failureBody(for: request) == APIProblem(errorMessage: "locked"))
+        // A type the request did not declare decodes too, with the client's coders.
+        #expect(error?.failureBody(as: Other.self) == Other(errorCode: 423))
+        let undeclared = await client.outcome(Endpoint<Empty>.get("/locked")).error
+        #expect(undeclared?.failureBody(as: APIProblem.self) == APIProblem(errorMessage: "locked"))
+        // A body that is not a failure body is never read as one.
+        let decoding = await client.outcome(Endpoint<APIProblem>.get("/fine")).error
+        #expect(decoding?.code == .decodingFailed)
+        #expect(decoding?.failureBody(as: APIProblem.self) == nil)
+        // send: the same through response.error.
+        let response = try await client.send(request)
+        #expect(response.error?.failureBody(for: request)?.errorMessage == "locked")
+    }
 }

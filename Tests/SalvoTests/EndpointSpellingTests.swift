@@ -38,6 +38,7 @@ extension Endpoint where Success == [PostItem] {
         let client = try Client(baseURL: "http://api.test", transport: self.mock)
         try await client.value(.deletePost(1))                    // nothing to discard
         try await client.value(Endpoint<Void>.delete("/posts/1"))
+        try await client.value(Endpoint<Empty>.delete("/posts/1"))   // no `_ =` either
         do {
             try await client.value(.lockedPost(2))
             Issue.record("a 409 is refused")

@@ -50,7 +50,8 @@ struct Echo: Decodable, Sendable {
         let created = try await client.send(Endpoint<APIUser>.post("/users", body: APIUser(id: 0, name: "Edsger", emailAddress: nil)))
         #expect(created.status == .created)
         #expect(try created.decodeSuccessBody().id == 4)
-        #expect(created.url.hasSuffix("/users"))
+        #expect(created.urlString.hasSuffix("/users"))
+        #expect(created.url.path == "/users" && created.url.scheme == "http")
     }
 
     @Test func failureBodiesAndRawBytesSurvive() async throws {

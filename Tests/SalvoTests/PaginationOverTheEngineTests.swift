@@ -25,7 +25,7 @@ import Testing
             ids += page.value.map(\.id)
             #expect(page.response.links.first(rel: "last")?.url?.hasSuffix("/pages?total=10&per_page=3&page=4") == true)
             if page.number > 1 {
-                #expect(page.response.url.hasSuffix("/pages?total=10&per_page=3&page=\(page.number)"))
+                #expect(page.response.urlString.hasSuffix("/pages?total=10&per_page=3&page=\(page.number)"))
             }
         }
         #expect(numbers == [1, 2, 3, 4])

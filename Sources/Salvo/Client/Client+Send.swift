@@ -88,3 +88,21 @@ extension Client {
         return try await self.stream(endpoint, head: head, body: body, options: options)
     }
 }
+
+// MARK: Empty success bodies
+
+extension Client {
+    /// ``value(_:options:)`` for a request whose success body is ``Empty``: nothing to
+    /// discard (`try await client.value(Endpoint<Empty>.delete("/items/7"))`).
+    @discardableResult
+    public func value<R: Request>(_ request: R, options: CallOptions = CallOptions()) async throws(ClientError)
+        -> Empty where R.SuccessResponseBody == Empty {
+        try await self.valueAndResponse(request, options: options).value
+    }
+
+    @discardableResult
+    public func value<Failure>(_ endpoint: TypedEndpoint<Empty, Failure>, options: CallOptions = CallOptions())
+        async throws(ClientError) -> Empty {
+        try await self.valueAndResponse(endpoint, options: options).value
+    }
+}

@@ -207,7 +207,7 @@ public final class Client: Sendable {
                 throw Self.collectingError(error, limit: limit)
             }
         }
-        return Response(request: routed.request, head: routed.head, body: bytes, url: routed.url, details: routed.details,
+        return Response(request: routed.request, head: routed.head, body: bytes, urlString: routed.url, details: routed.details, coders: coders,
                         validators: self.validators(for: options), successDecoder: successDecoder, failureDecoder: failureDecoder)
     }
 

@@ -66,6 +66,8 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
     public var codingPath: String?
     /// The response an ``Interceptor`` turned into this error for its `rescue` hook.
     var interceptedResponse: ClientResponse?
+    /// The client's coders, to decode the failure body as a type the request did not declare.
+    var coders: Coders?
     /// The error behind this one when it came from outside Salvo: what a middleware threw
     /// (`.middlewareFailed`), what a mock's responder or a body's source threw (with
     /// `.transportFailed`), any error given to `ClientError(error)` (`.other`).
@@ -108,8 +110,41 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
     /// The response's status, when there was a response.
     public var status: HTTPResponse.Status? { self.responseHead?.status }
 
-    /// The decoded failure body as `type`, if it decoded to that.
+    /// The failure body as the request declared it — no type to name again:
+    ///
+    /// ```swift
+    /// let request = Endpoint<User>.get("/users/7").failing(as: APIProblem.self)
+    /// do { _ = try await client.value(request) } catch {
+    ///     print(error.failureBody(for: request)?.message ?? "")   // an APIProblem?
+    /// }
+    /// ```
+    ///
+    /// nil when the response was not refused for its status or validation, or its failure
+    /// body does not decode.
+    public func failureBody<R: Request>(for request: R) -> R.FailureResponseBody? {
+        if let body = self.decodedFailureBody as? R.FailureResponseBody { return body }
+        guard let bytes = self.refusedBody else { return nil }
+        return try? request.decodeFailureBody(from: bytes, coders: self.coders ?? .json)
+    }
+
+    /// The failure body decoded as `type`: the one the request declared, or any other
+    /// `Decodable` type, decoded from the raw body with the client's coders. nil when the
+    /// response was not refused for its status or validation, or the body is not a `type`.
+    public func failureBody<T: Decodable>(as type: T.Type) -> T? {
+        if let body = self.decodedFailureBody as? T { return body }
+        guard let bytes = self.refusedBody else { return nil }
+        return try? ResponseDecoding.decode(T.self, from: bytes, coders: self.coders ?? .json)
+    }
+
+    /// The decoded failure body as `type`, if it decoded to that (for a failure type that is
+    /// not `Decodable`, decoded by the request's own decoder).
     public func failureBody<T>(as type: T.Type) -> T? { self.decodedFailureBody as? T }
+
+    /// The raw body of a response refused for its status or by a validator.
+    private var refusedBody: [UInt8]? {
+        guard self.code == .unacceptableStatus || self.code == .validationFailed else { return nil }
+        return self.responseBody
+    }
 
     /// Whether the server may have acted on the request (see
     /// ``TransportError/mayHaveBeenProcessed``): true once a response arrived.

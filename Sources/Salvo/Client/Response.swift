@@ -17,13 +17,18 @@ public struct Response<Success: Sendable, Failure: Sendable>: Sendable {
     public let head: HTTPResponse
     /// The body as received (decoded from gzip or deflate when the transport does that).
     public let body: [UInt8]
-    /// The URL the response came from: the last of ``redirectChain``, or the request's.
-    public let url: String
+    /// The URL the response came from, as text: the last of ``redirectChain``, or the request's.
+    public let urlString: String
     let details: ExchangeDetails
+    /// The client's coders, for a failure body asked for as a type of the caller's choosing.
+    let coders: Coders
     /// The checks in effect for the call (the call's own, or the client's), run when asked.
     let validators: [any ResponseValidator]
     let successDecoder: @Sendable ([UInt8]) throws(ClientError) -> Success
     let failureDecoder: @Sendable ([UInt8]) throws(ClientError) -> Failure
+
+    /// The URL the response came from: the last of ``redirectChain``, or the request's.
+    public var url: URL { FoundationURL.make(self.urlString) }
 
     public var status: HTTPResponse.Status { self.head.status }
     public var headerFields: HTTPFields { self.head.headerFields }
@@ -77,7 +82,7 @@ public struct Response<Success: Sendable, Failure: Sendable>: Sendable {
     public func map<T: Sendable>(_ transform: @escaping @Sendable (Success) throws -> T) -> Response<T, Failure> {
         let decode = self.successDecoder
         return Response<T, Failure>(
-            request: self.request, head: self.head, body: self.body, url: self.url, details: self.details,
+            request: self.request, head: self.head, body: self.body, urlString: self.urlString, details: self.details, coders: self.coders,
             validators: self.validators, successDecoder: { (bytes) throws(ClientError) in
                 let value = try decode(bytes)
                 do {
@@ -110,7 +115,7 @@ public struct Response<Success: Sendable, Failure: Sendable>: Sendable {
 
     /// The same response with another success decoder.
     func replacingSuccessDecoder<T>(_ decode: @escaping @Sendable ([UInt8]) throws(ClientError) -> T) -> Response<T, Failure> {
-        Response<T, Failure>(request: self.request, head: self.head, body: self.body, url: self.url, details: self.details,
+        Response<T, Failure>(request: self.request, head: self.head, body: self.body, urlString: self.urlString, details: self.details, coders: self.coders,
                              validators: self.validators, successDecoder: decode, failureDecoder: self.failureDecoder)
     }
 
@@ -119,6 +124,7 @@ public struct Response<Success: Sendable, Failure: Sendable>: Sendable {
         var error = error
         if error.responseHead == nil { error.responseHead = self.head }
         if error.responseBody == nil { error.responseBody = self.body }
+        if error.coders == nil { error.coders = self.coders }
         return error
     }
 }

@@ -58,7 +58,7 @@ public struct Links: Sendable, Hashable, RandomAccessCollection {
 extension Response {
     /// The links of the response's `Link` header fields, targets resolved against its
     /// ``url`` (see ``Links``).
-    public var links: Links { Links(self.headerFields, base: self.url) }
+    public var links: Links { Links(self.headerFields, base: self.urlString) }
 }
 
 extension HTTPField.Name {

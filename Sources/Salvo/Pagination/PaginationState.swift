@@ -120,7 +120,7 @@ struct PaginationState<R: Request>: Sendable {
     }
 
     private mutating func stepFollowingLink(of page: Page<R>) -> Step {
-        let pageURL = URIReference(page.response.url)
+        let pageURL = URIReference(page.response.urlString)
         self.seen.insert(self.key(ofSent: page.response.request))
         if let key = self.key(ofURL: pageURL) { self.seen.insert(key) }
         // A link with an anchor is about another resource than this page, unless the anchor

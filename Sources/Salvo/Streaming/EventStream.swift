@@ -64,7 +64,7 @@ extension Client {
 
 extension StreamingResponse {
     var erased: StreamingResponse<any Sendable> {
-        StreamingResponse<any Sendable>(request: self.request, head: self.head, body: self.body, url: self.url,
+        StreamingResponse<any Sendable>(request: self.request, head: self.head, body: self.body, urlString: self.urlString,
                                         coders: self.coders, maxBodySize: self.maxBodySize, details: self.details)
     }
 }

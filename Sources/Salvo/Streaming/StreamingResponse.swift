@@ -19,12 +19,14 @@ public struct StreamingResponse<Failure: Sendable>: Sendable {
     public let head: HTTPResponse
     /// The body, chunk by chunk (read once).
     public let body: ResponseBody
-    /// The URL the response came from (after redirects).
-    public let url: String
+    /// The URL the response came from (after redirects), as text.
+    public let urlString: String
     let coders: Coders
     let maxBodySize: Int
     let details: ExchangeDetails
 
+    /// The URL the response came from (after redirects).
+    public var url: URL { FoundationURL.make(self.urlString) }
     public var status: HTTPResponse.Status { self.head.status }
     public var headerFields: HTTPFields { self.head.headerFields }
     /// Each redirect followed: the request sent and the 3xx that answered it.
@@ -106,7 +108,7 @@ extension Client {
         let streamed = routed.exchange
         let limit = options.maxBodySize ?? self.configuration.maxBodySize
         let response = StreamingResponse<R.FailureResponseBody>(request: routed.request, head: streamed.head, body: streamed.body,
-                                                                url: routed.url, coders: self.configuration.coders,
+                                                                urlString: routed.url, coders: self.configuration.coders,
                                                                 maxBodySize: limit, details: ExchangeDetails(streamed))
         if var error = ResponseValidation.refusal(of: streamed.head, body: [], for: routed.request, by: self.validators(for: options)) {
             if error.code == .unacceptableStatus {
@@ -115,6 +117,7 @@ extension Client {
                 let bytes = await Self.beginning(of: streamed.body, upTo: min(limit, Self.refusalBodyLimit), within: Self.refusalBodyWait)
                 error.responseBody = bytes
                 error.decodedFailureBody = try? request.decodeFailureBody(from: bytes, coders: self.configuration.coders)
+                error.coders = self.configuration.coders
             } else {
                 streamed.body.cancel()
             }

@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,8 +8,10 @@ public struct DownloadedFile: Sendable {
     /// The request as sent.
     public let request: HTTPRequest
     public let head: HTTPResponse
+    /// The URL the body came from (after redirects), as text.
+    public let urlString: String
     /// The URL the body came from (after redirects).
-    public let url: String
+    public var url: URL { FoundationURL.make(self.urlString) }
     /// Where the body now is.
     public let path: String
     /// Its size in bytes.
@@ -87,7 +90,7 @@ extension Client {
                 throw failure
             }
             try file.commit()
-            return DownloadedFile(request: response.request, head: response.head, url: response.url, path: path, size: written)
+            return DownloadedFile(request: response.request, head: response.head, urlString: response.urlString, path: path, size: written)
         } catch {
             response.cancel()
             file.discard()
