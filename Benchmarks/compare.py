@@ -284,6 +284,12 @@ def salvo_api(client):
     return base if base in SALVO_APIS else None
 
 
+def typed_mode(client):
+    """The typed-load mode a name stands for (the baseline's too), or None."""
+    base = client[:-len(BASELINE)] if client.endswith(BASELINE) else client
+    return TYPED_LOAD_MODES.get(base)
+
+
 def client_command(client, url, conns, duration, paths):
     if client == "wrk":
         return [paths["wrk"], "-t1", f"-c{conns}", f"-d{duration}s", url]
@@ -296,9 +302,10 @@ def client_command(client, url, conns, duration, paths):
     if client in ("ahc", "ahc-json"):
         return [paths["ahc"], "--url", url, "--connections", str(conns),
                 "--duration", str(duration), "--threads", "1"] + (["--decode-json"] if client == "ahc-json" else [])
-    if client in TYPED_LOAD_MODES:
-        return [paths["typed-load"], "--url", url, "--connections", str(conns),
-                "--duration", str(duration), "--mode", TYPED_LOAD_MODES[client]]
+    if typed_mode(client):
+        binary = paths["typed-load" + BASELINE] if client.endswith(BASELINE) else paths["typed-load"]
+        return [binary, "--url", url, "--connections", str(conns),
+                "--duration", str(duration), "--mode", typed_mode(client)]
     raise ValueError(client)
 
 
@@ -607,6 +614,15 @@ def resolve_clients(args):
             for c in wanted:
                 if c in TYPED_LOAD_MODES:
                     skipped[c] = f"{typed} missing; run `swift build -c release --product typed-load`"
+    if args.baseline and any(c.endswith(BASELINE) and typed_mode(c) for c in wanted):
+        # The baseline's typed-load sits next to its salvo binary.
+        typed = os.path.join(os.path.dirname(os.path.abspath(args.baseline)), "typed-load")
+        if os.access(typed, os.X_OK):
+            paths["typed-load" + BASELINE] = typed
+        else:
+            for c in wanted:
+                if c.endswith(BASELINE) and typed_mode(c):
+                    skipped[c] = f"{typed} missing: build typed-load next to the baseline salvo"
     if "ahc" in wanted or "ahc-json" in wanted:
         scratch = os.path.join(REPO, ".build-ahc")
         ahc = args.ahc or os.path.join(scratch, "release", "ahc-load")
@@ -653,12 +669,13 @@ def parse_args(argv):
     args.clients = [c for c in args.clients.split(",") if c]
     if args.baseline:
         # Each salvo client runs right after itself with the baseline build.
-        args.clients = [name for c in args.clients for name in ([c, c + BASELINE] if c in SALVO_APIS else [c])]
+        args.clients = [name for c in args.clients
+                        for name in ([c, c + BASELINE] if c in SALVO_APIS or c in TYPED_LOAD_MODES else [c])]
     for s in args.scenarios:
         if s not in SCENARIOS:
             ap.error(f"unknown scenario {s!r} (have: {', '.join(SCENARIOS)})")
     for c in args.clients:
-        if c not in ALL_CLIENTS and not (args.baseline and salvo_api(c)):
+        if c not in ALL_CLIENTS and not (args.baseline and (salvo_api(c) or typed_mode(c))):
             ap.error(f"unknown client {c!r} (have: {', '.join(ALL_CLIENTS)})")
     if args.rounds < 1 or args.duration < 1:
         ap.error("--rounds and --duration must be >= 1")
@@ -698,7 +715,7 @@ def main(argv):
     sys.stdout.flush()
 
     total_runs = sum(args.rounds for sc in args.scenarios for c in clients
-                     if c not in JSON_CLIENTS or sc in JSON_SCENARIOS)
+                     if not (c in JSON_CLIENTS or typed_mode(c)) or sc in JSON_SCENARIOS)
     log(f"{total_runs} runs of {args.duration} s (~{total_runs * (args.duration + args.pause + 0.5) / 60:.1f} min)")
 
     nginx = Nginx(args.nginx, args.server_cpu)
@@ -712,7 +729,7 @@ def main(argv):
                 for rnd in range(args.rounds):
                     order = clients if rnd % 2 == 0 else clients[::-1]
                     for client in order:
-                        if client in JSON_CLIENTS and sc not in JSON_SCENARIOS:
+                        if (client in JSON_CLIENTS or typed_mode(client)) and sc not in JSON_SCENARIOS:
                             continue  # a JSON client decodes the JSON document only
                         if not nginx.alive():
                             raise RuntimeError("nginx died: " + nginx.errors())

@@ -189,11 +189,9 @@ public final class Client: Sendable {
         let failureDecoder = { @Sendable (bytes: [UInt8]) throws(ClientError) in try request.decodeFailureBody(from: bytes, coders: coders) }
         // One path, middleware or not: without any, `dispatch` goes straight to the
         // transport's collected form, and the bytes come back untouched.
-        let routed = try await self.tracked(request.operationName, head, id: options.id) { () async throws(ClientError) in
-            try await self.dispatch(ClientRequest(head: head, body: body, operationName: request.operationName, baseURL: self.baseURL,
-                                                  options: self.middlewareOptions(options), metadata: request.metadata,
-                                                  coders: coders))
-        }
+        let call = ClientRequest(head: head, body: body, operationName: request.operationName, baseURL: self.baseURL,
+                                 options: self.middlewareOptions(options), metadata: request.metadata, coders: coders)
+        let routed = try await self.route(call, operationName: request.operationName, id: options.id)
         let bytes: [UInt8]
         if let collected = routed.collectedBody {
             // A body a middleware handed on (a shared exchange's, a cache's) meets this

@@ -93,14 +93,12 @@ public final class ClientActivity: Observable, Sendable {
 }
 
 extension Client {
-    /// Runs `call` as one call in the client's activity view, if it has one, and
-    /// cancellable by its id, if it has one (``Client/cancel(_:)``).
-    func tracked<T: Sendable>(_ operationName: String, _ head: HTTPRequest, id callID: RequestID?,
-                              _ call: @escaping @Sendable () async throws(ClientError) -> T) async throws(ClientError) -> T {
-        guard let activity = self.configuration.activity else { return try await self.calls.run(callID, call) }
+    /// Runs `call` as one call in the client's activity view, if it has one.
+    func tracked<T>(_ operationName: String, _ head: HTTPRequest, _ call: () async throws(ClientError) -> T) async throws(ClientError) -> T {
+        guard let activity = self.configuration.activity else { return try await call() }
         let id = activity.begin(operationName, head)
         do {
-            let result = try await self.calls.run(callID, call)
+            let result = try await call()
             activity.end(id, succeeded: true)
             return result
         } catch {

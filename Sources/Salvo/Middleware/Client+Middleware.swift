@@ -10,6 +10,18 @@ extension Client {
         return options
     }
 
+    /// Sends a call's `request` through the middleware and the transport: tracked in the
+    /// client's activity view, and cancellable by its id when the caller gave one. A call
+    /// without an id goes through no closure that escapes (nothing allocated for it here).
+    func route(_ request: ClientRequest, operationName: String, id: RequestID?) async throws(ClientError) -> ClientResponse {
+        guard let id else {
+            return try await self.tracked(operationName, request.head) { () async throws(ClientError) in try await self.dispatch(request) }
+        }
+        return try await self.calls.run(id) { () async throws(ClientError) in
+            try await self.tracked(operationName, request.head) { () async throws(ClientError) in try await self.dispatch(request) }
+        }
+    }
+
     /// Sends `request` through the client's middleware, then the transport.
     func dispatch(_ request: ClientRequest) async throws(ClientError) -> ClientResponse {
         guard let chain = self.chain else {
