@@ -71,6 +71,7 @@ let package = Package(
                 "SalvoCore",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),

@@ -2,3 +2,5 @@
 // (HTTPRequest, HTTPResponse, HTTPFields), and the transport seam (HTTPBody, Transport…).
 @_exported import HTTPTypes
 @_exported import SalvoTransport
+// swift-log, for `LoggingMiddleware(logger:)`: `Logger` needs no import of its own.
+@_exported import Logging

@@ -14,8 +14,14 @@ extension HTTPBody {
     /// is not known up front — a pipe, a device, the files of /proc and /sys (which say 0) — is
     /// read to its end and sent chunked; only a regular one can be replayed.
     ///
+    /// Without a `contentType`, the body's type comes from the file name's extension: the
+    /// common ones (`json`, `txt`, `html`, `css`, `js`, `csv`, `xml`, `pdf`, `zip`, `gz`,
+    /// `png`, `jpg`/`jpeg`, `gif`, `webp`, `svg`, `mp4`, `mp3`, `wav` and a few more), and
+    /// `application/octet-stream` for any other.
+    ///
     /// - Throws: `.requestBodyFailed` when the file cannot be opened, or is a directory.
     public static func file(path: String, contentType: String? = nil) throws(TransportError) -> HTTPBody {
+        let contentType = contentType ?? FileMediaTypes.type(forFileNamed: path)
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw TransportError(.requestBodyFailed, phase: .request, errno: errno, detail: "cannot read \(path)")

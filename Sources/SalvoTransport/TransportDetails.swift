@@ -64,6 +64,11 @@ public struct TransportMetrics: Sendable, Hashable {
     /// From the call until the response head was complete.
     public var timeToHead: Duration?
     /// From the call until the end of the body.
+    ///
+    /// Nil until the body has ended: in the metrics of a response head, and of a streamed
+    /// response whose body has not all arrived (read it to its end to be sure of a total).
+    /// A collected response from the engine always has it. Nil too from a transport that
+    /// keeps no times, such as `MockTransport` or one of your own that leaves it unset.
     public var total: Duration?
     /// Request bytes written to the connection: head and body, as framed.
     public var requestBytesSent: Int

@@ -345,6 +345,8 @@ struct Get: AsyncParsableCommand {
             // never block the event loop anyway (they run on a thread of their own).
             let fromStandardInput = path == "-" || path == "."
             body = fromStandardInput ? StandardInput.body : (Output.isEmptyRegularFile(path) ? .bytes([]) : try .file(path: path))
+            // curl -T names no type; a file body would guess one from the extension.
+            body?.contentType = nil
             // As curl: a URL ending in a slash gets the file's name.
             if url.hasSuffix("/"), !fromStandardInput, let name = path.split(separator: "/").last {
                 url += name
@@ -354,9 +356,8 @@ struct Get: AsyncParsableCommand {
             // One regular file as is: streamed from disk rather than read into memory. Others
             // (pipes, /proc, /sys: no size up front) are read to their end below, as curl does.
             body = try .file(path: String(only.dropFirst()))
-            if fields[.contentType] == nil && !removed.contains("content-type") {
-                body?.contentType = "application/x-www-form-urlencoded"
-            }
+            // curl's type for --data-binary is a form's, whatever the file's extension.
+            body?.contentType = fields[.contentType] == nil && !removed.contains("content-type") ? "application/x-www-form-urlencoded" : nil
         } else if !self.data.isEmpty || !self.dataBinary.isEmpty {
             var all: [UInt8] = []
             var first = true

@@ -258,6 +258,25 @@ private struct Authorizing: Transport {
         #expect(mock.requests.first?.headerFields[.authorization] == "Bearer t0k")
     }
 
+    /// The Middleware section's "Reading and replacing bodies" example, as written there.
+    struct AddClientVersion: Middleware {
+        func intercept(_ request: ClientRequest, next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
+            var request = request
+            if request.body?.contentType == "application/json" {
+                try await request.updateJSONBody { object in object["clientVersion"] = "2.1" }
+            }
+            return try await next(request)
+        }
+    }
+
+    @Test func readingAndReplacingBodies() async throws {
+        let mock = MockTransport(always: .status(.noContent))
+        let client = try Client(baseURL: "https://api.example.com", transport: mock, configuration: .init(middleware: [AddClientVersion()]))
+        let name = "x"
+        _ = try await client.send(Endpoint<Empty>.post("/todos", body: ["name": name, "isDone": false] as JSONValue))
+        #expect(mock.requests.first?.text == #"{"name":"x","isDone":false,"clientVersion":"2.1"}"#)
+    }
+
     @Test func middlewareShapedTransportsAndRetries() async throws {
         let mock = MockTransport(always: try .json(DocUserResponse(token: "t")))
         mock.fail(.post, "/login", times: 1, with: TransportError(.connectionRefused))

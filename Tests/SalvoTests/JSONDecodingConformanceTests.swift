@@ -403,9 +403,9 @@ import Testing
             return .string(String((0..<Int(generator.next() % 12)).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] }))
         case 5: return .array((0..<Int(generator.next() % 5)).map { _ in Self.randomValue(depth: depth + 1, using: &generator) })
         default:
-            var object: [String: JSONValue] = [:]
+            var object: JSONValue = [:]
             for index in 0..<Int(generator.next() % 5) { object["k\(index)_\(generator.next() % 7)"] = Self.randomValue(depth: depth + 1, using: &generator) }
-            return .object(object)
+            return object
         }
     }
 }

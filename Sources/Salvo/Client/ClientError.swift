@@ -252,7 +252,8 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
         case DecodingError.typeMismatch(let expected, let context):
             wrapped.decodingProblem = .wrongType
             wrapped.codingPath = Self.dotted(context.codingPath)
-            wrapped.detail = "\(type): wrong type, expected \(expected)"
+            let place = wrapped.codingPath.map { $0.isEmpty ? "" : " at \($0)" } ?? ""
+            wrapped.detail = "\(type): wrong type, expected \(expected)\(place)\(Self.found(in: context.debugDescription))"
         case DecodingError.dataCorrupted(let context):
             wrapped.decodingProblem = .invalidValue
             wrapped.codingPath = Self.dotted(context.codingPath)
@@ -262,6 +263,14 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
             wrapped.detail = "\(type): \(error)"
         }
         return wrapped
+    }
+
+    /// `, found a string "abc"` from a type mismatch's description, as Salvo's decoder and
+    /// `JSONDecoder` both word it (`… but found X instead.`); empty when it says nothing.
+    private static func found(in description: String) -> String {
+        guard let start = description.range(of: " but found "),
+              let end = description.range(of: " instead.", options: .backwards), start.upperBound <= end.lowerBound else { return "" }
+        return ", found " + description[start.upperBound..<end.lowerBound]
     }
 
     /// `["data", "items", 2, "price"]` as `data.items[2].price`.

@@ -61,8 +61,12 @@ public struct Coders: Sendable {
     }
 
     /// JSON of `value`, or `.encodingFailed` naming the type and the coding path.
+    ///
+    /// A ``JSONValue`` is written by Salvo, its objects' members in order (`JSONEncoder`
+    /// keeps none), with the ``encoder``'s output formatting and non-finite number strategy.
     public func encodeJSON<Value: Encodable>(_ value: Value) throws(ClientError) -> [UInt8] {
         do {
+            if let document = value as? JSONValue { return try document.jsonBytes(as: self.encoder) }
             return Array(try self.encoder.encode(value))
         } catch {
             throw ClientError.encoding(error, of: Value.self)

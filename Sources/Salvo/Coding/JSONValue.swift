@@ -1,65 +1,56 @@
+import OrderedCollections
+
 /// Any JSON value, for documents without a type of their own: what `[String: Any]` is in
 /// untyped code, but `Sendable`, `Hashable` and `Codable`.
 ///
 /// ```swift
 /// let document = try await client.value(Endpoint<JSONValue>.get("/anything"))
 /// let name = document["users"]?[0]?["name"]?.stringValue
-/// let users = try await client.value(Endpoint<Empty>.get("/anything"), parser: ArrayParser<JSONValue>(keyPath: "users"))
+///
+/// let user = "Ada", age = 36
+/// var body: JSONValue = ["name": user, "age": age, "tags": ["admin"], "manager": nil]
+/// body["team"] = "compilers"
 /// ```
+///
+/// An object keeps its members in order: as written in a literal, as inserted, or as they
+/// came in the document Salvo decoded. Salvo writes a `JSONValue` body in that order, so the
+/// same value gives the same bytes every time (see ``JSONValueConvertible`` for literals).
+/// Two objects are equal when they have the same members, whatever their order, as JSON
+/// means it.
 public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     case null
     case bool(Bool)
     case number(Double)
     case string(String)
     case array([JSONValue])
-    case object([String: JSONValue])
+    /// The members in order; a key appears once.
+    case object(OrderedDictionary<String, JSONValue>)
 
-    public init(from decoder: any Decoder) throws {
-        if let tape = decoder as? TapeDecoder {
-            // Salvo's decoder knows each value's kind: no trial decodes, and the error of
-            // the value that fails (a number out of range) is the one reported.
-            switch tape.entry.kind {
-            case .null: self = .null
-            case .true, .false: self = .bool(try tape.decodeBool())
-            case .number: self = .number(try tape.decodeDouble())
-            case .string: self = .string(try tape.decodeString())
-            case .array: self = .array(try tape.decodeHere([JSONValue].self))
-            case .object: self = .object(try tape.decodeHere([String: JSONValue].self))
-            }
-            return
-        }
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let bool = try? container.decode(Bool.self) {
-            self = .bool(bool)
-        } else if let number = try? container.decode(Double.self) {
-            self = .number(number)
-        } else if let string = try? container.decode(String.self) {
-            self = .string(string)
-        } else if let array = try? container.decode([JSONValue].self) {
-            self = .array(array)
-        } else {
-            self = .object(try container.decode([String: JSONValue].self))
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .null: try container.encodeNil()
-        case .bool(let bool): try container.encode(bool)
-        case .number(let number): try container.encode(number)
-        case .string(let string): try container.encode(string)
-        case .array(let array): try container.encode(array)
-        case .object(let object): try container.encode(object)
-        }
-    }
-
-    /// The member named `key` of an object.
+    /// The member named `key` of an object; nil for a missing member or a value that is not
+    /// an object.
+    ///
+    /// Setting a member of an object adds it at the end, or replaces its value in place;
+    /// setting nil removes it (set ``null`` to write a JSON null). Setting a member of
+    /// ``null`` makes it an object with that one member. A value of another kind (a string,
+    /// a number, a boolean, an array) is left as it is.
     public subscript(key: String) -> JSONValue? {
-        if case .object(let object) = self { return object[key] }
-        return nil
+        get {
+            if case .object(let object) = self { return object[key] }
+            return nil
+        }
+        set {
+            switch self {
+            case .object(var object):
+                // Left null for a moment, so the members are not copied on write.
+                self = .null
+                object[key] = newValue
+                self = .object(object)
+            case .null:
+                if let newValue { self = .object([key: newValue]) }
+            case .bool, .number, .string, .array:
+                break
+            }
+        }
     }
 
     /// The element at `index` of an array (nil past its end).
@@ -94,12 +85,58 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         return nil
     }
 
-    public var objectValue: [String: JSONValue]? {
+    /// The members of an object, in order.
+    public var objectValue: OrderedDictionary<String, JSONValue>? {
         if case .object(let object) = self { return object }
         return nil
     }
 
     public var isNull: Bool { self == .null }
+
+    /// Objects compare by their members, not their order (RFC 8259 §4: an object is unordered).
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case (.bool(let left), .bool(let right)): left == right
+        case (.number(let left), .number(let right)): left == right
+        case (.string(let left), .string(let right)): left == right
+        case (.array(let left), .array(let right)): left == right
+        case (.object(let left), .object(let right)):
+            left.count == right.count && left.allSatisfy { member in right[member.key] == member.value }
+        default: false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null:
+            hasher.combine(0)
+        case .bool(let bool):
+            hasher.combine(1)
+            hasher.combine(bool)
+        case .number(let number):
+            hasher.combine(2)
+            hasher.combine(number)
+        case .string(let string):
+            hasher.combine(3)
+            hasher.combine(string)
+        case .array(let array):
+            hasher.combine(4)
+            hasher.combine(array)
+        case .object(let object):
+            // Members hashed one by one and summed, so that the order does not count, as in `==`.
+            hasher.combine(5)
+            hasher.combine(object.count)
+            var members = 0
+            for (key, value) in object {
+                var member = Hasher()
+                member.combine(key)
+                member.combine(value)
+                members &+= member.finalize()
+            }
+            hasher.combine(members)
+        }
+    }
 
     public var description: String {
         switch self {
@@ -108,20 +145,7 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         case .number(let number): Int(exactly: number).map { "\($0)" } ?? "\(number)"
         case .string(let string): "\"\(string)\""
         case .array(let array): "[" + array.map(\.description).joined(separator: ", ") + "]"
-        case .object(let object): "{" + object.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \($0.value)" }.joined(separator: ", ") + "}"
+        case .object(let object): "{" + object.map { "\"\($0.key)\": \($0.value)" }.joined(separator: ", ") + "}"
         }
-    }
-}
-
-extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
-    ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral {
-    public init(nilLiteral: ()) { self = .null }
-    public init(booleanLiteral value: Bool) { self = .bool(value) }
-    public init(integerLiteral value: Int) { self = .number(Double(value)) }
-    public init(floatLiteral value: Double) { self = .number(value) }
-    public init(stringLiteral value: String) { self = .string(value) }
-    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
-    public init(dictionaryLiteral elements: (String, JSONValue)...) {
-        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
 }

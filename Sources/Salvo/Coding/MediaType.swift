@@ -54,30 +54,7 @@ public struct MediaType: RawRepresentable, Hashable, Sendable, ExpressibleByStri
     /// The usual type of a file with this name's extension; `application/octet-stream` when
     /// the extension is not one of the common ones.
     public static func forFile(named name: String) -> MediaType {
-        guard let dot = name.lastIndex(of: "."), !name[dot...].contains("/") else { return .octetStream }
-        switch name[name.index(after: dot)...].lowercased() {
-        case "json": return .json
-        case "ndjson", "jsonl": return .jsonLines
-        case "txt", "text", "log", "md": return .text
-        case "html", "htm": return .html
-        case "css": return "text/css"
-        case "js", "mjs": return "text/javascript"
-        case "csv": return .csv
-        case "xml": return .xml
-        case "pdf": return .pdf
-        case "zip": return .zip
-        case "gz", "tgz": return .gzip
-        case "tar": return "application/x-tar"
-        case "png": return .png
-        case "jpg", "jpeg": return .jpeg
-        case "gif": return .gif
-        case "webp": return .webp
-        case "svg": return .svg
-        case "mp4": return .mp4
-        case "mp3": return .mpeg
-        case "wav": return "audio/wav"
-        default: return .octetStream
-        }
+        MediaType(rawValue: FileMediaTypes.type(forFileNamed: name))
     }
 
     /// Whether `self` (an `Accept` range such as `application/*` or `*/*`) covers `other`.

@@ -393,8 +393,61 @@ final class TapeDecoder: Decoder {
                                                            debugDescription: "Cannot get value of type \(type) -- found null value instead"))
         }
         return DecodingError.typeMismatch(type, .init(codingPath: codingPath,
-                                                      debugDescription: "Expected to decode \(type) but found \(self.kindName(entry)) instead."))
+                                                      debugDescription: "Expected to decode \(type) but found \(self.found(entry)) instead."))
     }
+
+    /// What a value is, with the start of its text: `a string "abc"`, `a number 12.5`,
+    /// `a dictionary {"id": 1, …`, so that a mismatch says what came instead.
+    func found(_ entry: JSONTape.Entry) -> String {
+        switch entry.kind {
+        case .string:
+            // A string's raw bytes sit between its quotes, escapes as written.
+            "\(self.kindName(entry)) \"\(Self.excerpt(self.tape.rawBytes(of: entry)))\""
+        case .number:
+            "\(self.kindName(entry)) \(Self.excerpt(self.tape.rawBytes(of: entry)))"
+        case .true: "a boolean true"
+        case .false: "a boolean false"
+        case .null: "null"
+        case .object, .array:
+            "\(self.kindName(entry)) \(Self.excerpt(self.containerText(entry)))"
+        }
+    }
+
+    /// A container's text from its opening bracket to its closing one, or the first bytes
+    /// of a long one: its entry ends on the list, not in the text, so the brackets are
+    /// counted (outside strings) over no more than an excerpt needs.
+    private func containerText(_ entry: JSONTape.Entry) -> UnsafeRawBufferPointer {
+        let start = Int(entry.start)
+        let limit = min(self.tape.count, start + 4 * Self.excerptLength + 1)
+        var depth = 0, inString = false, escaped = false
+        for offset in start..<limit {
+            let byte = self.tape.bytes[offset]
+            if inString {
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+                if depth == 0 { return UnsafeRawBufferPointer(rebasing: self.tape.bytes[start...offset]) }
+            default: break
+            }
+        }
+        return UnsafeRawBufferPointer(rebasing: self.tape.bytes[start..<limit])
+    }
+
+    /// The start of `bytes` as text, at most ``excerptLength`` characters, `…` when cut;
+    /// control characters and line breaks as spaces, so the excerpt stays on one line.
+    static func excerpt(_ bytes: UnsafeRawBufferPointer) -> String {
+        let text = String(decoding: bytes.prefix(4 * Self.excerptLength), as: UTF8.self)
+        var shown = String(text.prefix(Self.excerptLength).map { $0.isNewline || $0.asciiValue.map { $0 < 0x20 } == true ? " " : $0 })
+        if text.count > Self.excerptLength || bytes.count > 4 * Self.excerptLength { shown += "…" }
+        return shown
+    }
+
+    static let excerptLength = 40
 
     func corrupted(_ description: String) -> DecodingError {
         Self.corrupted(description, parent: self.parent, key: self.key)
