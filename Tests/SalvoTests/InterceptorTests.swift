@@ -79,9 +79,12 @@ import Testing
 
         let streamed = Journal()
         let streaming = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [Session(journal: streamed)]))
-        let response = try await streaming.send(Endpoint<String>.get("/missing"), options: .init(validators: []))
+        let response = try await streaming.send(Endpoint<String>.get("/missing"))
         #expect(response.status == .notFound)
         #expect(streamed.all == ["adapt", "rescue 404 #1", "failed 404 adapted"])
+        // No validators for the call: the 404 is a response like any other.
+        _ = try await streaming.send(Endpoint<String>.get("/missing"), options: .init(validators: []))
+        #expect(streamed.all.suffix(2) == ["adapt", "received 404"])
         await #expect(throws: ClientError.self) { try await streaming.stream(Endpoint<String>.get("/missing")) }
         #expect(streamed.all.suffix(2) == ["adapt", "received 404"], "\(streamed.all)")
     }
@@ -117,5 +120,24 @@ import Testing
         // The deadline ends it: in an attempt, or just after one (its 503 then stands).
         #expect(error?.transportError?.code == .totalTimeout || error?.status == .serviceUnavailable, "\(String(describing: error))")
         #expect(mock.requests.count <= 4, "\(mock.requests.count) attempts in 350 ms of 100 ms each")
+    }
+
+    /// The call's own validators decide what a failure is, for the hooks as for the caller.
+    @Test func theCallsValidatorsJudge() async throws {
+        let mock = MockTransport(always: .text("absent", status: .notFound))
+        let journal = Journal()
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [Session(journal: journal)]))
+        let lenient = Client.CallOptions(validators: [StatusCodeValidator(acceptable: 200...404)])
+        #expect(try await client.value(Endpoint<String>.get("/x"), options: lenient) == "absent")
+        #expect(journal.all == ["adapt", "received 404"], "\(journal.all)")
+
+        let strict = Client.CallOptions(validators: [StatusCodeValidator(), ClosureValidator { response, body, _ throws(ClientError) in
+            if body.isEmpty { throw ClientError(.validationFailed, detail: "empty") }
+        }])
+        let empty = MockTransport(always: .status(.ok))
+        let other = Journal()
+        let checking = try Client(baseURL: "http://api.test", transport: empty, configuration: .init(middleware: [Session(journal: other)]))
+        #expect(await checking.outcome(Endpoint<Empty>.get("/y"), options: strict).error?.code == .validationFailed)
+        #expect(other.all == ["adapt", "rescue 200 #1", "failed 200 adapted"], "\(other.all)")
     }
 }

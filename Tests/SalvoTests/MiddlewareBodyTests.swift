@@ -140,4 +140,50 @@ import Testing
         #expect(error?.code == .middlewareFailed)
         #expect(counter.sizes.all.isEmpty)
     }
+
+    /// A middleware that turns a form body into JSON: the head says what is sent now.
+    @Test func aNewBodyBringsItsTypeIntoTheHead() async throws {
+        struct FormToJSON: Middleware {
+            func intercept(_ request: ClientRequest, next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
+                var request = request
+                try request.setJSONBody(["user": "ada"] as JSONValue)
+                return try await next(request)
+            }
+        }
+        let mock = MockTransport(always: .status(.noContent))
+        let client = try Client(baseURL: "http://api.test", transport: mock, configuration: .init(middleware: [FormToJSON()]))
+        struct Login: Encodable, Sendable { var user: String }
+        _ = try await client.send(Endpoint<Empty>(method: .post, path: "/login", body: .form(Login(user: "ada"))))
+        #expect(mock.requests[0].headerFields[.contentType] == "application/json")
+        #expect(mock.requests[0].text == #"{"user":"ada"}"#)
+
+        var gzipped = ClientRequest(head: HTTPRequest(method: .post, scheme: "http", authority: "api.test", path: "/x",
+                                                      headerFields: [.contentEncoding: "gzip"]),
+                                    operationName: "x", baseURL: try BaseURL("http://api.test"))
+        gzipped.replaceBody(with: .bytes(Array("plain".utf8), contentType: "text/plain"))
+        #expect(gzipped.head.headerFields[.contentEncoding] == nil, "the new body is not gzip")
+        #expect(gzipped.head.headerFields[.contentType] == "text/plain")
+    }
+
+    /// A producer that ends quietly when its task is cancelled: not a whole body.
+    @Test func aRequestBodyCutByACancelIsNotTakenWhole() async throws {
+        let (chunks, feed) = AsyncStream<[UInt8]>.makeStream()
+        let body = HTTPBody(.stream(length: nil, replayable: false, produce: { writer in
+            for await chunk in chunks { try await writer.write(chunk) }
+        }), contentType: "application/json")
+        var request = ClientRequest(head: HTTPRequest(method: .post, scheme: "http", authority: "api.test", path: "/x"),
+                                    body: body, operationName: "x", baseURL: try BaseURL("http://api.test"))
+        feed.yield(Array("{\"a\":".utf8))
+        let reading = Task { () async -> ClientError? in
+            do throws(ClientError) {
+                _ = try await request.bodyBytes()
+                return nil
+            } catch {
+                return error
+            }
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        reading.cancel()
+        #expect(await reading.value?.code == .cancelled)
+    }
 }

@@ -189,9 +189,7 @@ public final class Client: Sendable {
         let failureDecoder = { @Sendable (bytes: [UInt8]) throws(ClientError) in try request.decodeFailureBody(from: bytes, coders: coders) }
         // One path, middleware or not: without any, `dispatch` goes straight to the
         // transport's collected form, and the bytes come back untouched.
-        let call = ClientRequest(head: head, body: body, operationName: request.operationName, baseURL: self.baseURL,
-                                 options: self.middlewareOptions(options), metadata: request.metadata, coders: coders)
-        let routed = try await self.route(call, operationName: request.operationName, id: options.id)
+        let routed = try await self.route(head, body: body, operationName: request.operationName, metadata: request.metadata, options: options)
         let bytes: [UInt8]
         if let collected = routed.collectedBody {
             // A body a middleware handed on (a shared exchange's, a cache's) meets this

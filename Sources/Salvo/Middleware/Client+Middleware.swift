@@ -2,70 +2,79 @@ extension Client {
     /// A call's options as middleware see them: its timeout (or the client's) turned into an
     /// absolute deadline as the call enters the chain, so that everything a middleware does —
     /// waiting for a place or a token refresh, a retry, a replay — spends the same time, and
-    /// the client's body size limit filled in.
+    /// the client's body size limit and validators filled in (what an ``Interceptor`` judges
+    /// a response by).
     func middlewareOptions(_ options: CallOptions) -> CallOptions {
         var options = options
         options.transport = self.transportOptions(options).anchored(at: .now)
         if options.maxBodySize == nil { options.maxBodySize = self.configuration.maxBodySize }
+        if options.validators == nil { options.validators = self.configuration.validators }
         return options
     }
 
-    /// Sends a call's `request` through the middleware and the transport: tracked in the
-    /// client's activity view, and cancellable by its id when the caller gave one. A call
-    /// without an id goes through no closure that escapes (nothing allocated for it here).
-    func route(_ request: ClientRequest, operationName: String, id: RequestID?) async throws(ClientError) -> ClientResponse {
-        guard let id else {
-            return try await self.tracked(operationName, request.head) { () async throws(ClientError) in try await self.dispatch(request) }
+    /// A call on its one way out: tracked in the client's activity view, cancellable by its
+    /// id when the caller gave one, through the middleware if the client has any, then the
+    /// transport. Without middleware no ``ClientRequest`` is made, and a call without an id
+    /// goes through no closure that escapes: the fast case pays for nothing it does not use.
+    func route(_ head: HTTPRequest, body: HTTPBody?, operationName: String, metadata: RequestMetadata,
+               options: CallOptions, streaming: Bool = false) async throws(ClientError) -> ClientResponse {
+        guard let id = options.id else {
+            return try await self.tracked(operationName, head) { () async throws(ClientError) in
+                try await self.send(head, body: body, operationName: operationName, metadata: metadata, options: options, streaming: streaming)
+            }
         }
         return try await self.calls.run(id) { () async throws(ClientError) in
-            try await self.tracked(operationName, request.head) { () async throws(ClientError) in try await self.dispatch(request) }
+            try await self.tracked(operationName, head) { () async throws(ClientError) in
+                try await self.send(head, body: body, operationName: operationName, metadata: metadata, options: options, streaming: streaming)
+            }
         }
     }
 
-    /// Sends `request` through the client's middleware, then the transport.
-    func dispatch(_ request: ClientRequest) async throws(ClientError) -> ClientResponse {
+    private func send(_ head: HTTPRequest, body: HTTPBody?, operationName: String, metadata: RequestMetadata,
+                      options: CallOptions, streaming: Bool) async throws(ClientError) -> ClientResponse {
         guard let chain = self.chain else {
-            return try await Self.sendToTransport(request, transport: self.transport, defaults: self.configuration)
+            return try await Self.sendToTransport(head, body: body, options: self.transportOptions(options),
+                                                  limit: options.maxBodySize ?? self.configuration.maxBodySize,
+                                                  streaming: streaming, transport: self.transport)
         }
-        return try await chain(request)
+        return try await chain(ClientRequest(head: head, body: body, operationName: operationName, baseURL: self.baseURL,
+                                             options: self.middlewareOptions(options), metadata: metadata, isStreaming: streaming,
+                                             coders: self.configuration.coders))
     }
 
     /// The middleware as one chain of links, built once per client: each link calls its
     /// middleware with the link after it, the last one the transport. Nil without middleware.
     static func chain(_ middleware: [any Middleware], transport: any Transport, defaults: Configuration) -> MiddlewareNext? {
         guard !middleware.isEmpty else { return nil }
-        var link = MiddlewareLink(.transport(transport, defaults))
+        var link = MiddlewareLink(.transport(transport, maxBodySize: defaults.maxBodySize))
         for middleware in middleware.reversed() {
             link = MiddlewareLink(.middleware(middleware, link))
         }
         return MiddlewareNext(link: link)
     }
 
-    /// The end of the chain: the transport, streamed or collected as the call wants.
+    /// The end of every call's way: the transport, streamed or collected as the call wants.
+    /// (A middleware that moved the call's timeout into a deadline — a retry — hands on
+    /// `options` as it left them: nothing here puts the timeout back.)
     @usableFromInline
-    static func sendToTransport(_ request: ClientRequest, transport: any Transport, defaults: Configuration) async throws(ClientError)
-        -> ClientResponse {
-        // The client's timeout is in the call's options already (middlewareOptions); a
-        // middleware that moved it into a deadline (a retry) must not get it back.
-        let options = request.options.transport
-        if request.isStreaming {
+    static func sendToTransport(_ head: HTTPRequest, body: HTTPBody?, options: TransportOptions, limit: Int, streaming: Bool,
+                                transport: any Transport) async throws(ClientError) -> ClientResponse {
+        if streaming {
             let streamed: TransportResponse
             do {
-                streamed = try await transport.send(request.head, body: request.body, options: options)
+                streamed = try await transport.send(head, body: body, options: options)
             } catch {
                 throw ClientError.transport(error)
             }
-            return ClientResponse(streamed, request: request.head, url: Self.finalURL(of: request.head, streamed))
+            return ClientResponse(streamed, request: head, url: Self.finalURL(of: head, streamed))
         }
-        let limit = request.options.maxBodySize ?? defaults.maxBodySize
         let collected: CollectedResponse
         do {
-            collected = try await transport.sendCollecting(request.head, body: request.body, options: options, maxBodySize: limit)
+            collected = try await transport.sendCollecting(head, body: body, options: options, maxBodySize: limit)
         } catch {
             throw Self.collectingError(error, limit: limit)
         }
-        return ClientResponse(collected: collected, request: request.head,
-                              url: Self.finalURL(of: request.head, chain: collected.redirectChain))
+        return ClientResponse(collected: collected, request: head, url: Self.finalURL(of: head, chain: collected.redirectChain))
     }
 
     static func collectingError(_ error: TransportError, limit: Int) -> ClientError {

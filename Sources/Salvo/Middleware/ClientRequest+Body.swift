@@ -49,6 +49,9 @@ extension ClientRequest {
             } catch {
                 throw ClientError(error)
             }
+            // A producer that stops when its task is cancelled may end quietly: its bytes
+            // so far are not the body.
+            if Task.isCancelled { throw ClientError(.cancelled, detail: "cancelled while the request body was read") }
             let bytes = collected.withLock { $0 }
             self.replaceBody(with: HTTPBody(.bytes(bytes), contentType: body.contentType, contentEncoding: body.contentEncoding))
             return bytes
@@ -57,12 +60,17 @@ extension ClientRequest {
 
     /// Sends `body` instead of the request's body (nil for none).
     ///
-    /// A `Content-Length` in the head is set to the new body's length (removed when that is
-    /// not known), so that the head never announces the old one; the transport frames the
-    /// body by its own length anyway. A `Content-Type` in the head still wins over the
-    /// body's ``HTTPBody/contentType``. The old body is not read.
+    /// The head follows the new body, so that it never describes the old one: a
+    /// `Content-Length` in it is set to the new body's length (removed when that is not
+    /// known); a body that names its ``HTTPBody/contentType`` sets `Content-Type`; and
+    /// `Content-Encoding` becomes the new body's ``HTTPBody/contentEncoding`` (removed when it
+    /// has none). The old body is not read.
     public mutating func replaceBody(with body: HTTPBody?) {
         self.body = body
+        if let type = body?.contentType { self.head.headerFields[.contentType] = type }
+        if self.head.headerFields[.contentEncoding] != nil || body?.contentEncoding != nil {
+            self.head.headerFields[.contentEncoding] = body?.contentEncoding
+        }
         guard self.head.headerFields[.contentLength] != nil else { return }
         switch body?.length {
         case .known(let length): self.head.headerFields[.contentLength] = String(length)
@@ -71,13 +79,13 @@ extension ClientRequest {
         }
     }
 
-    /// Sends `value` as the JSON body (`application/json`), written as
-    /// ``Coders/encodeJSON(_:)`` does with Foundation's default encoder (a ``JSONValue``
-    /// keeps its members' order).
+    /// Sends `value` as the JSON body, `Content-Type: application/json` in the head, written
+    /// with the client's coders (``Coders/encodeJSON(_:)``: a ``JSONValue`` keeps its members'
+    /// order).
     ///
     /// - Throws: `.encodingFailed` naming the coding path.
     public mutating func setJSONBody<Value: Encodable>(_ value: Value) throws(ClientError) {
-        let bytes = try Coders.json.encodeJSON(value)
+        let bytes = try self.coders.encodeJSON(value)
         self.replaceBody(with: .bytes(bytes, contentType: MediaType.json.rawValue))
     }
 

@@ -21,20 +21,21 @@
 /// One story for every hook:
 /// 1. `adaptRequest` changes each attempt before it goes on down the chain.
 /// 2. `rescue` is offered every failure of an attempt: an error thrown below (the transport,
-///    a later middleware, `adaptRequest`, `adaptResponse`) and, for a collected call, a 4xx
-///    or 5xx answer — an `.unacceptableStatus` error with the response in it. Returning true
+///    a later middleware, `adaptRequest`, `adaptResponse`) and, for a collected call, an
+///    answer the call's validators refuse (by default a 4xx or 5xx: an `.unacceptableStatus`
+///    error with the response in it; the call's own validators decide the same). Returning true
 ///    sends the request again, adapted anew, up to ``maxAttempts`` in all, never once the
 ///    call's deadline has passed (every attempt spends the call's one timeout) and never
 ///    with a body that cannot be sent twice.
-/// 3. `adaptResponse` sees every response handed on, whatever its status: a 2xx, and a 4xx
-///    or 5xx that `rescue` did not take (its body is collected by then).
-/// 4. `receivedResponse` hears the verdict last, once per call: `.success` for a response
-///    under 400, `.failure` for every failure — the same error `rescue` was offered, its
-///    response now the adapted one.
+/// 3. `adaptResponse` sees every response handed on, whatever its status: one the
+///    validators pass, and one they refuse that `rescue` did not take (its body collected).
+/// 4. `receivedResponse` hears the verdict last, once per call, on the response as adapted:
+///    `.success` when the validators pass it, `.failure` for every failure (with the adapted
+///    response's head and body in the error).
 ///
-/// A 4xx/5xx that was not rescued still goes on to the caller as a response: the client's
-/// validators decide what the caller sees (`value` throws, `send` hands it back), as without
-/// the interceptor. A streamed call's 4xx/5xx is not offered to `rescue` (its body is the
+/// A refused response that was not rescued still goes on to the caller as a response, and
+/// the same validators decide what the caller sees (`value` throws, `send` hands it back), as
+/// without the interceptor. A streamed call's answer is not judged here (its body is the
 /// caller's to read, and may never end): it is a response to every hook.
 public protocol Interceptor: Middleware {
     /// Attempts in all when `rescue` asks for more (default 3).
@@ -66,18 +67,17 @@ extension Interceptor {
                     throw ClientError.middleware(error, in: name)
                 }
                 var response = try await next(adapted)
-                if !adapted.isStreaming, response.status.kind == .clientError || response.status.kind == .serverError {
-                    var refusal = try await Self.failure(for: &response, limit: adapted.options.maxBodySize)
-                    if await self.retries(after: refusal, for: request, attempt: attempt) {
-                        attempt += 1
-                        continue
-                    }
-                    let handedOn = try await self.adapt(response, for: adapted, in: name)
-                    refusal.interceptedResponse = handedOn
-                    refusal.responseHead = handedOn.head
+                if !adapted.isStreaming, let refusal = try await Self.refusal(of: &response, for: adapted),
+                   await self.retries(after: refusal, for: request, attempt: attempt) {
+                    attempt += 1
+                    continue
+                }
+                // The verdict is on what is handed on: an adapted response is judged as it is.
+                var handedOn = try await self.adapt(response, for: adapted, in: name)
+                if !adapted.isStreaming, let refusal = try await Self.refusal(of: &handedOn, for: adapted) {
                     verdict = .failure(refusal)
                 } else {
-                    verdict = .success(try await self.adapt(response, for: adapted, in: name))
+                    verdict = .success(handedOn)
                 }
             } catch {
                 if await self.retries(after: error, for: request, attempt: attempt) {
@@ -114,10 +114,13 @@ extension Interceptor {
         }
     }
 
-    /// A 4xx/5xx as an error for `rescue`, its response kept to be handed on if not rescued.
-    private static func failure(for response: inout ClientResponse, limit: Int?) async throws(ClientError) -> ClientError {
-        let bytes = try await response.collectedBytes(limit: limit)
-        var error = ClientError(.unacceptableStatus, detail: "\(response.status.code) \(response.status.reasonPhrase)")
+    /// What the call's validators (the client's when the call has none; by default, "not
+    /// 2xx") say of a collected `response`: nil when they pass it, else their error, with the
+    /// response kept in it to be handed on if it is not rescued.
+    private static func refusal(of response: inout ClientResponse, for request: ClientRequest) async throws(ClientError) -> ClientError? {
+        let bytes = try await response.collectedBytes(limit: request.options.maxBodySize)
+        let validators = request.options.validators ?? [StatusCodeValidator()]
+        guard var error = ResponseValidation.refusal(of: response.head, body: bytes, for: request.head, by: validators) else { return nil }
         error.responseHead = response.head
         error.responseBody = bytes
         error.interceptedResponse = response

@@ -43,8 +43,10 @@ public struct MiddlewareNext: Sendable {
         switch self.link.step {
         case .middleware(let middleware, let following):
             return try await middleware.intercept(request, next: MiddlewareNext(link: following))
-        case .transport(let transport, let defaults):
-            return try await Client.sendToTransport(request, transport: transport, defaults: defaults)
+        case .transport(let transport, let maxBodySize):
+            return try await Client.sendToTransport(request.head, body: request.body, options: request.options.transport,
+                                                    limit: request.options.maxBodySize ?? maxBodySize,
+                                                    streaming: request.isStreaming, transport: transport)
         case .function(let run):
             return try await run(request)
         }
@@ -58,7 +60,7 @@ final class MiddlewareLink: Sendable {
     @usableFromInline
     enum Step: Sendable {
         case middleware(any Middleware, MiddlewareLink)
-        case transport(any Transport, Client.Configuration)
+        case transport(any Transport, maxBodySize: Int)
         case function(@Sendable (ClientRequest) async throws(ClientError) -> ClientResponse)
     }
 

@@ -100,10 +100,8 @@ extension Client {
         let options = options.withTimeout(of: request.metadata)
         // Through the chain (straight to the transport without middleware): a stream is not
         // a hot path worth a second route.
-        let call = ClientRequest(head: head, body: body, operationName: request.operationName, baseURL: self.baseURL,
-                                 options: self.middlewareOptions(options), metadata: request.metadata, isStreaming: true,
-                                 coders: self.configuration.coders)
-        let routed = try await self.route(call, operationName: request.operationName, id: options.id)
+        let routed = try await self.route(head, body: body, operationName: request.operationName, metadata: request.metadata,
+                                          options: options, streaming: true)
         let streamed = routed.exchange
         let limit = options.maxBodySize ?? self.configuration.maxBodySize
         let response = StreamingResponse<R.FailureResponseBody>(request: routed.request, head: streamed.head, body: streamed.body,
