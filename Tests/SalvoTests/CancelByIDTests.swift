@@ -91,4 +91,31 @@ import Testing
         #expect(await download.value?.code == .cancelled)
         #expect(!FileManager.default.fileExists(atPath: path), "a cancelled download is not moved into place")
     }
+
+    /// A cancel that comes after its call ended is not kept for the next call with that id
+    /// (a retry loop, a poll, a reconnect reusing it).
+    @Test func aLateCancelDoesNotRefuseTheNextCall() async throws {
+        let mock = MockTransport(always: .text("ok"))
+        let client = try Client(baseURL: "http://api.test", transport: mock)
+        let id = RequestID()
+        #expect(try await client.value(Endpoint<String>.get("/a"), options: .init(id: id)) == "ok")
+        client.cancel(id)
+        #expect(try await client.value(Endpoint<String>.get("/b"), options: .init(id: id)) == "ok")
+    }
+
+    /// A download made with an id reaches the middleware with that id.
+    @Test func aDownloadKeepsItsIDForTheMiddleware() async throws {
+        let seen = Mutex<[RequestID]>([])
+        let watch = InterceptMiddleware { request, next in
+            seen.withLock { $0.append(request.id) }
+            return try await next(request)
+        }
+        let client = try Client(baseURL: "http://api.test", transport: MockTransport(always: .text("file")),
+                                configuration: .init(middleware: [watch]))
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-id-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let id = RequestID()
+        _ = try await client.download(Endpoint<Empty>.get("/file"), to: path, options: .init(id: id))
+        #expect(seen.withLock { $0 } == [id])
+    }
 }

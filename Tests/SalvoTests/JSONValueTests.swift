@@ -99,4 +99,12 @@ import Testing
         _ = try await client.send(Endpoint<Empty>.post("/users", body: ["name": name, "id": 7, "active": true] as JSONValue))
         #expect(mock.requests.first?.text == #"{"name":"Ada","id":7,"active":true}"#)
     }
+
+    /// An object from a dictionary variable: its keys in order, so its bytes are stable.
+    @Test func anObjectFromADictionary() throws {
+        let members: [String: JSONValue] = ["zeta": 1, "alpha": "a", "mid": nil]
+        let object = JSONValue(members)
+        #expect(String(decoding: try Coders.json.encodeJSON(object), as: UTF8.self) == #"{"alpha":"a","mid":null,"zeta":1}"#)
+        #expect(object["alpha"] == "a")
+    }
 }

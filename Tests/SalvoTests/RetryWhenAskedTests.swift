@@ -26,6 +26,8 @@ import Testing
 
     static let quick = RetryPolicy(baseDelay: .milliseconds(1), budget: nil)
     static let now: HTTPFields = [.retryAfter: "0"]
+    /// Asked for later: what does not spend the retry budget.
+    static let later: HTTPFields = [.retryAfter: "1"]
 
     // MARK: A status retried only with Retry-After
 
@@ -136,7 +138,7 @@ import Testing
     /// A burst of five 429s with Retry-After under the default budget (which allows about 3
     /// blind retries a second at first): every one is retried.
     @Test func aBurstOfAskedRetriesIsNotStarvedByTheBudget() async throws {
-        let mock = self.flaky(1, status: .tooManyRequests, headers: Self.now)
+        let mock = self.flaky(1, status: .tooManyRequests, headers: Self.later)
         let client = try self.client(mock, RetryPolicy())
         let answers = await withTaskGroup(of: String?.self) { group in
             for call in 0..<5 {
@@ -161,10 +163,16 @@ import Testing
         #expect(try await self.client(refused, empty).outcome(Endpoint<String>.get("/x")).error?.code == .transportFailed)
         #expect(refused.requests.count == 1, "so does a transport failure")
 
-        let asked = self.flaky(1, status: .serviceUnavailable, headers: Self.now)
+        let asked = self.flaky(1, status: .serviceUnavailable, headers: Self.later)
         #expect(try await self.client(asked, empty).value(Endpoint<String>.get("/x")) == "ok")
 
-        let forever = self.flaky(.max, status: .tooManyRequests, headers: Self.now)
+        // "Again at once" is a blind retry all the same: a proxy that adds Retry-After: 0 to
+        // every 503 of an outage must not lift the budget.
+        let atOnce = self.flaky(1, status: .serviceUnavailable, headers: Self.now)
+        #expect(try await self.client(atOnce, empty).outcome(Endpoint<String>.get("/x")).error?.status?.code == 503)
+        #expect(atOnce.requests.count == 1)
+
+        let forever = self.flaky(.max, status: .tooManyRequests, headers: Self.later)
         #expect(try await self.client(forever, empty).outcome(Endpoint<String>.get("/x")).error?.status?.code == 429)
         #expect(forever.requests.count == 3, "maxAttempts bounds what the server asks for")
     }

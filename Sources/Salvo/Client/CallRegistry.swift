@@ -12,7 +12,14 @@ final class CallRegistry: Sendable {
         /// Ids cancelled before their call arrived (the most recent ones, bounded): the call
         /// is refused when it comes.
         var cancelledBeforeArrival: [RequestID] = []
+        /// Ids whose call is over (the most recent ones, bounded): a late cancel of one is
+        /// not kept for a later call that reuses the id.
+        var finished: [RequestID] = []
     }
+
+    /// The id of the call the current task runs for, inside ``run(_:_:)``: a call made inside
+    /// it with the same id (a download's stream) is the same call, not registered again.
+    @TaskLocal static var current: RequestID?
 
     /// How many cancellations of calls not yet arrived are remembered.
     static let rememberedCancellations = 1024
@@ -21,7 +28,7 @@ final class CallRegistry: Sendable {
 
     /// Runs `call` as the call `id`, cancellable by id; straight away without an id.
     func run<T: Sendable>(_ id: RequestID?, _ call: @escaping @Sendable () async throws(ClientError) -> T) async throws(ClientError) -> T {
-        guard let id else { return try await call() }
+        guard let id, id != Self.current else { return try await call() }
         // Decided and started under the lock: a cancel comes before the call (refused) or
         // finds its task.
         let arrival: Arrival<T> = self.state.withLock { state in
@@ -30,7 +37,8 @@ final class CallRegistry: Sendable {
                 state.cancelledBeforeArrival.remove(at: early)
                 return .cancelled
             }
-            let task = Task<T, any Error> { try await call() }
+            if let done = state.finished.firstIndex(of: id) { state.finished.remove(at: done) }
+            let task = Task<T, any Error> { try await Self.$current.withValue(id) { try await call() } }
             state.running[id] = task
             return .run(task)
         }
@@ -40,7 +48,13 @@ final class CallRegistry: Sendable {
         case .cancelled: throw ClientError(.cancelled, detail: "call \(id) was cancelled before it was made")
         case .duplicate: throw ClientError(.invalidRequest, detail: "the id \(id) is already used by a call in flight")
         }
-        defer { self.state.withLock { _ = $0.running.removeValue(forKey: id) } }
+        defer {
+            self.state.withLock { state in
+                state.running[id] = nil
+                state.finished.append(id)
+                if state.finished.count > Self.rememberedCancellations { state.finished.removeFirst() }
+            }
+        }
         let result = await withTaskCancellationHandler { await task.result } onCancel: { task.cancel() }
         switch result {
         case .success(let value): return value
@@ -53,6 +67,7 @@ final class CallRegistry: Sendable {
     func cancel(_ id: RequestID) {
         let task = self.state.withLock { state -> (any Cancellable)? in
             if let task = state.running[id] { return task }
+            if state.finished.contains(id) { return nil }
             state.cancelledBeforeArrival.append(id)
             if state.cancelledBeforeArrival.count > Self.rememberedCancellations { state.cancelledBeforeArrival.removeFirst() }
             return nil

@@ -1,7 +1,8 @@
 extension Client {
     /// Cancels the call made with `id` (``CallOptions/id``), from any thread: it ends with
     /// `.cancelled`. A call not made yet is refused with `.cancelled` when it comes (the last
-    /// 1024 such ids are remembered); nothing happens for a call that is over.
+    /// 1024 such ids are remembered); nothing happens for a call that is over (one of the
+    /// last 1024 to end), so a late cancel does not refuse a later call that reuses its id.
     ///
     /// ```swift
     /// let id = RequestID()

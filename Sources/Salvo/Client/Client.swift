@@ -72,7 +72,8 @@ public final class Client: Sendable {
         /// Validators for this call instead of the client's.
         public var validators: [any ResponseValidator]?
         public var maxBodySize: Int?
-        /// The call's id, to cancel it by (see ``RequestControl``); a new one when nil.
+        /// The call's id, to cancel it by (``Client/cancel(_:)``) and to follow it in logs and
+        /// middleware; a new one when nil.
         public var id: RequestID?
 
         public init(timeout: Duration? = nil, validators: [any ResponseValidator]? = nil, maxBodySize: Int? = nil,

@@ -26,6 +26,13 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The members in order; a key appears once.
     case object(OrderedDictionary<String, JSONValue>)
 
+    /// An object of `members`, in the order of their keys (a `Dictionary` has none of its own):
+    /// `JSONValue(["id": .number(7)])`. Name an `OrderedDictionary` (`import
+    /// OrderedCollections`) with `.object(…)` to choose the order.
+    public init(_ members: [String: JSONValue]) {
+        self = .object(OrderedDictionary(uniqueKeysWithValues: members.sorted { $0.key < $1.key }))
+    }
+
     /// The member named `key` of an object; nil for a missing member or a value that is not
     /// an object.
     ///

@@ -55,9 +55,11 @@ public struct RetryMiddleware: Middleware {
             case .success(let response):
                 guard let retry = self.policy.wait(afterStatus: response.status.code, retryAfter: response.headerFields[.retryAfter],
                                                    method: method, attempt: attempt) else { return response }
-                // A retry the server asked for is not blind: the budget, which keeps blind
-                // retries from multiplying an outage, must not starve it.
-                guard self.fits(retry.duration, before: end), retry.asked || self.policy.budget?.withdraw() ?? true else { return response }
+                // A retry the server asked for later is not blind: the budget, which keeps
+                // blind retries from multiplying an outage, must not starve it. One "asked"
+                // for at once (`Retry-After: 0`, a date gone by) spends it like any other.
+                let askedLater = retry.asked && retry.duration > .zero
+                guard self.fits(retry.duration, before: end), askedLater || self.policy.budget?.withdraw() ?? true else { return response }
                 wait = retry.duration
                 await response.discardBody(streaming: request.isStreaming)
             case .failure(let error):

@@ -14,8 +14,8 @@ public typealias Endpoint<Success: Sendable> = TypedEndpoint<Success, Empty>
 /// let login = Endpoint<Token>.post("/login", body: Credentials(username: "ada", password: "…"))
 /// let search = Endpoint<[User]>(path: "/users", query: [QueryItem("q", "ada")])   // GET by default
 ///
-/// extension Endpoint where Success == [Post] {
-///     static func posts(by user: Int) -> Self { .get("/users/\(segment: user)/posts") }
+/// extension Endpoint {
+///     static func posts(by user: Int) -> Endpoint<[Post]> { .get("/users/\(segment: user)/posts") }
 /// }
 /// let posts = try await client.value(.posts(by: 7))
 /// ```

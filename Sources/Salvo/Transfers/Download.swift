@@ -37,10 +37,10 @@ extension Client {
     /// covers the whole download.
     public func download<R: Request>(_ request: R, to path: String, options: CallOptions = CallOptions(),
                                      progress: ProgressHandler? = nil) async throws(ClientError) -> DownloadedFile {
-        // Cancellable by id over the whole download, not only until the head.
-        let streamOptions = { var options = options; options.id = nil; return options }()
-        return try await self.calls.run(options.id) { () async throws(ClientError) in
-            try await self.save(request, to: path, options: streamOptions, progress: progress)
+        // Cancellable by id over the whole download, not only until the head (its stream,
+        // made inside, is the same call: middleware see the same id).
+        try await self.calls.run(options.id) { () async throws(ClientError) in
+            try await self.save(request, to: path, options: options, progress: progress)
         }
     }
 
