@@ -94,6 +94,7 @@ public final class ClientActivity: Observable, Sendable {
 
 extension Client {
     /// Runs `call` as one call in the client's activity view, if it has one.
+    @inline(__always)
     func tracked<T>(_ operationName: String, _ head: HTTPRequest, _ call: () async throws(ClientError) -> T) async throws(ClientError) -> T {
         guard let activity = self.configuration.activity else { return try await call() }
         let id = activity.begin(operationName, head)

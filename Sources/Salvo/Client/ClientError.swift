@@ -65,9 +65,28 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
     /// (`data.items[2].price`).
     public var codingPath: String?
     /// The response an ``Interceptor`` turned into this error for its `rescue` hook.
-    var interceptedResponse: ClientResponse?
+    var interceptedResponse: ClientResponse? {
+        get { self.kept?.interceptedResponse }
+        set { self.kept = Kept(interceptedResponse: newValue, coders: self.kept?.coders) }
+    }
     /// The client's coders, to decode the failure body as a type the request did not declare.
-    var coders: Coders?
+    var coders: Coders? {
+        get { self.kept?.coders }
+        set { self.kept = Kept(interceptedResponse: self.kept?.interceptedResponse, coders: newValue) }
+    }
+    /// What the typed layer keeps in an error for itself, behind one reference: every async
+    /// function that throws a `ClientError` holds room for one, so the error stays small.
+    private var kept: Kept?
+
+    private final class Kept: Sendable {
+        let interceptedResponse: ClientResponse?
+        let coders: Coders?
+
+        init(interceptedResponse: ClientResponse?, coders: Coders?) {
+            self.interceptedResponse = interceptedResponse
+            self.coders = coders
+        }
+    }
     /// The error behind this one when it came from outside Salvo: what a middleware threw
     /// (`.middlewareFailed`), what a mock's responder or a body's source threw (with
     /// `.transportFailed`), any error given to `ClientError(error)` (`.other`).

@@ -16,6 +16,7 @@ extension Client {
     /// id when the caller gave one, through the middleware if the client has any, then the
     /// transport. Without middleware no ``ClientRequest`` is made, and a call without an id
     /// goes through no closure that escapes: the fast case pays for nothing it does not use.
+    @inline(__always)
     func route(_ head: HTTPRequest, body: HTTPBody?, operationName: String, metadata: RequestMetadata,
                options: CallOptions, streaming: Bool = false) async throws(ClientError) -> ClientResponse {
         guard let id = options.id else {
@@ -30,6 +31,7 @@ extension Client {
         }
     }
 
+    @inline(__always)
     private func send(_ head: HTTPRequest, body: HTTPBody?, operationName: String, metadata: RequestMetadata,
                       options: CallOptions, streaming: Bool) async throws(ClientError) -> ClientResponse {
         guard let chain = self.chain else {
