@@ -188,8 +188,17 @@ public final class Client: Sendable {
         let coders = self.configuration.coders
         let successDecoder = { @Sendable (bytes: [UInt8]) throws(ClientError) in try request.decodeSuccessBody(from: bytes, coders: coders) }
         let failureDecoder = { @Sendable (bytes: [UInt8]) throws(ClientError) in try request.decodeFailureBody(from: bytes, coders: coders) }
-        // One path, middleware or not: without any, `dispatch` goes straight to the
-        // transport's collected form, and the bytes come back untouched.
+        let validators = self.validators(for: options)
+        if self.chain == nil, options.id == nil, self.configuration.activity == nil {
+            // The fast case — no middleware, no id to cancel by, no activity view — reaches
+            // the transport's collected form with no wrapper around the call: each one costs
+            // frames in an async function, and this is the typed client's hot path.
+            let collected = try await Self.collect(head, body: body, options: self.transportOptions(options), limit: limit, transport: self.transport)
+            return Response(request: head, head: collected.head, body: collected.body,
+                            urlString: Self.finalURL(of: head, chain: collected.redirectChain), details: ExchangeDetails(collected),
+                            coders: coders, validators: validators, successDecoder: successDecoder, failureDecoder: failureDecoder)
+        }
+        // Otherwise the one way out: tracked, cancellable by id, through the middleware.
         let routed = try await self.route(head, body: body, operationName: request.operationName, metadata: request.metadata, options: options)
         let bytes: [UInt8]
         if let collected = routed.collectedBody {
@@ -205,7 +214,7 @@ public final class Client: Sendable {
             }
         }
         return Response(request: routed.request, head: routed.head, body: bytes, urlString: routed.url, details: routed.details, coders: coders,
-                        validators: self.validators(for: options), successDecoder: successDecoder, failureDecoder: failureDecoder)
+                        validators: validators, successDecoder: successDecoder, failureDecoder: failureDecoder)
     }
 
     /// The validators in effect for a call: its own, or the client's.

@@ -20,6 +20,11 @@ extension Client {
     func route(_ head: HTTPRequest, body: HTTPBody?, operationName: String, metadata: RequestMetadata,
                options: CallOptions, streaming: Bool = false) async throws(ClientError) -> ClientResponse {
         guard let id = options.id else {
+            // The common case straight, with no closure: each one costs a frame in an async
+            // function.
+            guard self.configuration.activity != nil else {
+                return try await self.send(head, body: body, operationName: operationName, metadata: metadata, options: options, streaming: streaming)
+            }
             return try await self.tracked(operationName, head) { () async throws(ClientError) in
                 try await self.send(head, body: body, operationName: operationName, metadata: metadata, options: options, streaming: streaming)
             }
@@ -70,13 +75,20 @@ extension Client {
             }
             return ClientResponse(streamed, request: head, url: Self.finalURL(of: head, streamed))
         }
-        let collected: CollectedResponse
+        let collected = try await Self.collect(head, body: body, options: options, limit: limit, transport: transport)
+        return ClientResponse(collected: collected, request: head, url: Self.finalURL(of: head, chain: collected.redirectChain))
+    }
+
+    /// The transport's collected form: the one place every collected call reaches it, the
+    /// chain's end and a client without middleware alike.
+    @inline(__always)
+    static func collect(_ head: HTTPRequest, body: HTTPBody?, options: TransportOptions, limit: Int,
+                        transport: any Transport) async throws(ClientError) -> CollectedResponse {
         do {
-            collected = try await transport.sendCollecting(head, body: body, options: options, maxBodySize: limit)
+            return try await transport.sendCollecting(head, body: body, options: options, maxBodySize: limit)
         } catch {
             throw Self.collectingError(error, limit: limit)
         }
-        return ClientResponse(collected: collected, request: head, url: Self.finalURL(of: head, chain: collected.redirectChain))
     }
 
     static func collectingError(_ error: TransportError, limit: Int) -> ClientError {
