@@ -361,14 +361,15 @@ struct Get: AsyncParsableCommand {
         } else if !self.data.isEmpty || !self.dataBinary.isEmpty {
             var all: [UInt8] = []
             var first = true
-            for item in self.data {
+            // The bytes as typed: "as is" means every byte, UTF-8 or not.
+            for item in RawArguments.values(of: ["-d", "--data"], parsed: self.data) {
                 if !first { all.append(UInt8(ascii: "&")) }
                 first = false
                 var bytes = self.load(item)
-                if item.hasPrefix("@") { bytes.removeAll(where: { $0 == 0x0D || $0 == 0x0A }) }
+                if item.first == UInt8(ascii: "@") { bytes.removeAll(where: { $0 == 0x0D || $0 == 0x0A }) }
                 all += bytes
             }
-            for item in self.dataBinary {
+            for item in RawArguments.values(of: ["--data-binary"], parsed: self.dataBinary) {
                 if !first { all.append(UInt8(ascii: "&")) }
                 first = false
                 all += self.load(item)
@@ -392,8 +393,10 @@ struct Get: AsyncParsableCommand {
         if let user = self.user {
             // As curl: -u wins over the URL's userinfo; without a colon the password is empty
             // (curl would prompt for one; a script cannot answer).
-            let credentials = user.contains(":") ? user : user + ":"
-            request.headerFields[.authorization] = "Basic " + Base64.encode(Array(credentials.utf8))
+            // The bytes as typed, as curl sends them: a password need not be UTF-8.
+            let typed = RawArguments.values(of: ["-u", "--user"], parsed: [user]).last ?? []
+            let credentials = typed.contains(UInt8(ascii: ":")) ? typed : typed + [UInt8(ascii: ":")]
+            request.headerFields[.authorization] = "Basic " + Base64.encode(credentials)
         }
         var ordered = HTTPFields()
         // A -H Host takes the Host line's place, first.
@@ -416,9 +419,9 @@ struct Get: AsyncParsableCommand {
 
     /// A `-d` / `--data-binary` item: the text itself, or `@file`'s bytes. A file that cannot
     /// be read makes an empty body and a warning, as with curl.
-    func load(_ item: String) -> [UInt8] {
-        guard item.hasPrefix("@") else { return Array(item.utf8) }
-        let path = String(item.dropFirst())
+    func load(_ item: [UInt8]) -> [UInt8] {
+        guard item.first == UInt8(ascii: "@") else { return item }
+        let path = String(decoding: item.dropFirst(), as: UTF8.self)
         guard let bytes = Output.readFile(path == "-" ? nil : path) else {
             if !self.silent { Output.stderr("Warning: Couldn't read data from file \"\(path)\", this makes an empty POST.\n") }
             return []
