@@ -7,7 +7,9 @@ import SalvoCore
 /// - Without a scheme (`host:8080/x`, `127.0.0.1/`), http is meant. A name followed by a
 ///   colon and not a slash is a host and port, never a scheme.
 /// - Bytes outside ASCII in the path and query are percent-encoded; the host is left as
-///   typed, for the URL parser to accept or refuse.
+///   typed, for the URL parser to accept or refuse. In the userinfo they are percent-encoded
+///   too, so that the credentials keep their bytes (they are percent-decoded into the
+///   Authorization field, as curl sends them).
 /// - `.` and `..` segments of the path are resolved (RFC 3986 §5.2.4), as curl does.
 enum CommandLineURL {
     struct Malformed: Error {
@@ -46,22 +48,18 @@ enum CommandLineURL {
         return String(url[..<pathStart]) + URLReference.removeDotSegments(url[pathStart..<pathEnd]) + url[pathEnd...]
     }
 
-    /// Percent-encodes bytes outside ASCII after the authority.
+    /// Percent-encodes bytes outside ASCII in the userinfo and after the authority.
     private static func encodeOutsideAuthority(_ url: [UInt8]) -> String {
         guard url.contains(where: { $0 >= 0x80 }) else { return String(decoding: url, as: UTF8.self) }
         var start = 0
         if let colon = url.firstIndex(of: UInt8(ascii: ":")) { start = colon + 3 }
         let authorityEnd = url[start...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
             ?? url.count
-        let hex = Array("0123456789ABCDEF".utf8)
-        var output = Array(url[..<authorityEnd])
-        for byte in url[authorityEnd...] {
-            if byte >= 0x80 {
-                output += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
-            } else {
-                output.append(byte)
-            }
-        }
+        let hostStart = url[start..<authorityEnd].lastIndex(of: UInt8(ascii: "@")) ?? start
+        var output = Array(url[..<start])
+        RawArguments.appendPercentEncodingNonASCII(url[start..<hostStart], to: &output)
+        output += url[hostStart..<authorityEnd]
+        RawArguments.appendPercentEncodingNonASCII(url[authorityEnd...], to: &output)
         return String(decoding: output, as: UTF8.self)
     }
 

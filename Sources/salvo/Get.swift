@@ -20,11 +20,15 @@ struct Get: AsyncParsableCommand {
     @Option(name: [.customShort("H"), .customLong("header")], help: "Extra header, \"Name: value\" (repeatable).")
     var headers: [String] = []
 
-    @Option(name: [.customShort("d"), .customLong("data")], help: "POST data; @file reads a file, dropping newlines (repeatable, joined by &).")
+    @Option(name: [.customShort("d"), .customLong("data")], help: "POST data; @file reads a file, dropping newlines (repeatable, joined by &; held in memory, 512 MiB at most).")
     var data: [String] = []
 
-    @Option(name: .customLong("data-binary"), help: "POST data sent as is; @file reads a file.")
+    @Option(name: .customLong("data-binary"), help: "POST data sent as is; @file and @- (standard input) are streamed, chunked when their length is unknown.")
     var dataBinary: [String] = []
+
+    /// What -d may hold in memory (bytes); lowered by tests.
+    @Option(name: .customLong("held-data-limit"), help: .hidden)
+    var heldDataLimit: Int?
 
     @Option(name: [.customShort("T"), .customLong("upload-file")], help: "Upload this file (PUT unless -X says otherwise), streamed from disk.")
     var uploadFile: String?
@@ -351,31 +355,16 @@ struct Get: AsyncParsableCommand {
             if url.hasSuffix("/"), !fromStandardInput, let name = path.split(separator: "/").last {
                 url += name
             }
-        } else if self.data.isEmpty, self.dataBinary.count == 1, let only = self.dataBinary.first,
-                  only.hasPrefix("@"), only != "@-", Output.isRegularFileWithSize(String(only.dropFirst())) {
-            // One regular file as is: streamed from disk rather than read into memory. Others
-            // (pipes, /proc, /sys: no size up front) are read to their end below, as curl does.
-            body = try .file(path: String(only.dropFirst()))
-            // curl's type for --data-binary is a form's, whatever the file's extension.
-            body?.contentType = fields[.contentType] == nil && !removed.contains("content-type") ? "application/x-www-form-urlencoded" : nil
         } else if !self.data.isEmpty || !self.dataBinary.isEmpty {
-            var all: [UInt8] = []
-            var first = true
-            for item in self.data {
-                if !first { all.append(UInt8(ascii: "&")) }
-                first = false
-                var bytes = self.load(item)
-                if item.hasPrefix("@") { bytes.removeAll(where: { $0 == 0x0D || $0 == 0x0A }) }
-                all += bytes
-            }
-            for item in self.dataBinary {
-                if !first { all.append(UInt8(ascii: "&")) }
-                first = false
-                all += self.load(item)
-            }
-            body = .bytes(all)
+            // The bytes as typed: "as is" means every byte, UTF-8 or not.
+            let data = try RequestData(data: RawArguments.values(of: ["-d", "--data"], parsed: self.data),
+                                       binary: RawArguments.values(of: ["--data-binary"], parsed: self.dataBinary),
+                                       limit: self.heldDataLimit ?? RequestData.defaultHeldLimit)
+            if !self.silent { for warning in data.warnings { Output.stderr("Warning: \(warning)\n") } }
+            body = data.body
             if fields[.contentType] == nil && !removed.contains("content-type") {
-                // After the length, as curl writes it (a -H Content-Type goes with the others).
+                // After the length, as curl writes it (a -H Content-Type goes with the others);
+                // curl's type for --data-binary @file too, whatever the file's extension.
                 body?.contentType = "application/x-www-form-urlencoded"
             }
         }
@@ -392,8 +381,10 @@ struct Get: AsyncParsableCommand {
         if let user = self.user {
             // As curl: -u wins over the URL's userinfo; without a colon the password is empty
             // (curl would prompt for one; a script cannot answer).
-            let credentials = user.contains(":") ? user : user + ":"
-            request.headerFields[.authorization] = "Basic " + Base64.encode(Array(credentials.utf8))
+            // The bytes as typed, as curl sends them: a password need not be UTF-8.
+            let typed = RawArguments.values(of: ["-u", "--user"], parsed: [user]).last ?? []
+            let credentials = typed.contains(UInt8(ascii: ":")) ? typed : typed + [UInt8(ascii: ":")]
+            request.headerFields[.authorization] = "Basic " + Base64.encode(credentials)
         }
         var ordered = HTTPFields()
         // A -H Host takes the Host line's place, first.
@@ -412,18 +403,6 @@ struct Get: AsyncParsableCommand {
         ordered.append(contentsOf: fields.filter { $0.name != HTTPField.Name("Host")! })
         request.headerFields = ordered
         return (request, body, expectContinue, removed.contains("host"))
-    }
-
-    /// A `-d` / `--data-binary` item: the text itself, or `@file`'s bytes. A file that cannot
-    /// be read makes an empty body and a warning, as with curl.
-    func load(_ item: String) -> [UInt8] {
-        guard item.hasPrefix("@") else { return Array(item.utf8) }
-        let path = String(item.dropFirst())
-        guard let bytes = Output.readFile(path == "-" ? nil : path) else {
-            if !self.silent { Output.stderr("Warning: Couldn't read data from file \"\(path)\", this makes an empty POST.\n") }
-            return []
-        }
-        return bytes
     }
 
     static func describe(_ request: HTTPRequest, body: RequestBodyLength?, absoluteForm: Bool = false) -> String {

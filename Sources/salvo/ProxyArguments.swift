@@ -13,7 +13,9 @@ extension Get {
         var proxies: ProxyConfiguration
         do throws(TransportError) {
             if let spelling = self.proxy {
-                proxies = spelling.isEmpty ? .none : .all(try HTTPProxy(spelling))
+                // The bytes as typed: a password need not be UTF-8.
+                let typed = RawArguments.values(of: ["-x", "--proxy"], parsed: [spelling]).last ?? []
+                proxies = spelling.isEmpty ? .none : .all(try HTTPProxy(RawArguments.proxySpelling(typed)))
                 proxies.bypass = ProxyBypass.environment()
             } else {
                 proxies = try .environment()
@@ -26,8 +28,11 @@ extension Get {
         if let noProxy = self.noProxy { proxies.bypass = ProxyBypass(noProxy) }
         var credentials: HTTPProxy.Credentials? = nil
         if let user = self.proxyUser {
-            let parts = user.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
-            credentials = HTTPProxy.Credentials(username: String(parts[0]), password: parts.count > 1 ? String(parts[1]) : "")
+            // The bytes as typed, as curl sends them.
+            let typed = RawArguments.values(of: ["-U", "--proxy-user"], parsed: [user]).last ?? []
+            let colon = typed.firstIndex(of: UInt8(ascii: ":"))
+            credentials = HTTPProxy.Credentials(usernameBytes: Array(typed[..<(colon ?? typed.endIndex)]),
+                                                passwordBytes: colon.map { Array(typed[($0 + 1)...]) } ?? [])
         }
         func adjusted(_ proxy: HTTPProxy?) -> HTTPProxy? {
             guard var proxy else { return nil }

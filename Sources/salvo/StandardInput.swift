@@ -9,7 +9,7 @@ import Glibc
 enum StandardInput {
     static var body: HTTPBody {
         .producer { writer in
-            while let chunk = try await self.read() {
+            while let chunk = try await self.read(0) {
                 try await writer.write(chunk)
             }
         }
@@ -17,16 +17,16 @@ enum StandardInput {
 
     struct ReadFailed: Error, CustomStringConvertible {
         let errno: Int32
-        var description: String { "cannot read standard input: \(String(cString: strerror(self.errno)))" }
+        var description: String { "cannot read the body's input: \(String(cString: strerror(self.errno)))" }
     }
 
-    /// The next piece of standard input, nil at its end.
-    private static func read() async throws -> [UInt8]? {
+    /// The next piece read from `fd` (0: standard input), nil at its end.
+    static func read(_ fd: Int32) async throws -> [UInt8]? {
         let result: Result<[UInt8]?, ReadFailed> = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 var buffer = [UInt8](repeating: 0, count: 64 * 1024)
                 while true {
-                    let count = buffer.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, $0.count) }
+                    let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
                     if count < 0 && errno == EINTR { continue }
                     if count < 0 {
                         continuation.resume(returning: .failure(ReadFailed(errno: errno)))

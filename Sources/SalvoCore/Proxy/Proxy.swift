@@ -27,19 +27,37 @@ public struct HTTPProxy: Sendable, Hashable, CustomStringConvertible {
     /// is not sent.
     public var connectHeaderFields: HTTPFields = [:]
 
-    /// A user name and password for the proxy, as they are (not percent-encoded).
+    /// A user name and password for the proxy, as they are (not percent-encoded). They are
+    /// kept as bytes: a name or password typed in another encoding than UTF-8 goes to the
+    /// proxy as given, never repaired.
     public struct Credentials: Sendable, Hashable {
-        public var username: String
-        public var password: String
+        public var usernameBytes: [UInt8]
+        public var passwordBytes: [UInt8]
+
+        /// The user name as text (bytes that are not UTF-8 shown as U+FFFD).
+        public var username: String {
+            get { String(decoding: self.usernameBytes, as: UTF8.self) }
+            set { self.usernameBytes = Array(newValue.utf8) }
+        }
+
+        /// The password as text (bytes that are not UTF-8 shown as U+FFFD).
+        public var password: String {
+            get { String(decoding: self.passwordBytes, as: UTF8.self) }
+            set { self.passwordBytes = Array(newValue.utf8) }
+        }
 
         public init(username: String, password: String) {
-            self.username = username
-            self.password = password
+            self.init(usernameBytes: Array(username.utf8), passwordBytes: Array(password.utf8))
+        }
+
+        public init(usernameBytes: [UInt8], passwordBytes: [UInt8]) {
+            self.usernameBytes = usernameBytes
+            self.passwordBytes = passwordBytes
         }
 
         /// The `Proxy-Authorization` value: `Basic base64(username:password)`.
         var basicAuthorization: String {
-            "Basic " + Base64.encode(Array(self.username.utf8) + [UInt8(ascii: ":")] + Array(self.password.utf8))
+            "Basic " + Base64.encode(self.usernameBytes + [UInt8(ascii: ":")] + self.passwordBytes)
         }
     }
 
@@ -95,8 +113,8 @@ public struct HTTPProxy: Sendable, Hashable, CustomStringConvertible {
         }
         self.init(host: parsed.host, port: explicitPort ? parsed.port : Self.defaultPort)
         if let user = parsed.user {
-            self.credentials = Credentials(username: String(decoding: URLReference.percentDecoded(user), as: UTF8.self),
-                                           password: String(decoding: URLReference.percentDecoded(parsed.password ?? ""), as: UTF8.self))
+            self.credentials = Credentials(usernameBytes: URLReference.percentDecoded(user),
+                                           passwordBytes: URLReference.percentDecoded(parsed.password ?? ""))
         }
     }
 
