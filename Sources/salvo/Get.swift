@@ -59,7 +59,9 @@ struct Get: AsyncParsableCommand {
     @Option(name: .customLong("connect-timeout"), help: "Seconds a connection may take.")
     var connectTimeout: Double?
 
-    @Option(name: .customLong("resolve"), help: "host:port:address[,address…] — use these addresses for host and port (repeatable).")
+    // Unconditional: curl's removal entry "-host:port" is this option's value, not an option.
+    @Option(name: .customLong("resolve"), parsing: .unconditionalSingleValue,
+            help: "host:port:address[,address…] — use these addresses for host and port; -host:port removes an earlier entry for them (repeatable).")
     var resolve: [String] = []
 
     @Option(name: [.customShort("u"), .customLong("user")], help: "user:password — Basic credentials for the server (a user alone sends an empty password).")
@@ -159,9 +161,12 @@ struct Get: AsyncParsableCommand {
         for entry in self.resolve {
             do throws(TransportError) {
                 if entry.hasPrefix("-") {
-                    // curl's "-host:port": forget what earlier entries said for it.
-                    let parts = entry.dropFirst().split(separator: ":", omittingEmptySubsequences: false)
-                    guard parts.count == 2, let port = Int(parts[1]) else {
+                    // curl's "-host:port": forget what earlier entries said for it (a later
+                    // entry may add it again). Whatever follows the port is not read, as with
+                    // curl, so an entry copied whole with a "-" in front removes itself. Not
+                    // being there is no error.
+                    let parts = entry.dropFirst().split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+                    guard parts.count >= 2, !parts[0].isEmpty, let port = Int(parts[1]) else {
                         throw TransportError(.invalidConfiguration, detail: "resolve entry \"\(entry)\": expected -host:port")
                     }
                     configuration.nameResolution.overrides.removeAll { $0.host.lowercased() == parts[0].lowercased() && $0.port == port }

@@ -256,6 +256,26 @@ import Testing
         try await Self.sideBySide(["-s", "-4", "-6", "http://127.0.0.1:\(server.port)/ok"])
     }
 
+    /// `--resolve -host:port`, its own argument: curl's removal of an earlier entry, read as
+    /// the option's value (not as an option). 127.0.0.2 has no server: an entry still there
+    /// fails the request (7); removed, the name resolves as usual.
+    @Test func resolveRemovalEntries() async throws {
+        let server = try await Shared.faults.get()
+        let url = "http://localhost:\(server.port)/ok"
+        let add = ["--resolve", "localhost:\(server.port):127.0.0.2"]
+        try await Self.sideBySide(["-s", "-4", "-m", "10"] + add + [url])   // 7: the entry is used
+        try await Self.sideBySide(["-s", "-4", "-m", "10"] + add + ["--resolve", "-localhost:\(server.port)", url])
+        try await Self.sideBySide(["-s", "-4", "-m", "10"] + add + ["--resolve", "-LOCALHOST:\(server.port):127.0.0.2", url])
+        // Added again after its removal: used again.
+        try await Self.sideBySide(["-s", "-4", "-m", "10"] + add + ["--resolve", "-localhost:\(server.port)"] + add + [url])
+        // Removing what was never added changes nothing; another port's entry stays.
+        try await Self.sideBySide(["-s", "-4", "-m", "10", "--resolve", "-localhost:\(server.port)", url])
+        try await Self.sideBySide(["-s", "-4", "-m", "10"] + add + ["--resolve", "-localhost:1", url])
+        let attached = try await Self.salvo("-s", "-4", "-m", "10", "--resolve", "localhost:\(server.port):127.0.0.2",
+                                            "--resolve=-localhost:\(server.port)", url)
+        #expect(attached.status == 0 && attached.stdout == Data("hello".utf8))
+    }
+
     /// Where Salvo is stricter than curl 7.88 on purpose: ambiguous framing is how responses
     /// are smuggled, so it is refused (RFC 9112 §6.3).
     @Test func stricterThanCurlOnAmbiguousFraming() async throws {
