@@ -249,7 +249,9 @@ struct Get: AsyncParsableCommand {
         defer { sink.close() }
 
         // Every head as it arrived (interim ones, each of a redirect chain, the lines of one
-        // that failed), shown byte for byte with -i and -v, as curl does.
+        // that failed), shown byte for byte with -i and -v, as curl does — but for control
+        // characters in a status line, shown escaped on stdout and stderr (a file given
+        // with -o gets the bytes as they came).
         let heads = Mutex<[ReceivedHead]>([])
         var options = HTTPClient.RequestOptions(timeout: timeout)
         options.expectContinue = expectContinue
@@ -265,8 +267,10 @@ struct Get: AsyncParsableCommand {
                 return list
             }
             for head in arrived {
-                if self.verbose { Output.stderr(Self.prefixedLines(head.raw, prefix: "< ")) }
-                if self.include || self.headOnly, !sink.write(head.raw) { return false }
+                let shown = ShownHead.escapingStatusLine(head.raw)
+                if self.verbose { Output.stderr(Self.prefixedLines(shown, prefix: "< ")) }
+                let toTerminal = self.output == nil || self.output == "-"
+                if self.include || self.headOnly, !sink.write(toTerminal ? shown : head.raw) { return false }
             }
             return true
         }
