@@ -313,7 +313,7 @@ struct Get: AsyncParsableCommand {
             guard sink.write([]) else { return self.report(23, sink.failure) }
             return 0
         } catch {
-            return self.report(CurlExitCode.forError(error), error.description)
+            return self.report(Self.exitCode(for: error, proxies: configuration.proxy), error.description)
         }
     }
 
