@@ -19,8 +19,11 @@ enum CurlExitCode {
         // A weird server reply, as a too-long head is.
         case .chunkLineTooLong: 8
         case .unsupportedEncoding: 61
-        // curl 7.x says "out of memory" past its header limit; 8.x says "too large" (100).
-        case .headerTooLarge, .tooManyHeaders: 27
+        // A head past the size limit is curl's receive error: what its own suite expects when
+        // the accumulated head grows too large (its cases 497 and 498).
+        case .headerTooLarge: 56
+        // curl sets no limit on the count; 7.x says "out of memory" past its other limits.
+        case .tooManyHeaders: 27
         case .truncatedBody, .truncatedHead: 18
         case .emptyResponse: 52
         case .remoteClosed, .readFailed: 56

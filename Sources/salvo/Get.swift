@@ -63,7 +63,9 @@ struct Get: AsyncParsableCommand {
     @Option(name: .customLong("connect-timeout"), help: "Seconds a connection may take.")
     var connectTimeout: Double?
 
-    @Option(name: .customLong("resolve"), help: "host:port:address[,address…] — use these addresses for host and port (repeatable).")
+    // Unconditional: curl's removal entry "-host:port" is this option's value, not an option.
+    @Option(name: .customLong("resolve"), parsing: .unconditionalSingleValue,
+            help: "host:port:address[,address…] — use these addresses for host and port; -host:port removes an earlier entry for them (repeatable).")
     var resolve: [String] = []
 
     @Option(name: [.customShort("u"), .customLong("user")], help: "user:password — Basic credentials for the server (a user alone sends an empty password).")
@@ -163,9 +165,12 @@ struct Get: AsyncParsableCommand {
         for entry in self.resolve {
             do throws(TransportError) {
                 if entry.hasPrefix("-") {
-                    // curl's "-host:port": forget what earlier entries said for it.
-                    let parts = entry.dropFirst().split(separator: ":", omittingEmptySubsequences: false)
-                    guard parts.count == 2, let port = Int(parts[1]) else {
+                    // curl's "-host:port": forget what earlier entries said for it (a later
+                    // entry may add it again). Whatever follows the port is not read, as with
+                    // curl, so an entry copied whole with a "-" in front removes itself. Not
+                    // being there is no error.
+                    let parts = entry.dropFirst().split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+                    guard parts.count >= 2, !parts[0].isEmpty, let port = Int(parts[1]) else {
                         throw TransportError(.invalidConfiguration, detail: "resolve entry \"\(entry)\": expected -host:port")
                     }
                     configuration.nameResolution.overrides.removeAll { $0.host.lowercased() == parts[0].lowercased() && $0.port == port }
@@ -248,7 +253,9 @@ struct Get: AsyncParsableCommand {
         defer { sink.close() }
 
         // Every head as it arrived (interim ones, each of a redirect chain, the lines of one
-        // that failed), shown byte for byte with -i and -v, as curl does.
+        // that failed), shown byte for byte with -i and -v, as curl does — but for control
+        // characters in a status line, shown escaped on stdout and stderr (a file given
+        // with -o gets the bytes as they came).
         let heads = Mutex<[ReceivedHead]>([])
         var options = HTTPClient.RequestOptions(timeout: timeout)
         options.expectContinue = expectContinue
@@ -264,8 +271,10 @@ struct Get: AsyncParsableCommand {
                 return list
             }
             for head in arrived {
-                if self.verbose { Output.stderr(Self.prefixedLines(head.raw, prefix: "< ")) }
-                if self.include || self.headOnly, !sink.write(head.raw) { return false }
+                let shown = ShownHead.escapingStatusLine(head.raw)
+                if self.verbose { Output.stderr(Self.prefixedLines(shown, prefix: "< ")) }
+                let toTerminal = self.output == nil || self.output == "-"
+                if self.include || self.headOnly, !sink.write(toTerminal ? shown : head.raw) { return false }
             }
             return true
         }
@@ -308,7 +317,7 @@ struct Get: AsyncParsableCommand {
             guard sink.write([]) else { return self.report(23, sink.failure) }
             return 0
         } catch {
-            return self.report(CurlExitCode.forError(error), error.description)
+            return self.report(Self.exitCode(for: error, proxies: configuration.proxy), error.description)
         }
     }
 

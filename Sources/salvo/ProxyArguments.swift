@@ -49,4 +49,13 @@ extension Get {
         proxies.https = adjusted(proxies.https)
         return proxies
     }
+
+    /// curl's exit status for `error`. A proxy variable that cannot be used fails only the
+    /// requests it applies to (a redirect's included), with the status `-x` would give it:
+    /// 7 for a kind of proxy Salvo does not speak, 5 for a spelling that names none.
+    static func exitCode(for error: TransportError, proxies: ProxyConfiguration) -> Int32 {
+        let refused = [proxies.httpRefusal, proxies.httpsRefusal].contains { $0?.code == error.code && $0?.detail == error.detail }
+        guard refused else { return CurlExitCode.forError(error) }
+        return error.code == .unsupportedScheme ? 7 : 5
+    }
 }

@@ -72,7 +72,8 @@ have been sent.
   /big-headers?n=BYTES   200 with one header X-Big whose value is BYTES bytes
                          of 'a' (default 16384); body "ok"; keep-alive.
   /many-headers?n=COUNT  200 with COUNT headers X-Header-<i>: value-<i>
-                         (default 100); body "ok"; keep-alive.
+                         (default 100); body "ok"; keep-alive.  &pad=BYTES
+                         lengthens each value by BYTES bytes.
   /close-after?n=K       200 "ok" with no Connection header; once the
                          connection has served K requests (any path, this one
                          included; default 1) it is closed right after the
@@ -731,8 +732,9 @@ def scenario_big_headers(c, req):
 
 def scenario_many_headers(c, req):
     n = max(0, req.param("n", 100))
+    pad = "p" * max(0, req.param("pad", 0))
     return c.respond(req, 200, "ok",
-                     [(f"X-Header-{i}", f"value-{i}") for i in range(n)])
+                     [(f"X-Header-{i}", f"value-{i}{pad}") for i in range(n)])
 
 
 def scenario_close_after(c, req):

@@ -167,6 +167,12 @@ public struct ProxyConfiguration: Sendable, Hashable {
     public var https: HTTPProxy?
     /// Hosts reached directly whatever the proxies say (`NO_PROXY`).
     public var bypass: ProxyBypass
+    /// Why the proxy named for `http://` URLs cannot be used (an environment variable naming
+    /// a SOCKS proxy, say): the requests it would carry fail with this error rather than go
+    /// direct. Set by ``environment()``; nil when ``http`` is usable or none is named.
+    public var httpRefusal: TransportError?
+    /// The same for `https://` URLs.
+    public var httpsRefusal: TransportError?
 
     public init(http: HTTPProxy? = nil, https: HTTPProxy? = nil, bypass: ProxyBypass = ProxyBypass()) {
         self.http = http
@@ -183,11 +189,18 @@ public struct ProxyConfiguration: Sendable, Hashable {
     }
 
     /// Whether any request can go through a proxy.
-    public var isEnabled: Bool { self.http != nil || self.https != nil }
+    public var isEnabled: Bool { self.http != nil || self.https != nil || self.httpRefusal != nil || self.httpsRefusal != nil }
 
     /// The proxy for a request to `host` over `scheme`, or nil to go direct.
     public func proxy(for scheme: ConnectionKey.Scheme, host: String) -> HTTPProxy? {
         guard let proxy = scheme == .https ? self.https : self.http else { return nil }
         return self.bypass.matches(host) ? nil : proxy
+    }
+
+    /// Why a request to `host` over `scheme` cannot go through the proxy meant for it (see
+    /// ``httpRefusal``), or nil: it goes through ``proxy(for:host:)``, or direct.
+    public func refusal(for scheme: ConnectionKey.Scheme, host: String) -> TransportError? {
+        guard let refusal = scheme == .https ? self.httpsRefusal : self.httpRefusal else { return nil }
+        return self.bypass.matches(host) ? nil : refusal
     }
 }

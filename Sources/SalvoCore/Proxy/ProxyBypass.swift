@@ -106,7 +106,13 @@ extension ProxyConfiguration {
     /// `all_proxy` then `ALL_PROXY` for either when its own is unset, and `no_proxy` then
     /// `NO_PROXY` for the hosts that go direct. A variable set but empty counts as unset.
     ///
-    /// - Throws: when a variable names a proxy that is not `http://` (see ``HTTPProxy/init(_:)``).
+    /// A variable that names a proxy Salvo cannot use (not `http://`, or not a proxy's
+    /// spelling: see ``HTTPProxy/init(_:)``) matters only where it applies, as with curl: the
+    /// requests it would carry (those `NO_PROXY` does not send direct) fail with its error
+    /// (``httpRefusal``, ``httpsRefusal``, naming the variable), never go direct instead;
+    /// the others go as the rest of the environment says.
+    ///
+    /// - Throws: nothing any more (kept for source compatibility).
     public static func environment() throws(TransportError) -> ProxyConfiguration {
         try self.environment(processEnvironment(["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",
                                                  "no_proxy", "NO_PROXY"]))
@@ -114,17 +120,28 @@ extension ProxyConfiguration {
 
     /// The same reading of `variables` instead of the process environment.
     public static func environment(_ variables: [String: String]) throws(TransportError) -> ProxyConfiguration {
-        func proxy(_ names: [String]) throws(TransportError) -> HTTPProxy? {
+        /// The first variable set among `names`: its proxy, or why it cannot be used.
+        func proxy(_ names: [String]) -> Result<HTTPProxy, TransportError>? {
             for name in names {
                 guard let value = variables[name]?[...].trimmingOWS, !value.isEmpty else { continue }
-                return try HTTPProxy(String(value))
+                do throws(TransportError) {
+                    return .success(try HTTPProxy(String(value)))
+                } catch {
+                    var refusal = error
+                    refusal.detail = "\(name): " + (error.detail ?? "cannot be used")
+                    return .failure(refusal)
+                }
             }
             return nil
         }
         let fallback = ["all_proxy", "ALL_PROXY"]
-        let http = try proxy(["http_proxy"] + fallback)
-        let https = try proxy(["https_proxy", "HTTPS_PROXY"] + fallback)
-        return ProxyConfiguration(http: http, https: https, bypass: ProxyBypass.environment(variables))
+        let http = proxy(["http_proxy"] + fallback)
+        let https = proxy(["https_proxy", "HTTPS_PROXY"] + fallback)
+        var configuration = ProxyConfiguration(http: try? http?.get(), https: try? https?.get(),
+                                               bypass: ProxyBypass.environment(variables))
+        if case .failure(let error)? = http { configuration.httpRefusal = error }
+        if case .failure(let error)? = https { configuration.httpsRefusal = error }
+        return configuration
     }
 }
 

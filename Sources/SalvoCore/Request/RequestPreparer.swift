@@ -46,6 +46,10 @@ final class RequestPreparer: Sendable {
         if key.unixSocketPath == nil, options.proxy != nil || self.usesProxies,
            case let proxies = options.proxy ?? self.configuration.proxy, proxies.isEnabled {
             key.proxy = proxies.proxy(for: key.scheme, host: key.host)
+            if key.proxy == nil, let refusal = proxies.refusal(for: key.scheme, host: key.host) {
+                // The proxy meant for it cannot be used: never sent direct instead.
+                throw refusal
+            }
             if let proxy = key.proxy {
                 guard (1...65535).contains(proxy.port), !proxy.host.isEmpty else {
                     throw TransportError(.invalidConfiguration, phase: .request, detail: "proxy \(proxy): no host, or a port outside 1...65535")

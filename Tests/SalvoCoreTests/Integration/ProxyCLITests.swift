@@ -7,6 +7,7 @@ import Testing
     struct Run {
         var status: Int32
         var stdout: String
+        var stderr = ""
     }
 
     /// Runs `executable` (bounded to 30 s) with `environment` replacing the proxy variables.
@@ -17,7 +18,7 @@ import Testing
         }
         let run = try await runChild(executable, arguments, environment: variables.merging(environment) { $1 }, timeLimit: 30)
         if run.signaled { Issue.record("\(executable) \(arguments) died of signal \(run.status)") }
-        return Run(status: run.status, stdout: run.output)
+        return Run(status: run.status, stdout: run.output, stderr: run.errors)
     }
 
     /// Salvo's and curl's runs of `arguments` (curl's nil where it is not installed).
@@ -115,6 +116,36 @@ import Testing
             #expect(salvo.stdout.hasPrefix("GET http://") == proxied, "\(arguments) \(environment)")
             if proxied { #expect(!salvo.stdout.contains("hello")) } else { #expect(salvo.stdout == "hello") }
             if let curl { #expect(curl.stdout.hasPrefix("GET http://") == proxied, "curl: \(arguments) \(environment)") }
+        }
+    }
+
+    /// A proxy variable Salvo cannot use (SOCKS) matters only for the requests it applies
+    /// to, as with curl: a more specific variable or NO_PROXY wins over it; where it does
+    /// apply, the request fails (7, naming the variable) rather than go direct. (curl speaks
+    /// SOCKS, but nothing listens there: 7 for it too.)
+    @Test func anUnusableProxyVariableMattersOnlyWhereItApplies() async throws {
+        let proxy = try await ScriptedProxy.start()
+        let origin = try await FaultServer.start(lifetime: 120)
+        let socks = ["ALL_PROXY": "socks5://127.0.0.1:\(try freePort())"]
+        let cases: [(environment: [String: String], status: Int32, proxied: Bool)] = [
+            (socks.merging(["http_proxy": "http://127.0.0.1:\(proxy.port)"]) { $1 }, 0, true),
+            (socks.merging(["NO_PROXY": "127.0.0.1"]) { $1 }, 0, false),
+            (socks.merging(["https_proxy": "http://127.0.0.1:\(proxy.port)"]) { $1 }, 7, false),
+            (socks, 7, false),
+        ]
+        for (environment, status, proxied) in cases {
+            let (salvo, curl) = try await Self.both(["-s", "-S", origin.url("/ok")], environment: environment)
+            #expect(salvo.status == status, "\(environment)")
+            if status == 0 {
+                #expect(salvo.stdout.hasPrefix("GET http://") == proxied, "\(environment)")
+                if !proxied { #expect(salvo.stdout == "hello") }
+            } else {
+                #expect(salvo.stdout.isEmpty && salvo.stderr.contains("ALL_PROXY"), "\(salvo.stderr)")
+            }
+            if let curl {
+                #expect(curl.status == status, "curl: \(environment)")
+                if status == 0 { #expect(curl.stdout.hasPrefix("GET http://") == proxied, "curl: \(environment)") }
+            }
         }
     }
 

@@ -85,7 +85,15 @@ import Testing
         let bypass = try ProxyConfiguration.environment(["all_proxy": "p:1", "no_proxy": "a.test", "NO_PROXY": "b.test"])
         #expect(bypass.proxy(for: .http, host: "a.test") == nil)
         #expect(bypass.proxy(for: .https, host: "b.test")?.host == "p")
-        #expect(throws: TransportError.self) { try ProxyConfiguration.environment(["all_proxy": "socks5://p:1"]) }
+        // A proxy that cannot be used matters only where it applies: the requests it would
+        // carry are refused (never sent direct), naming the variable; the others go on.
+        let socks = try ProxyConfiguration.environment(["ALL_PROXY": "socks5://p:1", "http_proxy": "web:4", "NO_PROXY": "direct.test"])
+        #expect(socks.http?.host == "web" && socks.https == nil && socks.httpRefusal == nil && socks.isEnabled)
+        #expect(socks.refusal(for: .https, host: "a.test")?.code == .unsupportedScheme)
+        #expect(socks.refusal(for: .https, host: "a.test")?.detail?.hasPrefix("ALL_PROXY: ") == true)
+        #expect(socks.refusal(for: .https, host: "direct.test") == nil && socks.refusal(for: .http, host: "a.test") == nil)
+        let unreadable = try ProxyConfiguration.environment(["http_proxy": "http://@", "https_proxy": "p:1"])
+        #expect(unreadable.refusal(for: .http, host: "a.test")?.code == .invalidURL && unreadable.https?.host == "p")
         #expect(try ProxyConfiguration.environment([:]) == .none)
     }
 
