@@ -157,11 +157,19 @@ extension ProxyBypass {
     }
 }
 
-/// The variables among `names` that the process environment sets.
+/// The variables among `names` that the process environment sets. A value that is not
+/// UTF-8 (a proxy password typed in Latin-1, say) keeps its bytes: those past ASCII are
+/// percent-encoded, which a proxy URL's userinfo decodes back to the same bytes.
 private func processEnvironment(_ names: [String]) -> [String: String] {
     var variables: [String: String] = [:]
     for name in names {
-        if let value = getenv(name) { variables[name] = String(cString: value) }
+        guard let value = getenv(name) else { continue }
+        let bytes = Array(UnsafeRawBufferPointer(start: value, count: strlen(value)))
+        if let text = String(validating: bytes, as: UTF8.self) {
+            variables[name] = text
+        } else {
+            variables[name] = bytes.map { $0 < 0x80 ? String(UnicodeScalar($0)) : "%" + String($0, radix: 16, uppercase: true) }.joined()
+        }
     }
     return variables
 }

@@ -42,6 +42,22 @@ import Testing
         }
     }
 
+    /// A proxy variable's userinfo keeps its bytes too (the environment is bytes, like argv).
+    @Test func aProxyVariableKeepsItsBytes() async throws {
+        let server = try await FaultServer.start()
+        defer { server.stop() }
+        let variable = "http_proxy=\"$(printf 'http://u:p\\344@127.0.0.1:\(server.port)')\""
+        let salvo = try await CLISafetyTests.shell("\(variable) exec '\(CLITests.salvoPath)' get -s http://example.test/echo")
+        #expect(salvo.status == 0)
+        let requests = try server.log().requests
+        #expect(requests.first?.header("proxy-authorization") == "Basic dTpw5A==")
+        if let curl = CLITests.curlPath {
+            try server.resetLog()
+            _ = try await CLISafetyTests.shell("\(variable) exec '\(curl)' -s http://example.test/echo")
+            #expect(try server.log().requests.first?.header("proxy-authorization") == "Basic dTpw5A==", "curl's")
+        }
+    }
+
     /// `--data-binary` sends its bytes as is (two bytes, not six of U+FFFD's UTF-8), and `-d`
     /// its bytes joined by `&`, as curl does.
     @Test func bodiesKeepTheirBytes() async throws {
