@@ -124,6 +124,8 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         /// More redirects than the policy's limit.
         public static let tooManyRedirects = Code(base: .tooManyRedirects)
         /// A redirect led back to a URL already visited in this chain.
+        /// Not given by Salvo's engine any more: redirects are limited by their count
+        /// (``tooManyRedirects``), a loop included. Kept for transports that report one.
         public static let redirectLoop = Code(base: .redirectLoop)
         /// A redirect pointed somewhere the policy does not go: another scheme than http or
         /// https, a Location that is not a URL, or from https down to http.

@@ -23,15 +23,14 @@ struct RedirectState: Sendable {
     static let host = HTTPField.Name("Host")!
     /// Every URL requested so far, the first one included.
     private(set) var chain: [String] = []
-    /// How often each method and URL has been requested, to notice a loop.
-    private var visits: [String: Int] = [:]
     /// Where the call began, and the first request's credential fields (and Host): what a
     /// redirect back to that origin gets again.
     private var firstOrigin: ConnectionKey?
     private var originFields: [HTTPField] = []
-    /// A redirect back to a URL already requested is followed — servers do that after
-    /// setting state (a cookie, a session) — but a request made this many times is a loop.
-    static let maxVisitsPerURL = 3
+    // Redirects are limited by their count alone (the policy's `maxRedirects`), as curl and
+    // browsers do: a redirect back to a URL already requested is followed — servers do that
+    // after setting state (a cookie, a session), some several times to the same URL — and a
+    // real loop ends at the count, with the same permanent error as any long chain.
 
     init(policy: RedirectPolicy) {
         self.policy = policy
@@ -50,7 +49,6 @@ struct RedirectState: Sendable {
         let base = request.urlString
         if self.chain.isEmpty {
             self.chain.append(base)
-            self.visits["\(request.method.rawValue) \(base)"] = 1
             self.firstOrigin = try request.connectionKey()
             self.originFields = request.headerFields.filter { self.travelsWithTheOrigin($0.name) }
         }
@@ -80,12 +78,6 @@ struct RedirectState: Sendable {
             return .deliverUnfollowed("the \(status) asks to send the body again to \(target), but a streamed body cannot be replayed")
         }
         let url = target.description
-        let visit = "\(method.rawValue) \(url)"
-        let visits = self.visits[visit, default: 0] + 1
-        guard visits <= Self.maxVisitsPerURL else {
-            throw TransportError(.redirectLoop, phase: .readHead, detail: "\(url) was requested \(visits - 1) times already")
-        }
-        self.visits[visit] = visits
         self.chain.append(url)
 
         var next = HTTPRequest(method: method, scheme: target.scheme.rawValue, authority: target.key.authority,

@@ -91,20 +91,21 @@ import Testing
             try decide(&state, url: "http://a.test/3", status: 302, location: "/4")
         }
         // Back to a URL already requested is followed (servers do it after setting state),
-        // up to three requests of one URL; the fourth is a loop.
-        var loop = RedirectState(policy: .follow)
-        _ = try decide(&loop, url: "http://a.test/1", status: 302, location: "/2")
-        _ = try decide(&loop, url: "http://a.test/2", status: 302, location: "/1")
+        // as often as the count allows (curl's test 3032: the same URL three times, then an
+        // answer); a loop ends at the count, with the count's error.
+        var same = RedirectState(policy: .follow)
+        for _ in 0..<4 {
+            guard case .follow = try decide(&same, url: "http://a.test/x", status: 302, location: "/x") else {
+                Issue.record("a redirect to the same URL not followed")
+                return
+            }
+        }
+        var loop = RedirectState(policy: RedirectPolicy(maxRedirects: 3))
         _ = try decide(&loop, url: "http://a.test/1", status: 302, location: "/2")
         _ = try decide(&loop, url: "http://a.test/2", status: 302, location: "/1")
         _ = try decide(&loop, url: "http://a.test/1", status: 302, location: "/2")
         #expect(performing: { try decide(&loop, url: "http://a.test/2", status: 302, location: "/1") },
-                throws: { ($0 as? TransportError)?.code == .redirectLoop })
-        var same = RedirectState(policy: .follow)
-        _ = try decide(&same, url: "http://a.test/x", status: 302, location: "/x")
-        _ = try decide(&same, url: "http://a.test/x", status: 302, location: "/x")
-        #expect(performing: { try decide(&same, url: "http://a.test/x", status: 302, location: "/x") },
-                throws: { ($0 as? TransportError)?.code == .redirectLoop })
+                throws: { ($0 as? TransportError)?.code == .tooManyRedirects })
         // The same URL with another method is no loop (POST /login → 303 → GET /login).
         var login = RedirectState(policy: .follow)
         guard case .follow = try decide(&login, .post, url: "http://a.test/login", status: 303, location: "/login") else {
