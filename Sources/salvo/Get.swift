@@ -42,6 +42,14 @@ struct Get: AsyncParsableCommand {
     @Flag(name: [.customShort("i"), .customLong("include")], help: "Include the response head in the output.")
     var include = false
 
+    @Option(name: [.customShort("D"), .customLong("dump-header")], help: "Write every response head as received (interim ones and, with -L, each of the chain) to this file; - is stdout.")
+    var dumpHeader: String?
+
+    @Option(name: [.customShort("w"), .customLong("write-out")], help: ArgumentHelp(
+        "After the transfer, print this format with curl's variables filled in; @file reads it from a file, @- from stdin.",
+        discussion: "Variables: %{http_code} (%{response_code}), %{size_download}, %{size_header}, %{size_request}, %{time_namelookup}, %{time_connect}, %{time_appconnect}, %{time_pretransfer}, %{time_starttransfer}, %{time_total} (seconds from the start), %{url}, %{url_effective}, %{num_redirects}, %{content_type}, %{exitcode}, %header{name}, %{header_json}, %{json} (all of them), %{stderr} and %{stdout} (where what follows goes), %% for %; \\n, \\r and \\t for newline, carriage return and tab."))
+    var writeOut: String?
+
     @Flag(name: [.customShort("I"), .customLong("head")], help: "Send HEAD and print only the head.")
     var headOnly = false
 
@@ -141,6 +149,34 @@ struct Get: AsyncParsableCommand {
     }
 
     func perform() async -> Int32 {
+        var format: [UInt8]? = nil
+        if let writeOut {
+            if writeOut.hasPrefix("@") {
+                let path = String(writeOut.dropFirst())
+                guard let bytes = Output.readFile(path == "-" ? nil : path) else {
+                    return self.report(26, "cannot read the --write-out format from \(path)")
+                }
+                format = bytes
+            } else {
+                format = RawArguments.values(of: ["-w", "--write-out"], parsed: [writeOut]).last ?? Array(writeOut.utf8)
+            }
+        }
+        var record = WriteOut.Record()
+        let status = await self.transfer(&record)
+        if let format, record.attempted {
+            record.exitCode = status
+            // Warned about even with -s, as curl does.
+            WriteOut.write(format, record, requestURL: self.requestURL ?? self.url) { Output.stderr("salvo: \($0)\n") }
+        }
+        return status
+    }
+
+    /// The URL as requested (after the command line's normalization).
+    private var requestURL: String? {
+        try? CommandLineURL.normalize(RawArguments.bytes(of: self.url))
+    }
+
+    func transfer(_ record: inout WriteOut.Record) async -> Int32 {
         var configuration = HTTPClient.Configuration()
         configuration.threads = 1
         configuration.maxConnectionsPerHost = 1
@@ -251,6 +287,11 @@ struct Get: AsyncParsableCommand {
         // existing file as it was.
         var sink = Output.Sink(path: self.output)
         defer { sink.close() }
+        // -D: the heads byte for byte, as they came (a terminal too: the option asks for them raw).
+        var dump = self.dumpHeader.map { Output.Sink(path: $0) }
+        defer { dump?.close() }
+        record.attempted = true
+        record.effectiveURL = "\(request.scheme ?? "http")://\(request.authority ?? "")\(request.path ?? "/")"
 
         // Every head as it arrived (interim ones, each of a redirect chain, the lines of one
         // that failed), shown byte for byte with -i and -v, as curl does — but for control
@@ -261,7 +302,7 @@ struct Get: AsyncParsableCommand {
         options.expectContinue = expectContinue
         // -H "Host:" (on the command line or in a -H @file) removes the Host line itself, as curl does.
         options.omitsHost = removesHost
-        if self.include || self.headOnly || self.verbose {
+        if self.include || self.headOnly || self.verbose || self.dumpHeader != nil || self.writeOut != nil {
             options.headObserver = { head in heads.withLock { $0.append(head) } }
         }
         /// Writes the heads that came since the last call; false when the output failed.
@@ -271,6 +312,8 @@ struct Get: AsyncParsableCommand {
                 return list
             }
             for head in arrived {
+                if head.kind != .failed { record.headerBytes += head.raw.count }
+                if dump != nil, !dump!.write(head.raw) { return false }
                 let shown = ShownHead.escapingStatusLine(head.raw)
                 if self.verbose { Output.stderr(Self.prefixedLines(shown, prefix: "< ")) }
                 let toTerminal = self.output == nil || self.output == "-"
@@ -294,6 +337,11 @@ struct Get: AsyncParsableCommand {
                 throw error
             }
             guard showHeads() else { return self.report(23, sink.failure) }
+            record.statusCode = Int(response.status.code)
+            record.headerFields = response.headerFields
+            record.metrics = response.metrics
+            record.redirects = response.redirects.count
+            if let last = response.redirectChain.last { record.effectiveURL = last }
             if let reason = response.unfollowedRedirect {
                 // A 307/308 for a body that cannot be sent again (-T -): curl stops here too.
                 response.body.cancel()
@@ -311,8 +359,10 @@ struct Get: AsyncParsableCommand {
             for try await chunk in response.body {
                 received += chunk.count
                 if let limit = self.maxFilesize, received > limit { return self.report(63, "Maximum file size exceeded") }
+                record.bodyBytes = received
                 guard sink.write(chunk) else { return self.report(23, sink.failure) }
             }
+            if let metrics = response.body.metrics { record.metrics = metrics }
             // An empty body still makes (or empties) the file, as curl does.
             guard sink.write([]) else { return self.report(23, sink.failure) }
             return 0
