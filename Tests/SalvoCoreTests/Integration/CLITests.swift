@@ -31,6 +31,7 @@ import Testing
     }
 
     static func salvo(_ arguments: String...) async throws -> Run { try await run(salvoPath, ["get"] + arguments) }
+    static func salvo(_ arguments: [String]) async throws -> Run { try await run(salvoPath, ["get"] + arguments) }
 
     static var curlPath: String? {
         ["/usr/bin/curl", "/usr/local/bin/curl"].first { FileManager.default.isExecutableFile(atPath: $0) }
@@ -475,5 +476,100 @@ import Testing
         #expect(Date().timeIntervalSince(started) < 30, "a 60 s run stopped by Ctrl-C")
         #expect(status == 0)
         #expect(text.contains("Requests/sec:"))
+    }
+
+    /// `-D FILE` gets every head byte for byte as curl writes it: interim heads, and with
+    /// `-L` each head of the chain, each with its blank line; `-D -` puts them on stdout.
+    @Test func dumpHeaderLikeCurl() async throws {
+        guard let curl = Self.curlPath else {
+            Issue.record("curl is not installed (scripts/setup installs it)")
+            return
+        }
+        let server = try await Shared.faults.get()
+        let final = Self.raw(server, "HTTP/1.1 200 OK\r\nX-A:  b \r\nContent-Length: 2\r\n\r\nok")
+        let path = String(final.drop(while: { $0 != "/" }).dropFirst(2).drop(while: { $0 != "/" }))
+        let redirect = Self.raw(server, "HTTP/1.1 302 Found\r\nLocation: \(path)\r\nContent-Length: 0\r\n\r\n", then: "keep")
+        let directory = FileManager.default.temporaryDirectory
+        let theirsFile = directory.appendingPathComponent("salvo-dump-curl-\(UUID().uuidString)")
+        let oursFile = directory.appendingPathComponent("salvo-dump-salvo-\(UUID().uuidString)")
+        defer {
+            try? FileManager.default.removeItem(at: theirsFile)
+            try? FileManager.default.removeItem(at: oursFile)
+        }
+        let cases: [[String]] = [
+            [final],
+            [Self.raw(server, "HTTP/1.0 404 Not Here\nContent-Length: 2\n\nno")],
+            [Self.raw(server, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")],
+            [redirect],
+            ["-L", redirect],
+            ["-L", server.url("/chain?n=2")],
+        ]
+        for arguments in cases {
+            let theirs = try await Self.run(curl, ["-s", "-o", "/dev/null", "-D", theirsFile.path] + arguments)
+            let ours = try await Self.salvo(["-s", "-o", "/dev/null", "-D", oursFile.path] + arguments)
+            #expect(ours.status == theirs.status, "\(arguments)")
+            let expected = try Data(contentsOf: theirsFile)
+            #expect(!expected.isEmpty)
+            #expect(try Data(contentsOf: oursFile) == expected, "\(arguments): the dumped heads differ")
+        }
+        try await Self.sideBySide(["-s", "-D", "-", final])
+        try await Self.sideBySide(["-s", "-L", "-D", "-", redirect])
+    }
+
+    /// `-w` prints curl's variables as curl does; the times only by their shape.
+    @Test func writeOutLikeCurl() async throws {
+        let server = try await Shared.faults.get()
+        let format = "%{http_code} %{response_code} %{size_download} %{size_header} %{url_effective} %{num_redirects} [%{content_type}] %{exitcode} 100%%\\t%header{x-a}\\n"
+        let typed = Self.raw(server, "HTTP/1.1 201 Made\r\nContent-Type: text/plain; charset=utf-8\r\nX-A: b\r\nContent-Length: 5\r\n\r\nhello")
+        for arguments in [[typed], [server.url("/ok")], [server.url("/chain?n=3")], ["-L", server.url("/chain?n=3")],
+                          ["-L", server.url("/status?code=404")], ["-m", "1", server.url("/stall-body")]] {
+            try await Self.sideBySide(["-s", "-o", "/dev/null", "-w", format] + arguments)
+        }
+        // A format from a file, from stdin, and %{stderr}.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-format-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data("code=%{http_code}\n".utf8).write(to: file)
+        let fromFile = try await Self.salvo("-s", "-o", "/dev/null", "-w", "@" + file.path, server.url("/ok"))
+        #expect(String(decoding: fromFile.stdout, as: UTF8.self) == "code=200\n")
+        let fromStdin = try await runChild(Self.salvoPath, ["get", "-s", "-o", "/dev/null", "-w", "@-", server.url("/ok")],
+                                           input: Data("%{size_download}".utf8))
+        #expect(String(decoding: fromStdin.stdout, as: UTF8.self) == "5")
+        let split = try await Self.salvo("-s", "-o", "/dev/null", "-w", "a%{stderr}b%{stdout}c", server.url("/ok"))
+        #expect(String(decoding: split.stdout, as: UTF8.self) == "ac")
+        #expect(split.stderr == "b")
+
+        // Times: seconds with six decimals, each phase ending no earlier than the one before.
+        let times = try await Self.salvo("-s", "-o", "/dev/null", "-w",
+                                         "%{time_namelookup} %{time_connect} %{time_appconnect} %{time_pretransfer} %{time_starttransfer} %{time_total}",
+                                         server.url("/ok"))
+        let fields = String(decoding: times.stdout, as: UTF8.self).split(separator: " ").map(String.init)
+        #expect(fields.count == 6)
+        for field in fields {
+            let parts = field.split(separator: ".", omittingEmptySubsequences: false)
+            #expect(parts.count == 2 && parts[1].count == 6 && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isNumber) },
+                    "\(field) is not a time as curl prints it")
+        }
+        let values = fields.compactMap(Double.init)
+        if values.count == 6 {
+            #expect(values[0] >= 0 && values[1] >= values[0] && values[4] >= values[1] && values[5] >= values[4])
+            #expect(values[2] == 0, "no TLS: no app connect time")
+        }
+
+        // %{json}: one object of the variables.
+        let json = try await Self.salvo("-s", "-o", "/dev/null", "-w", "%{json}", "-L", server.url("/chain?n=2"))
+        let object = try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any]
+        #expect(object?["http_code"] as? Int == 200)
+        #expect(object?["num_redirects"] as? Int == 2)
+        #expect(object?["size_download"] as? Int != nil)
+        #expect(object?["time_total"] as? Double != nil)
+        let headers = try await Self.salvo("-s", "-o", "/dev/null", "-w", "%{header_json}", typed)
+        let fieldsObject = try JSONSerialization.jsonObject(with: headers.stdout) as? [String: [String]]
+        #expect(fieldsObject?["x-a"] == ["b"])
+
+        // An unknown variable: a warning on stderr (even with -s), nothing in the output.
+        let unknown = try await Self.salvo("-s", "-o", "/dev/null", "-w", "[%{no_such_thing}]", server.url("/ok"))
+        #expect(unknown.status == 0)
+        #expect(String(decoding: unknown.stdout, as: UTF8.self) == "[]")
+        #expect(unknown.stderr.contains("unknown --write-out variable: 'no_such_thing'"))
     }
 }
