@@ -39,6 +39,18 @@ struct Get: AsyncParsableCommand {
     /// curl ties each -o to a URL in order: with one URL, the first one counts.
     var output: String? { self.outputs.first }
 
+    @Flag(name: [.customShort("O"), .customLong("remote-name")], help: "Write the body to a file named after the URL's last path segment (query dropped, kept percent-encoded); -o wins when both are given.")
+    var remoteName = false
+
+    @Flag(name: [.customShort("J"), .customLong("remote-header-name")], help: "With -O, name the file after the response's Content-Disposition filename (its base name only; an existing file is never replaced).")
+    var remoteHeaderName = false
+
+    @Option(name: .customLong("output-dir"), help: "Directory for the files of -O, -J and a relative -o.")
+    var outputDir: String?
+
+    @Flag(name: .customLong("create-dirs"), help: "Create the missing directories of the output file's path (mode 0750).")
+    var createDirs = false
+
     @Flag(name: [.customShort("i"), .customLong("include")], help: "Include the response head in the output.")
     var include = false
 
@@ -285,7 +297,12 @@ struct Get: AsyncParsableCommand {
 
         // Opened at the first byte to write, as curl does: a failed request leaves an
         // existing file as it was.
-        var sink = Output.Sink(path: self.output)
+        var sink: Output.Sink
+        do throws(UsageError) {
+            sink = try self.bodySink(target: request.path ?? "/")
+        } catch {
+            return self.report(error.code, error.message)
+        }
         defer { sink.close() }
         // -D: the heads byte for byte, as they came (a terminal too: the option asks for them raw).
         var dump = self.dumpHeader.map { Output.Sink(path: $0) }
@@ -316,7 +333,7 @@ struct Get: AsyncParsableCommand {
                 if dump != nil, !dump!.write(head.raw) { return false }
                 let shown = ShownHead.escapingStatusLine(head.raw)
                 if self.verbose { Output.stderr(Self.prefixedLines(shown, prefix: "< ")) }
-                let toTerminal = self.output == nil || self.output == "-"
+                let toTerminal = !sink.isFile
                 if self.include || self.headOnly, !sink.write(toTerminal ? shown : head.raw) { return false }
             }
             return true
@@ -354,6 +371,14 @@ struct Get: AsyncParsableCommand {
                Int(announced).map({ $0 > limit }) ?? announced.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
                 // A length past any count (the engine read the body to the close) exceeds too.
                 return self.report(63, "Maximum file size exceeded")
+            }
+            do throws(UsageError) {
+                if let named = try self.remoteHeaderSink(response.headerFields, target: request.path ?? "/") {
+                    sink = named
+                    guard sink.write([]) else { return self.report(23, sink.failure) }
+                }
+            } catch {
+                return self.report(error.code, error.message)
             }
             var received = 0
             for try await chunk in response.body {

@@ -54,25 +54,53 @@ enum Output {
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && info.st_size > 0
     }
 
+    /// Makes each missing directory on the way to `path`'s file, with curl's mode (0750);
+    /// the one that could not be made, or nil.
+    static func makeParentDirectories(of path: String) -> String? {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
+        var directory = path.hasPrefix("/") ? "" : "."
+        for part in parts where !part.isEmpty {
+            directory = directory == "." ? String(part) : directory + "/" + part
+            if mkdir(directory, 0o750) != 0 && errno != EEXIST { return directory }
+        }
+        return nil
+    }
+
     /// Where a body goes: stdout or a file. A file is created (or emptied) by the first write,
     /// so that a request that fails before its body leaves an existing file untouched.
     struct Sink {
         private let path: String?
+        /// Refuse to replace a file that is there (-J's name comes from the server).
+        private let exclusive: Bool
+        /// Make the directories the path names that are missing (--create-dirs).
+        private let createsDirectories: Bool
         private var fd: Int32 = -1
         /// Why the last write failed, for the message.
         private(set) var failure = "failure writing output"
 
-        init(path: String?) {
+        init(path: String?, exclusive: Bool = false, createsDirectories: Bool = false) {
             self.path = path == "-" ? nil : path
+            self.exclusive = exclusive
+            self.createsDirectories = createsDirectories
         }
+
+        /// Whether the bytes go to a file (not to stdout).
+        var isFile: Bool { self.path != nil }
 
         /// Writes `bytes` (none: only makes sure the file exists), opening the file first.
         mutating func write(_ bytes: [UInt8]) -> Bool {
             if self.fd < 0 {
                 if let path = self.path {
-                    self.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+                    if self.createsDirectories, let missing = Output.makeParentDirectories(of: path) {
+                        self.failure = "cannot create the directory \(missing): \(String(cString: strerror(errno)))"
+                        return false
+                    }
+                    let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (self.exclusive ? O_EXCL : O_TRUNC)
+                    self.fd = open(path, flags, 0o644)
                     guard self.fd >= 0 else {
-                        self.failure = "cannot open \(path) for writing"
+                        self.failure = self.exclusive && errno == EEXIST
+                            ? "Refusing to overwrite \(path): File exists"
+                            : "cannot open \(path) for writing"
                         return false
                     }
                 } else {
