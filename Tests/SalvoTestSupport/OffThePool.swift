@@ -31,16 +31,19 @@ public struct ChildRun: Sendable {
 /// Runs `executable` with `arguments` to its end, off the cooperative pool: standard input
 /// is `input` (nothing when empty), standard output and error are kept whole (read at
 /// the same time, so that a child filling one pipe cannot stall on it).
-/// `environment` replaces the child's environment when given. A child still running after
+/// `environment` replaces the child's environment when given; `directory` is where it runs
+/// (the caller's own when nil). A child still running after
 /// `timeLimit` seconds is killed (its run then says ``ChildRun/signaled``), so that a hung
 /// child fails its test instead of stalling the run.
 public func runChild(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                     input: Data = Data(), timeLimit: TimeInterval = 60) async throws -> ChildRun {
+                     input: Data = Data(), timeLimit: TimeInterval = 60,
+                     directory: URL? = nil) async throws -> ChildRun {
     try await offThePool {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let environment { process.environment = environment }
+        if let directory { process.currentDirectoryURL = directory }
         let (out, err, stdin) = try launching { () throws -> (Pipe, Pipe, Pipe?) in
             let out = Pipe()
             let err = Pipe()

@@ -572,4 +572,91 @@ import Testing
         #expect(String(decoding: unknown.stdout, as: UTF8.self) == "[]")
         #expect(unknown.stderr.contains("unknown --write-out variable: 'no_such_thing'"))
     }
+
+    /// -O, -J, --output-dir and --create-dirs side by side with curl, each tool in a directory
+    /// of its own: the same exit status, the same files with the same bytes.
+    @Test func remoteNamesLikeCurl() async throws {
+        guard let curl = Self.curlPath else {
+            Issue.record("curl is not installed (scripts/setup installs it)")
+            return
+        }
+        let server = try await Shared.faults.get()
+        let manager = FileManager.default
+        let root = manager.temporaryDirectory.appendingPathComponent("salvo-remote-\(UUID().uuidString)")
+        defer { try? manager.removeItem(at: root) }
+        let theirsDirectory = root.appendingPathComponent("curl")
+        let oursDirectory = root.appendingPathComponent("salvo")
+
+        /// Every file under `directory` (relative path, bytes).
+        func files(_ directory: URL) -> [String: Data] {
+            var found: [String: Data] = [:]
+            for case let path as String in manager.enumerator(atPath: directory.path) ?? FileManager.DirectoryEnumerator() {
+                let url = directory.appendingPathComponent(path)
+                var isDirectory: ObjCBool = false
+                if manager.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                    found[path] = try? Data(contentsOf: url)
+                }
+            }
+            return found
+        }
+        /// Runs both tools with `arguments` (each in its directory, emptied first unless `keep`).
+        @discardableResult
+        func compare(_ arguments: [String], keep: Bool = false, expectedStatus: Int32? = nil,
+                     sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: Data] {
+            for directory in [theirsDirectory, oursDirectory] {
+                if !keep { try? manager.removeItem(at: directory) }
+                try manager.createDirectory(at: directory, withIntermediateDirectories: true)
+            }
+            let theirs = try await runChild(curl, ["-s"] + arguments, timeLimit: 20, directory: theirsDirectory)
+            let ours = try await runChild(Self.salvoPath, ["get", "-s"] + arguments, timeLimit: 20, directory: oursDirectory)
+            #expect(ours.status == theirs.status, "\(arguments): salvo \(ours.status), curl \(theirs.status)", sourceLocation: sourceLocation)
+            if let expectedStatus {
+                #expect(theirs.status == expectedStatus, "\(arguments): curl \(theirs.status)", sourceLocation: sourceLocation)
+            }
+            let expected = files(theirsDirectory)
+            #expect(files(oursDirectory) == expected, "\(arguments): files differ: \(files(oursDirectory).keys.sorted()) vs \(expected.keys.sorted())",
+                    sourceLocation: sourceLocation)
+            return expected
+        }
+
+        // The URL's last segment, query dropped.
+        #expect(try await compare(["-O", server.url("/dir/file.txt?x=1")]).keys.sorted() == ["file.txt"])
+        // Percent-encoding kept as is.
+        #expect(try await compare(["-O", server.url("/dir/a%20b.txt")]).keys.sorted() == ["a%20b.txt"])
+        // No name: exit 23, nothing written.
+        try await compare(["-O", server.url("/dir/")], expectedStatus: 23)
+        try await compare(["-O", server.url("")], expectedStatus: 23)
+
+        // -J: the base name of the server's filename, never a directory above.
+        let evil = Self.raw(server, "HTTP/1.1 200 OK\r\nContent-Disposition: attachment; filename=\"../evil.txt\"\r\nContent-Length: 2\r\n\r\nok")
+        #expect(try await compare(["-O", "-J", evil]).keys.sorted() == ["evil.txt"])
+        #expect(!manager.fileExists(atPath: root.appendingPathComponent("evil.txt").path))
+        // ... and never replacing a file that is there: exit 23, the file as it was.
+        for directory in [theirsDirectory, oursDirectory] {
+            try Data("mine".utf8).write(to: directory.appendingPathComponent("evil.txt"))
+        }
+        let kept = try await compare(["-O", "-J", evil], keep: true, expectedStatus: 23)
+        #expect(kept["evil.txt"] == Data("mine".utf8))
+        // No Content-Disposition: the URL's name.
+        let plain = Self.raw(server, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        #expect(try await compare(["-O", "-J", plain]).keys.sorted() == ["raw"])
+        // -J with -i: a usage error.
+        try await compare(["-O", "-J", "-i", evil], expectedStatus: 2)
+
+        // --output-dir: the directory must be there, unless --create-dirs.
+        try await compare(["--output-dir", "out", "-O", server.url("/ok")], expectedStatus: 23)
+        #expect(try await compare(["--create-dirs", "--output-dir", "out/x", "-O", server.url("/ok")]).keys.sorted() == ["out/x/ok"])
+        for directory in [theirsDirectory, oursDirectory] {
+            try? manager.removeItem(at: directory)
+            try manager.createDirectory(at: directory.appendingPathComponent("out"), withIntermediateDirectories: true)
+        }
+        #expect(try await compare(["--output-dir", "out", "-O", server.url("/ok")], keep: true).keys.sorted() == ["out/ok"])
+        // --create-dirs with -o, mode 0750 as curl makes them.
+        try await compare(["-o", "a/b/c.txt", server.url("/ok")], expectedStatus: 23)
+        #expect(try await compare(["--create-dirs", "-o", "a/b/c.txt", server.url("/ok")]).keys.sorted() == ["a/b/c.txt"])
+        for directory in [theirsDirectory, oursDirectory] {
+            let mode = try manager.attributesOfItem(atPath: directory.appendingPathComponent("a/b").path)[.posixPermissions] as? Int
+            #expect(mode == 0o750, "\(directory.lastPathComponent): mode \(String(mode ?? 0, radix: 8))")
+        }
+    }
 }
