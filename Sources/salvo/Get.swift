@@ -459,7 +459,7 @@ struct Get: AsyncParsableCommand {
             let credentials = typed.contains(UInt8(ascii: ":")) ? typed : typed + [UInt8(ascii: ":")]
             request.headerFields[.authorization] = "Basic " + Base64.encode(credentials)
         }
-        self.netrcCredentials?.apply(to: &request, user: self.user)
+        self.netrcCredentials?.apply(to: &request, user: self.user, url: url)
         var ordered = HTTPFields()
         // A -H Host takes the Host line's place, first.
         if let host = fields.first(where: { $0.name == HTTPField.Name("Host")! }) { ordered.append(host) }

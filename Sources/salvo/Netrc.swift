@@ -161,11 +161,25 @@ extension Get {
 }
 
 extension Netrc {
-    /// Basic credentials for the request's host, unless -u or the URL's userinfo gave some.
-    func apply(to request: inout HTTPRequest, user: String?) {
-        guard user == nil, request.headerFields[.authorization] == nil,
-              let host = try? RequestURL(request.urlText).key.host,
-              let credentials = self.basicCredentials(for: host) else { return }
+    /// Basic credentials for the request's host, unless -u or the URL's userinfo gave some;
+    /// a URL with a user and no password (or an empty one) gets the password of that user's
+    /// entry for the host, as with curl. A password in the URL is kept (curl 7.88 would take
+    /// the entry's in its place).
+    func apply(to request: inout HTTPRequest, user: String?, url: String) {
+        guard user == nil, let parsed = try? RequestURL(url) else { return }
+        if let name = parsed.user {
+            guard (parsed.password ?? "").isEmpty else { return }
+            let login = URLReference.percentDecoded(name)
+            let host = parsed.key.host.lowercased()
+            // The host's own entries, else the default one, as for a URL without a user.
+            let named = self.machines.filter { $0.host == host }.map(\.entry)
+            let entries = named.isEmpty ? (self.fallback.map { [$0] } ?? []) : named
+            guard let password = entries.first(where: { $0.login == login })?.password else { return }
+            request.headerFields[.authorization] = "Basic " + Base64.encode(login + [UInt8(ascii: ":")] + password)
+            return
+        }
+        guard request.headerFields[.authorization] == nil,
+              let credentials = self.basicCredentials(for: parsed.key.host) else { return }
         request.headerFields[.authorization] = "Basic " + Base64.encode(credentials)
     }
 
@@ -174,8 +188,4 @@ extension Netrc {
         guard user == nil, policy.follow else { return }
         (policy.authorizationByHost, policy.authorizationForOtherHosts) = self.authorizations()
     }
-}
-
-extension HTTPRequest {
-    fileprivate var urlText: String { "\(self.scheme ?? "http")://\(self.authority ?? "")\(self.path ?? "/")" }
 }

@@ -56,6 +56,20 @@ extension RedirectCredentialsLikeCurlTests {
         }
     }
 
+    /// A URL with a user and no password: the password of that user's entry for the host; a
+    /// user the file does not name goes with an empty one (not compared: curl 7.88 sends it
+    /// with another login's password, a flaw later versions fixed).
+    @Test func aURLsUserTakesItsPasswordFromNetrc() async throws {
+        let server = try await Shared.faults.get()
+        let text = "machine 127.0.0.1 login bob password b\nmachine 127.0.0.1 login alice password s3cret\n"
+        try await Self.withNetrc(text) { path in
+            try await Self.compare(["-s", "--netrc-file", path, "http://alice@127.0.0.1:\(server.port)/echo"], "a URL's user",
+                                   expected: (Self.basic("alice:s3cret"), nil))
+            let ours = try await CLITests.salvoGet(["-s", "--netrc-file", path, "http://carol@127.0.0.1:\(server.port)/echo"])
+            #expect(ours.status == 0 && Self.credentials(ours.stdout).authorization == Self.basic("carol:"))
+        }
+    }
+
     /// A → B with entries for both: B gets its own, never A's.
     @Test func aRedirectGetsTheNextHostsOwnEntry() async throws {
         let server = try await Shared.faults.get()
