@@ -91,6 +91,15 @@ struct Get: AsyncParsableCommand {
     @Option(name: [.customShort("u"), .customLong("user")], help: "user:password — Basic credentials for the server (a user alone sends an empty password).")
     var user: String?
 
+    @Flag(name: [.customShort("n"), .customLong("netrc")], help: "Take the credentials for the URL's host from ~/.netrc (per host again on each redirect; -u and the URL's user win).")
+    var netrc = false
+
+    @Option(name: .customLong("netrc-file"), help: "As --netrc, from this file.")
+    var netrcFile: String?
+
+    @Flag(name: .customLong("netrc-optional"), help: "As --netrc, the file being optional.")
+    var netrcOptional = false
+
     @Option(name: [.customShort("x"), .customLong("proxy")], help: "[http://][user:password@]host[:port] — go through this HTTP proxy (\"\" for none; default port 1080).")
     var proxy: String?
 
@@ -144,6 +153,9 @@ struct Get: AsyncParsableCommand {
 
     @Flag(name: [.customShort("L"), .customLong("location")], help: "Follow redirects.")
     var followRedirects = false
+
+    @Flag(name: .customLong("location-trusted"), help: "As -L, sending the credentials (-u, Authorization, Cookie) to every host of the chain, not only the first.")
+    var locationTrusted = false
 
     @Option(name: .customLong("max-redirs"), help: "Redirects followed at most with -L (default 50, -1: no limit).")
     var maxRedirects: Int = 50
@@ -248,10 +260,12 @@ struct Get: AsyncParsableCommand {
         guard self.maxRedirects >= -1 else { return self.report(2, "option --max-redirs: expected a proper numerical parameter") }
         // As curl: a redirect to another origin drops Authorization and Cookie; other fields
         // given with -H (an API key among them) go on, as the user typed them.
-        configuration.redirects = self.followRedirects
+        // --location-trusted sends them everywhere; netrc credentials are each host's own.
+        configuration.redirects = self.followRedirects || self.locationTrusted
             ? RedirectPolicy(maxRedirects: self.maxRedirects == -1 ? Int.max : self.maxRedirects,
-                             credentialFields: [.authorization, .cookie])
+                             credentialFields: [.authorization, .cookie], trustsEveryHost: self.locationTrusted)
             : .disabled
+        self.netrcCredentials?.applyToRedirects(&configuration.redirects, user: self.user)
         // As curl: no bound on a server's silence or on the wait for a head unless -m says so,
         // and connecting bounded only by curl's own default (300 s) or --connect-timeout.
         configuration.headTimeout = nil
@@ -470,6 +484,7 @@ struct Get: AsyncParsableCommand {
             let credentials = typed.contains(UInt8(ascii: ":")) ? typed : typed + [UInt8(ascii: ":")]
             request.headerFields[.authorization] = "Basic " + Base64.encode(credentials)
         }
+        self.netrcCredentials?.apply(to: &request, user: self.user, url: url)
         var ordered = HTTPFields()
         // A -H Host takes the Host line's place, first.
         if let host = fields.first(where: { $0.name == HTTPField.Name("Host")! }) { ordered.append(host) }

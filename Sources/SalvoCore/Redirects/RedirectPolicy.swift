@@ -23,13 +23,28 @@ public struct RedirectPolicy: Sendable, Hashable {
     /// `Cookie`, which always do (default: the standard list; add your API's own with
     /// `.standard.adding([name])`).
     public var credentialFields: CredentialFields
+    /// Send the credential fields (not a `Host` the caller set) to every origin of the chain,
+    /// as curl's `--location-trusted` does (default: false, the first origin only). Only for
+    /// a chain whose every host you trust with them.
+    public var trustsEveryHost: Bool
+    /// `Authorization` values for the hosts a redirect may lead to (host names lower-cased),
+    /// used on the way to an origin other than the first, in place of the first one's: what
+    /// curl does with credentials from a netrc file, looked up again for each host. A host
+    /// not listed gets `authorizationForOtherHosts`, if any (a netrc `default`).
+    public var authorizationByHost: [String: String]
+    /// The `Authorization` for a host `authorizationByHost` does not list (default: none).
+    public var authorizationForOtherHosts: String?
 
     public init(follow: Bool = true, maxRedirects: Int = 10, allowHTTPSToHTTP: Bool = false,
-                credentialFields: CredentialFields = .standard) {
+                credentialFields: CredentialFields = .standard, trustsEveryHost: Bool = false,
+                authorizationByHost: [String: String] = [:], authorizationForOtherHosts: String? = nil) {
         self.follow = follow
         self.maxRedirects = maxRedirects
         self.allowHTTPSToHTTP = allowHTTPSToHTTP
         self.credentialFields = credentialFields
+        self.trustsEveryHost = trustsEveryHost
+        self.authorizationByHost = authorizationByHost
+        self.authorizationForOtherHosts = authorizationForOtherHosts
     }
 
     /// Follow up to 10 redirects.

@@ -90,11 +90,19 @@ struct RedirectState: Sendable {
         // What travels with the first origin only: taken off, and given back there. (A
         // Proxy-Authorization is the proxy's: whether it goes on is decided when the next
         // request is prepared, by the proxy that carries it.)
-        for name in Set(next.headerFields.map(\.name)) where self.travelsWithTheOrigin(name) {
+        // With `trustsEveryHost`, the credential fields go on (a `Host` still does not).
+        for name in Set(next.headerFields.map(\.name))
+        where self.travelsWithTheOrigin(name) && !(self.policy.trustsEveryHost && name != Self.host) {
             next.headerFields[name] = nil
         }
+        if let first = self.firstOrigin, !Self.sameOrigin(target.key, first), next.headerFields[.authorization] == nil,
+           let credentials = self.policy.authorizationByHost[target.key.host.lowercased()] ?? self.policy.authorizationForOtherHosts {
+            // The credentials given for this host itself (a netrc entry), never the first one's.
+            next.headerFields[.authorization] = credentials
+        }
         if let first = self.firstOrigin, Self.sameOrigin(target.key, first) {
-            next.headerFields.append(contentsOf: self.originFields)
+            // (Those that went on, with `trustsEveryHost`, are there already.)
+            next.headerFields.append(contentsOf: self.originFields.filter { next.headerFields[$0.name] == nil })
             if let credentials = target.basicAuthorization, next.headerFields[.authorization] == nil {
                 // The Location's own userinfo, for the origin the call began with, when the
                 // caller gave no Authorization: a redirect cannot send credentials of its

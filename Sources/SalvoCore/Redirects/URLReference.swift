@@ -98,7 +98,7 @@ package enum URLReference {
 
     /// The bytes `text` stands for, `%XX` escapes decoded (a `%` not followed by two hex
     /// digits stays as it is, as curl leaves it).
-    static func percentDecoded(_ text: String) -> [UInt8] {
+    package static func percentDecoded(_ text: String) -> [UInt8] {
         let bytes = Array(text.utf8)
         guard bytes.contains(UInt8(ascii: "%")) else { return bytes }
         func hex(_ byte: UInt8) -> UInt8? {

@@ -212,3 +212,54 @@ import Testing
         #expect(backToA.headerFields[.authorization] == "Bearer t" && backToA.headerFields[.cookie] == "s=1")
     }
 }
+
+extension RedirectTests {
+    /// `trustsEveryHost` keeps the credential fields on the way to another host (not a `Host`),
+    /// and A → B → A does not send them twice.
+    @Test func trustingEveryHost() throws {
+        var state = RedirectState(policy: RedirectPolicy(trustsEveryHost: true))
+        var headers = HTTPFields()
+        headers[.authorization] = "Basic YTpi"
+        headers[.cookie] = "a=1"
+        headers[HTTPField.Name("Host")!] = "internal"
+        guard case .follow(let away, _) = try decide(&state, status: 302, location: "http://b.test/y", headers: headers) else {
+            Issue.record("not followed"); return
+        }
+        #expect(away.headerFields[.authorization] == "Basic YTpi" && away.headerFields[.cookie] == "a=1")
+        #expect(away.headerFields[HTTPField.Name("Host")!] == nil)
+        guard case .follow(let back, _) = try state.decide(request: away, status: 302, location: "http://a.test/z",
+                                                         hasBody: false, replayableBody: true) else {
+            Issue.record("not followed"); return
+        }
+        #expect(back.headerFields[values: .authorization] == ["Basic YTpi"])
+        #expect(back.headerFields[HTTPField.Name("Host")!] == "internal")
+    }
+
+    /// Per-host credentials: another host gets its own (or the default), never the first one's;
+    /// the first origin gets its own back.
+    @Test func perHostAuthorization() throws {
+        let policy = RedirectPolicy(authorizationByHost: ["b.test": "Basic Yg=="], authorizationForOtherHosts: "Basic ZA==")
+        var headers = HTTPFields()
+        headers[.authorization] = "Basic YQ=="
+        var state = RedirectState(policy: policy)
+        guard case .follow(let b, _) = try decide(&state, status: 302, location: "http://B.test/y", headers: headers) else {
+            Issue.record("not followed"); return
+        }
+        #expect(b.headerFields[values: .authorization] == ["Basic Yg=="])
+        guard case .follow(let c, _) = try state.decide(request: b, status: 302, location: "http://c.test/",
+                                                      hasBody: false, replayableBody: true) else {
+            Issue.record("not followed"); return
+        }
+        #expect(c.headerFields[values: .authorization] == ["Basic ZA=="])
+        guard case .follow(let a, _) = try state.decide(request: c, status: 302, location: "http://a.test/",
+                                                      hasBody: false, replayableBody: true) else {
+            Issue.record("not followed"); return
+        }
+        #expect(a.headerFields[values: .authorization] == ["Basic YQ=="])
+        var none = RedirectState(policy: RedirectPolicy(authorizationByHost: ["a.test": "Basic YQ=="]))
+        guard case .follow(let elsewhere, _) = try decide(&none, status: 302, location: "http://b.test/", headers: headers) else {
+            Issue.record("not followed"); return
+        }
+        #expect(elsewhere.headerFields[.authorization] == nil)
+    }
+}
