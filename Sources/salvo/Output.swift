@@ -28,15 +28,28 @@ enum Output {
         let fd = path.map { open($0, O_RDONLY | O_CLOEXEC) } ?? 0
         guard fd >= 0 else { return nil }
         defer { if path != nil { close(fd) } }
+        guard case .whole(let bytes) = readAll(fd) else { return nil }
+        return bytes
+    }
+
+    enum ReadAll {
+        case whole([UInt8])
+        case failed
+        case tooLarge
+    }
+
+    /// Everything `fd` gives until its end, or `.tooLarge` as soon as it is past `limit`.
+    static func readAll(_ fd: Int32, limit: Int = .max) -> ReadAll {
         var result: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
-                return nil
+                return .failed
             }
-            if n == 0 { return result }
+            if n == 0 { return .whole(result) }
+            guard n <= limit - result.count else { return .tooLarge }
             result += buffer[0..<n]
         }
     }

@@ -99,19 +99,12 @@ struct RequestData {
             return []
         }
         defer { if fd != 0 { close(fd) } }
-        let room = self.limit - self.held
-        var result: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                self.warnings.append("Couldn't read data from file \"\(path)\", this makes an empty POST.")
-                return []
-            }
-            if n == 0 { return result }
-            guard result.count + n <= room else { throw self.tooLarge("\(option) @\(path)") }
-            result += buffer[0..<n]
+        switch Output.readAll(fd, limit: self.limit - self.held) {
+        case .whole(let bytes): return bytes
+        case .tooLarge: throw self.tooLarge("\(option) @\(path)")
+        case .failed:
+            self.warnings.append("Couldn't read data from file \"\(path)\", this makes an empty POST.")
+            return []
         }
     }
 
