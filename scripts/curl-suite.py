@@ -54,12 +54,15 @@ CURL_FEATURES = set("""
 SALVO_FEATURES = set("http https libz large_file ipv6 SSL OpenSSL threadsafe proxy unix-sockets".split())
 
 # curl options `salvo get` supports: long name -> takes a value.
-LONG_OPTIONS = dict.fromkeys("""request header data data-binary upload-file output
-    max-time connect-timeout max-filesize max-redirs proxy proxy-user noproxy resolve
-    unix-socket user""".split(), True)
+LONG_OPTIONS = dict.fromkeys("""request header data data-ascii data-binary data-raw
+    data-urlencode upload-file output output-dir dump-header write-out max-time
+    connect-timeout max-filesize max-redirs proxy proxy-user noproxy resolve
+    unix-socket user netrc-file parallel-max""".split(), True)
 LONG_OPTIONS.update(dict.fromkeys("""include head silent show-error verbose fail
-    insecure compressed location proxytunnel ipv4 ipv6""".split(), False))
-SHORT_WITH_VALUE, SHORT_FLAGS = set("XHdTomxUu"), set("iIsSvfkLp46")
+    insecure compressed location location-trusted proxytunnel ipv4 ipv6 get
+    remote-name remote-name-all remote-header-name create-dirs netrc
+    netrc-optional parallel fail-early""".split(), False))
+SHORT_WITH_VALUE, SHORT_FLAGS = set("XHdTomxUuDw"), set("iIsSvfkLp46OJnGZ")
 
 # Test-file variables: those provided here, and runtests' others (a case
 # using one of those is skipped).
@@ -251,13 +254,14 @@ def check_command(cmd):
         if name in ("T", "upload-file") and re.search(r"[\[\]{}]", value):
             return "command", "globbing in -T"
         i += 1
-    if len(urls) != 1:
-        return "command", "%d URLs" % len(urls)
-    if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", urls[0]) and \
-            not urls[0].lower().startswith("http://"):
-        return "command", "non-http URL"
-    if re.search(r"[\[\]{}]", urls[0]):
-        return "command", "URL globbing"
+    if not urls:
+        return "command", "no URL"
+    for url in urls:
+        if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", url) and \
+                not url.lower().startswith("http://"):
+            return "command", "non-http URL"
+        if re.search(r"[\[\]{}]", url):
+            return "command", "URL globbing"
     return None
 
 

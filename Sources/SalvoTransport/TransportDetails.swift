@@ -27,6 +27,26 @@ public struct RedirectHop: Sendable {
     }
 }
 
+/// One end of a connection: an IP address (or a Unix socket's path, with port 0) and a port.
+public struct SocketEndpoint: Sendable, Hashable, CustomStringConvertible {
+    /// `127.0.0.1`, `::1` (no brackets), or a Unix socket's path.
+    public var address: String
+    public var port: Int
+
+    public init(address: String, port: Int) {
+        self.address = address
+        self.port = port
+    }
+
+    /// `127.0.0.1:8080`, `[::1]:8080`, or the path.
+    public var description: String {
+        if self.address.hasPrefix("/") || (self.port == 0 && !self.address.contains(".") && !self.address.contains(":")) {
+            return self.address
+        }
+        return self.address.contains(":") ? "[\(self.address)]:\(self.port)" : "\(self.address):\(self.port)"
+    }
+}
+
 /// Where the time of one request went, and how many bytes it moved. Durations a transport
 /// cannot tell are nil.
 ///
@@ -78,11 +98,20 @@ public struct TransportMetrics: Sendable, Hashable {
     public var bodyBytesDelivered: Int
     /// Redirects followed on the way (their times are included above).
     public var redirects: Int
+    /// Connections opened for the call, over every redirect and every attempt (0 when each
+    /// request went on a connection that was already open).
+    public var connectionsOpened: Int
+    /// The address the last exchange's connection went to (nil from a transport that does
+    /// not tell).
+    public var remote: SocketEndpoint?
+    /// The local address of that connection.
+    public var local: SocketEndpoint?
 
     public init(queueWait: Duration? = nil, dnsLookup: Duration? = nil, connect: Duration? = nil, tlsHandshake: Duration? = nil,
                 tlsResumed: Bool? = nil, reusedConnection: Bool = false, timeToFirstByte: Duration? = nil,
                 timeToHead: Duration? = nil, total: Duration? = nil, requestBytesSent: Int = 0, responseBytesReceived: Int = 0,
-                bodyBytesDelivered: Int = 0, redirects: Int = 0) {
+                bodyBytesDelivered: Int = 0, redirects: Int = 0, connectionsOpened: Int = 0,
+                remote: SocketEndpoint? = nil, local: SocketEndpoint? = nil) {
         self.queueWait = queueWait
         self.dnsLookup = dnsLookup
         self.connect = connect
@@ -96,5 +125,8 @@ public struct TransportMetrics: Sendable, Hashable {
         self.responseBytesReceived = responseBytesReceived
         self.bodyBytesDelivered = bodyBytesDelivered
         self.redirects = redirects
+        self.connectionsOpened = connectionsOpened
+        self.remote = remote
+        self.local = local
     }
 }

@@ -56,18 +56,21 @@ struct Netrc: Sendable {
     }
 
     /// The credentials for `host`: the first `machine` that names it (in any case), else the
-    /// `default` entry; nil when neither gives a login.
+    /// `default` entry; nil when neither gives a login or a password.
     func entry(for host: String) -> Entry? {
         let name = host.lowercased()
         let found = self.machines.first { $0.host == name }?.entry ?? self.fallback
-        guard let found, found.login != nil else { return nil }
+        guard let found, found.login != nil || found.password != nil else { return nil }
         return found
     }
 
-    /// `login:password` for Basic.
+    /// `login:password` for Basic (a password alone goes with an empty login, as curl sends it).
     func basicCredentials(for host: String) -> [UInt8]? {
-        guard let entry = self.entry(for: host), let login = entry.login else { return nil }
-        return login + [UInt8(ascii: ":")] + (entry.password ?? [])
+        self.entry(for: host).map(Self.basic)
+    }
+
+    private static func basic(_ entry: Entry) -> [UInt8] {
+        (entry.login ?? []) + [UInt8(ascii: ":")] + (entry.password ?? [])
     }
 
     /// Every host the file names, with its Basic value, and the default's: what a redirect to
@@ -78,7 +81,7 @@ struct Netrc: Sendable {
             if let credentials = self.basicCredentials(for: host) { byHost[host] = "Basic " + Base64.encode(credentials) }
         }
         let other = self.fallback.flatMap { entry in
-            entry.login.map { "Basic " + Base64.encode($0 + [UInt8(ascii: ":")] + (entry.password ?? [])) }
+            entry.login == nil && entry.password == nil ? nil : "Basic " + Base64.encode(Self.basic(entry))
         }
         return (byHost, other)
     }

@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -100,6 +101,9 @@ enum Output {
         /// Whether the bytes go to a file (not to stdout).
         var isFile: Bool { self.path != nil }
 
+        /// The file's path, nil for stdout.
+        var name: String? { self.path }
+
         /// Writes `bytes` (none: only makes sure the file exists), opening the file first.
         mutating func write(_ bytes: [UInt8]) -> Bool {
             if self.fd < 0 {
@@ -125,6 +129,24 @@ enum Output {
 
         func close() {
             if self.path != nil && self.fd >= 0 { Glibc.close(self.fd) }
+        }
+    }
+
+    /// A sink several transfers write to in turn (-D's file), each write whole.
+    final class SharedSink: Sendable {
+        private let sink: Mutex<Sink>
+
+        init(path: String) {
+            self.sink = Mutex(Sink(path: path))
+        }
+
+        /// Writes `bytes`; the failure's message when that failed.
+        func write(_ bytes: [UInt8]) -> String? {
+            self.sink.withLock { sink in sink.write(bytes) ? nil : sink.failure }
+        }
+
+        func close() {
+            self.sink.withLock { $0.close() }
         }
     }
 }

@@ -14,7 +14,7 @@ extension Get {
         do throws(TransportError) {
             if let spelling = self.proxy {
                 // The bytes as typed: a password need not be UTF-8.
-                let typed = RawArguments.values(of: ["-x", "--proxy"], parsed: [spelling]).last ?? []
+                let typed = OptionOrder.commandLine.values("x").last ?? Array(spelling.utf8)
                 proxies = spelling.isEmpty ? .none : .all(try HTTPProxy(RawArguments.proxySpelling(typed)))
                 proxies.bypass = ProxyBypass.environment()
             } else {
@@ -29,7 +29,7 @@ extension Get {
         var credentials: HTTPProxy.Credentials? = nil
         if let user = self.proxyUser {
             // The bytes as typed, as curl sends them.
-            let typed = RawArguments.values(of: ["-U", "--proxy-user"], parsed: [user]).last ?? []
+            let typed = OptionOrder.commandLine.values("U").last ?? Array(user.utf8)
             let colon = typed.firstIndex(of: UInt8(ascii: ":"))
             credentials = HTTPProxy.Credentials(usernameBytes: Array(typed[..<(colon ?? typed.endIndex)]),
                                                 passwordBytes: colon.map { Array(typed[($0 + 1)...]) } ?? [])

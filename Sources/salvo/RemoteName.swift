@@ -12,24 +12,73 @@ enum RemoteName {
         return self.acceptable(name) ? name : nil
     }
 
-    /// The base name in a Content-Disposition value's `filename` parameter (any directory
-    /// part dropped, as curl does); nil when there is none or nothing usable is left.
+    /// The base name in a Content-Disposition value's `filename*` parameter (RFC 6266's
+    /// encoded form, UTF-8 or ISO-8859-1), else in its `filename` parameter; any directory
+    /// part dropped, as curl does; nil when there is none or nothing usable is left. (curl
+    /// 7.88 reads `filename` only.)
     static func fromContentDisposition(_ value: String) -> String? {
         let bytes = Array(value.utf8)
-        let key = Array("filename=".utf8)
+        if let encoded = Self.parameter("filename*", in: bytes), let name = Self.decodedExtendedValue(encoded) {
+            return self.baseName(Array(name.utf8))
+        }
+        return Self.parameter("filename", in: bytes).flatMap(Self.baseName)
+    }
+
+    /// The last path segment of `name`, when it is acceptable.
+    private static func baseName(_ name: [UInt8]) -> String? {
+        let base = name.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).last ?? []
+        let text = String(decoding: base, as: UTF8.self)
+        return self.acceptable(text) ? text : nil
+    }
+
+    /// The value of the parameter `name` (case-insensitive), the first time it appears.
+    private static func parameter(_ name: String, in bytes: [UInt8]) -> [UInt8]? {
+        let key = Array(name.utf8) + [UInt8(ascii: "=")]
         var index = 0
         while index + key.count <= bytes.count {
             // The parameter itself, not the tail of another name (no "xfilename=").
             let startsParameter = index == 0 || [UInt8(ascii: ";"), UInt8(ascii: " "), UInt8(ascii: "\t")].contains(bytes[index - 1])
             if startsParameter, bytes[index..<index + key.count].map(Self.lowercased) == key {
-                let name = Self.parameterValue(bytes[(index + key.count)...])
-                let base = name.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).last ?? []
-                let text = String(decoding: base, as: UTF8.self)
-                return self.acceptable(text) ? text : nil
+                return Self.parameterValue(bytes[(index + key.count)...])
             }
             index += 1
         }
         return nil
+    }
+
+    /// RFC 8187's `charset'language'percent-encoded` as text; nil for another charset, bytes
+    /// that are not of it, or a broken escape.
+    static func decodedExtendedValue(_ value: [UInt8]) -> String? {
+        let parts = value.split(separator: UInt8(ascii: "'"), maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return nil }
+        var decoded: [UInt8] = []
+        var index = parts[2].startIndex
+        while index < parts[2].endIndex {
+            let byte = parts[2][index]
+            if byte == UInt8(ascii: "%") {
+                guard index + 2 < parts[2].endIndex,
+                      let high = Self.hexValue(parts[2][index + 1]), let low = Self.hexValue(parts[2][index + 2]) else { return nil }
+                decoded.append(high << 4 | low)
+                index += 3
+            } else {
+                decoded.append(byte)
+                index += 1
+            }
+        }
+        switch String(decoding: parts[0], as: UTF8.self).lowercased() {
+        case "utf-8": return String(validating: decoded, as: UTF8.self)
+        case "iso-8859-1": return String(String.UnicodeScalarView(decoded.map { UnicodeScalar($0) }))
+        default: return nil
+        }
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
     }
 
     /// A quoted string (backslash escapes resolved) or a token up to `;` or white space.
@@ -74,27 +123,27 @@ enum RemoteName {
 extension Get {
     /// Where the body goes before the response is known: stdout, -o's file, or -O's name from
     /// the URL (left to the response's head with -J), under --output-dir.
-    func bodySink(target: String) throws(UsageError) -> Output.Sink {
-        if self.remoteHeaderName && (self.include || self.headOnly) {
-            throw UsageError(code: 2, message: "showing headers and --remote-header-name cannot be combined")
+    func bodySink(_ destination: TransferPlan.Destination, target: String) throws(UsageError) -> Output.Sink {
+        switch destination {
+        case .standardOutput:
+            return Output.Sink(path: nil)
+        case .file(let path):
+            return Output.Sink(path: RemoteName.placed(path, in: self.outputDir), createsDirectories: self.createDirs)
+        case .remoteName:
+            // With -J the name waits for the head (the URL's is the fallback); nothing is
+            // written before it (-J refuses -i and -I).
+            if self.remoteHeaderName { return Output.Sink(path: nil) }
+            guard let name = RemoteName.fromPath(target) else {
+                throw UsageError(code: 23, message: "Remote file name has no length")
+            }
+            return Output.Sink(path: RemoteName.placed(name, in: self.outputDir), createsDirectories: self.createDirs)
         }
-        if let output = self.output {
-            return Output.Sink(path: RemoteName.placed(output, in: self.outputDir), createsDirectories: self.createDirs)
-        }
-        guard self.remoteName else { return Output.Sink(path: nil) }
-        // With -J the name waits for the head (the URL's is the fallback); nothing is written
-        // before it (-J refuses -i and -I).
-        if self.remoteHeaderName { return Output.Sink(path: nil) }
-        guard let name = RemoteName.fromPath(target) else {
-            throw UsageError(code: 23, message: "Remote file name has no length")
-        }
-        return Output.Sink(path: RemoteName.placed(name, in: self.outputDir), createsDirectories: self.createDirs)
     }
 
     /// With -O -J: the sink for the name the response gives (never replacing a file that is
     /// there), or the URL's name; opened at once, as curl opens it on the head.
-    func remoteHeaderSink(_ fields: HTTPFields, target: String) throws(UsageError) -> Output.Sink? {
-        guard self.output == nil, self.remoteName, self.remoteHeaderName else { return nil }
+    func remoteHeaderSink(_ destination: TransferPlan.Destination, _ fields: HTTPFields, target: String) throws(UsageError) -> Output.Sink? {
+        guard destination == .remoteName, self.remoteHeaderName else { return nil }
         if let value = fields[.contentDisposition], let name = RemoteName.fromContentDisposition(value) {
             return Output.Sink(path: RemoteName.placed(name, in: self.outputDir), exclusive: true, createsDirectories: self.createDirs)
         }

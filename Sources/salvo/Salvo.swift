@@ -17,7 +17,7 @@ struct SalvoCommand: AsyncParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         let command: any ParsableCommand
         do {
-            command = try self.parseAsRoot()
+            command = try self.parseAsRoot(RawArguments.parsed)
         } catch {
             // `salvo get` speaks curl: a bad option or value is curl's exit 2.
             if CommandLine.arguments.dropFirst().first == "get", self.exitCode(for: error) == .validationFailure {

@@ -18,6 +18,18 @@ enum WriteOut {
         var effectiveURL = ""
         var redirects = 0
         var exitCode: Int32 = 0
+        /// The failure's message (empty when the transfer succeeded).
+        var errorMessage = ""
+        /// The URL's place on the command line, from 0.
+        var urlIndex = 0
+        /// The last request's method (a 303 turns a POST into a GET).
+        var method = ""
+        /// The final response's HTTP version.
+        var version: HTTPVersion?
+        /// Where a 3xx not followed pointed, resolved against its request's URL.
+        var redirectURL = ""
+        /// The file the body went to (empty for stdout).
+        var fileName = ""
     }
 
     /// One value of a variable, as text or for JSON.
@@ -41,9 +53,12 @@ enum WriteOut {
 
     /// The variables known here, in the order `%{json}` lists them.
     static let names = [
-        "content_type", "exitcode", "http_code", "num_redirects", "response_code", "size_download",
-        "size_header", "size_request", "time_appconnect", "time_connect", "time_namelookup",
-        "time_pretransfer", "time_starttransfer", "time_total", "url", "url_effective",
+        "content_type", "errormsg", "exitcode", "filename_effective", "http_code", "http_version",
+        "local_ip", "local_port", "method", "num_connects", "num_headers", "num_redirects",
+        "redirect_url", "remote_ip", "remote_port", "response_code", "scheme", "size_download",
+        "size_header", "size_request", "speed_download",
+        "time_appconnect", "time_connect", "time_namelookup", "time_pretransfer",
+        "time_starttransfer", "time_total", "url", "url_effective", "urlnum",
     ]
 
     /// The value of `name`, nil when it is not a variable known here.
@@ -67,8 +82,43 @@ enum WriteOut {
         switch name {
         case "content_type":
             return .text(record.headerFields?[.contentType] ?? "")
+        case "errormsg":
+            return .text(record.errorMessage)
         case "exitcode":
             return .number(String(record.exitCode))
+        case "filename_effective":
+            return .text(record.fileName)
+        case "http_version":
+            // curl's spelling: 1.1, 1.0, 2; 0 when no response came.
+            guard let version = record.version else { return .text("0") }
+            return .text(version.minor == 0 && version.major >= 2 ? "\(version.major)" : "\(version.major).\(version.minor)")
+        case "local_ip":
+            return .text(metrics?.local?.address ?? "")
+        case "local_port":
+            return .number(String(metrics?.local?.port ?? 0))
+        case "method":
+            return .text(record.method)
+        case "num_connects":
+            return .number(String(metrics?.connectionsOpened ?? 0))
+        case "num_headers":
+            return .number(String(record.headerFields?.count ?? 0))
+        case "redirect_url":
+            return .text(record.redirectURL)
+        case "remote_ip":
+            return .text(metrics?.remote?.address ?? "")
+        case "remote_port":
+            return .number(String(metrics?.remote?.port ?? 0))
+        case "scheme":
+            return .text(record.effectiveURL.prefix { $0 != ":" }.uppercased())
+        case "speed_download":
+            // Body bytes per second over the whole transfer, rounded down as curl does.
+            let bytes = record.bodyBytes
+            let total = metrics?.total ?? metrics?.timeToHead ?? .zero
+            let (whole, fraction) = total.components
+            let microseconds = whole * 1_000_000 + fraction / 1_000_000_000_000
+            return .number(String(microseconds > 0 ? Int64(bytes) * 1_000_000 / microseconds : 0))
+        case "urlnum":
+            return .number(String(record.urlIndex))
         case "http_code", "response_code":
             let code = record.statusCode ?? 0
             let digits = String(code)
@@ -165,6 +215,12 @@ enum WriteOut {
             } else if byte == UInt8(ascii: "%"), let (name, end) = Self.variable(in: format, at: index, prefix: "{") {
                 index = end
                 switch name {
+                case "onerror":
+                    // The rest is for a transfer that failed.
+                    if record.exitCode == 0 {
+                        flush()
+                        return
+                    }
                 case "stdout", "stderr":
                     flush()
                     fd = name == "stdout" ? 1 : 2

@@ -50,6 +50,8 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, E
 
     @exclusivity(unchecked) private var connector: SocketConnector
     @exclusivity(unchecked) var socket = Socket.none
+    /// Its addresses, read once it is open.
+    @exclusivity(unchecked) private(set) var endpoints = ConnectionEndpoints()
     @exclusivity(unchecked) var machine = HTTP1ConnectionStateMachine()
     let decoder: ResponseDecoder
     /// The request carried now, and what the connection keeps of its exchange.
@@ -168,6 +170,8 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, E
         case .opened(let socket):
             self.socket = socket
             self.life = .open
+            self.endpoints = ConnectionEndpoints(remote: SocketAddress.peer(of: socket.fd)?.endpoint,
+                                                 local: SocketAddress.local(of: socket.fd)?.endpoint)
             self.setup.opened(at: self.loop.refreshNow(), tcpConnectedAt: self.connector.tcpConnectedAt,
                               tls: socket.tls.map { $0.resumed })
             if socket.tls?.resumed == true {

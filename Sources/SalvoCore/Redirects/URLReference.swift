@@ -12,7 +12,7 @@ package enum URLReference {
     /// The target of `reference` seen from `base`, fragment dropped (it never goes on the
     /// wire). Bytes a URL may not hold (spaces, controls, non-ASCII) are percent-encoded, as
     /// browsers and curl do with sloppy Location values.
-    static func resolve(_ reference: String, against base: String) -> String {
+    package static func resolve(_ reference: String, against base: String) -> String {
         let r = self.split(Substring(self.encodeUnsafeBytes(reference, asLocation: true)))
         let b = self.split(Substring(base))
         var result = Parts(path: "")

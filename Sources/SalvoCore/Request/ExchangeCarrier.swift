@@ -1,3 +1,5 @@
+import SalvoTransport
+
 /// What carries a request's exchange for its owner: an HTTP/1.1 connection today, and what a
 /// multiplexed connection's stream will be. The owner knows its request only by this: it
 /// never asks a carrier what to do, it only stops an exchange or lets it read on; everything
@@ -13,4 +15,12 @@ protocol ExchangeCarrier: AnyObject {
     /// `owner`'s request waits on this carrier for its turn (written, its answer not begun):
     /// it leaves, failing with `error`.
     func cancelWaiting(_ owner: RequestOwner, error: TransportError)
+    /// The addresses of the connection, for the metrics.
+    var endpoints: ConnectionEndpoints { get }
+}
+
+/// The two ends of a connection, as its socket reports them once open.
+struct ConnectionEndpoints {
+    var remote: SocketEndpoint?
+    var local: SocketEndpoint?
 }

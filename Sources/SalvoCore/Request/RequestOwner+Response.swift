@@ -39,6 +39,10 @@ struct ExchangeMetrics {
     var bytesReceived = 0
     var bodyBytesDelivered = 0
     var reusedConnection = false
+    /// Connections opened for the call so far, every hop and attempt counted.
+    var connectionsOpened = 0
+    /// The addresses of this hop's connection.
+    var endpoints = ConnectionEndpoints()
     /// The phases of the connection opened for this hop (nil on a reused one).
     var connectionSetup: ConnectionSetup?
     /// The version the response came in.
@@ -258,7 +262,9 @@ extension RequestOwner {
             timeToFirstByte: span(self.metrics.startedAt, self.metrics.firstByteAt), timeToHead: span(self.metrics.startedAt, self.metrics.headAt),
             total: span(self.metrics.startedAt, end), requestBytesSent: self.metrics.carriedBytes.sent + self.metrics.bytesSent,
             responseBytesReceived: self.metrics.carriedBytes.received + self.metrics.bytesReceived,
-            bodyBytesDelivered: self.metrics.bodyBytesDelivered, redirects: self.metrics.hops.count)
+            bodyBytesDelivered: self.metrics.bodyBytesDelivered, redirects: self.metrics.hops.count,
+            connectionsOpened: self.metrics.connectionsOpened, remote: self.metrics.endpoints.remote,
+            local: self.metrics.endpoints.local)
     }
 }
 

@@ -175,7 +175,11 @@ final class RequestOwner: @unchecked Sendable {
         self.machine.connectionTook(reused: fromIdle)
         self.metrics.runAt = now
         self.metrics.reusedConnection = reused
-        if !reused { self.metrics.connectionSetup = setup }
+        self.metrics.endpoints = carrier.endpoints
+        if !reused {
+            self.metrics.connectionSetup = setup
+            self.metrics.connectionsOpened += 1
+        }
     }
 
     /// The request was written behind another on `connection`, and waits for its answer.
@@ -183,6 +187,7 @@ final class RequestOwner: @unchecked Sendable {
         self.placement = .inLine(carrier)
         self.machine.connectionTook(reused: true)
         self.metrics.reusedConnection = true
+        self.metrics.endpoints = carrier.endpoints
     }
 
     /// The request's turn came in its connection's line.

@@ -63,6 +63,37 @@ package struct SocketAddress: Sendable, CustomStringConvertible {
         }
     }
 
+    /// The address `fd` is connected to, nil when it cannot tell.
+    package static func peer(of fd: Int32) -> SocketAddress? {
+        Self.named(fd, getpeername)
+    }
+
+    /// The address `fd` is bound to, nil when it cannot tell.
+    package static func local(of fd: Int32) -> SocketAddress? {
+        Self.named(fd, getsockname)
+    }
+
+    private static func named(_ fd: Int32, _ call: (Int32, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32) -> SocketAddress? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let result = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { call(fd, $0, &length) }
+        }
+        return result == 0 ? SocketAddress(storage: storage, length: length) : nil
+    }
+
+    /// The address as an endpoint: the IP without brackets and the port, or a Unix
+    /// socket's path with port 0.
+    package var endpoint: SocketEndpoint {
+        let text = self.description
+        if self.family == AF_UNIX { return SocketEndpoint(address: String(text.dropFirst("unix:".count)), port: 0) }
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else {
+            return SocketEndpoint(address: text, port: 0)
+        }
+        let host = text[..<colon]
+        return SocketEndpoint(address: String(host.hasPrefix("[") ? host.dropFirst().dropLast() : host), port: port)
+    }
+
     private static func string(_ text: [CChar]) -> String {
         let bytes = text.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }
         return String(decoding: bytes, as: UTF8.self)

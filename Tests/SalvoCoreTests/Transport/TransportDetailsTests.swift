@@ -156,5 +156,34 @@ import Testing
         #expect(second.reusedConnection)
         #expect(second.connect == nil && second.dnsLookup == nil)
         #expect(try #require(second.timeToFirstByte) <= #require(second.total))
+        // Both went to the server's address from the same local one; only the first opened a
+        // connection.
+        #expect(first.remote == SocketEndpoint(address: "127.0.0.1", port: server.port))
+        #expect(second.remote == first.remote)
+        #expect(first.local?.address == "127.0.0.1" && (first.local?.port ?? 0) > 0)
+        #expect(second.local == first.local)
+        #expect(first.connectionsOpened == 1 && second.connectionsOpened == 0)
+    }
+
+    /// A redirect whose server closes the connection makes the call open two; the count is
+    /// over the whole chain.
+    @Test func connectionsOpenedCountsTheChain() async throws {
+        let server = try await Shared.faults.get()
+        let client = try makeClient {
+            $0.threads = 1
+            $0.redirects = RedirectPolicy(maxRedirects: 5)
+        }
+        defer { client.shutdown() }
+        let closing = CLITests.raw(server, "HTTP/1.1 302 Found\r\nLocation: /ok\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        let metrics = try await client.execute(try get(closing)).metrics
+        #expect(metrics.redirects == 1)
+        #expect(metrics.connectionsOpened == 2)
+        let ipv6 = try? await FaultServer.start(host: "::1")
+        if let ipv6 {
+            defer { ipv6.stop() }
+            let over6 = try await client.execute(try get(ipv6.url("/ok"))).metrics
+            #expect(over6.remote == SocketEndpoint(address: "::1", port: ipv6.port))
+            #expect(over6.remote?.description == "[::1]:\(ipv6.port)")
+        }
     }
 }
