@@ -1,6 +1,9 @@
 # Salvo: `make demo` and `make test` each do all of their own set-up.
 SWIFT ?= swift
 SWIFT_FLAGS ?=
+# A test run silent for SALVO_TEST_SILENCE seconds (300) is stuck: the watchdog prints every
+# thread's stack of the test process and kills the run, instead of leaving it to CI's limit.
+WATCHDOG ?= ./scripts/run-tests-with-watchdog
 
 .PHONY: all setup build release test demo cmake clean
 
@@ -18,8 +21,8 @@ release: setup
 test: setup
 	@$(MAKE) --no-print-directory cmake
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
-	SALVO_ISOLATED=1 $(SWIFT) test --skip-build --filter FDAccountingTests $(SWIFT_FLAGS)
-	$(SWIFT) test --skip-build --skip FDAccountingTests $(SWIFT_FLAGS)
+	SALVO_ISOLATED=1 $(WATCHDOG) $(SWIFT) test --skip-build --filter FDAccountingTests $(SWIFT_FLAGS)
+	$(WATCHDOG) $(SWIFT) test --skip-build --skip FDAccountingTests $(SWIFT_FLAGS)
 
 # The engine built by CMake + Ninja, as a project embedding it without SwiftPM would.
 cmake: setup

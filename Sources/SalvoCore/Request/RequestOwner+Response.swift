@@ -202,7 +202,8 @@ extension RequestOwner {
             self.reception.callerPaused = false
             do {
                 let drained = try decoder.resume { (piece) throws(TransportError) -> Bool in try self.deliverDecoded(piece) }
-                guard drained, !self.reception.callerPaused else { return }
+                // Input still held: the caller's next resume goes on with it.
+                guard drained else { return }
             } catch {
                 if case .running(let connection) = self.placement {
                     connection.fail(error)
@@ -214,10 +215,15 @@ extension RequestOwner {
                 return
             }
             if let trailers = self.reception.deferredEnd {
+                // All input is decoded, so the end goes now, even when the last piece paused
+                // the caller again: the stream holds it behind the pieces, and no resume would
+                // come for it (the caller's next one finds no input and a finished exchange).
                 self.reception.deferredEnd = nil
                 self.completeBody(trailers: trailers, at: .now())
                 return
             }
+            // Paused again by the last piece: the socket waits for the caller's next resume.
+            guard !self.reception.callerPaused else { return }
         }
         if case .running(let connection) = self.placement {
             connection.resumeReading()

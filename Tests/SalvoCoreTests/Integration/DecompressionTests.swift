@@ -63,6 +63,49 @@ import Testing
         }
     }
 
+    /// A response that ended on the wire while its decoded body waited for a slow consumer
+    /// ends for that consumer too, however the last of the decoding meets its pauses: with
+    /// the final piece (the one after which no encoded byte is left) landing over the
+    /// stream's high watermark, the end used to be kept back for a resume that no one would
+    /// ever ask for, and the consumer waited forever.
+    @Test func aDeferredEndReachesAConsumerThatPausedOnTheLastPiece() async throws {
+        let server = try await FaultServer.start()
+        defer { server.stop() }
+        let client = try makeClient()
+        defer { client.shutdown() }
+        let piece = 64 * 1024   // the decoder's output piece; the stream pauses past 256 KiB
+        // Zeros compress ~1000:1, so the whole response comes in one read, its end with it,
+        // while the first pause (at five pieces) still holds most of the input. Each resume
+        // (at one piece left buffered) then adds four pieces; the sizes put the partial last
+        // piece at each place of a resume's four.
+        for size in (7...11).map({ $0 * piece + 1000 }) {
+            let plain = [UInt8](repeating: 0, count: size)
+            let body = GzipEncoder.gzip(plain)
+            let head = "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: \(body.count)\r\n\r\n"
+            let b64 = Data(Array(head.utf8) + body).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            let response = try await client.stream(try get(server.url("/raw?b=\(b64)&then=keep")))
+            try await Task.sleep(for: .milliseconds(200))  // all of it read, the decoding paused
+            let received = try await withThrowingTaskGroup(of: Int?.self) { group in
+                group.addTask {
+                    var count = 0
+                    for try await chunk in response.body {
+                        count += chunk.count
+                        try await Task.sleep(for: .milliseconds(2))  // slower than the loop's resume
+                    }
+                    return count
+                }
+                group.addTask {
+                    try await Task.sleep(for: .seconds(10))
+                    return nil
+                }
+                defer { group.cancelAll() }
+                return try await group.next() ?? nil
+            }
+            #expect(received == size, "\(size) bytes: the body never ended")
+        }
+    }
+
     @Test func brokenBodiesAreClearErrors() async throws {
         let server = try await FaultServer.start()
         defer { server.stop() }
