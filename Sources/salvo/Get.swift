@@ -76,7 +76,7 @@ struct Get: AsyncParsableCommand {
 
     @Option(name: [.customShort("w"), .customLong("write-out")], help: ArgumentHelp(
         "After the transfer, print this format with curl's variables filled in; @file reads it from a file, @- from stdin.",
-        discussion: "Variables: %{http_code} (%{response_code}), %{size_download}, %{size_header}, %{size_request}, %{time_namelookup}, %{time_connect}, %{time_appconnect}, %{time_pretransfer}, %{time_starttransfer}, %{time_total} (seconds from the start), %{url}, %{url_effective}, %{num_redirects}, %{content_type}, %{exitcode}, %header{name}, %{header_json}, %{json} (all of them), %{stderr} and %{stdout} (where what follows goes), %% for %; \\n, \\r and \\t for newline, carriage return and tab."))
+        discussion: "Variables: %{http_code} (%{response_code}), %{size_download}, %{size_header}, %{size_request}, %{time_namelookup}, %{time_connect}, %{time_appconnect}, %{time_pretransfer}, %{time_starttransfer}, %{time_total} (seconds from the start), %{url}, %{url_effective}, %{num_redirects}, %{content_type}, %{exitcode}, %{errormsg}, %{onerror} (what follows only after a failure), %{urlnum}, %{method}, %{scheme}, %{http_version}, %{num_headers}, %{num_connects}, %{remote_ip}, %{remote_port}, %{local_ip}, %{local_port}, %{redirect_url}, %{speed_download}, %{filename_effective}, %header{name}, %{header_json}, %{json} (all of them), %{stderr} and %{stdout} (where what follows goes), %% for %; \\n, \\r and \\t for newline, carriage return and tab."))
     var writeOut: String?
 
     @Flag(name: [.customShort("I"), .customLong("head")], help: "Send HEAD and print only the head.")
