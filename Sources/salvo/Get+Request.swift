@@ -100,10 +100,8 @@ extension Get {
 
     /// `raw`'s lines each after `prefix`, line ends kept as they came.
     static func prefixedLines(_ raw: [UInt8], prefix: String) -> String {
-        var text = ""
-        for line in raw.split(separator: 0x0A, omittingEmptySubsequences: false).dropLast(raw.last == 0x0A ? 1 : 0) {
-            text += prefix + String(decoding: line, as: UTF8.self) + "\n"
-        }
-        return text
+        Self.lines(raw).map { line in
+            prefix + String(decoding: line.last == 0x0A ? line.dropLast() : line[...], as: UTF8.self) + "\n"
+        }.joined()
     }
 }

@@ -74,19 +74,25 @@ extension Get {
         }
         /// The last response head (a redirect's, or the final one).
         var lastHead: ReceivedHead?
-        /// Writes `raw` (a head, or trailer lines) where heads go; the failure's message when
-        /// the output failed. Line by line to -D and with -i, as curl writes them, so that
-        /// both to stdout interleave as curl's do.
+        /// Writes `raw` (a head, or trailer lines) where heads go, whole; the failure's
+        /// message when the output failed.
         func showHead(_ raw: [UInt8]) -> String? {
             let shown = ShownHead.escapingStatusLine(raw)
             if self.verbose { Output.stderr(Self.prefixedLines(shown, prefix: "< ")) }
             let included = self.include || self.headOnly
-            guard session.dump != nil || included else { return nil }
-            let toTerminal = !sink.isFile
-            for (line, shownLine) in zip(Self.lines(raw), Self.lines(toTerminal ? shown : raw)) {
-                if let dump = session.dump, let failure = dump.write(line) { return failure }
-                if included, !sink.write(shownLine) { return sink.failure }
+            let output = sink.isFile ? raw : shown
+            if included, session.dump != nil, self.dumpHeader == "-", !sink.isFile {
+                // Both to stdout: each line twice, one after the other, as curl writes them —
+                // in one write, so that the heads of parallel transfers never mix.
+                var both: [UInt8] = []
+                for (line, shownLine) in zip(Self.lines(raw), Self.lines(output)) {
+                    both += line
+                    both += shownLine
+                }
+                return sink.write(both) ? nil : sink.failure
             }
+            if let dump = session.dump, let failure = dump.write(raw) { return failure }
+            if included, !sink.write(output) { return sink.failure }
             return nil
         }
         /// Writes the heads that came since the last call; the failure's message when the

@@ -282,6 +282,10 @@ struct Get: AsyncParsableCommand {
             throw UsageError(code: 2, message: "showing headers and --remote-header-name cannot be combined")
         }
         if self.outputs.contains("") { throw UsageError(code: 2, message: "option -o: is badly used here") }
+        if self.urls.contains("-") { throw UsageError(code: 2, message: "option -: is unknown") }
+        if let parallelMax, parallelMax < 0 {
+            throw UsageError(code: 2, message: "option --parallel-max: expected a positive numerical parameter")
+        }
         var format: [UInt8]? = nil
         if let writeOut {
             if writeOut.hasPrefix("@") {
@@ -299,6 +303,10 @@ struct Get: AsyncParsableCommand {
         let plan = TransferPlan(urls: self.urls, options: options, remoteNameAll: self.remoteNameAll,
                                 uploads: options.named(["T"]).map { String(decoding: $0.value ?? [], as: UTF8.self) })
         if plan.unusedOutputs > 0 && !self.silent { Output.stderr("Warning: Got more output options than URLs\n") }
+        if !self.remoteHeaderName, plan.transfers.contains(where: { $0.destination == .remoteName && !Self.hasRemoteName($0.url) }) {
+            // As curl: a -O that cannot name its file stops the run before any transfer.
+            throw UsageError(code: 23, message: "Remote file name has no length")
+        }
 
         // The bytes as typed: a value need not be UTF-8.
         let typedHeaders = OptionOrder.commandLine.values("H")

@@ -41,8 +41,10 @@ struct OptionOrder {
     /// The arguments that are not options (the URLs), as typed.
     let positionals: [[UInt8]]
 
-    /// Reads `arguments` (the program's own name and the subcommand's left out).
-    init(_ arguments: some Sequence<[UInt8]>) {
+    /// Reads `arguments` (the program's own name and the subcommand's left out) written as
+    /// ``normalized(_:)`` writes them: each option alone, its value attached after `=` or
+    /// the next argument.
+    init(normalized arguments: some Sequence<[UInt8]>) {
         var options: [Option] = []
         var positionals: [[UInt8]] = []
         var iterator = arguments.makeIterator()
@@ -55,41 +57,23 @@ struct OptionOrder {
                 while let rest = iterator.next() { positionals.append(rest) }
                 break
             }
-            if argument[1] == UInt8(ascii: "-") {
-                let body = argument.dropFirst(2)
-                if let equals = body.firstIndex(of: UInt8(ascii: "=")) {
-                    options.append(Option(name: Self.canonical(String(decoding: body[..<equals], as: UTF8.self)),
-                                          value: Array(body[(equals + 1)...])))
-                    continue
-                }
-                let name = String(decoding: body, as: UTF8.self)
-                let value = Self.longWithValue.contains(name) ? (iterator.next() ?? []) : nil
-                options.append(Option(name: Self.canonical(name), value: value))
-                continue
-            }
-            // A cluster of short flags (`-sSLO`); a letter that takes a value takes what
-            // follows its `=`, the rest of the cluster, or the next argument.
-            var index = 1
-            while index < argument.count {
-                let letter = argument[index]
-                let name = String(UnicodeScalar(letter))
-                if Self.shortWithValue.contains(letter) {
-                    let rest = argument[(index + 1)...]
-                    let value = rest.first == UInt8(ascii: "=") ? Array(rest.dropFirst())
-                        : rest.isEmpty ? (iterator.next() ?? []) : Array(rest)
-                    options.append(Option(name: name, value: value))
-                    break
-                }
-                options.append(Option(name: name, value: nil))
-                index += 1
-            }
+            let body = argument.dropFirst(argument[1] == UInt8(ascii: "-") ? 2 : 1)
+            let equals = body.firstIndex(of: UInt8(ascii: "="))
+            let name = String(decoding: body[..<(equals ?? body.endIndex)], as: UTF8.self)
+            var value = equals.map { Array(body[($0 + 1)...]) }
+            if value == nil, Self.takesValue(name) { value = iterator.next() ?? [] }
+            options.append(Option(name: Self.canonical(name), value: value))
         }
         self.options = options
         self.positionals = positionals
     }
 
+    private static func takesValue(_ name: String) -> Bool {
+        name.utf8.count == 1 ? self.shortWithValue.contains(name.utf8.first!) : self.longWithValue.contains(name)
+    }
+
     /// The command line of this process, after `salvo get`.
-    static let commandLine = OptionOrder(RawArguments.all.dropFirst(2))
+    static let commandLine = OptionOrder(normalized: RawArguments.all.dropFirst(2))
 
     private static func canonical(_ name: String) -> String {
         self.shortForLong[name] ?? name
@@ -128,12 +112,24 @@ struct OptionOrder {
                 break
             }
             if argument[1] == dash {
-                let name = String(decoding: argument.dropFirst(2), as: UTF8.self)
-                if !argument.contains(equals), Self.longWithValue.contains(name), let value = iterator.next() {
+                if let at = argument.firstIndex(of: equals) {
+                    // `--name=value`; an empty value given apart, or the parser would take
+                    // the next argument for it.
+                    output += at == argument.count - 1 ? [Array(argument[..<at]), []] : [argument]
+                } else if Self.longWithValue.contains(String(decoding: argument.dropFirst(2), as: UTF8.self)),
+                          let value = iterator.next() {
                     output += Self.option(argument, value)
                 } else {
                     output.append(argument)
                 }
+                continue
+            }
+            // A cluster of letters only: anything else (`-s-`, `-=`) goes to the parser as it
+            // is, to be refused.
+            let letters = argument.dropFirst().prefix { !Self.shortWithValue.contains($0) }
+            guard letters.allSatisfy({ Self.isLetterOrDigit($0) }),
+                  argument.count == 1 + letters.count || Self.isLetterOrDigit(argument[1 + letters.count]) else {
+                output.append(argument)
                 continue
             }
             var index = 1
@@ -155,6 +151,10 @@ struct OptionOrder {
             }
         }
         return output
+    }
+
+    private static func isLetterOrDigit(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
     }
 
     /// `option` and its `value` as the parser takes them: apart, or attached when the value

@@ -121,6 +121,15 @@ enum RemoteName {
 }
 
 extension Get {
+    /// Whether -O can name a file after `url` (a URL that cannot be read is left to its
+    /// transfer to report).
+    static func hasRemoteName(_ url: [UInt8]) -> Bool {
+        guard let text = try? CommandLineURL.normalize(url), let scheme = text.range(of: "://") else { return true }
+        let afterScheme = text[scheme.upperBound...]
+        let target = afterScheme.firstIndex(of: "/").map { String(afterScheme[$0...]) } ?? "/"
+        return RemoteName.fromPath(target) != nil
+    }
+
     /// Where the body goes before the response is known: stdout, -o's file, or -O's name from
     /// the URL (left to the response's head with -J), under --output-dir.
     func bodySink(_ destination: TransferPlan.Destination, target: String) throws(UsageError) -> Output.Sink {

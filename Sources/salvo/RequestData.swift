@@ -173,8 +173,11 @@ struct RequestData: Sendable {
     private mutating func append(_ bytes: [UInt8]) throws(Get.UsageError) {
         self.held += bytes.count
         guard self.held <= self.limit else { throw self.tooLarge("-d") }
-        if case .bytes(let previous)? = self.parts.last {
-            self.parts[self.parts.count - 1] = .bytes(previous + bytes)
+        if case .bytes(var previous)? = self.parts.last {
+            // Taken out first, so that the bytes are appended in place, not copied each time.
+            self.parts[self.parts.count - 1] = .bytes([])
+            previous += bytes
+            self.parts[self.parts.count - 1] = .bytes(previous)
         } else {
             self.parts.append(.bytes(bytes))
         }

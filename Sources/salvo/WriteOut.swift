@@ -36,10 +36,13 @@ enum WriteOut {
     enum Value {
         case text(String)
         case number(String)
+        /// Nothing to say: empty text, and `null` in JSON, as curl writes it.
+        case absent
 
         var plain: String {
             switch self {
             case .text(let text), .number(let text): return text
+            case .absent: return ""
             }
         }
 
@@ -47,6 +50,7 @@ enum WriteOut {
             switch self {
             case .number(let text): return text
             case .text(let text): return WriteOut.quoted(text)
+            case .absent: return "null"
             }
         }
     }
@@ -83,15 +87,15 @@ enum WriteOut {
         case "content_type":
             return .text(record.headerFields?[.contentType] ?? "")
         case "errormsg":
-            return .text(record.errorMessage)
+            return record.errorMessage.isEmpty ? .absent : .text(record.errorMessage)
         case "exitcode":
             return .number(String(record.exitCode))
         case "filename_effective":
             return .text(record.fileName)
         case "http_version":
-            // curl's spelling: 1.1, 1.0, 2; 0 when no response came.
+            // curl's spelling: 1 (for 1.0), 1.1, 2, 3; 0 when no response came.
             guard let version = record.version else { return .text("0") }
-            return .text(version.minor == 0 && version.major >= 2 ? "\(version.major)" : "\(version.major).\(version.minor)")
+            return .text(version.minor == 0 ? "\(version.major)" : "\(version.major).\(version.minor)")
         case "local_ip":
             return .text(metrics?.local?.address ?? "")
         case "local_port":
@@ -103,7 +107,7 @@ enum WriteOut {
         case "num_headers":
             return .number(String(record.headerFields?.count ?? 0))
         case "redirect_url":
-            return .text(record.redirectURL)
+            return record.redirectURL.isEmpty ? .absent : .text(record.redirectURL)
         case "remote_ip":
             return .text(metrics?.remote?.address ?? "")
         case "remote_port":

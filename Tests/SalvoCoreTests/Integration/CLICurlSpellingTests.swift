@@ -27,6 +27,13 @@ import Testing
         try await side.compare(["-o", "", ok], expectedStatus: 2)
         // A missing value: a usage error.
         try await side.compare([ok, "-o"], expectedStatus: 2)
+        // A cluster with something other than letters is not an option curl knows, and "-"
+        // is not a URL: usage errors, nothing fetched.
+        try await side.compare(["-s-", "-o", "ff", ok], expectedStatus: 2)
+        try await side.compare(["-", ok], expectedStatus: 2)
+        try await side.compare(["-Z", "--parallel-max", "-3", ok, ok], expectedStatus: 2)
+        // A -O that cannot name its file stops the run before any transfer.
+        try await side.compare(["-O", server.url("/"), "-O", server.url("/ok")], expectedStatus: 23)
     }
 
     /// Each -T takes the next URL, like -o.
@@ -63,6 +70,7 @@ import Testing
         try await CLITests.sideBySide(["-s", "-o", "/dev/null", "-o", "/dev/null", "-w", format, ok, ok])
         let moved = server.url("/redirect?code=301&to=%2Fok")
         try await CLITests.sideBySide(["-s", "-o", "/dev/null", "-w", format, moved])
+        try await CLITests.sideBySide(["-s", "-o", "/dev/null", "-w", "%{http_version}", server.url("/http10")])
         try await CLITests.sideBySide(["-s", "-L", "-o", "/dev/null", "-w", format, "-d", "x", server.url("/redirect?code=303&to=%2Fok")])
         // Past --max-redirs: what the last response said (the connection's addresses are not
         // known once the call failed: curl tells them, a difference).
@@ -72,6 +80,10 @@ import Testing
         let errors = try await CLITests.salvo(["-s", "-f", "-o", "/dev/null", "-o", "/dev/null", "-w", "%{onerror}%{urlnum}: %{errormsg}\\n",
                                                ok, server.url("/status?code=404")])
         #expect(String(decoding: errors.stdout, as: UTF8.self) == "1: The requested URL returned error: 404\n")
+        // Nothing to say is null in %{json}, as curl writes it.
+        let json = try await CLITests.salvo(["-s", "-o", "/dev/null", "-w", "%{json}", ok])
+        let object = try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any]
+        #expect(object?["errormsg"] is NSNull && object?["redirect_url"] is NSNull)
         let ports = try await CLITests.salvo(["-s", "-o", "/dev/null", "-w", "%{local_port} %{speed_download} %{filename_effective}", ok])
         let words = String(decoding: ports.stdout, as: UTF8.self).split(separator: " ")
         #expect(words.count == 3 && (Int(words[0]) ?? 0) > 0 && Int(words[1]) != nil && words[2] == "/dev/null", "\(words)")

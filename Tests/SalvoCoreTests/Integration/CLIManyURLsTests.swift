@@ -67,6 +67,27 @@ import Testing
         #expect(try server.log().connections == 1, "one at a time")
     }
 
+    /// With -Z, each transfer's head reaches -D's file and stdout whole, never mixed with
+    /// another's (the transfers run at once; their heads arrive interleaved).
+    @Test func parallelHeadsStayWhole() async throws {
+        let server = try await Shared.faults.get()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-heads-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let urls = (0..<60).map { server.url("/many-headers?n=30&i=\($0)") }
+        let run = try await CLITests.salvo(["-s", "-Z", "-i", "-D", file, "-o", "/dev/null"] + urls)
+        #expect(run.status == 0)
+        func checkWhole(_ text: String, _ what: String) {
+            let heads = text.components(separatedBy: "HTTP/1.1 200 OK\r\n").dropFirst()
+            #expect(heads.count >= 59, "\(what): \(heads.count) heads")
+            for head in heads {
+                let numbered = head.components(separatedBy: "\r\n").filter { $0.hasPrefix("X-Header-") }
+                #expect(numbered == (0..<30).map { "X-Header-\($0): value-\($0)" }, "\(what): a head mixed with another")
+            }
+        }
+        checkWhole(try String(contentsOfFile: file, encoding: .utf8), "-D")
+        checkWhole(String(decoding: run.stdout, as: UTF8.self), "-i")
+    }
+
     /// The data goes to every URL (standard input read once); -T pairs with the first URL
     /// only; items join in the order given; -G puts them in each URL's query.
     @Test func dataForEachURLLikeCurl() async throws {
