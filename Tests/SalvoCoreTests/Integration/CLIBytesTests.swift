@@ -82,6 +82,23 @@ import Testing
         #expect(try server.log().requests.first?.header("authorization") == "Basic dTpw5A==")
     }
 
+    /// A data file's name keeps its bytes too: a name that is not UTF-8 is opened as typed.
+    @Test func dataFileNamesKeepTheirBytes() async throws {
+        let server = try await FaultServer.start()
+        defer { server.stop() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-names-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let made = try await Self.shell("printf 'a=1' > '\(directory)'/\"$(printf 'f\\344')\"")
+        #expect(made.status == 0)
+        for option in ["-d", "--data-binary", "--data-urlencode"] {
+            let run = try await Self.both("-s \(option) @'\(directory)'/\"$(printf 'f\\344')\" '\(server.url("/echo-body"))'")
+            #expect(run.salvo.status == 0, "\(option)")
+            #expect(!run.salvo.stdout.isEmpty, "\(option): the file was read")
+            if let curl = run.curl { #expect(curl.stdout == run.salvo.stdout, "curl: \(option)") }
+        }
+    }
+
     /// `--data-binary @-` streams standard input as it is read, chunked (curl holds all of it
     /// first: a deliberate difference), so 64 MiB from a pipe go through a process whose
     /// peak resident memory stays below the body's size; a regular file goes with its length.
