@@ -221,7 +221,16 @@ import Testing
     // MARK: - Damage
 
     enum Damage: CaseIterable {
-        case truncated, bodyByte, metadataByte, magic, version, length
+        case truncated, bodyByte, metadataByte, magic, version, length, empty
+        /// Checksums right, contents wrong: what no flipped bit makes, only a bug or a hand.
+        case undecodableMetadata, impossibleLengths, sizeDisagrees
+    }
+
+    /// A well-formed file of `body` and `metadata`, checksums and all.
+    static func entryFile(body: [UInt8], metadata: [UInt8], bodyLength: UInt64? = nil) -> [UInt8] {
+        let header = EntryHeader(bodyLength: bodyLength ?? UInt64(body.count), metadataLength: UInt32(metadata.count),
+                                 metadataCRC: CRC32.of(metadata), bodyCRC: CRC32.of(body), storedAt: 1)
+        return header.encoded() + body + metadata
     }
 
     @Test(arguments: Damage.allCases)
@@ -238,6 +247,16 @@ import Testing
             case .bodyByte: bytes[EntryFormat.headerSize + 123_456] ^= 0x01
             case .metadataByte: bytes[bytes.count - 20] ^= 0x20
             case .magic: bytes[0] = UInt8(ascii: "X")
+            case .empty: bytes = []
+            case .undecodableMetadata:
+                bytes = Self.entryFile(body: Self.pattern(id: entry.id, count: entry.bodySize), metadata: Array("{\"id\": 1}".utf8))
+            case .impossibleLengths:
+                bytes = Self.entryFile(body: [], metadata: [], bodyLength: UInt64.max - 3)
+            case .sizeDisagrees:
+                var other = entry
+                other.bodySize = 5
+                bytes = Self.entryFile(body: Self.pattern(id: entry.id, count: entry.bodySize),
+                                       metadata: try Array(JSONEncoder().encode(other)))
             case .version:
                 // A well-formed header of another version: its own checksum is right.
                 bytes[8] = 2
@@ -307,13 +326,42 @@ import Testing
         }
     }
 
+    @Test func manyTasksAndTwoStoresOnOneDirectory() async throws {
+        try await self.withDirectory { directory in
+            let stores = [try self.store(directory, capacity: 2 << 20), try self.store(directory, capacity: 2 << 20)]
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for task in 0..<8 {
+                    group.addTask {
+                        let store = stores[task % 2]
+                        for round in 0..<25 {
+                            let key = "GET https://example.com/shared/\(round % 3)"
+                            let entry = Self.entry("t\(task)-\(round)", key: key, size: (task * 37_000 + round * 11_000) % 200_000)
+                            try await Self.put(store, entry, chunk: 16_384, replacing: round % 4 == 0 ? ["t\(task)-\(round - 1)"] : [])
+                            for found in await store.entries(for: key) {
+                                guard let body = try await Self.read(store, found) else { continue }
+                                #expect(body == Self.pattern(id: found.id, count: found.bodySize), "\(found.id)")
+                                #expect(found.head.headerFields[HTTPField.Name("x-entry-id")!] == found.id)
+                            }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            await stores[0].sweep()
+            let total = Self.files(directory, suffix: ".entry").reduce(0) { sum, path in
+                sum + ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0)
+            }
+            #expect(total <= 2 << 20)
+        }
+    }
+
     // MARK: - Crashes and other processes
 
     @Test func aWriterKilledMidStoreLeavesNoEntry() async throws {
         try await self.withDirectory { directory in
             let key = "GET https://example.com/large"
             let child = try ChildProcess(name: "cache-store-child", executable: URL(fileURLWithPath: Self.childPath),
-                                         arguments: ["slow", directory, key, "big", "400"])
+                                         arguments: ["slow", directory, key, "big", "160"])
             let announced = try await offThePool { try child.readAnnouncements(["MIDWRITE"], timeout: 60) }
             #expect(Int(announced["MIDWRITE"] ?? "") ?? 0 > 0)
             kill(child.pid, SIGKILL)
@@ -323,7 +371,7 @@ import Testing
 
             let store = try self.store(directory)
             #expect(await store.entries(for: key).isEmpty)
-            let entry = Self.entry("big", key: key, size: 400 * 65536)
+            let entry = Self.entry("big", key: key, size: 160 * 65536)
             #expect(await store.body(of: entry) == nil)
             // Once old enough, the dead writer's file is swept away.
             let impatient = try DiskCacheStore(directory: directory, capacity: 64 << 20, maxEntrySize: 64 << 20,

@@ -7,6 +7,8 @@
 //   cache-store-child hammer <directory> <rounds> <tag> <capacity>
 //       stores and reads entries of four keys in a loop; every body read must be whole and
 //       be the one its entry describes. Prints "RESULT ok <reads>" or "RESULT bad <why>".
+//   cache-store-child bench <directory> <bytes> <rounds>
+//       times storing and reading an entry of <bytes>.
 import Foundation
 import HTTPTypes
 import Salvo
@@ -98,6 +100,31 @@ case "hammer":
         }
     }
     say("RESULT ok \(reads)")
+
+case "bench":
+    // Times storing and reading one entry of <bytes>, <rounds> times (medians, in ms).
+    let (size, rounds) = (Int(arguments[3])!, Int(arguments[4])!)
+    let body = pattern(id: "bench", count: size)
+    var storing: [Double] = []
+    var reading: [Double] = []
+    for round in 0..<rounds {
+        let entry = response(id: "bench-\(round)", key: "GET https://example.com/bench", bodySize: size)
+        let start = Date()
+        let writer = await store.makeWriter(for: entry)!
+        var offset = 0
+        while offset < size {
+            try await writer.write(Array(body[offset..<min(size, offset + 65536)]))
+            offset += 65536
+        }
+        try await writer.commit(replacing: round > 0 ? ["bench-\(round - 1)"] : [])
+        let stored = Date()
+        var count = 0
+        for try await chunk in (await store.body(of: entry))! { count += chunk.count }
+        precondition(count == size)
+        storing.append(stored.timeIntervalSince(start) * 1000)
+        reading.append(Date().timeIntervalSince(stored) * 1000)
+    }
+    say("STORE median \(storing.sorted()[rounds / 2]) ms, READ median \(reading.sorted()[rounds / 2]) ms")
 
 default:
     say("unknown mode \(arguments[1])")

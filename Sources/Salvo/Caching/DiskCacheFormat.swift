@@ -31,7 +31,9 @@ enum EntryFormat {
     static let version: UInt32 = 1
     static let headerSize = 56
     /// Metadata larger than this is taken for damage: a length read from a file never
-    /// decides an allocation larger than this.
+    /// decides an allocation larger than this. It also keeps decoding from reaching
+    /// `HTTPFields`' precondition on 65535 fields: a field takes at least 24 bytes of JSON,
+    /// so 1 MiB holds fewer than 44000.
     static let maxMetadataSize = 1 << 20
     /// Entry files end with this; temporary files with ``temporarySuffix``.
     static let entrySuffix = ".entry"

@@ -134,8 +134,8 @@ public final class DiskCacheStore: HTTPCacheStore {
     public func update(_ entry: StoredResponse) async {
         let path = self.path(key: entry.key, id: entry.id)
         let keyDirectory = self.directory + "/" + EntryNames.keyDirectory(entry.key)
-        let size = await onOwnThread { EntryRewriter.rewrite(path: path, keyDirectory: keyDirectory, with: entry) }
-        if let size { await self.stored(bytes: size) }
+        let growth = await onOwnThread { EntryRewriter.rewrite(path: path, keyDirectory: keyDirectory, with: entry) }
+        if let growth { await self.stored(bytes: growth) }
     }
 
     // MARK: - Removing

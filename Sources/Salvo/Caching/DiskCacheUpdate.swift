@@ -8,7 +8,7 @@ import Glibc
 /// over the old one. A reader sees the old entry or the new one, whole; one that opened the
 /// old file before the rename reads it to its end.
 enum EntryRewriter {
-    /// The new file's size, nil when the entry is gone, damaged (then removed) or the copy
+    /// How much larger the new file is than the old one, nil when the entry is gone, damaged (then removed) or the copy
     /// failed. Blocking (copies the body): runs off the cooperative pool.
     static func rewrite(path: String, keyDirectory: String, with entry: StoredResponse) -> Int? {
         guard case .success(let old) = OpenedEntry.open(path, key: entry.key, id: entry.id) else { return nil }
@@ -55,7 +55,7 @@ enum EntryRewriter {
         }
         switch DiskEntryWriter.finish(fd: fd, response: response, bodyCRC: crc, storedAt: old.header.storedAt,
                                       temporary: temporary, destination: path, keyDirectory: keyDirectory) {
-        case .success(let size): return size
+        case .success(let size): return size - (old.header.fileLength ?? 0)
         case .failure: return nil
         }
     }
