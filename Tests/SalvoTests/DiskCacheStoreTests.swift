@@ -355,6 +355,33 @@ import Testing
         }
     }
 
+    @Test func openingAStoreSweepsDeadWritersFilesInTheBackground() async throws {
+        try await self.withDirectory { directory in
+            try await Self.put(try self.store(directory), Self.entry("e", size: 10))
+            let stale = directory + "/" + EntryNames.keyDirectory(Self.key) + "/99-1.partial"
+            _ = FileManager.default.createFile(atPath: stale, contents: Data(repeating: 0, count: 100))
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-120)], ofItemAtPath: stale)
+            let store = try DiskCacheStore(directory: directory, capacity: 1 << 20)
+            var waited = 0
+            while FileManager.default.fileExists(atPath: stale) && waited < 500 {
+                try await Task.sleep(for: .milliseconds(10))
+                waited += 1
+            }
+            #expect(!FileManager.default.fileExists(atPath: stale))
+            #expect(await store.entries(for: Self.key).map(\.id) == ["e"])
+        }
+    }
+
+    @Test func aFailingDiskFailsTheWriterCleanly() async throws {
+        try await self.withDirectory { directory in
+            let run = try await runChild(Self.childPath, ["full", directory, "200000"], timeLimit: 60)
+            #expect(!run.signaled && run.status == 0, "\(run.errors)")
+            #expect(run.output.contains("RESULT failed errno=\(EFBIG) visible=0"), "\(run.output)")
+            #expect(Self.files(directory, suffix: ".partial").isEmpty, "the failed writer's file is removed")
+            #expect(Self.files(directory, suffix: ".entry").isEmpty)
+        }
+    }
+
     // MARK: - Crashes and other processes
 
     @Test func aWriterKilledMidStoreLeavesNoEntry() async throws {

@@ -7,6 +7,8 @@
 //   cache-store-child hammer <directory> <rounds> <tag> <capacity>
 //       stores and reads entries of four keys in a loop; every body read must be whole and
 //       be the one its entry describes. Prints "RESULT ok <reads>" or "RESULT bad <why>".
+//   cache-store-child full <directory> <limit>
+//       stores an entry larger than the process may write to a file (RLIMIT_FSIZE).
 //   cache-store-child bench <directory> <bytes> <rounds>
 //       times storing and reading an entry of <bytes>.
 import Foundation
@@ -100,6 +102,32 @@ case "hammer":
         }
     }
     say("RESULT ok \(reads)")
+
+case "full":
+    // The disk "fills" at <limit> bytes per file (RLIMIT_FSIZE: writes past it fail with
+    // EFBIG, as they would with ENOSPC): storing a larger entry must fail cleanly.
+    let limit = Int(arguments[3])!
+    signal(SIGXFSZ, SIG_IGN)
+    var rlimit = rlimit(rlim_cur: rlim_t(limit), rlim_max: rlim_t(limit))
+    guard setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &rlimit) == 0 else {
+        say("RESULT bad setrlimit failed")
+        exit(1)
+    }
+    let size = limit * 4
+    let writer = await store.makeWriter(for: response(id: "too-big", key: "GET https://example.com/full", bodySize: size))!
+    let body = pattern(id: "too-big", count: size)
+    do {
+        var offset = 0
+        while offset < size {
+            try await writer.write(Array(body[offset..<min(size, offset + 65536)]))
+            offset += 65536
+        }
+        try await writer.commit(replacing: [])
+        say("RESULT bad stored past the file size limit")
+    } catch let error as DiskCacheError {
+        let visible = await store.entries(for: "GET https://example.com/full").count
+        say("RESULT failed errno=\(error.errno ?? 0) visible=\(visible)")
+    }
 
 case "bench":
     // Times storing and reading one entry of <bytes>, <rounds> times (medians, in ms).

@@ -128,6 +128,7 @@ final class DiskEntryWriter: CacheEntryWriter {
         guard state.fd >= 0 else { return }
         close(state.fd)
         unlink(self.temporary)
+        rmdir(self.keyDirectory)   // only when nothing else is in it
         state.fd = -1
     }
 
