@@ -104,6 +104,8 @@ public final class DiskCacheStore: HTTPCacheStore {
 
     // MARK: - Reading
 
+    /// The entries under `key`, most recently stored (committed) first: each file in the
+    /// key's directory opened and checked, damaged ones removed on the way.
     public func entries(for key: String) async -> [StoredResponse] {
         let keyDirectory = self.directory + "/" + EntryNames.keyDirectory(key)
         var found: [(response: StoredResponse, storedAt: Double)] = []
@@ -117,6 +119,10 @@ public final class DiskCacheStore: HTTPCacheStore {
         return found.sorted { ($0.storedAt, $0.response.id) > ($1.storedAt, $1.response.id) }.map(\.response)
     }
 
+    /// The body of `entry`, streamed from its file in chunks of at most 64 KiB and checked
+    /// against its checksum before its last chunk (a mismatch fails the body with
+    /// `.readFailed` and removes the entry). Marks the entry as used now, for eviction. The
+    /// body holds the file open: an eviction or removal meanwhile does not cut it short.
     public func body(of entry: StoredResponse) async -> ResponseBody? {
         let path = self.path(key: entry.key, id: entry.id)
         guard case .success(let opened) = OpenedEntry.open(path, key: entry.key, id: entry.id) else { return nil }
@@ -126,11 +132,18 @@ public final class DiskCacheStore: HTTPCacheStore {
 
     // MARK: - Writing
 
+    /// A writer for `entry`'s body; nil when `entry.bodySize` is over ``maxEntrySize`` or
+    /// the directory cannot be written to. `entry.bodySize` only needs to be a lower bound
+    /// (0 when unknown): the writer throws once the bytes written pass the limit, and the
+    /// entry committed records the size actually written.
     public func makeWriter(for entry: StoredResponse) async -> (any CacheEntryWriter)? {
         guard entry.bodySize <= self.maxEntrySize else { return nil }
         return DiskEntryWriter.make(store: self, entry: entry, limit: self.maxEntrySize)
     }
 
+    /// Replaces the stored ``StoredResponse`` of `entry` (head, times, vary values), keeping
+    /// its body: a new file with the same body (copied, its checksum checked) renamed over
+    /// the old one, off the cooperative pool. Readers see the old entry or the new, whole.
     public func update(_ entry: StoredResponse) async {
         let path = self.path(key: entry.key, id: entry.id)
         let keyDirectory = self.directory + "/" + EntryNames.keyDirectory(entry.key)
@@ -140,6 +153,7 @@ public final class DiskCacheStore: HTTPCacheStore {
 
     // MARK: - Removing
 
+    /// Removes the entry `id` of `key`, if it is there.
     public func remove(id: String, key: String) async {
         let keyDirectory = self.directory + "/" + EntryNames.keyDirectory(key)
         let path = keyDirectory + "/" + EntryNames.entryFile(id: id)
@@ -154,6 +168,8 @@ public final class DiskCacheStore: HTTPCacheStore {
         rmdir(keyDirectory)
     }
 
+    /// Removes every entry of `key`. A writer still writing for `key` is not stopped: its
+    /// entry appears when it commits.
     public func removeAll(key: String) async {
         let keyDirectory = self.directory + "/" + EntryNames.keyDirectory(key)
         for name in Files.list(keyDirectory) where name.hasSuffix(EntryFormat.entrySuffix) {
@@ -166,6 +182,7 @@ public final class DiskCacheStore: HTTPCacheStore {
         rmdir(keyDirectory)
     }
 
+    /// Removes every entry. Writers still writing are not stopped.
     public func removeAll() async {
         for keyName in Files.list(self.directory) where keyName.hasPrefix("k") {
             let keyDirectory = self.directory + "/" + keyName
