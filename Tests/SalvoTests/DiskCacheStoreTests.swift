@@ -122,6 +122,17 @@ import Testing
             let empty = Self.entry("empty", size: 0)
             try await Self.put(store, empty)
             #expect(try await Self.read(store, empty) == [])
+            // A size unknown when the writer was made: the entry records the size written.
+            let unknown = Self.entry("unknown", key: "GET https://example.com/unknown", size: 0)
+            let writer = try #require(await store.makeWriter(for: unknown))
+            try await writer.write([UInt8](repeating: 7, count: 1234))
+            try await writer.commit(replacing: [])
+            #expect(await store.entries(for: unknown.key).map(\.bodySize) == [1234])
+            // A body being read is read whole even when its entry is removed meanwhile.
+            let reading = try #require(await store.body(of: entry))
+            await store.removeAll()
+            #expect(try await reading.collect(upTo: 1 << 30) == body)
+            #expect(await store.body(of: entry) == nil)
             let dirMode = try FileManager.default.attributesOfItem(atPath: directory)[.posixPermissions] as? Int
             #expect(dirMode == 0o700)
         }
