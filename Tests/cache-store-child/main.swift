@@ -173,7 +173,10 @@ case "bench":
         storing.append(stored.timeIntervalSince(start) * 1000)
         reading.append(Date().timeIntervalSince(stored) * 1000)
     }
-    say("STORE median \(storing.sorted()[rounds / 2]) ms, READ median \(reading.sorted()[rounds / 2]) ms")
+    let lookups = Date()
+    for _ in 0..<1000 { _ = await store.entries(for: "GET https://example.com/bench") }
+    let lookup = Date().timeIntervalSince(lookups)   // ms per lookup: s / 1000 * 1000
+    say("STORE median \(storing.sorted()[rounds / 2]) ms, READ median \(reading.sorted()[rounds / 2]) ms, LOOKUP \(lookup) ms")
 
 default:
     say("unknown mode \(arguments[1])")
