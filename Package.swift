@@ -69,6 +69,8 @@ let package = Package(
             dependencies: [
                 "SalvoTransport",
                 "SalvoCore",
+                // CRC-32 for the disk cache's checksums.
+                "CZlib",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
@@ -111,6 +113,14 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
+        ),
+        // A process the disk cache's tests start and kill with SIGKILL in the middle of
+        // storing an entry, or run beside themselves on the same directory.
+        .executableTarget(
+            name: "cache-store-child",
+            dependencies: ["Salvo"],
+            path: "Tests/cache-store-child",
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         // What the test targets share: servers the tests start, hang detectors.
         .target(

@@ -1,0 +1,210 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why a ``DiskCacheStore``'s writer gave up on an entry.
+public struct DiskCacheError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong, in words.
+    public let description: String
+    /// The system's error number, when a system call failed (`ENOSPC` for a full disk, say).
+    public let errno: Int32?
+
+    init(_ description: String, errno: Int32? = nil) {
+        self.description = errno.map { "\(description): \(String(cString: strerror($0)))" } ?? description
+        self.errno = errno
+    }
+}
+
+/// A failed system call's errno.
+struct SystemError: Error {
+    var code: Int32
+}
+
+/// The identity of a file: a path that still names the same inode still names the file
+/// that was opened.
+struct FileIdentity: Equatable {
+    var device: UInt64
+    var inode: UInt64
+
+    init(_ info: stat) {
+        self.device = UInt64(info.st_dev)
+        self.inode = UInt64(info.st_ino)
+    }
+
+    /// The identity of what `path` names now, nil when it names nothing.
+    static func of(path: String) -> FileIdentity? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return FileIdentity(info)
+    }
+}
+
+/// Thin, non-throwing wrappers over the system calls the store uses. Every one is a single
+/// bounded system call (or a loop of them over a buffer the caller holds): on a local disk
+/// they return in microseconds, except `fsync`, which the store calls only off the
+/// cooperative pool (see ``DiskCacheStore``).
+enum Files {
+    /// Writes all of `bytes` at the descriptor's offset; the errno on failure.
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32? {
+        var offset = 0
+        while offset < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            if n == 0 { return EIO }
+            offset += n
+        }
+        return nil
+    }
+
+    /// Writes all of `bytes` at `position`; the errno on failure.
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], at position: Int) -> Int32? {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let n = pwrite(fd, buffer.baseAddress! + offset, buffer.count - offset, off_t(position + offset))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                if n == 0 { return EIO }
+                offset += n
+            }
+            return nil
+        }
+    }
+
+    /// Reads up to `count` bytes at `position`: fewer only at the end of the file.
+    static func read(_ fd: Int32, count: Int, at position: Int) -> Result<[UInt8], SystemError> {
+        var failure: Int32 = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            initialized = 0
+            while initialized < count {
+                let n = pread(fd, buffer.baseAddress! + initialized, count - initialized, off_t(position + initialized))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                if n == 0 { return }
+                initialized += n
+            }
+        }
+        return failure == 0 ? .success(bytes) : .failure(SystemError(code: failure))
+    }
+
+    /// Makes a rename or an unlink in `directory` durable.
+    static func syncDirectory(_ directory: String) {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = fsync(fd)
+        close(fd)
+    }
+
+    /// Removes `path` if it still names the file `identity` was taken from: a damaged file
+    /// is removed, never the good one another writer may have renamed over it since.
+    static func remove(_ path: String, ifStill identity: FileIdentity) {
+        if FileIdentity.of(path: path) == identity { unlink(path) }
+    }
+
+    /// The names in `directory`; empty when it cannot be listed (gone, say).
+    static func list(_ directory: String) -> [String] {
+        guard let handle = opendir(directory) else { return [] }
+        defer { closedir(handle) }
+        var names: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// Seconds since 1970, as a file's modification time.
+    static func modificationTime(_ info: stat) -> Double {
+        Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+    }
+
+    /// Sets the file's modification time to now: the store's "last used" (least recently
+    /// used entries are evicted first). Failure is harmless: the entry only looks older.
+    static func touch(_ fd: Int32) {
+        _ = futimens(fd, nil)
+    }
+}
+
+/// An entry file opened and checked up to its body (see ``EntryFormat``).
+struct OpenedEntry {
+    let fd: Int32
+    let header: EntryHeader
+    let response: StoredResponse
+    let identity: FileIdentity
+
+    /// Opens the entry file at `path` and checks everything but the body's checksum: the
+    /// caller owns the descriptor on success. A damaged file is removed here.
+    static func open(_ path: String, key: String, id: String?) -> Result<OpenedEntry, EntryProblem> {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return .failure(errno == ENOENT ? .missing : .unreadable(errno)) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let failure = errno
+            close(fd)
+            return .failure(.unreadable(failure))
+        }
+        let identity = FileIdentity(info)
+        let result = check(fd, length: Int(info.st_size), key: key, id: id)
+        switch result {
+        case .success(let (header, response)):
+            return .success(OpenedEntry(fd: fd, header: header, response: response, identity: identity))
+        case .failure(let problem):
+            close(fd)
+            if case .damaged = problem { Files.remove(path, ifStill: identity) }
+            return .failure(problem)
+        }
+    }
+
+    private static func check(_ fd: Int32, length: Int, key: String, id: String?) -> Result<(EntryHeader, StoredResponse), EntryProblem> {
+        guard length >= EntryFormat.headerSize else { return .failure(.damaged("shorter than its header")) }
+        let headerBytes: [UInt8]
+        switch Files.read(fd, count: EntryFormat.headerSize, at: 0) {
+        case .success(let bytes): headerBytes = bytes
+        case .failure(let error): return .failure(.unreadable(error.code))
+        }
+        let header: EntryHeader
+        switch EntryHeader.decode(headerBytes) {
+        case .success(let decoded): header = decoded
+        case .failure(let problem): return .failure(problem)
+        }
+        guard header.fileLength == length else {
+            return .failure(.damaged("\(length) bytes long, its header says \(header.fileLength ?? -1)"))
+        }
+        let metadata: [UInt8]
+        switch Files.read(fd, count: Int(header.metadataLength), at: EntryFormat.headerSize + Int(header.bodyLength)) {
+        case .success(let bytes): metadata = bytes
+        case .failure(let error): return .failure(.unreadable(error.code))
+        }
+        guard metadata.count == Int(header.metadataLength), CRC32.of(metadata) == header.metadataCRC else {
+            return .failure(.damaged("metadata checksum mismatch"))
+        }
+        guard let response = try? JSONDecoder().decode(StoredResponse.self, from: Data(metadata)) else {
+            return .failure(.damaged("metadata does not decode"))
+        }
+        guard response.bodySize >= 0, UInt64(response.bodySize) == header.bodyLength else {
+            return .failure(.damaged("metadata and header disagree on the body's size"))
+        }
+        guard response.key == key, id == nil || response.id == id else { return .failure(.foreign) }
+        return .success((header, response))
+    }
+}
+
+/// Runs `work` — an fsync, a body copied, a directory swept — on a thread of its own, off
+/// Swift's cooperative pool, whose few threads (one per core) must never wait on a disk.
+func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+        let thread = Thread { continuation.resume(returning: work()) }
+        thread.start()
+    }
+}
