@@ -95,3 +95,8 @@ extension Response {
     /// no cache, or the call did not go through it.
     public var cacheStatus: CacheStatus? { self.details.extras.values.cacheStatus }
 }
+
+extension StreamingResponse {
+    /// How an HTTP cache served this response (``CacheStatus``); nil when no cache took part.
+    public var cacheStatus: CacheStatus? { self.details.extras.values.cacheStatus }
+}
