@@ -25,7 +25,8 @@ struct CacheRules: Sendable {
     /// Fields that describe one connection or one message's framing: never stored, never
     /// updated by a `304` (RFC 9111 §3.1, §3.2).
     static let hopByHop: Set<String> = ["connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade",
-                                        "trailer", "proxy-authenticate", "proxy-authorization"]
+                                        "trailer", "proxy-authenticate", "proxy-authorization",
+                                        "proxy-authentication-info"]
     static let framing: Set<String> = ["content-length", "content-range", "content-encoding"]
 
     // MARK: Keys and variants

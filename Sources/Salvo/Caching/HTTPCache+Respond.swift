@@ -98,8 +98,7 @@ extension HTTPCache {
         let ownConditional = CacheRules.isConditional(request.head)
         var sent = request
         if !ownConditional {
-            sent.head = CacheRules.conditionalRequest(request.head, selected: selected,
-                                                      entries: entries.filter { !$0.varyValues.contains { $0.name == "*" } })
+            sent.head = CacheRules.conditionalRequest(request.head, selected: selected)
         }
         let requestTime = self.clock.now()
         let response: ClientResponse
