@@ -51,7 +51,8 @@ public final class HTTPCache: Sendable {
     let clock: CacheClock
     let rules: CacheRules
     let flights = CacheFlights()
-    private let background = Mutex<(keys: Set<String>, tasks: [Task<Void, Never>])>(([], []))
+    /// Background revalidations under way, one per key at most.
+    private let background = Mutex<[String: Task<Void, Never>]>([:])
     private let serial = Atomic<UInt64>(0)
 
     /// A cache over `store` (in memory by default), timed by `clock` (the system's by default).
@@ -74,28 +75,21 @@ public final class HTTPCache: Sendable {
 
     /// Runs `work` unless a background revalidation of `key` is already under way.
     func revalidateInBackground(_ key: String, _ work: @escaping @Sendable () async -> Void) {
-        let task: Task<Void, Never>? = self.background.withLock { background in
-            guard background.keys.insert(key).inserted else { return nil }
-            let task = Task {
+        self.background.withLock { background in
+            guard background[key] == nil else { return }
+            // The task's own removal takes the lock too, so it cannot run before this insertion.
+            background[key] = Task {
                 await work()
-                self.background.withLock { _ = $0.keys.remove(key) }
+                self.background.withLock { _ = $0.removeValue(forKey: key) }
             }
-            background.tasks.append(task)
-            return task
         }
-        _ = task
     }
 
-    /// Waits for the background revalidations started so far (`stale-while-revalidate`) to
-    /// end: for tests, and before a program exits.
+    /// Waits for the background revalidations under way (`stale-while-revalidate`) to end:
+    /// for tests, and before a program exits.
     public func waitForBackgroundRevalidations() async {
-        while true {
-            let tasks = self.background.withLock { background in
-                defer { background.tasks.removeAll() }
-                return background.tasks
-            }
-            if tasks.isEmpty { return }
-            for task in tasks { await task.value }
+        while let task = self.background.withLock({ $0.values.first }) {
+            await task.value
         }
     }
 
