@@ -202,14 +202,19 @@ struct CacheRules: Sendable {
         return .mustValidate
     }
 
-    /// Whether `entry` may answer when the origin failed (RFC 5861 §4: the response's or the
-    /// request's `stale-if-error` window; never past `must-revalidate` or `no-cache`).
-    func mayServeOnError(_ entry: StoredResponse, for request: HTTPRequest, now: Double) -> Bool {
+    /// Whether `entry` may answer when the origin failed: within the response's or the
+    /// request's `stale-if-error` window (RFC 5861 §4); and, when the origin could not be
+    /// reached at all (`unreachable`: the connection failed or closed without an answer),
+    /// however stale — RFC 9111 §4.2.4 lets a disconnected cache serve stale. Never past
+    /// `must-revalidate` or `no-cache`, nor to a request that said `no-cache` or `no-store`.
+    func mayServeOnError(_ entry: StoredResponse, for request: HTTPRequest, now: Double, unreachable: Bool = false) -> Bool {
         let said = CacheControl(entry.head.headerFields)
         guard !said.has("must-revalidate"), !said.has("no-cache") else { return false }
+        let asked = Self.requestDirectives(request)
+        guard !asked.has("no-cache"), !asked.has("no-store") else { return false }
         let staleness = self.currentAge(entry, now: now) - self.freshnessLifetime(entry)
-        if staleness < 0 { return true }
-        for directives in [said, Self.requestDirectives(request)] {
+        if staleness < 0 || unreachable { return true }
+        for directives in [said, asked] {
             if case .value(let window) = directives.seconds("stale-if-error"), staleness <= window { return true }
         }
         return false

@@ -105,7 +105,8 @@ extension HTTPCache {
         do {
             response = try await next(sent)
         } catch {
-            guard error.code != .cancelled, self.rules.mayServeOnError(selected, for: request.head, now: self.clock.now()),
+            guard error.code != .cancelled,
+                  self.rules.mayServeOnError(selected, for: request.head, now: self.clock.now(), unreachable: error.code == .transportFailed),
                   let answer = await self.answer(request, from: selected, status: .stale(.originFailed), now: self.clock.now()) else { throw error }
             return answer
         }

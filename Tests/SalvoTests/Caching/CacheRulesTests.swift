@@ -127,6 +127,9 @@ import Testing
         #expect(!self.rules.mayServeOnError(sie, for: self.get(), now: Self.t0 + 170))
         #expect(self.rules.mayServeOnError(fresh, for: self.get([.cacheControl: "stale-if-error=60"]), now: stale))
         #expect(!self.rules.mayServeOnError(fresh, for: self.get(), now: stale))
+        #expect(self.rules.mayServeOnError(fresh, for: self.get(), now: stale + 1e6, unreachable: true), "a disconnected cache may serve stale")
+        #expect(!self.rules.mayServeOnError(mustRevalidate, for: self.get(), now: stale, unreachable: true))
+        #expect(!self.rules.mayServeOnError(fresh, for: self.get([.cacheControl: "no-cache"]), now: stale, unreachable: true))
     }
 
     // MARK: Storing

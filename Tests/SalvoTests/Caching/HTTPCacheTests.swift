@@ -102,7 +102,7 @@ final class TestClock: Sendable {
     @Test func unsafeMethodsInvalidateAndNoStoreIsNeverStored() async throws {
         self.mock.on(.get, "/r", reply: .init(headerFields: [.cacheControl: "max-age=100"]))
         self.mock.on(.post, "/r", reply: .init(status: .created, headerFields: [.location: "/other"]))
-        self.mock.on(.get, "/secret", reply: .init(headerFields: [.cacheControl: "no-store"]))
+        self.mock.on(.get, "/secret", reply: .init(headerFields: [.cacheControl: "max-age=100, no-store", .eTag: "\"s\""]))
         let (client, _) = try self.client()
         _ = try await client.send(self.get())
         _ = try await client.send(self.get())
