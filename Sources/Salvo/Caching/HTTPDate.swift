@@ -1,10 +1,11 @@
 /// HTTP dates (RFC 9110 §5.6.7) as seconds since 1970, without Foundation's formatters: the
 /// cache reads `Date`, `Expires`, `Last-Modified` and `If-Modified-Since` on every lookup.
 ///
-/// Parsing is strict: the IMF-fixdate form (`Sun, 06 Nov 1994 08:49:37 GMT`) exactly, and the
-/// two obsolete forms (RFC 850 `Sunday, 06-Nov-94 08:49:37 GMT`, asctime
-/// `Sun Nov  6 08:49:37 1994`) as the RFC asks recipients to accept them. Anything else —
-/// another zone, a one-digit hour, two spaces — is not a date (an `Expires` that is not a
+/// Parsing is strict about layout and lenient about letter case only: the IMF-fixdate form
+/// (`Sun, 06 Nov 1994 08:49:37 GMT`), and the two obsolete forms (RFC 850
+/// `Sunday, 06-Nov-94 08:49:37 GMT`, asctime `Sun Nov  6 08:49:37 1994`) as RFC 9110 asks
+/// recipients to accept them. Anything else — another zone, a one-digit hour, two spaces —
+/// is not a date (an `Expires` that is not a
 /// date means "already expired", RFC 9111 §5.3).
 enum HTTPDate {
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
@@ -19,28 +20,30 @@ enum HTTPDate {
 
     /// `Sun, 06 Nov 1994 08:49:37 GMT`
     private static func imfFixdate(_ b: [UInt8]) -> Double? {
-        guard b.count == 29, Self.shortDays.contains(Self.text(b, 0, 3)), b[3] == 0x2C, b[4] == 0x20, b[7] == 0x20, b[11] == 0x20,
-              b[16] == 0x20, Self.text(b, 25, 4) == " GMT",
-              let day = Self.number(b, 5, 2), let month = Self.months.firstIndex(of: Self.text(b, 8, 3)),
+        guard b.count == 29, Self.shortDays.contains(Self.word(b, 0, 3)), b[3] == 0x2C, b[4] == 0x20, b[7] == 0x20, b[11] == 0x20,
+              b[16] == 0x20, Self.text(b, 25, 4).uppercased() == " GMT",
+              let day = Self.number(b, 5, 2), let month = Self.months.firstIndex(of: Self.word(b, 8, 3)),
               let year = Self.number(b, 12, 4), let time = Self.time(b, 17) else { return nil }
         return Self.seconds(year: year, month: month + 1, day: day, time: time)
     }
 
     /// `Sunday, 06-Nov-94 08:49:37 GMT` (a two-digit year within 50 years of 2000).
     private static func rfc850(_ b: [UInt8]) -> Double? {
-        guard let comma = b.firstIndex(of: 0x2C), Self.longDays.contains(Self.text(b, 0, comma)), b.count == comma + 24,
+        guard let comma = b.firstIndex(of: 0x2C), Self.longDays.contains(Self.word(b, 0, comma)), b.count == comma + 24,
               b[comma + 1] == 0x20, b[comma + 4] == 0x2D, b[comma + 8] == 0x2D, b[comma + 11] == 0x20,
-              Self.text(b, comma + 20, 4) == " GMT",
-              let day = Self.number(b, comma + 2, 2), let month = Self.months.firstIndex(of: Self.text(b, comma + 5, 3)),
+              Self.text(b, comma + 20, 4).uppercased() == " GMT",
+              let day = Self.number(b, comma + 2, 2), let month = Self.months.firstIndex(of: Self.word(b, comma + 5, 3)),
               let shortYear = Self.number(b, comma + 9, 2), let time = Self.time(b, comma + 12) else { return nil }
-        let year = shortYear < 50 ? 2000 + shortYear : 1900 + shortYear
+        // RFC 9110 §5.6.7: a two-digit year more than 50 years ahead is in the past century
+        // (read from 2026 on: up to 76 is this century).
+        let year = shortYear <= 76 ? 2000 + shortYear : 1900 + shortYear
         return Self.seconds(year: year, month: month + 1, day: day, time: time)
     }
 
     /// `Sun Nov  6 08:49:37 1994`
     private static func asctime(_ b: [UInt8]) -> Double? {
-        guard b.count == 24, Self.shortDays.contains(Self.text(b, 0, 3)), b[3] == 0x20, b[7] == 0x20, b[10] == 0x20, b[19] == 0x20,
-              let month = Self.months.firstIndex(of: Self.text(b, 4, 3)),
+        guard b.count == 24, Self.shortDays.contains(Self.word(b, 0, 3)), b[3] == 0x20, b[7] == 0x20, b[10] == 0x20, b[19] == 0x20,
+              let month = Self.months.firstIndex(of: Self.word(b, 4, 3)),
               let day = b[8] == 0x20 ? Self.number(b, 9, 1) : Self.number(b, 8, 2),
               let time = Self.time(b, 11), let year = Self.number(b, 20, 4) else { return nil }
         return Self.seconds(year: year, month: month + 1, day: day, time: time)
@@ -60,6 +63,12 @@ enum HTTPDate {
     private static func text(_ b: [UInt8], _ start: Int, _ count: Int) -> String {
         guard start >= 0, start + count <= b.count else { return "" }
         return String(decoding: b[start..<start + count], as: UTF8.self)
+    }
+
+    /// A day or month name as the tables spell it (`THU`, `thu` → `Thu`).
+    private static func word(_ b: [UInt8], _ start: Int, _ count: Int) -> String {
+        let text = Self.text(b, start, count)
+        return text.prefix(1).uppercased() + text.dropFirst().lowercased()
     }
 
     private static func number(_ b: [UInt8], _ start: Int, _ count: Int) -> Int? {
