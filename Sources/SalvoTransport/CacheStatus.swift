@@ -13,7 +13,9 @@ public enum CacheStatus: Sendable, Hashable, CustomStringConvertible {
     /// (a streamed body is kept once it is read to its end).
     case miss(stored: Bool)
     /// A stored response was stale (or had to be validated); the origin confirmed it with a
-    /// `304`, and the stored response, its header fields updated, answered.
+    /// `304`, and the stored response, its header fields updated, answered. For a caller's
+    /// own conditional request (`If-None-Match`…), the origin's `304` itself is the answer,
+    /// after it updated the stored response.
     case revalidated
     /// A stored response was validated, and the origin sent a new response instead of a
     /// `304`; `stored`: the cache keeps it in place of the old one.

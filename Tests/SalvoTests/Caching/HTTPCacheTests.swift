@@ -207,6 +207,25 @@ final class TestClock: Sendable {
         #expect(other.status == .ok && other.text == "x")
     }
 
+    @Test func aCallersOwnConditionalRequestGoesOnAsItIsAndItsOwn304ComesBack() async throws {
+        self.mock.fallback { request in
+            if request.headerFields[.ifNoneMatch] == "\"v\"" {
+                return .init(status: .notModified, headerFields: [.eTag: "\"v\"", .cacheControl: "max-age=10"])
+            }
+            return .init(headerFields: [.eTag: "\"v\"", .cacheControl: "max-age=10"], body: Array("x".utf8))
+        }
+        let (client, _) = try self.client()
+        let unknown = try await client.send(self.get("/new", [.ifNoneMatch: "\"v\""]))
+        #expect(unknown.status == .notModified && unknown.cacheStatus == .miss(stored: false), "nothing stored: passed through")
+        _ = try await client.send(self.get())
+        self.clock.advance(20)
+        let conditional = try await client.send(self.get("/r", [.ifNoneMatch: "\"v\""]))
+        #expect(conditional.status == .notModified && conditional.cacheStatus == .revalidated)
+        #expect(self.mock.requests.last?.headerFields[.ifNoneMatch] == "\"v\"" && self.requests() == 2)
+        let plain = try await client.send(self.get())
+        #expect(plain.status == .ok && plain.text == "x" && plain.cacheStatus == .hit, "the caller's 304 freshened the stored response")
+    }
+
     @Test func streamedBodiesAreStoredAsTheyAreReadToTheEnd() async throws {
         self.mock.on(.get, "/r", reply: .init(headerFields: [.cacheControl: "max-age=100"], body: Array(repeating: 7, count: 10_000)))
         let (client, _) = try self.client()
