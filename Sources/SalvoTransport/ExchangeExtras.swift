@@ -14,12 +14,15 @@ package struct ExchangeExtras: Sendable {
         package var effectiveRequest: HTTPRequest?
         package var interimResponses: [HTTPResponse] = []
         package var decodedContentEncoding: String?
+        /// How an HTTP cache answered (nil: no cache took part).
+        package var cacheStatus: CacheStatus?
 
         package init() {}
 
         var isEmpty: Bool {
             self.redirectChain.isEmpty && self.unfollowedRedirect == nil && self.redirects.isEmpty
                 && self.effectiveRequest == nil && self.interimResponses.isEmpty && self.decodedContentEncoding == nil
+                && self.cacheStatus == nil
         }
     }
 

@@ -41,11 +41,19 @@ public final class Client: Sendable {
         /// Code every request and response passes through, in this order: the first sees
         /// the request first and the response last (see ``Middleware``).
         public var middleware: [any Middleware]
+        /// An HTTP cache for the client's calls (none by default). It runs after
+        /// ``middleware``, the last before the transport, so it sees requests as they go out.
+        public var cache: HTTPCache?
+        /// How calls use ``cache`` when they do not say (``CachePolicy/useProtocolCachePolicy``).
+        public var cachePolicy: CachePolicy
 
         public init(coders: Coders = .json, headerFields: HTTPFields = [:], queryItems: [QueryItem] = [],
                     timeout: Duration? = nil, maxBodySize: Int = 64 << 20,
                     validators: [any ResponseValidator] = [StatusCodeValidator()],
-                    middleware: [any Middleware] = [], activity: ClientActivity? = nil) {
+                    middleware: [any Middleware] = [], activity: ClientActivity? = nil,
+                    cache: HTTPCache? = nil, cachePolicy: CachePolicy = .useProtocolCachePolicy) {
+            self.cache = cache
+            self.cachePolicy = cachePolicy
             self.coders = coders
             self.headerFields = headerFields
             self.queryItems = queryItems
@@ -75,10 +83,14 @@ public final class Client: Sendable {
         /// The call's id, to cancel it by (``Client/cancel(_:)``) and to follow it in logs and
         /// middleware; a new one when nil.
         public var id: RequestID?
+        /// How the call uses the client's HTTP cache (the client's ``Configuration/cachePolicy``
+        /// when nil).
+        public var cachePolicy: CachePolicy?
 
         public init(timeout: Duration? = nil, validators: [any ResponseValidator]? = nil, maxBodySize: Int? = nil,
                     deadline: ContinuousClock.Instant? = nil, headTimeout: Duration? = nil, readTimeout: Duration? = nil,
-                    id: RequestID? = nil) {
+                    id: RequestID? = nil, cachePolicy: CachePolicy? = nil) {
+            self.cachePolicy = cachePolicy
             self.transport = TransportOptions(timeout: timeout, deadline: deadline, headTimeout: headTimeout, readTimeout: readTimeout)
             self.id = id
             self.validators = validators
@@ -99,7 +111,8 @@ public final class Client: Sendable {
         self.baseURL = baseURL
         self.transport = transport ?? DefaultTransport.shared
         self.configuration = configuration
-        self.chain = Self.chain(configuration.middleware, transport: self.transport, defaults: configuration)
+        let cache = configuration.cache.map { [CacheMiddleware(cache: $0) as any Middleware] } ?? []
+        self.chain = Self.chain(configuration.middleware + cache, transport: self.transport, defaults: configuration)
     }
 
     /// A client for the URL in `baseURL`.

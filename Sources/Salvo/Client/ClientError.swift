@@ -35,6 +35,9 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
         public static let bodyTooLarge = Code(name: "response body too large")
         /// A local file could not be read or written (a download's destination, say).
         public static let fileFailed = Code(name: "file could not be read or written")
+        /// The call's cache policy forbids loading (``CachePolicy/returnCacheDataDontLoad``)
+        /// and the cache has no response for it.
+        public static let notCached = Code(name: "no cached response")
         /// The call was cancelled.
         public static let cancelled = Code(name: "cancelled")
         /// Credentials could not be had: a refresh failed, or a token store cannot be read or

@@ -9,6 +9,7 @@ extension Client {
         options.transport = self.transportOptions(options).anchored(at: .now)
         if options.maxBodySize == nil { options.maxBodySize = self.configuration.maxBodySize }
         if options.validators == nil { options.validators = self.configuration.validators }
+        if options.cachePolicy == nil, self.configuration.cache != nil { options.cachePolicy = self.configuration.cachePolicy }
         return options
     }
 

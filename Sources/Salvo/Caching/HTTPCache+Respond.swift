@@ -1,0 +1,152 @@
+/// A request's way through the cache: which stored response may answer it, when the origin
+/// is asked (plainly, conditionally, or not at all), and what is stored of its answer.
+///
+/// ```
+/// not GET ─────────────── pass on; an unsafe method's non-error answer invalidates
+/// no-store / Range ─────── pass on (bypassed)
+/// reload ───────────────── ask the origin, store the answer (bypassed, stored)
+/// a stored variant matches:
+///   fresh ───────────────── answer from it (hit), or a 304 for a satisfied precondition
+///   max-stale allows ────── answer from it (stale)
+///   stale-while-revalidate─ answer from it, validate once in the background (stale)
+///   otherwise ───────────── validate: 304 → answer from it updated (revalidated);
+///                           5xx or failure within stale-if-error → answer from it (stale);
+///                           a new response → store it in its place (replaced)
+/// nothing usable ───────── only-if-cached: 504; else one request per key at a time (miss)
+/// ```
+extension HTTPCache {
+    /// Answers `request`, asking the rest of the chain (`next`) when it must.
+    public func respond(to request: ClientRequest, next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
+        let policy = request.options.cachePolicy ?? .useProtocolCachePolicy
+        let head = request.head
+        guard head.method == .get else { return try await self.passOn(request, next: next) }
+        let directives = CacheRules.requestDirectives(head)
+        if policy == .noStore || directives.has("no-store") || head.headerFields[.range] != nil {
+            return self.marked(try await next(request), .bypassed(stored: false))
+        }
+        let key = CacheRules.key(for: head)
+        if policy == .reloadIgnoringLocalCacheData {
+            let requestTime = self.clock.now()
+            let response = try await next(request)
+            return await self.storing(response, for: request, key: key, requestTime: requestTime) { .bypassed(stored: $0) }
+        }
+        return try await self.lookUp(request, key: key, policy: policy, collapsing: self.options.collapsesMisses && !CacheRules.isConditional(head),
+                                     next: next)
+    }
+
+    private func lookUp(_ request: ClientRequest, key: String, policy: CachePolicy, collapsing: Bool,
+                        next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
+        let head = request.head
+        let entries = await self.store.entries(for: key)
+        let now = self.clock.now()
+        if let selected = entries.first(where: { CacheRules.matches(head, $0) }) {
+            switch policy {
+            case .returnCacheDataElseLoad, .returnCacheDataDontLoad:
+                let status: CacheStatus = self.rules.timeToLive(selected, now: now) > 0 ? .hit : .stale(.policy)
+                if let answer = await self.answer(request, from: selected, status: status, now: now) { return answer }
+            case .revalidate:
+                return try await self.validate(request, selected: selected, entries: entries, next: next)
+            default:
+                switch self.rules.usability(of: selected, for: head, now: now) {
+                case .fresh:
+                    if let answer = await self.answer(request, from: selected, status: .hit, now: now) { return answer }
+                case .staleAllowed(let reason):
+                    if let answer = await self.answer(request, from: selected, status: .stale(reason), now: now) { return answer }
+                case .staleWhileRevalidate:
+                    if let answer = await self.answer(request, from: selected, status: .stale(.whileRevalidating), now: now) {
+                        let background = ClientRequest(head: head, body: nil, operationName: request.operationName, baseURL: request.baseURL,
+                                                       options: request.options, metadata: request.metadata, isStreaming: false,
+                                                       coders: request.coders)
+                        self.revalidateInBackground(key) {
+                            _ = try? await self.validate(background, selected: selected, entries: entries, next: next)
+                        }
+                        return answer
+                    }
+                case .mustValidate:
+                    if CacheRules.requestDirectives(head).has("only-if-cached") { return self.gatewayTimeout(request) }
+                    return try await self.validate(request, selected: selected, entries: entries, next: next)
+                }
+            }
+        }
+        if policy == .returnCacheDataDontLoad {
+            throw ClientError(.notCached, detail: "nothing stored for \(request.url), and the policy forbids loading")
+        }
+        if CacheRules.requestDirectives(head).has("only-if-cached") { return self.gatewayTimeout(request) }
+        if collapsing {
+            switch await self.flights.board(key) {
+            case .follower:
+                return try await self.lookUp(request, key: key, policy: policy, collapsing: false, next: next)
+            case .leader:
+                defer { self.flights.land(key) }
+                return try await self.fetch(request, key: key, next: next)
+            }
+        }
+        return try await self.fetch(request, key: key, next: next)
+    }
+
+    /// A miss: the origin's answer, stored when it may be.
+    private func fetch(_ request: ClientRequest, key: String, next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
+        let requestTime = self.clock.now()
+        let response = try await next(request)
+        return await self.storing(response, for: request, key: key, requestTime: requestTime) { .miss(stored: $0) }
+    }
+
+    /// Validates `selected` with the origin (§4.3.1), or sends the caller's own conditional
+    /// request as it is, and answers from what comes back.
+    private func validate(_ request: ClientRequest, selected: StoredResponse, entries: [StoredResponse],
+                          next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
+        let ownConditional = CacheRules.isConditional(request.head)
+        var sent = request
+        if !ownConditional {
+            sent.head = CacheRules.conditionalRequest(request.head, selected: selected)
+        }
+        let requestTime = self.clock.now()
+        let response: ClientResponse
+        do {
+            response = try await next(sent)
+        } catch {
+            guard error.code != .cancelled,
+                  self.rules.mayServeOnError(selected, for: request.head, now: self.clock.now(), unreachable: error.code == .transportFailed),
+                  let answer = await self.answer(request, from: selected, status: .stale(.originFailed), now: self.clock.now()) else { throw error }
+            return answer
+        }
+        let now = self.clock.now()
+        let code = response.status.code
+        if [500, 502, 503, 504].contains(code), self.rules.mayServeOnError(selected, for: request.head, now: now),
+           let answer = await self.answer(request, from: selected, status: .stale(.originFailed), now: now) {
+            await response.discardBody(streaming: request.isStreaming)
+            return answer
+        }
+        guard code == 304 else {
+            return await self.storing(response, for: request, key: selected.key, requestTime: requestTime) { .replaced(stored: $0) }
+        }
+        var chosen: StoredResponse?
+        for target in CacheRules.notModifiedTargets(response.head, selected: selected, entries: entries) {
+            let updated = CacheRules.merged(target, with: response.head, requestTime: requestTime, responseTime: now)
+            await self.store.update(updated)
+            if updated.id == selected.id || (chosen == nil && CacheRules.matches(request.head, updated)) { chosen = updated }
+        }
+        // The caller's own precondition held: its 304 is the answer. A 304 that speaks for
+        // nothing stored is passed on as it is.
+        guard !ownConditional, let chosen, let answer = await self.answer(request, from: chosen, status: .revalidated, now: now) else {
+            return self.marked(response, chosen == nil ? .miss(stored: false) : .revalidated)
+        }
+        await response.discardBody(streaming: request.isStreaming)
+        return answer
+    }
+
+    /// A request with a method other than GET: passed on; an unsafe one's non-error answer
+    /// makes stale what it may have changed (§4.4).
+    private func passOn(_ request: ClientRequest, next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
+        let response = try await next(request)
+        for key in CacheRules.invalidatedKeys(request.head, response.head) {
+            await self.store.removeAll(key: key)
+        }
+        return self.marked(response, .bypassed(stored: false))
+    }
+
+    /// `only-if-cached` with nothing to answer (RFC 9111 §5.2.1.7).
+    private func gatewayTimeout(_ request: ClientRequest) -> ClientResponse {
+        self.marked(ClientResponse(head: HTTPResponse(status: .gatewayTimeout), body: [], for: request), .miss(stored: false))
+    }
+}
