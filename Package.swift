@@ -84,6 +84,14 @@ let package = Package(
             path: "Examples/TypedClient",
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
+        // A caching reverse proxy on the public API: what the caching conformance suite runs
+        // against (scripts/cache-conformance).
+        .executableTarget(
+            name: "caching-proxy",
+            dependencies: ["Salvo", "SalvoCore", .product(name: "HTTPTypes", package: "swift-http-types")],
+            path: "Examples/CachingProxy",
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
         // The typed scenarios' load client (Benchmarks/compare.py): the typed client, or the
         // raw API with a JSONDecoder, against the same JSON document.
         .executableTarget(
