@@ -51,12 +51,25 @@ struct CacheRules: Sendable {
         return names
     }
 
-    /// The request's values for the names `response` varies on.
-    static func varyValues(of request: HTTPRequest, for response: HTTPResponse) -> [StoredResponse.VaryValue] {
-        self.varyNames(response).map { name in
+    /// The request's values for the names `response` varies on, and, when
+    /// `separatingCredentials`, for the fields that carry credentials (``credentialFields``)
+    /// the request had, as if the response varied on them too: what answered one user is
+    /// served only to that user, while what answered a request without credentials is for
+    /// anyone.
+    static func varyValues(of request: HTTPRequest, for response: HTTPResponse,
+                           separatingCredentials: Bool = false) -> [StoredResponse.VaryValue] {
+        var names = self.varyNames(response)
+        if separatingCredentials, names != ["*"] {
+            names += self.credentialFields.filter { !names.contains($0) && self.normalizedValue(of: $0, in: request) != nil }
+        }
+        return names.map { name in
             StoredResponse.VaryValue(name: name, value: name == "*" ? nil : self.normalizedValue(of: name, in: request))
         }
     }
+
+    /// The request fields that say who is asking: a response stored for one value of them
+    /// is not served to a request with another (``HTTPCache/Options/separatesCredentials``).
+    static let credentialFields = ["authorization", "cookie"]
 
     /// A field's values joined as one list, white space around commas dropped: `a,b` and
     /// `a, b` select the same variant; a missing field is nil.

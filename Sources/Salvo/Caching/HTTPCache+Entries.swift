@@ -45,7 +45,8 @@ extension HTTPCache {
         guard self.rules.isStorable(request.head, response.head) else { return self.marked(response, status(false)) }
         let responseTime = self.clock.now()
         let head = CacheRules.storableHead(response.head, decodedContentEncoding: response.details.decodedContentEncoding != nil)
-        let varyValues = CacheRules.varyValues(of: request.head, for: response.head)
+        let varyValues = CacheRules.varyValues(of: request.head, for: response.head,
+                                               separatingCredentials: self.options.separatesCredentials)
         let collected = response.collectedBody
         let declaredSize = head.headerFields[.contentLength].flatMap { Int($0) } ?? 0
         let entry = StoredResponse(id: self.makeID(), key: key, head: head, varyValues: varyValues, requestTime: requestTime,

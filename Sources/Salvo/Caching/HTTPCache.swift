@@ -35,13 +35,21 @@ public final class HTTPCache: Sendable {
         public var heuristicLimit: Duration
         /// Whether concurrent misses for one key wait for one request (yes).
         public var collapsesMisses: Bool
+        /// Whether a response to a request with `Authorization` or `Cookie` is served only to
+        /// requests with the same values (yes). A private cache may serve it to anyone, but
+        /// one client in a server often calls on behalf of many users, each with their own
+        /// token: with this on, one user's answer never reaches another (a response to a
+        /// request without credentials is for anyone). Turn it off only when every request
+        /// of the client speaks for the same user.
+        public var separatesCredentials: Bool
 
         public init(statusHeaderName: String? = nil, heuristicFraction: Double = 0.1, heuristicLimit: Duration = .seconds(86_400),
-                    collapsesMisses: Bool = true) {
+                    collapsesMisses: Bool = true, separatesCredentials: Bool = true) {
             self.statusHeaderName = statusHeaderName
             self.heuristicFraction = heuristicFraction
             self.heuristicLimit = heuristicLimit
             self.collapsesMisses = collapsesMisses
+            self.separatesCredentials = separatesCredentials
         }
     }
 

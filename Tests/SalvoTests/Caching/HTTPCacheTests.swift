@@ -99,6 +99,32 @@ final class TestClock: Sendable {
         #expect(self.requests("/star") == 2)
     }
 
+    /// One client calling for several users: a response is served only to requests with the
+    /// same credentials, unless the cache is told every request speaks for one user.
+    @Test func credentialsSeparateWhatIsServed() async throws {
+        self.mock.on(.get, "/me") { request in
+            .init(headerFields: [.cacheControl: "private, max-age=100"],
+                  body: Array((request.headerFields[.authorization] ?? request.headerFields[.cookie] ?? "anonymous").utf8))
+        }
+        let (client, _) = try self.client()
+        for (token, expected) in [("Bearer alice", "Bearer alice"), ("Bearer bob", "Bearer bob"), ("Bearer alice", "Bearer alice")] {
+            #expect(try await client.send(self.get("/me", [.authorization: token])).text == expected)
+        }
+        #expect(try await client.send(self.get("/me", [.cookie: "session=carol"])).text == "session=carol")
+        #expect(try await client.send(self.get("/me")).text == "anonymous")
+        #expect(self.requests("/me") == 4, "alice once, bob, carol, and no credentials each their own")
+        // What answered a request without credentials is for anyone.
+        self.mock.on(.get, "/public", reply: .init(headerFields: [.cacheControl: "max-age=100"], body: Array("hi".utf8)))
+        _ = try await client.send(self.get("/public"))
+        #expect(try await client.send(self.get("/public", [.authorization: "Bearer alice"])).cacheStatus == .hit)
+
+        let shared = HTTPCache(options: .init(separatesCredentials: false), clock: self.clock.cacheClock)
+        let oneUser = try Client(baseURL: "http://api.test", transport: self.mock, configuration: .init(cache: shared))
+        _ = try await oneUser.send(self.get("/me", [.authorization: "Bearer alice"]))
+        #expect(try await oneUser.send(self.get("/me", [.authorization: "Bearer renewed"])).text == "Bearer alice")
+        #expect(self.requests("/me") == 5)
+    }
+
     @Test func unsafeMethodsInvalidateAndNoStoreIsNeverStored() async throws {
         self.mock.on(.get, "/r", reply: .init(headerFields: [.cacheControl: "max-age=100"]))
         self.mock.on(.post, "/r", reply: .init(status: .created, headerFields: [.location: "/other"]))
