@@ -133,6 +133,7 @@ let package = Package(
         // What the test targets share: servers the tests start, hang detectors.
         .target(
             name: "SalvoTestSupport",
+            dependencies: ["SalvoTransport"],
             path: "Tests/SalvoTestSupport"
         ),
         .testTarget(

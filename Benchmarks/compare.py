@@ -49,7 +49,7 @@ SCENARIOS = {
     "https-64": ("https", "/small", 64),
     "1m-4": ("http", "/1m", 4),
     # A ~1 KB JSON document that the JSON clients decode into a struct (Profile in
-    # typed-load/main.swift and ahc-load); the other clients just read it.
+    # typed-load/TypedLoad.swift and ahc-load); the other clients just read it.
     "json-64": ("http", "/user.json", 64),
 }
 JSON_SCENARIOS = {"json-64"}

@@ -291,8 +291,8 @@ import Testing
                 bytes = Self.entryFile(body: Self.pattern(id: entry.id, count: entry.bodySize),
                                        metadata: try Array(JSONEncoder().encode(other)))
             case .version:
-                // A well-formed header of another version: its own checksum is right.
-                bytes[8] = 2
+                // A well-formed header of an older version: its own checksum is right.
+                bytes[8] = 0
                 let crc = CRC32.of(bytes[0..<48])
                 for i in 0..<4 { bytes[48 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
             }
@@ -319,6 +319,25 @@ import Testing
             // The key can be stored again.
             let body = try await Self.put(store, entry)
             #expect(try await Self.read(store, entry) == body)
+        }
+    }
+
+    /// A newer program's entry, in the same directory during an upgrade, is not served and
+    /// not removed.
+    @Test func aNewerFormatIsLeftAlone() async throws {
+        try await self.withDirectory { directory in
+            let store = try self.store(directory)
+            let entry = Self.entry("newer", size: 1000)
+            try await Self.put(store, entry)
+            let path = store.path(key: entry.key, id: entry.id)
+            var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+            bytes[8] = 2
+            let crc = CRC32.of(bytes[0..<48])
+            for i in 0..<4 { bytes[48 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            #expect(await store.entries(for: Self.key).isEmpty)
+            #expect(await store.body(of: entry) == nil)
+            #expect(FileManager.default.fileExists(atPath: path))
         }
     }
 

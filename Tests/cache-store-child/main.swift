@@ -72,8 +72,11 @@ case "slow":
     let body = pattern(id: id, count: chunks * 65536)
     for chunk in 0..<chunks {
         try await writer.write(Array(body[(chunk * 65536)..<((chunk + 1) * 65536)]))
-        if chunk == chunks / 2 { say("MIDWRITE \((chunk + 1) * 65536)") }
-        if chunk >= chunks / 2 { try await Task.sleep(for: .milliseconds(20)) }
+        if chunk == chunks / 2 {
+            say("MIDWRITE \((chunk + 1) * 65536)")
+            // Long enough that the kill always lands mid-write, however busy the machine.
+            try await Task.sleep(for: .seconds(60))
+        }
     }
     try await writer.commit(replacing: [])
     say("COMMITTED")

@@ -5,8 +5,8 @@ import Synchronization
 /// look in the store again — and go to the origin themselves when what it stored does not
 /// answer them (another variant, or nothing storable).
 ///
-/// A waiter that is cancelled stops waiting at once; the leader always ends its flight
-/// (`land`), whether it stored, failed or threw.
+/// A waiter that is cancelled, or whose call's deadline passes, stops waiting at once; the
+/// leader always ends its flight (`land`), whether it stored, failed or threw.
 final class CacheFlights: Sendable {
     enum Role {
         case leader
@@ -24,8 +24,9 @@ final class CacheFlights: Sendable {
 
     private let state = Mutex(State())
 
-    /// Leads the flight for `key`, or waits for the one under way and then follows.
-    func board(_ key: String) async -> Role {
+    /// Leads the flight for `key`, or waits for the one under way (until `deadline` at
+    /// most) and then follows.
+    func board(_ key: String, until deadline: ContinuousClock.Instant? = nil) async -> Role {
         enum Seat { case lead, wait(UInt64) }
         let seat: Seat = self.state.withLock { state in
             guard state.flights[key] != nil else {
@@ -36,10 +37,20 @@ final class CacheFlights: Sendable {
             return .wait(state.tickets)
         }
         guard case .wait(let ticket) = seat else { return .leader }
+        // The call's deadline ends the wait as a cancellation would: the follower then finds
+        // what is stored, or goes on itself (and meets its deadline there).
+        let timer = deadline.map { deadline in
+            Task {
+                try? await Task.sleep(until: deadline, clock: .continuous)
+                self.state.withLock { $0.flights[key]?.waiters.removeValue(forKey: ticket) }?.resume()
+            }
+        }
+        defer { timer?.cancel() }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let waiting = self.state.withLock { state -> Bool in
-                    guard state.flights[key] != nil, !Task.isCancelled else { return false }
+                    guard state.flights[key] != nil, !Task.isCancelled,
+                          deadline.map({ ContinuousClock.now < $0 }) ?? true else { return false }
                     state.flights[key]!.waiters[ticket] = continuation
                     return true
                 }

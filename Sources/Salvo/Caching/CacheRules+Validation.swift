@@ -26,17 +26,28 @@ extension CacheRules {
             || fields[.ifUnmodifiedSince] != nil || fields[.ifRange] != nil || fields[.range] != nil
     }
 
-    /// The stored responses a `304` speaks for (§4.3.4): those with its strong entity tag;
-    /// else with its `Last-Modified`; else, when it names no validator, the one selected.
-    static func notModifiedTargets(_ response: HTTPResponse, selected: StoredResponse?, entries: [StoredResponse]) -> [StoredResponse] {
+    /// The stored responses a `304` to `request` speaks for (§4.3.4), among those that could
+    /// have answered the request (its variant; with credentials kept apart, its user's): with
+    /// the `304`'s strong entity tag, all of them; with a weak one, the most recent that has
+    /// it; else with its `Last-Modified` (compared as dates); else, when it names no
+    /// validator, the one selected.
+    static func notModifiedTargets(_ response: HTTPResponse, request: HTTPRequest, selected: StoredResponse?,
+                                   entries: [StoredResponse]) -> [StoredResponse] {
         let fields = response.headerFields
+        let candidates = entries.filter { Self.matches(request, $0) }
         if let tag = fields[.eTag] {
-            return entries.filter { $0.head.headerFields[.eTag].map { Self.weakMatch($0, tag) } ?? false }
+            if tag.hasPrefix("W/") {
+                return candidates.first { $0.head.headerFields[.eTag].map { Self.weakMatch($0, tag) } ?? false }.map { [$0] } ?? []
+            }
+            return candidates.filter { $0.head.headerFields[.eTag] == tag }
         }
-        if let lastModified = fields[.lastModified] {
-            return entries.filter { $0.head.headerFields[.lastModified] == lastModified }
+        if let lastModified = fields[.lastModified].flatMap(HTTPDate.parse) {
+            return candidates.filter { $0.head.headerFields[.lastModified].flatMap(HTTPDate.parse) == lastModified }
         }
-        return selected.map { [$0] } ?? []
+        // No validator at all (servers often leave them out of a 304): the one that was
+        // selected, which the conditional request named.
+        guard let selected, candidates.contains(where: { $0.id == selected.id }) else { return [] }
+        return [selected]
     }
 
     /// `entry` updated by a `304` (§3.2): its fields replaced by the `304`'s of the same name,
@@ -49,6 +60,9 @@ extension CacheRules {
         for field in update where !Self.framing.contains(field.name.canonicalName) { names.insert(field.name) }
         var fields = HTTPFields(entry.head.headerFields.filter { !names.contains($0.name) && $0.name != .age })
         for field in update where names.contains(field.name) { fields.append(field) }
+        // The 304's Date stands for the stored one; without one, the time it came (RFC 9110
+        // §6.6.1), so that the entry's age starts again.
+        if update[.date] == nil { fields[.date] = HTTPDate.format(responseTime) }
         entry.head.headerFields = fields
         entry.requestTime = requestTime
         entry.responseTime = responseTime

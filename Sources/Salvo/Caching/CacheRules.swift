@@ -1,3 +1,6 @@
+import HTTPTypes
+import Synchronization
+
 /// RFC 9111's rules for a private cache, as pure functions of requests, stored responses and
 /// a time passed in: what may be stored, how old a stored response is and for how long it is
 /// fresh, whether it may answer a request, how to validate it, how a `304` updates it, and
@@ -17,6 +20,8 @@
 struct CacheRules: Sendable {
     var heuristicFraction: Double = 0.1
     var heuristicLimit: Double = 86_400
+    /// What each stored response's fields say, read once (a hit reads none of them again).
+    let memo = EntryFactsMemo()
 
     /// Heuristically cacheable statuses (RFC 9110 §15.1), 206 left out: ranges are not stored.
     static let heuristicStatuses: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
@@ -52,19 +57,31 @@ struct CacheRules: Sendable {
     }
 
     /// The request's values for the names `response` varies on, and, when
-    /// `separatingCredentials`, for the fields that carry credentials (``credentialFields``)
-    /// the request had, as if the response varied on them too: what answered one user is
-    /// served only to that user, while what answered a request without credentials is for
-    /// anyone.
+    /// `separatingCredentials`, for the fields that carry credentials (``credentialFields``),
+    /// as if the response varied on them too: what answered one user — or a request without
+    /// credentials — is served only to the same. Credentials are kept as digests, never as
+    /// they are (a disk store would otherwise hold every token).
     static func varyValues(of request: HTTPRequest, for response: HTTPResponse,
                            separatingCredentials: Bool = false) -> [StoredResponse.VaryValue] {
         var names = self.varyNames(response)
         if separatingCredentials, names != ["*"] {
-            names += self.credentialFields.filter { !names.contains($0) && self.normalizedValue(of: $0, in: request) != nil }
+            names += self.credentialFields.filter { !names.contains($0) }
         }
         return names.map { name in
-            StoredResponse.VaryValue(name: name, value: name == "*" ? nil : self.normalizedValue(of: name, in: request))
+            StoredResponse.VaryValue(name: name, value: name == "*" ? nil : self.storedValue(of: name, in: request))
         }
+    }
+
+    /// What a variant keeps of the request's `name`: its value, or for a credential field
+    /// its SHA-256.
+    static func storedValue(of name: String, in request: HTTPRequest) -> String? {
+        guard let value = self.normalizedValue(of: name, in: request) else { return nil }
+        return self.credentialFields.contains(name) ? "sha256:" + SHA256.hex(Array(value.utf8)) : value
+    }
+
+    /// What identifies the user a request speaks for: the digest of its credentials.
+    static func credentialDigest(_ request: HTTPRequest) -> String {
+        self.credentialFields.map { self.storedValue(of: $0, in: request) ?? "-" }.joined(separator: ",")
     }
 
     /// The request fields that say who is asking: a response stored for one value of them
@@ -82,7 +99,7 @@ struct CacheRules: Sendable {
 
     /// Whether `entry` was chosen by the values `request` has (`Vary: *` never matches).
     static func matches(_ request: HTTPRequest, _ entry: StoredResponse) -> Bool {
-        entry.varyValues.allSatisfy { vary in vary.name != "*" && self.normalizedValue(of: vary.name, in: request) == vary.value }
+        entry.varyValues.allSatisfy { vary in vary.name != "*" && self.storedValue(of: vary.name, in: request) == vary.value }
     }
 
     // MARK: Storing (§3)
@@ -124,6 +141,24 @@ struct CacheRules: Sendable {
 
     /// How long `entry` is fresh for, from when it was generated (§4.2.1).
     func freshnessLifetime(_ entry: StoredResponse) -> Double {
+        self.facts(entry).lifetime
+    }
+
+    /// What `entry`'s fields say for its freshness, from the memo or read now.
+    func facts(_ entry: StoredResponse) -> EntryFacts {
+        if let known = self.memo.facts(entry) { return known }
+        let directives = CacheControl(entry.head.headerFields)
+        let apparentAge = max(0, entry.responseTime - self.dateValue(entry))
+        let responseDelay = max(0, entry.responseTime - entry.requestTime)
+        let correctedAgeValue = Self.ageValue(entry.head.headerFields) + responseDelay
+        let facts = EntryFacts(directives: directives, lifetime: self.readFreshnessLifetime(entry),
+                               initialAge: max(apparentAge, correctedAgeValue), responseTime: entry.responseTime)
+        self.memo.remember(facts, for: entry)
+        return facts
+    }
+
+    /// §4.2.1: `max-age`, else `Expires` less `Date`, else a heuristic (§4.2.2).
+    private func readFreshnessLifetime(_ entry: StoredResponse) -> Double {
         let fields = entry.head.headerFields
         switch CacheControl(fields).seconds("max-age") {
         case .value(let seconds): return seconds
@@ -156,11 +191,7 @@ struct CacheRules: Sendable {
     /// the clocks say and what `Age` plus the response delay say — so a server clock behind
     /// or ahead of ours never makes a response younger), plus the time it spent here.
     func currentAge(_ entry: StoredResponse, now: Double) -> Double {
-        let apparentAge = max(0, entry.responseTime - self.dateValue(entry))
-        let responseDelay = max(0, entry.responseTime - entry.requestTime)
-        let correctedAgeValue = Self.ageValue(entry.head.headerFields) + responseDelay
-        let correctedInitialAge = max(apparentAge, correctedAgeValue)
-        return correctedInitialAge + max(0, now - entry.responseTime)
+        self.facts(entry).currentAge(now: now)
     }
 
     /// Whether a stored response may answer a request without the origin, and if not, why.
@@ -189,10 +220,11 @@ struct CacheRules: Sendable {
     /// How `entry` may answer `request` at `now` (§4.2, §5.2.1, RFC 5861).
     func usability(of entry: StoredResponse, for request: HTTPRequest, now: Double) -> Usability {
         let asked = Self.requestDirectives(request)
-        let said = CacheControl(entry.head.headerFields)
+        let facts = self.facts(entry)
+        let said = facts.directives
         if said.has("no-cache") || asked.has("no-cache") { return .mustValidate }
-        let lifetime = self.freshnessLifetime(entry)
-        let age = self.currentAge(entry, now: now)
+        let lifetime = facts.lifetime
+        let age = facts.currentAge(now: now)
         switch asked.seconds("max-age") {
         case .value(let limit) where age > limit: return .mustValidate
         case .invalid: return .mustValidate
@@ -209,8 +241,13 @@ struct CacheRules: Sendable {
         if age < lifetime { return .mustValidate }
         let staleness = age - lifetime
         guard !said.has("must-revalidate") else { return .mustValidate }
-        let maxStale = asked.optionalSeconds("max-stale")
-        if maxStale.present, maxStale.seconds.map({ staleness <= $0 }) ?? true { return .staleAllowed(.requestAllowed) }
+        // `max-stale` bare allows any staleness; with a value that is not delta-seconds it
+        // allows none (read as the safe way, as an invalid `max-age` is).
+        switch asked.seconds("max-stale") {
+        case .value(let allowed) where staleness <= allowed: return .staleAllowed(.requestAllowed)
+        case .invalid where asked.value("max-stale") == nil: return .staleAllowed(.requestAllowed)
+        default: break
+        }
         if case .value(let window) = said.seconds("stale-while-revalidate"), staleness < window { return .staleWhileRevalidate }
         return .mustValidate
     }
@@ -235,6 +272,53 @@ struct CacheRules: Sendable {
 
     /// Whole seconds of freshness left (for `Cache-Status`'s `ttl`), negative when stale.
     func timeToLive(_ entry: StoredResponse, now: Double) -> Int {
-        Int((self.freshnessLifetime(entry) - self.currentAge(entry, now: now)).rounded(.down))
+        let facts = self.facts(entry)
+        return Int((facts.lifetime - facts.currentAge(now: now)).rounded(.down))
+    }
+}
+
+/// What a stored response's fields say for its freshness (RFC 9111 §4.2), read once.
+struct EntryFacts: Sendable {
+    /// Its `Cache-Control` directives.
+    let directives: CacheControl
+    /// Its freshness lifetime, in seconds.
+    let lifetime: Double
+    /// `corrected_initial_age` (§4.2.3).
+    let initialAge: Double
+    let responseTime: Double
+
+    func currentAge(now: Double) -> Double {
+        self.initialAge + max(0, now - self.responseTime)
+    }
+}
+
+/// The facts of the entries a cache has seen, by id (each stored response gets an id of its
+/// own), with the times they were read at: an entry whose head was replaced by a
+/// revalidation has new times and is read again. Bounded: past its size it starts over.
+final class EntryFactsMemo: Sendable {
+    private struct Known: Sendable {
+        var requestTime: Double
+        var facts: EntryFacts
+    }
+
+    private let entries = Mutex<[String: Known]>([:])
+    static let limit = 4096
+
+    func facts(_ entry: StoredResponse) -> EntryFacts? {
+        guard let known = self.entries.withLock({ $0[entry.id] }), known.facts.responseTime == entry.responseTime,
+              known.requestTime == entry.requestTime else { return nil }
+        return known.facts
+    }
+
+    /// Drops what is known of `id` (its head is being replaced).
+    func forget(_ id: String) {
+        _ = self.entries.withLock { $0.removeValue(forKey: id) }
+    }
+
+    func remember(_ facts: EntryFacts, for entry: StoredResponse) {
+        self.entries.withLock { entries in
+            if entries.count >= Self.limit { entries.removeAll(keepingCapacity: true) }
+            entries[entry.id] = Known(requestTime: entry.requestTime, facts: facts)
+        }
     }
 }

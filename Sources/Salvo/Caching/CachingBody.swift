@@ -15,10 +15,14 @@ struct CachingBody: AsyncSequence, Sendable {
         private let writer: any CacheEntryWriter
         private let replacing: [String]
         private let open = Mutex(true)
+        /// Asked at the end: false when what was written may no longer be kept (the URL
+        /// was invalidated while the body came in).
+        private let mayCommit: @Sendable () -> Bool
 
-        init(writer: any CacheEntryWriter, replacing: [String]) {
+        init(writer: any CacheEntryWriter, replacing: [String], mayCommit: @escaping @Sendable () -> Bool = { true }) {
             self.writer = writer
             self.replacing = replacing
+            self.mayCommit = mayCommit
         }
 
         private func take() -> Bool {
@@ -36,6 +40,10 @@ struct CachingBody: AsyncSequence, Sendable {
 
         func finish() async {
             guard self.take() else { return }
+            guard self.mayCommit() else {
+                await self.writer.abort()
+                return
+            }
             do {
                 try await self.writer.commit(replacing: self.replacing)
             } catch {

@@ -1,3 +1,4 @@
+import Synchronization
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -23,7 +24,7 @@ struct SystemError: Error {
 
 /// The identity of a file: a path that still names the same inode still names the file
 /// that was opened.
-struct FileIdentity: Equatable {
+struct FileIdentity: Hashable, Sendable {
     var device: UInt64
     var inode: UInt64
 
@@ -145,7 +146,7 @@ struct OpenedEntry {
 
     /// Opens the entry file at `path` and checks everything but the body's checksum: the
     /// caller owns the descriptor on success. A damaged file is removed here.
-    static func open(_ path: String, key: String, id: String?) -> Result<OpenedEntry, EntryProblem> {
+    static func open(_ path: String, key: String, id: String?, memo: MetadataMemo? = nil) -> Result<OpenedEntry, EntryProblem> {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return .failure(errno == ENOENT ? .missing : .unreadable(errno)) }
         var info = stat()
@@ -155,7 +156,7 @@ struct OpenedEntry {
             return .failure(.unreadable(failure))
         }
         let identity = FileIdentity(info)
-        let result = check(fd, length: Int(info.st_size), key: key, id: id)
+        let result = check(fd, length: Int(info.st_size), key: key, id: id, identity: identity, memo: memo)
         switch result {
         case .success(let (header, response)):
             return .success(OpenedEntry(fd: fd, header: header, response: response, identity: identity))
@@ -166,7 +167,8 @@ struct OpenedEntry {
         }
     }
 
-    private static func check(_ fd: Int32, length: Int, key: String, id: String?) -> Result<(EntryHeader, StoredResponse), EntryProblem> {
+    private static func check(_ fd: Int32, length: Int, key: String, id: String?, identity: FileIdentity,
+                              memo: MetadataMemo?) -> Result<(EntryHeader, StoredResponse), EntryProblem> {
         guard length >= EntryFormat.headerSize else { return .failure(.damaged("shorter than its header")) }
         let headerBytes: [UInt8]
         switch Files.read(fd, count: EntryFormat.headerSize, at: 0) {
@@ -180,6 +182,12 @@ struct OpenedEntry {
         }
         guard header.fileLength == length else {
             return .failure(.damaged("\(length) bytes long, its header says \(header.fileLength ?? -1)"))
+        }
+        if let known = memo?.response(identity, header) {
+            // This very file was read and checked before (same inode, same header: the same
+            // metadata checksum, lengths and time of storing).
+            guard known.key == key, id == nil || known.id == id else { return .failure(.foreign) }
+            return .success((header, known))
         }
         let metadata: [UInt8]
         switch Files.read(fd, count: Int(header.metadataLength), at: EntryFormat.headerSize + Int(header.bodyLength)) {
@@ -195,8 +203,34 @@ struct OpenedEntry {
         guard response.bodySize >= 0, UInt64(response.bodySize) == header.bodyLength else {
             return .failure(.damaged("metadata and header disagree on the body's size"))
         }
+        memo?.remember(response, identity, header)
         guard response.key == key, id == nil || response.id == id else { return .failure(.foreign) }
         return .success((header, response))
+    }
+}
+
+/// The metadata of entry files a store has read and checked, by file identity and header: a
+/// file read again (every hit reads its entry twice: listed, then its body) is not decoded
+/// again. A file replaced or rewritten has a new inode or header, so it is read anew.
+/// Bounded: past its size it starts over.
+final class MetadataMemo: Sendable {
+    private struct Known: Sendable {
+        var header: EntryHeader
+        var response: StoredResponse
+    }
+
+    private let files = Mutex<[FileIdentity: Known]>([:])
+    static let limit = 4096
+
+    func response(_ identity: FileIdentity, _ header: EntryHeader) -> StoredResponse? {
+        self.files.withLock { $0[identity] }.flatMap { $0.header == header ? $0.response : nil }
+    }
+
+    func remember(_ response: StoredResponse, _ identity: FileIdentity, _ header: EntryHeader) {
+        self.files.withLock { files in
+            if files.count >= Self.limit { files.removeAll(keepingCapacity: true) }
+            files[identity] = Known(header: header, response: response)
+        }
     }
 }
 
@@ -206,5 +240,47 @@ func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
     await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
         let thread = Thread { continuation.resume(returning: work()) }
         thread.start()
+    }
+}
+
+/// A directory's identity and times: equal stamps mean no file was added, renamed or removed
+/// in it between them (but for changes within one clock tick, which ``ListingMemo`` leaves
+/// out).
+struct DirectoryStamp: Hashable, Sendable {
+    var identity: FileIdentity
+    var modifiedNanoseconds: Int64
+    var changedNanoseconds: Int64
+
+    init(_ info: stat) {
+        self.identity = FileIdentity(info)
+        self.modifiedNanoseconds = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        self.changedNanoseconds = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
+    }
+
+    /// The last change, in seconds since 1970.
+    var modified: Double { Double(max(self.modifiedNanoseconds, self.changedNanoseconds)) / 1e9 }
+}
+
+/// The entries listed from each key's directory, with the directory's stamp when they were
+/// listed. Bounded: past its size it starts over.
+final class ListingMemo: Sendable {
+    private struct Listing: Sendable {
+        var stamp: DirectoryStamp
+        var entries: [StoredResponse]
+    }
+
+    private let listings = Mutex<[String: Listing]>([:])
+    static let limit = 4096
+
+    /// The entries listed from `directory`, when it still has `stamp`.
+    func listing(_ directory: String, _ stamp: DirectoryStamp) -> [StoredResponse]? {
+        self.listings.withLock { $0[directory] }.flatMap { $0.stamp == stamp ? $0.entries : nil }
+    }
+
+    func keep(_ entries: [StoredResponse], _ directory: String, _ stamp: DirectoryStamp) {
+        self.listings.withLock { listings in
+            if listings.count >= Self.limit { listings.removeAll(keepingCapacity: true) }
+            listings[directory] = Listing(stamp: stamp, entries: entries)
+        }
     }
 }

@@ -41,7 +41,7 @@ enum EntryFormat {
 }
 
 /// The fixed header of an entry file.
-struct EntryHeader: Equatable {
+struct EntryHeader: Equatable, Sendable {
     var bodyLength: UInt64
     var metadataLength: UInt32
     var metadataCRC: UInt32
@@ -76,6 +76,9 @@ struct EntryHeader: Equatable {
         guard bytes.count == EntryFormat.headerSize else { return .failure(.damaged("shorter than its header")) }
         guard bytes.starts(with: EntryFormat.magic) else { return .failure(.damaged("not an entry file (bad magic)")) }
         let version = bytes.littleEndianUInt32(at: 8)
+        // A newer format is a newer program's, sharing the directory: left alone. An older one
+        // is no one's any more.
+        guard version <= EntryFormat.version else { return .failure(.foreign) }
         guard version == EntryFormat.version else { return .failure(.damaged("format version \(version), not \(EntryFormat.version)")) }
         guard bytes.littleEndianUInt32(at: 48) == CRC32.of(bytes[0..<48]) else {
             return .failure(.damaged("header checksum mismatch"))

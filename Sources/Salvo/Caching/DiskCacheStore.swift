@@ -63,6 +63,10 @@ public final class DiskCacheStore: HTTPCacheStore {
     }
 
     private let accounting = Mutex(Accounting())
+    /// What this store read of its files, so that a hit decodes no metadata.
+    let memo = MetadataMemo()
+    /// The last listing of each key's directory, while the directory is unchanged.
+    let listings = ListingMemo()
     /// How old a temporary file must be for a sweep to take it for a dead writer's.
     let temporaryAge: Double
 
@@ -106,17 +110,29 @@ public final class DiskCacheStore: HTTPCacheStore {
 
     /// The entries under `key`, most recently stored (committed) first: each file in the
     /// key's directory opened and checked, damaged ones removed on the way.
+    ///
+    /// A listing is kept and given again while the key's directory is unchanged: every
+    /// change to an entry (stored, replaced, updated, removed, evicted — by this process or
+    /// another) adds, renames or removes a file there, which changes the directory's times.
+    /// A listing taken within a second of the directory's last change is not kept, since a
+    /// change in the same clock tick would leave its times as they were.
     public func entries(for key: String) async -> [StoredResponse] {
         let keyDirectory = self.directory + "/" + EntryNames.keyDirectory(key)
+        var info = stat()
+        guard stat(keyDirectory, &info) == 0 else { return [] }
+        let stamp = DirectoryStamp(info)
+        if let listed = self.listings.listing(keyDirectory, stamp) { return listed }
         var found: [(response: StoredResponse, storedAt: Double)] = []
         for name in Files.list(keyDirectory) where name.hasSuffix(EntryFormat.entrySuffix) {
-            guard case .success(let entry) = OpenedEntry.open(keyDirectory + "/" + name, key: key, id: nil) else { continue }
+            guard case .success(let entry) = OpenedEntry.open(keyDirectory + "/" + name, key: key, id: nil, memo: self.memo) else { continue }
             close(entry.fd)
             // Its name must be its id's: a file renamed by hand is not an entry.
             guard name == EntryNames.entryFile(id: entry.response.id) else { continue }
             found.append((entry.response, entry.header.storedAt))
         }
-        return found.sorted { ($0.storedAt, $0.response.id) > ($1.storedAt, $1.response.id) }.map(\.response)
+        let entries = found.sorted { ($0.storedAt, $0.response.id) > ($1.storedAt, $1.response.id) }.map(\.response)
+        if Date().timeIntervalSince1970 - stamp.modified >= 1 { self.listings.keep(entries, keyDirectory, stamp) }
+        return entries
     }
 
     /// The body of `entry`, streamed from its file in chunks of at most 64 KiB and checked
@@ -125,7 +141,7 @@ public final class DiskCacheStore: HTTPCacheStore {
     /// body holds the file open: an eviction or removal meanwhile does not cut it short.
     public func body(of entry: StoredResponse) async -> ResponseBody? {
         let path = self.path(key: entry.key, id: entry.id)
-        guard case .success(let opened) = OpenedEntry.open(path, key: entry.key, id: entry.id) else { return nil }
+        guard case .success(let opened) = OpenedEntry.open(path, key: entry.key, id: entry.id, memo: self.memo) else { return nil }
         Files.touch(opened.fd)
         return ResponseBody(source: DiskBodySource(opened, path: path))
     }

@@ -5,10 +5,13 @@ extension HTTPCache {
     /// precondition is satisfied by it); nil when its body is gone from the store.
     func answer(_ request: ClientRequest, from entry: StoredResponse, status: CacheStatus, now: Double) async -> ClientResponse? {
         var head = entry.head
-        head.headerFields[.age] = String(Int(self.rules.currentAge(entry, now: now).rounded(.down)))
+        let facts = self.rules.facts(entry)
+        let age = facts.currentAge(now: now)
+        let ttl = Int((facts.lifetime - age).rounded(.down))
+        head.headerFields[.age] = String(Int(age.rounded(.down)))
         if CacheRules.isConditional(request.head), CacheRules.satisfiesPrecondition(request.head, entry) {
             let response = ClientResponse(head: CacheRules.notModified(from: head), body: [], for: request)
-            return self.marked(response, status, ttl: self.rules.timeToLive(entry, now: now))
+            return self.marked(response, status, ttl: ttl)
         }
         let response: ClientResponse
         if !request.isStreaming, let memory = self.store as? MemoryCacheStore {
@@ -24,7 +27,7 @@ extension HTTPCache {
                 response = ClientResponse(head: head, body: bytes, for: request)
             }
         }
-        return self.marked(response, status, ttl: self.rules.timeToLive(entry, now: now))
+        return self.marked(response, status, ttl: ttl)
     }
 
     /// `response` with its cache status, and the `Cache-Status` field when configured.
@@ -42,20 +45,37 @@ extension HTTPCache {
     /// reads it. `status` says how it was served, given whether it is being stored.
     func storing(_ response: ClientResponse, for request: ClientRequest, key: String, requestTime: Double,
                  status: (Bool) -> CacheStatus) async -> ClientResponse {
-        guard self.rules.isStorable(request.head, response.head) else { return self.marked(response, status(false)) }
+        // A response reached through redirects answers another URL than the key's (§2: the
+        // key is the request's target): not stored.
+        guard self.rules.isStorable(request.head, response.head), response.details.redirectChain.isEmpty else {
+            return self.marked(response, status(false))
+        }
         let responseTime = self.clock.now()
-        let head = CacheRules.storableHead(response.head, decodedContentEncoding: response.details.decodedContentEncoding != nil)
+        var head = CacheRules.storableHead(response.head, decodedContentEncoding: response.details.decodedContentEncoding != nil)
+        // A cache adds the Date a message lacks (RFC 9110 §6.6.1), so its age can be told.
+        if head.headerFields[.date] == nil { head.headerFields[.date] = HTTPDate.format(responseTime) }
         let varyValues = CacheRules.varyValues(of: request.head, for: response.head,
                                                separatingCredentials: self.options.separatesCredentials)
         let collected = response.collectedBody
         let declaredSize = head.headerFields[.contentLength].flatMap { Int($0) } ?? 0
         let entry = StoredResponse(id: self.makeID(), key: key, head: head, varyValues: varyValues, requestTime: requestTime,
                                    responseTime: responseTime, bodySize: collected?.count ?? declaredSize)
-        let replaced = await self.store.entries(for: key).filter { $0.varyValues == varyValues }.map(\.id)
+        let stored = await self.store.entries(for: key)
+        // The same variant goes; and past the cap on variants (one per user, with credentials
+        // kept apart), the least recently stored ones.
+        var replaced = stored.filter { $0.varyValues == varyValues }.map(\.id)
+        let others = stored.filter { $0.varyValues != varyValues }
+        if others.count >= self.options.maxVariantsPerKey {
+            replaced += others.suffix(others.count - self.options.maxVariantsPerKey + 1).map(\.id)
+        }
         guard let writer = await self.store.makeWriter(for: entry) else { return self.marked(response, status(false)) }
         if let collected {
             do {
                 try await writer.write(collected)
+                guard !self.wasInvalidated(key, since: requestTime) else {
+                    await writer.abort()
+                    return self.marked(response, status(false))
+                }
                 try await writer.commit(replacing: replaced)
             } catch {
                 await writer.abort()
@@ -64,7 +84,8 @@ extension HTTPCache {
             return self.marked(response, status(true), ttl: self.rules.timeToLive(entry, now: responseTime))
         }
         var teed = response
-        teed.body = .stream(CachingBody(upstream: response.body, sink: CachingBody.Sink(writer: writer, replacing: replaced)))
+        let sink = CachingBody.Sink(writer: writer, replacing: replaced) { [self] in !self.wasInvalidated(key, since: requestTime) }
+        teed.body = .stream(CachingBody(upstream: response.body, sink: sink))
         return self.marked(teed, status(true), ttl: self.rules.timeToLive(entry, now: responseTime))
     }
 }

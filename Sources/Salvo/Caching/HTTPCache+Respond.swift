@@ -73,11 +73,13 @@ extension HTTPCache {
         }
         if CacheRules.requestDirectives(head).has("only-if-cached") { return self.gatewayTimeout(request) }
         if collapsing {
-            switch await self.flights.board(key) {
+            // One flight per user: another's answer would not be theirs to use anyway.
+            let flight = self.options.separatesCredentials ? key + " " + CacheRules.credentialDigest(head) : key
+            switch await self.flights.board(flight, until: request.options.transport.deadline) {
             case .follower:
                 return try await self.lookUp(request, key: key, policy: policy, collapsing: false, next: next)
             case .leader:
-                defer { self.flights.land(key) }
+                defer { self.flights.land(flight) }
                 return try await self.fetch(request, key: key, next: next)
             }
         }
@@ -121,18 +123,25 @@ extension HTTPCache {
             return await self.storing(response, for: request, key: selected.key, requestTime: requestTime) { .replaced(stored: $0) }
         }
         var chosen: StoredResponse?
-        for target in CacheRules.notModifiedTargets(response.head, selected: selected, entries: entries) {
+        let invalidated = self.wasInvalidated(selected.key, since: requestTime)
+        for target in CacheRules.notModifiedTargets(response.head, request: request.head, selected: selected, entries: entries) {
             let updated = CacheRules.merged(target, with: response.head, requestTime: requestTime, responseTime: now)
-            await self.store.update(updated)
-            if updated.id == selected.id || (chosen == nil && CacheRules.matches(request.head, updated)) { chosen = updated }
+            if !invalidated {
+                await self.store.update(updated)
+                self.rules.memo.forget(updated.id)
+            }
+            if updated.id == selected.id || chosen == nil { chosen = updated }
         }
-        // The caller's own precondition held: its 304 is the answer. A 304 that speaks for
-        // nothing stored is passed on as it is.
-        guard !ownConditional, let chosen, let answer = await self.answer(request, from: chosen, status: .revalidated, now: now) else {
-            return self.marked(response, chosen == nil ? .miss(stored: false) : .revalidated)
+        // The caller's own precondition held: its 304 is the answer.
+        if ownConditional { return self.marked(response, chosen == nil ? .miss(stored: false) : .revalidated) }
+        if let chosen, let answer = await self.answer(request, from: chosen, status: .revalidated, now: now) {
+            await response.discardBody(streaming: request.isStreaming)
+            return answer
         }
+        // A 304 that speaks for nothing stored (or whose entry went meanwhile) is no answer to
+        // a request the caller did not make conditional (§4.3.4): ask again, unconditionally.
         await response.discardBody(streaming: request.isStreaming)
-        return answer
+        return try await self.fetch(request, key: selected.key, next: next)
     }
 
     /// A request with a method other than GET: passed on; an unsafe one's non-error answer
@@ -140,7 +149,7 @@ extension HTTPCache {
     private func passOn(_ request: ClientRequest, next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
         let response = try await next(request)
         for key in CacheRules.invalidatedKeys(request.head, response.head) {
-            await self.store.removeAll(key: key)
+            await self.invalidate(key)
         }
         return self.marked(response, .bypassed(stored: false))
     }

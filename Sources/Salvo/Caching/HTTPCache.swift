@@ -43,8 +43,13 @@ public final class HTTPCache: Sendable {
         /// of the client speaks for the same user.
         public var separatesCredentials: Bool
 
+        /// How many variants of one URL are kept (with credentials kept apart, one per user
+        /// who asked): past it, the least recently stored go (64).
+        public var maxVariantsPerKey: Int
+
         public init(statusHeaderName: String? = nil, heuristicFraction: Double = 0.1, heuristicLimit: Duration = .seconds(86_400),
-                    collapsesMisses: Bool = true, separatesCredentials: Bool = true) {
+                    collapsesMisses: Bool = true, separatesCredentials: Bool = true, maxVariantsPerKey: Int = 64) {
+            self.maxVariantsPerKey = max(1, maxVariantsPerKey)
             self.statusHeaderName = statusHeaderName
             self.heuristicFraction = heuristicFraction
             self.heuristicLimit = heuristicLimit
@@ -62,6 +67,9 @@ public final class HTTPCache: Sendable {
     /// Background revalidations under way, one per key at most.
     private let background = Mutex<[String: Task<Void, Never>]>([:])
     private let serial = Atomic<UInt64>(0)
+    /// When each key was last invalidated: a response whose request went out before that is
+    /// not stored (it may predate the change that invalidated the key).
+    private let invalidations = Mutex<[String: Double]>([:])
 
     /// A cache over `store` (in memory by default), timed by `clock` (the system's by default).
     public init(store: any HTTPCacheStore = MemoryCacheStore(), options: Options = Options(), clock: CacheClock = .system) {
@@ -76,8 +84,36 @@ public final class HTTPCache: Sendable {
     /// A new entry id: unique within this process and across runs (a disk store keeps ids).
     func makeID() -> String {
         let serial = self.serial.wrappingAdd(1, ordering: .relaxed).newValue
-        return "\(UInt64(self.clock.now() * 1000))-\(serial)-\(UInt32.random(in: 0...UInt32.max))"
+        let now = self.clock.now()
+        let milliseconds = now.isFinite && now > 0 ? UInt64(min(now * 1000, 1e15)) : 0
+        return "\(milliseconds)-\(serial)-\(UInt32.random(in: 0...UInt32.max))"
     }
+
+    // MARK: Invalidation
+
+    /// Removes what is stored under `key`, and remembers when: a request already under way
+    /// (sent before the change that invalidated the key) does not bring it back.
+    func invalidate(_ key: String) async {
+        let now = self.clock.now()
+        self.invalidations.withLock { invalidations in
+            if invalidations.count >= 4096 {
+                // Only the recent ones matter: a request older than ten minutes is long over.
+                invalidations = invalidations.filter { now - $0.value < 600 }
+            }
+            invalidations[key] = now
+        }
+        await self.store.removeAll(key: key)
+    }
+
+    /// Whether `key` (or everything) was invalidated at or after `requestTime`.
+    func wasInvalidated(_ key: String, since requestTime: Double) -> Bool {
+        self.invalidations.withLock { invalidations in
+            [invalidations[key], invalidations[Self.everything]].contains { $0.map { $0 >= requestTime } ?? false }
+        }
+    }
+
+    /// The record of ``removeAll()`` among the keys' (no key starts with a space).
+    private static let everything = " everything"
 
     // MARK: Background revalidation
 
@@ -142,11 +178,13 @@ public final class HTTPCache: Sendable {
 
     /// Removes what is stored for `GET url` (every variant).
     public func removeCachedResponse(for url: String) async {
-        await self.store.removeAll(key: CacheRules.key(forURL: url))
+        await self.invalidate(CacheRules.key(forURL: url))
     }
 
     /// Removes everything stored.
     public func removeAll() async {
+        let now = self.clock.now()
+        self.invalidations.withLock { $0 = [Self.everything: now] }
         await self.store.removeAll()
     }
 }

@@ -51,7 +51,9 @@ enum HTTPDate {
 
     /// `Sun, 06 Nov 1994 08:49:37 GMT` for `seconds` since 1970.
     static func format(_ seconds: Double) -> String {
-        let whole = Int(seconds.rounded(.down))
+        // A clock that says something absurd (NaN, before 1970, past year 9999) gives the
+        // nearest date there is rather than a trap.
+        let whole = seconds.isNaN ? 0 : Int(min(max(seconds, 0), 253_402_300_799).rounded(.down))
         let days = whole >= 0 ? whole / 86_400 : (whole - 86_399) / 86_400
         let secondOfDay = whole - days * 86_400
         let (year, month, day) = Self.civil(fromDays: days)

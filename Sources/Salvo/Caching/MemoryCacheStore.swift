@@ -66,23 +66,19 @@ public final class MemoryCacheStore: HTTPCacheStore {
     }
 
     public func body(of entry: StoredResponse) async -> ResponseBody? {
-        let bytes: [UInt8]? = self.state.withLock { state in
-            guard var list = state.items[entry.key], let index = list.firstIndex(where: { $0.entry.id == entry.id }) else { return nil }
-            list[index].lastUse = state.touch()
-            state.items[entry.key] = list
-            return list[index].body
-        }
-        return bytes.map { ResponseBody.bytes($0) }
+        self.bytes(of: entry).map { ResponseBody.bytes($0) }
     }
 
     /// The body of `entry` as bytes (what ``HTTPCache`` uses for collected calls: no chunk
     /// sequence in between).
     func bytes(of entry: StoredResponse) -> [UInt8]? {
         self.state.withLock { state in
-            guard var list = state.items[entry.key], let index = list.firstIndex(where: { $0.entry.id == entry.id }) else { return nil }
-            list[index].lastUse = state.touch()
-            state.items[entry.key] = list
-            return list[index].body
+            // In place: a copy of the list out of the dictionary would copy it whole on the
+            // write back (a hit's one job here is to mark the entry used).
+            guard let index = state.items[entry.key]?.firstIndex(where: { $0.entry.id == entry.id }) else { return nil }
+            let use = state.touch()
+            state.items[entry.key]![index].lastUse = use
+            return state.items[entry.key]![index].body
         }
     }
 

@@ -15,6 +15,18 @@ import Testing
         var cacheClock: CacheClock { CacheClock { Date().timeIntervalSince1970 + self.offset.withLock { $0 } } }
     }
 
+    /// The engine follows redirects below the cache: what the last URL answered is not
+    /// stored under the first URL's key (nginx's /redirect goes to /small, which has
+    /// validators and would be kept by heuristic freshness).
+    @Test func anAnswerReachedThroughRedirectsIsNotStoredUnderTheFirstURL() async throws {
+        let nginx = try await Self.nginx.get()
+        let client = try Client(baseURL: "http://127.0.0.1:\(nginx.port)", configuration: .init(cache: HTTPCache()))
+        let first = try await client.send(Endpoint<Void>.get("/redirect"))
+        #expect(first.status == .ok && first.redirectChain.count >= 1)
+        #expect(first.cacheStatus == .miss(stored: false))
+        #expect(try await client.send(Endpoint<Void>.get("/redirect")).cacheStatus == .miss(stored: false))
+    }
+
     @Test func nginxFilesAreStoredRevalidatedWith304AndServedWhole() async throws {
         let nginx = try await Self.nginx.get()
         let clock = ShiftedClock()

@@ -1,3 +1,4 @@
+import Foundation
 @testable import Salvo
 import Testing
 
@@ -8,7 +9,8 @@ import Testing
 
     func entry(_ fields: HTTPFields, status: HTTPResponse.Status = .ok, requestTime: Double = t0, responseTime: Double = t0,
                vary: [StoredResponse.VaryValue] = []) -> StoredResponse {
-        StoredResponse(id: "1", key: "GET http://a.test/x", head: HTTPResponse(status: status, headerFields: fields), varyValues: vary,
+        // An id of its own, as the cache gives every response it stores.
+        StoredResponse(id: UUID().uuidString, key: "GET http://a.test/x", head: HTTPResponse(status: status, headerFields: fields), varyValues: vary,
                        requestTime: requestTime, responseTime: responseTime, bodySize: 0)
     }
 
@@ -191,15 +193,15 @@ import Testing
         let stored = self.entry([.eTag: "\"a\"", .contentLength: "5", HTTPField.Name("Foo")!: "old", .age: "50", .contentType: "text/plain"])
         let notModified = HTTPResponse(status: .notModified, headerFields: [.eTag: "\"a\"", .contentLength: "0", HTTPField.Name("Foo")!: "new",
                                                                              .cacheControl: "max-age=10"])
-        let targets = CacheRules.notModifiedTargets(notModified, selected: stored, entries: [stored])
-        #expect(targets.map(\.id) == ["1"])
+        let targets = CacheRules.notModifiedTargets(notModified, request: self.get(), selected: stored, entries: [stored])
+        #expect(targets.map(\.id) == [stored.id])
         let merged = CacheRules.merged(stored, with: notModified, requestTime: Self.t0 + 100, responseTime: Self.t0 + 101)
         let fields = merged.head.headerFields
         #expect(fields[HTTPField.Name("Foo")!] == "new" && fields[.contentLength] == "5" && fields[.age] == nil)
         #expect(fields[.cacheControl] == "max-age=10" && fields[.contentType] == "text/plain")
         #expect(merged.head.status == .ok && merged.responseTime == Self.t0 + 101)
         let other = HTTPResponse(status: .notModified, headerFields: [.eTag: "\"z\""])
-        #expect(CacheRules.notModifiedTargets(other, selected: stored, entries: [stored]).isEmpty, "a 304 for nothing stored")
+        #expect(CacheRules.notModifiedTargets(other, request: self.get(), selected: stored, entries: [stored]).isEmpty, "a 304 for nothing stored")
     }
 
     @Test func callersOwnPreconditionsAreJudgedAgainstTheStoredResponse() {

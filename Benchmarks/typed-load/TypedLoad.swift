@@ -12,6 +12,10 @@
 // call of each: the typed layer's own cost and the chain's.
 // --mode decode fetches the document once, then only decodes it, in a loop, with Salvo's
 // decoder and with JSONDecoder, and prints the nanoseconds per decode of each.
+// --mode cache sends calls one after another through three clients — no cache (each call a
+// round trip to the server), a memory cache and a disk cache holding a fresh copy of the
+// document — and prints the CPU time (user+sys of the process) per call of each and the
+// hits' ratios to the round trip: what a cache hit costs next to going to the network.
 //
 // One engine client with one event loop thread (like the other clients' -t1), N tasks.
 // Prints one JSON line: {"requests":R,"errors":E,"bytes":B,"seconds":S}; requests count
@@ -57,7 +61,7 @@ struct Options {
     var duration = 5.0
     var mode = "typed"
 
-    static let usage = "usage: typed-load --url URL --connections N --duration SECONDS --mode typed|typed-mw5|raw|decode|chain"
+    static let usage = "usage: typed-load --url URL --connections N --duration SECONDS --mode typed|typed-mw5|raw|decode|chain|cache"
 
     static func parse(_ arguments: [String]) -> Options {
         var options = Options()
@@ -83,7 +87,7 @@ struct Options {
                 options.duration = seconds
             case "--mode":
                 options.mode = value(for: flag)
-                guard ["typed", "typed-mw1", "typed-mw5", "raw", "decode", "chain"].contains(options.mode) else { fail("bad --mode") }
+                guard ["typed", "typed-mw1", "typed-mw5", "raw", "decode", "chain", "cache"].contains(options.mode) else { fail("bad --mode") }
             default: fail("unknown argument \(flag)")
             }
         }
@@ -153,6 +157,11 @@ struct TypedLoad {
                     : try await Self.timeCalls(client, endpoint, seconds: slice)
                 print("{\"middleware\":\(count),\"ns_per_call\":\(Int(ns))}")
             }
+            return
+        }
+        if options.mode == "cache" {
+            try await CacheCost.run(engine: engine, base: base, path: path, url: options.url, seconds: options.duration)
+            engine.shutdown()
             return
         }
         if options.mode == "decode" {
