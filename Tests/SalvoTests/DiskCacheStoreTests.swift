@@ -205,15 +205,16 @@ import Testing
         try await self.withDirectory { directory in
             let store = try self.store(directory, capacity: 1024 * 1024, maxEntrySize: 400 * 1024)
             var entries: [StoredResponse] = []
-            for name in ["a", "b", "c"] {
+            for (index, name) in ["a", "b", "c"].enumerated() {
                 let entry = Self.entry(name, key: "GET https://example.com/\(name)", size: 300 * 1024)
                 try await Self.put(store, entry)
                 entries.append(entry)
-                try await Task.sleep(for: .milliseconds(20))
+                // Used hours ago, "a" first (a use is recorded to the second).
+                try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: Double(index - 3) * 3600)],
+                                                      ofItemAtPath: store.path(key: entry.key, id: entry.id))
             }
             // Reading "a" makes it the most recently used: "b" is now the oldest.
             #expect(try await Self.read(store, entries[0]) != nil)
-            try await Task.sleep(for: .milliseconds(20))
             let d = Self.entry("d", key: "GET https://example.com/d", size: 300 * 1024)
             try await Self.put(store, d)
             #expect(await store.entries(for: entries[1].key).isEmpty, "the least recently used is evicted")

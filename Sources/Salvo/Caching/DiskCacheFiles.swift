@@ -143,6 +143,8 @@ struct OpenedEntry {
     let header: EntryHeader
     let response: StoredResponse
     let identity: FileIdentity
+    /// The file's modification time (its last use), in seconds since 1970.
+    var modified: Double = 0
 
     /// Opens the entry file at `path` and checks everything but the body's checksum: the
     /// caller owns the descriptor on success. A damaged file is removed here.
@@ -159,7 +161,8 @@ struct OpenedEntry {
         let result = check(fd, length: Int(info.st_size), key: key, id: id, identity: identity, memo: memo)
         switch result {
         case .success(let (header, response)):
-            return .success(OpenedEntry(fd: fd, header: header, response: response, identity: identity))
+            return .success(OpenedEntry(fd: fd, header: header, response: response, identity: identity,
+                                        modified: Files.modificationTime(info)))
         case .failure(let problem):
             close(fd)
             if case .damaged = problem { Files.remove(path, ifStill: identity) }

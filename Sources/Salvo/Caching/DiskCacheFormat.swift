@@ -157,10 +157,15 @@ enum EntryNames {
         return z ^ (z >> 31)
     }
 
+    /// Sixteen lowercase hex digits, written in place (a lookup hashes two names).
     private static func hex(_ value: UInt64) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
+        String(unsafeUninitializedCapacity: 16) { buffer in
+            for index in 0..<16 { buffer[index] = Self.hexDigits[Int((value >> UInt64(60 - index * 4)) & 0xF)] }
+            return 16
+        }
     }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 }
 
 extension [UInt8] {

@@ -142,8 +142,21 @@ public final class DiskCacheStore: HTTPCacheStore {
     public func body(of entry: StoredResponse) async -> ResponseBody? {
         let path = self.path(key: entry.key, id: entry.id)
         guard case .success(let opened) = OpenedEntry.open(path, key: entry.key, id: entry.id, memo: self.memo) else { return nil }
-        Files.touch(opened.fd)
-        return ResponseBody(source: DiskBodySource(opened, path: path))
+        // Its use, for eviction, to the second: a file used within the last second is not
+        // marked again.
+        if Date().timeIntervalSince1970 - opened.modified >= 1 { Files.touch(opened.fd) }
+        let length = Int(opened.header.bodyLength)
+        guard length <= DiskBodySource.chunkSize else { return ResponseBody(source: DiskBodySource(opened, path: path)) }
+        // A small body in one read, checked before it is handed out.
+        defer { close(opened.fd) }
+        guard case .success(let bytes) = Files.read(opened.fd, count: length, at: EntryFormat.headerSize), bytes.count == length else {
+            return nil
+        }
+        guard CRC32.of(bytes) == opened.header.bodyCRC else {
+            Files.remove(path, ifStill: opened.identity)
+            return nil
+        }
+        return .bytes(bytes)
     }
 
     // MARK: - Writing
