@@ -13,21 +13,29 @@ extension HTTPCache {
             let response = ClientResponse(head: CacheRules.notModified(from: head), body: [], for: request)
             return self.marked(response, status, ttl: ttl)
         }
-        let response: ClientResponse
-        if !request.isStreaming, let memory = self.store as? MemoryCacheStore {
-            // Straight from memory: no chunk sequence between the stored bytes and the caller.
-            guard let bytes = memory.bytes(of: entry) else { return nil }
-            response = ClientResponse(head: head, body: bytes, for: request)
-        } else {
-            guard let body = await self.store.body(of: entry) else { return nil }
-            if request.isStreaming {
-                response = ClientResponse(TransportResponse(head: head, body: body), request: request.head, url: request.url)
-            } else {
-                guard let bytes = try? await body.collect(upTo: request.options.maxBodySize ?? Int.max) else { return nil }
-                response = ClientResponse(head: head, body: bytes, for: request)
-            }
+        if let name = self.options.statusHeaderName {
+            head.headerFields.append(HTTPField(name: .cacheStatus, value: status.headerValue(cacheName: name, ttl: ttl)))
         }
-        return self.marked(response, status, ttl: ttl)
+        if request.isStreaming {
+            guard let body = await self.store.body(of: entry) else { return nil }
+            var streamed = TransportResponse(head: head, body: body)
+            streamed.extras.values.cacheStatus = status
+            return ClientResponse(streamed, request: request.head, url: request.url)
+        }
+        let bytes: [UInt8]
+        if let memory = self.store as? MemoryCacheStore {
+            // Straight from memory: no chunk sequence between the stored bytes and the caller.
+            guard let stored = memory.bytes(of: entry) else { return nil }
+            bytes = stored
+        } else {
+            guard let body = await self.store.body(of: entry),
+                  let read = try? await body.collect(upTo: request.options.maxBodySize ?? Int.max) else { return nil }
+            bytes = read
+        }
+        // Made once, with its status: no copy to mark it afterwards.
+        var collected = CollectedResponse(head: head, body: bytes)
+        collected.extras.values.cacheStatus = status
+        return ClientResponse(collected: collected, request: request.head, url: request.url)
     }
 
     /// `response` with its cache status, and the `Cache-Status` field when configured.
