@@ -1,3 +1,4 @@
+import Foundation
 import Salvo
 import Synchronization
 import Testing
@@ -42,5 +43,18 @@ private struct GetSubscriptions: Request {
         _ = try await placed.send(GetSubscriptions())
         #expect(mock.requests.last?.headerFields[.authorization] == "Bearer t")
         #expect(await caching.cachedResponse(for: "https://api.example.com/subscriptions") != nil)
+    }
+
+    /// The guide's disk store, with a directory of the test's own.
+    @Test func theDiskStoreAsTheGuideShowsIt() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-guide-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let mock = MockTransport()
+        mock.on(.get, "/subscriptions", reply: .init(headerFields: [.cacheControl: "max-age=60"], body: Array("{\"names\":[\"a\"]}".utf8)))
+        let cache = HTTPCache(store: try DiskCacheStore(directory: directory, capacity: 512 << 20))
+        let client = try Client(baseURL: "https://api.example.com", transport: mock, configuration: .init(cache: cache))
+        _ = try await client.send(GetSubscriptions())
+        #expect(try await client.send(GetSubscriptions()).cacheStatus == .hit)
+        #expect(mock.requests.count == 1)
     }
 }
