@@ -21,10 +21,11 @@ extension CacheRules {
     /// Whether a request carries preconditions of its own (then it is sent as the caller
     /// made it, and a `304` goes back to the caller).
     static func isConditional(_ request: HTTPRequest) -> Bool {
-        let fields = request.headerFields
-        return fields[.ifNoneMatch] != nil || fields[.ifModifiedSince] != nil || fields[.ifMatch] != nil
-            || fields[.ifUnmodifiedSince] != nil || fields[.ifRange] != nil || fields[.range] != nil
+        // One pass over the fields, not one per precondition.
+        request.headerFields.contains { Self.preconditions.contains($0.name) }
     }
+
+    private static let preconditions: Set<HTTPField.Name> = [.ifNoneMatch, .ifModifiedSince, .ifMatch, .ifUnmodifiedSince, .ifRange, .range]
 
     /// The stored responses a `304` to `request` speaks for (§4.3.4), among those that could
     /// have answered the request (its variant; with credentials kept apart, its user's): with

@@ -36,12 +36,13 @@ struct CacheRules: Sendable {
 
     // MARK: Keys and variants
 
-    /// The primary key: method and full URL (`GET https://host/path?query`).
+    /// The primary key: the full URL (`https://host/path?query`); only `GET` responses are
+    /// stored, so the method goes without saying.
     static func key(for request: HTTPRequest) -> String {
-        "GET \(request.scheme ?? "http")://\(request.authority ?? "")\(request.path ?? "/")"
+        "\(request.scheme ?? "http")://\(request.authority ?? "")\(request.path ?? "/")"
     }
 
-    static func key(forURL url: String) -> String { "GET \(url)" }
+    static func key(forURL url: String) -> String { url }
 
     /// The names a response's `Vary` lists, lower-case, in order; `["*"]` when it has `*`.
     static func varyNames(_ response: HTTPResponse) -> [String] {
@@ -91,7 +92,12 @@ struct CacheRules: Sendable {
     /// A field's values joined as one list, white space around commas dropped: `a,b` and
     /// `a, b` select the same variant; a missing field is nil.
     static func normalizedValue(of name: String, in request: HTTPRequest) -> String? {
-        guard let fieldName = HTTPField.Name(name) else { return nil }
+        let interned: HTTPField.Name? = switch name {
+        case "authorization": .authorization
+        case "cookie": .cookie
+        default: HTTPField.Name(name)
+        }
+        guard let fieldName = interned else { return nil }
         let values = request.headerFields[values: fieldName]
         guard !values.isEmpty else { return nil }
         return values.flatMap { CacheControl.members(of: $0) }.joined(separator: ",")
@@ -210,6 +216,8 @@ struct CacheRules: Sendable {
     /// `Cache-Control` (RFC 9111 §5.4).
     static func requestDirectives(_ request: HTTPRequest) -> CacheControl {
         let fields = request.headerFields
+        // Most requests say nothing: no list to read, no table to make.
+        if fields[.cacheControl] == nil && fields[.pragma] == nil { return CacheControl([String]()) }
         if fields[values: .cacheControl].isEmpty,
            fields[values: .pragma].contains(where: { CacheControl.members(of: $0).contains { $0.lowercased() == "no-cache" } }) {
             return CacheControl(["no-cache"])
@@ -218,9 +226,10 @@ struct CacheRules: Sendable {
     }
 
     /// How `entry` may answer `request` at `now` (§4.2, §5.2.1, RFC 5861).
-    func usability(of entry: StoredResponse, for request: HTTPRequest, now: Double) -> Usability {
-        let asked = Self.requestDirectives(request)
-        let facts = self.facts(entry)
+    func usability(of entry: StoredResponse, for request: HTTPRequest, now: Double,
+                   asked given: CacheControl? = nil, facts known: EntryFacts? = nil) -> Usability {
+        let asked = given ?? Self.requestDirectives(request)
+        let facts = known ?? self.facts(entry)
         let said = facts.directives
         if said.has("no-cache") || asked.has("no-cache") { return .mustValidate }
         let lifetime = facts.lifetime

@@ -9,7 +9,7 @@ import SalvoTransport
 public struct StoredResponse: Sendable, Hashable, Codable {
     /// Identifies the entry within its store (a new one for every response stored).
     public var id: String
-    /// The primary key: the request's method and URL (`GET https://host/path?query`).
+    /// The primary key: the URL of the `GET` it answered (`https://host/path?query`).
     public var key: String
     /// The response head as received (merged with a 304's fields after a revalidation).
     public var head: HTTPResponse

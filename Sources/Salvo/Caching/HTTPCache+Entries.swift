@@ -3,9 +3,11 @@
 extension HTTPCache {
     /// A response from `entry`, with its current `Age` (or a `304` when the caller's own
     /// precondition is satisfied by it); nil when its body is gone from the store.
-    func answer(_ request: ClientRequest, from entry: StoredResponse, status: CacheStatus, now: Double) async -> ClientResponse? {
+    /// `facts` and `body` when the caller has them already (a hit from memory).
+    func answer(_ request: ClientRequest, from entry: StoredResponse, status: CacheStatus, now: Double,
+                facts known: EntryFacts? = nil, body given: [UInt8]? = nil) async -> ClientResponse? {
         var head = entry.head
-        let facts = self.rules.facts(entry)
+        let facts = known ?? self.rules.facts(entry)
         let age = facts.currentAge(now: now)
         let ttl = Int((facts.lifetime - age).rounded(.down))
         head.headerFields[.age] = String(Int(age.rounded(.down)))
@@ -20,10 +22,12 @@ extension HTTPCache {
             guard let body = await self.store.body(of: entry) else { return nil }
             var streamed = TransportResponse(head: head, body: body)
             streamed.extras.values.cacheStatus = status
-            return ClientResponse(streamed, request: request.head, url: request.url)
+            return ClientResponse(streamed, request: request.head, url: entry.key)
         }
         let bytes: [UInt8]
-        if let memory = self.store as? MemoryCacheStore {
+        if let given {
+            bytes = given
+        } else if let memory = self.store as? MemoryCacheStore {
             // Straight from memory: no chunk sequence between the stored bytes and the caller.
             guard let stored = memory.bytes(of: entry) else { return nil }
             bytes = stored
@@ -35,7 +39,8 @@ extension HTTPCache {
         // Made once, with its status: no copy to mark it afterwards.
         var collected = CollectedResponse(head: head, body: bytes)
         collected.extras.values.cacheStatus = status
-        return ClientResponse(collected: collected, request: request.head, url: request.url)
+        // The entry's key is the request's URL: no need to write it out again.
+        return ClientResponse(collected: collected, request: request.head, url: entry.key)
     }
 
     /// `response` with its cache status, and the `Cache-Status` field when configured.

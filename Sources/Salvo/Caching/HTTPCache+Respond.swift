@@ -30,15 +30,25 @@ extension HTTPCache {
             let response = try await next(request)
             return await self.storing(response, for: request, key: key, requestTime: requestTime) { .bypassed(stored: $0) }
         }
-        return try await self.lookUp(request, key: key, policy: policy, collapsing: self.options.collapsesMisses && !CacheRules.isConditional(head),
-                                     next: next)
+        return try await self.lookUp(request, key: key, policy: policy, directives: directives,
+                                     collapsing: self.options.collapsesMisses && !CacheRules.isConditional(head), next: next)
     }
 
-    private func lookUp(_ request: ClientRequest, key: String, policy: CachePolicy, collapsing: Bool,
+    private func lookUp(_ request: ClientRequest, key: String, policy: CachePolicy, directives: CacheControl, collapsing: Bool,
                         next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
         let head = request.head
-        let entries = await self.store.entries(for: key)
         let now = self.clock.now()
+        // A fresh answer from memory, the common hit: one visit to the store, the entry's
+        // facts read once.
+        if policy == .useProtocolCachePolicy, !request.isStreaming, let memory = self.store as? MemoryCacheStore,
+           let (selected, body) = memory.first(key, where: { CacheRules.matches(head, $0) }) {
+            let facts = self.rules.facts(selected)
+            if self.rules.usability(of: selected, for: head, now: now, asked: directives, facts: facts) == .fresh,
+               let answer = await self.answer(request, from: selected, status: .hit, now: now, facts: facts, body: body) {
+                return answer
+            }
+        }
+        let entries = await self.store.entries(for: key)
         if let selected = entries.first(where: { CacheRules.matches(head, $0) }) {
             switch policy {
             case .returnCacheDataElseLoad, .returnCacheDataDontLoad:
@@ -47,7 +57,7 @@ extension HTTPCache {
             case .revalidate:
                 return try await self.validate(request, selected: selected, entries: entries, next: next)
             default:
-                switch self.rules.usability(of: selected, for: head, now: now) {
+                switch self.rules.usability(of: selected, for: head, now: now, asked: directives) {
                 case .fresh:
                     if let answer = await self.answer(request, from: selected, status: .hit, now: now) { return answer }
                 case .staleAllowed(let reason):
@@ -63,7 +73,7 @@ extension HTTPCache {
                         return answer
                     }
                 case .mustValidate:
-                    if CacheRules.requestDirectives(head).has("only-if-cached") { return self.gatewayTimeout(request) }
+                    if directives.has("only-if-cached") { return self.gatewayTimeout(request) }
                     return try await self.validate(request, selected: selected, entries: entries, next: next)
                 }
             }
@@ -71,13 +81,13 @@ extension HTTPCache {
         if policy == .returnCacheDataDontLoad {
             throw ClientError(.notCached, detail: "nothing stored for \(request.url), and the policy forbids loading")
         }
-        if CacheRules.requestDirectives(head).has("only-if-cached") { return self.gatewayTimeout(request) }
+        if directives.has("only-if-cached") { return self.gatewayTimeout(request) }
         if collapsing {
             // One flight per user: another's answer would not be theirs to use anyway.
             let flight = self.options.separatesCredentials ? key + " " + CacheRules.credentialDigest(head) : key
             switch await self.flights.board(flight, until: request.options.transport.deadline) {
             case .follower:
-                return try await self.lookUp(request, key: key, policy: policy, collapsing: false, next: next)
+                return try await self.lookUp(request, key: key, policy: policy, directives: directives, collapsing: false, next: next)
             case .leader:
                 defer { self.flights.land(flight) }
                 return try await self.fetch(request, key: key, next: next)

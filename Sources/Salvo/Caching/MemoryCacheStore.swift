@@ -69,6 +69,18 @@ public final class MemoryCacheStore: HTTPCacheStore {
         self.bytes(of: entry).map { ResponseBody.bytes($0) }
     }
 
+    /// The most recently stored entry under `key` that `matches`, with its body, marked used —
+    /// a hit's one visit to the store: no list copied, one lock.
+    func first(_ key: String, where matches: (StoredResponse) -> Bool) -> (entry: StoredResponse, body: [UInt8])? {
+        self.state.withLock { state in
+            guard let index = state.items[key]?.lastIndex(where: { matches($0.entry) }) else { return nil }
+            let use = state.touch()
+            state.items[key]![index].lastUse = use
+            let item = state.items[key]![index]
+            return (item.entry, item.body)
+        }
+    }
+
     /// The body of `entry` as bytes (what ``HTTPCache`` uses for collected calls: no chunk
     /// sequence in between).
     func bytes(of entry: StoredResponse) -> [UInt8]? {

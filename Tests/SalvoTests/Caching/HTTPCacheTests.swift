@@ -79,7 +79,7 @@ final class TestClock: Sendable {
         self.clock.advance(20)
         let replaced = try await client.send(self.get())
         #expect(replaced.text == "v2" && replaced.cacheStatus == .replaced(stored: true))
-        #expect(await cache.store.entries(for: "GET http://api.test/r").count == 1)
+        #expect(await cache.store.entries(for: "http://api.test/r").count == 1)
         #expect(try await client.send(self.get()).text == "v2")
     }
 
