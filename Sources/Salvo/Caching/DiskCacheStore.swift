@@ -176,7 +176,7 @@ public final class DiskCacheStore: HTTPCacheStore {
     public func update(_ entry: StoredResponse) async {
         let path = self.path(key: entry.key, id: entry.id)
         let keyDirectory = self.directory + "/" + EntryNames.keyDirectory(entry.key)
-        let growth = await onOwnThread { EntryRewriter.rewrite(path: path, keyDirectory: keyDirectory, with: entry) }
+        let growth = await onOwnThread { EntryRewriter.rewrite(path: path, keyDirectory: keyDirectory, storeDirectory: self.directory, with: entry) }
         if let growth { await self.stored(bytes: growth) }
     }
 
@@ -197,10 +197,12 @@ public final class DiskCacheStore: HTTPCacheStore {
         rmdir(keyDirectory)
     }
 
-    /// Removes every entry of `key`. A writer still writing for `key` is not stopped: its
-    /// entry appears when it commits.
+    /// Removes every entry of `key`, in this process and every other sharing the directory:
+    /// a writer still writing for `key`, or whose request went out before now, takes its
+    /// entry back when it commits (``Tombstones``).
     public func removeAll(key: String) async {
         let keyDirectory = self.directory + "/" + EntryNames.keyDirectory(key)
+        Tombstones.mark(keyDirectory)
         for name in Files.list(keyDirectory) where name.hasSuffix(EntryFormat.entrySuffix) {
             let path = keyDirectory + "/" + name
             if case .success(let opened) = OpenedEntry.open(path, key: key, id: nil) {
@@ -211,8 +213,9 @@ public final class DiskCacheStore: HTTPCacheStore {
         rmdir(keyDirectory)
     }
 
-    /// Removes every entry. Writers still writing are not stopped.
+    /// Removes every entry; writers still writing take theirs back when they commit.
     public func removeAll() async {
+        Tombstones.mark(self.directory)
         for keyName in Files.list(self.directory) where keyName.hasPrefix("k") {
             let keyDirectory = self.directory + "/" + keyName
             for name in Files.list(keyDirectory) where name.hasSuffix(EntryFormat.entrySuffix) {

@@ -10,7 +10,8 @@ import Glibc
 enum EntryRewriter {
     /// How much larger the new file is than the old one, nil when the entry is gone, damaged (then removed) or the copy
     /// failed. Blocking (copies the body): runs off the cooperative pool.
-    static func rewrite(path: String, keyDirectory: String, with entry: StoredResponse) -> Int? {
+    static func rewrite(path: String, keyDirectory: String, storeDirectory: String, with entry: StoredResponse) -> Int? {
+        let startedAt = Date().timeIntervalSince1970
         guard case .success(let old) = OpenedEntry.open(path, key: entry.key, id: entry.id) else { return nil }
         defer { close(old.fd) }
         let temporary = keyDirectory + "/\(getpid())-\(UInt64.random(in: 0...UInt64.max))" + EntryFormat.temporarySuffix
@@ -54,7 +55,8 @@ enum EntryRewriter {
             return nil
         }
         switch DiskEntryWriter.finish(fd: fd, response: response, bodyCRC: crc, storedAt: old.header.storedAt,
-                                      temporary: temporary, destination: path, keyDirectory: keyDirectory) {
+                                      temporary: temporary, destination: path, keyDirectory: keyDirectory,
+                                      storeDirectory: storeDirectory, startedAt: startedAt) {
         case .success(let size): return size - (old.header.fileLength ?? 0)
         case .failure: return nil
         }

@@ -28,8 +28,14 @@ final class DiskEntryWriter: CacheEntryWriter {
     private let destination: String
     private let limit: Int
     private let state: Mutex<State>
+    /// Since when an invalidation makes this entry stale: its request's time when that is a
+    /// plausible time of this clock (an injected test clock's is not), else the writer's
+    /// start.
+    private let startedAt: Double
 
     private init(store: DiskCacheStore, entry: StoredResponse, keyDirectory: String, temporary: String, fd: Int32, limit: Int) {
+        let now = Date().timeIntervalSince1970
+        self.startedAt = (now - 3600...now).contains(entry.requestTime) ? entry.requestTime : now
         self.store = store
         self.entry = entry
         self.keyDirectory = keyDirectory
@@ -107,11 +113,13 @@ final class DiskEntryWriter: CacheEntryWriter {
         var written = self.entry
         written.bodySize = taken.written
         let response = written
-        let header = (temporary: self.temporary, destination: self.destination, keyDirectory: self.keyDirectory)
+        let header = (temporary: self.temporary, destination: self.destination, keyDirectory: self.keyDirectory,
+                      storeDirectory: self.store.directory, startedAt: self.startedAt)
         let outcome: Result<Int, DiskCacheError> = await onOwnThread {
             defer { close(taken.fd) }
             return Self.finish(fd: taken.fd, response: response, bodyCRC: taken.crc, storedAt: Date().timeIntervalSince1970,
-                               temporary: header.temporary, destination: header.destination, keyDirectory: header.keyDirectory)
+                               temporary: header.temporary, destination: header.destination, keyDirectory: header.keyDirectory,
+                               storeDirectory: header.storeDirectory, startedAt: header.startedAt)
         }
         let size = try outcome.get()
         for id in replacing where id != self.entry.id {
@@ -135,8 +143,11 @@ final class DiskEntryWriter: CacheEntryWriter {
     /// Appends the metadata, writes the header, syncs, renames into place and syncs the
     /// directory; the file's size. Blocking: runs off the cooperative pool. The temporary
     /// file is removed on failure.
+    /// With `startedAt`, an invalidation of the key (or the store) since then, seen after the
+    /// rename, takes the entry back (``Tombstones``).
     static func finish(fd: Int32, response: StoredResponse, bodyCRC: UInt32, storedAt: Double,
-                       temporary: String, destination: String, keyDirectory: String) -> Result<Int, DiskCacheError> {
+                       temporary: String, destination: String, keyDirectory: String,
+                       storeDirectory: String, startedAt: Double) -> Result<Int, DiskCacheError> {
         let result = Result { () throws(DiskCacheError) -> Int in
             guard let metadata = try? Array(JSONEncoder().encode(response)), metadata.count <= EntryFormat.maxMetadataSize else {
                 throw DiskCacheError("the response head cannot be stored (it does not encode, or is over 1 MiB)")
@@ -152,6 +163,11 @@ final class DiskEntryWriter: CacheEntryWriter {
             guard fsync(fd) == 0 else { throw DiskCacheError("cannot sync the cache entry", errno: errno) }
             guard rename(temporary, destination) == 0 else {
                 throw DiskCacheError("cannot move the cache entry into place", errno: errno)
+            }
+            if Tombstones.invalidated(keyDirectory: keyDirectory, storeDirectory: storeDirectory, since: startedAt) {
+                var info = stat()
+                if fstat(fd, &info) == 0 { Files.remove(destination, ifStill: FileIdentity(info)) }
+                throw DiskCacheError("the key was invalidated while its entry was written")
             }
             Files.syncDirectory(keyDirectory)
             return header.fileLength ?? 0
