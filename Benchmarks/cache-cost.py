@@ -50,6 +50,8 @@ def main():
     print("| client | CPU per call (µs, median of %d) | vs a round trip |" % len(rows))
     print("|---|---|---|")
     print("| no cache: a round trip to nginx | %.2f | 1 |" % (median["network_cpu_ns"] / 1000))
+    print("| answered at once in process, no middleware | %.2f | %.1f%% |" % (
+        median["bare_cpu_ns"] / 1000, median["bare_cpu_ns"] / median["network_cpu_ns"] * 100))
     print("| floor: answered at once in process, behind one middleware | %.2f | %.1f%% |" % (
         median["floor_cpu_ns"] / 1000, median["floor_cpu_ns"] / median["network_cpu_ns"] * 100))
     print("| memory cache, fresh hit | %.2f | %.1f%% |" % (median["memory_cpu_ns"] / 1000, median["memory_ratio"] * 100))

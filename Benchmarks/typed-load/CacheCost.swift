@@ -23,7 +23,9 @@ enum CacheCost {
         // The floor: the same calls answered at once by an in-process transport behind one
         // middleware that passes them on (what any answer made inside the client costs).
         let floor = try Client(baseURL: BaseURL(base), transport: Canned(document: document), configuration: .init(middleware: [PassOn()]))
+        let bare = try Client(baseURL: BaseURL(base), transport: Canned(document: document))
         let clients = [
+            ("bare", bare),
             ("floor", floor),
             ("network", network),
             ("memory", try Client(baseURL: BaseURL(base), transport: engine, configuration: .init(cache: memory))),
@@ -42,7 +44,7 @@ enum CacheCost {
             costs[name] = try await self.measure(client, endpoint, seconds: seconds / 3, expectHit: hits)
         }
         let network_ = costs["network"] ?? 1
-        print("{\"floor_cpu_ns\":\(Int(costs["floor"] ?? 0)),\"network_cpu_ns\":\(Int(network_)),\"memory_cpu_ns\":\(Int(costs["memory"] ?? 0)),\"disk_cpu_ns\":\(Int(costs["disk"] ?? 0)),"
+        print("{\"bare_cpu_ns\":\(Int(costs["bare"] ?? 0)),\"floor_cpu_ns\":\(Int(costs["floor"] ?? 0)),\"network_cpu_ns\":\(Int(network_)),\"memory_cpu_ns\":\(Int(costs["memory"] ?? 0)),\"disk_cpu_ns\":\(Int(costs["disk"] ?? 0)),"
             + "\"memory_ratio\":\(String(format: "%.4f", (costs["memory"] ?? 0) / network_)),"
             + "\"disk_ratio\":\(String(format: "%.4f", (costs["disk"] ?? 0) / network_)),\"bytes\":\(document.count)}")
     }

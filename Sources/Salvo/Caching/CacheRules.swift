@@ -39,7 +39,14 @@ struct CacheRules: Sendable {
     /// The primary key: the full URL (`https://host/path?query`); only `GET` responses are
     /// stored, so the method goes without saying.
     static func key(for request: HTTPRequest) -> String {
-        "\(request.scheme ?? "http")://\(request.authority ?? "")\(request.path ?? "/")"
+        let (scheme, authority, path) = (request.scheme ?? "http", request.authority ?? "", request.path ?? "/")
+        var key = ""
+        key.reserveCapacity(scheme.utf8.count + 3 + authority.utf8.count + path.utf8.count)
+        key += scheme
+        key += "://"
+        key += authority
+        key += path
+        return key
     }
 
     static func key(forURL url: String) -> String { url }

@@ -6,41 +6,69 @@ extension HTTPCache {
     /// `facts` and `body` when the caller has them already (a hit from memory).
     func answer(_ request: ClientRequest, from entry: StoredResponse, status: CacheStatus, now: Double,
                 facts known: EntryFacts? = nil, body given: [UInt8]? = nil) async -> ClientResponse? {
-        var head = entry.head
         let facts = known ?? self.rules.facts(entry)
-        let age = facts.currentAge(now: now)
-        let ttl = Int((facts.lifetime - age).rounded(.down))
-        head.headerFields[.age] = String(Int(age.rounded(.down)))
         if CacheRules.isConditional(request.head), CacheRules.satisfiesPrecondition(request.head, entry) {
+            var head = entry.head
+            let age = facts.currentAge(now: now)
+            head.headerFields[.age] = String(Int(age.rounded(.down)))
             let response = ClientResponse(head: CacheRules.notModified(from: head), body: [], for: request)
-            return self.marked(response, status, ttl: ttl)
-        }
-        if let name = self.options.statusHeaderName {
-            head.headerFields.append(HTTPField(name: .cacheStatus, value: status.headerValue(cacheName: name, ttl: ttl)))
+            return self.marked(response, status, ttl: Int((facts.lifetime - age).rounded(.down)))
         }
         if request.isStreaming {
             guard let body = await self.store.body(of: entry) else { return nil }
-            var streamed = TransportResponse(head: head, body: body)
+            var streamed = TransportResponse(head: self.servedHead(entry, facts: facts, status: status, now: now), body: body)
             streamed.extras.values.cacheStatus = status
             return ClientResponse(streamed, request: request.head, url: entry.key)
         }
         let bytes: [UInt8]
+        let limit = request.options.maxBodySize ?? Int.max
         if let given {
+            // Larger than the call takes: no answer from here (the origin's will say why).
+            guard given.count <= limit else { return nil }
             bytes = given
         } else if let memory = self.store as? MemoryCacheStore {
             // Straight from memory: no chunk sequence between the stored bytes and the caller.
-            guard let stored = memory.bytes(of: entry) else { return nil }
+            guard let stored = memory.bytes(of: entry), stored.count <= limit else { return nil }
             bytes = stored
         } else {
             guard let body = await self.store.body(of: entry),
-                  let read = try? await body.collect(upTo: request.options.maxBodySize ?? Int.max) else { return nil }
+                  let read = try? await body.collect(upTo: limit) else { return nil }
             bytes = read
         }
-        // Made once, with its status: no copy to mark it afterwards.
-        var collected = CollectedResponse(head: head, body: bytes)
-        collected.extras.values.cacheStatus = status
+        return self.made(request.head, from: entry, body: bytes, facts: facts, status: status, now: now)
+    }
+
+    /// A whole answer from `entry` and its `body`, made once with its status (no copy to
+    /// mark it afterwards).
+    func made(_ request: HTTPRequest, from entry: StoredResponse, body: [UInt8], facts: EntryFacts, status: CacheStatus,
+              now: Double) -> ClientResponse {
+        var collected = CollectedResponse(head: self.servedHead(entry, facts: facts, status: status, now: now), body: body)
+        if status == .hit {
+            collected.extras = Self.hitExtras   // shared: a hit allocates no box for its status
+        } else {
+            collected.extras.values.cacheStatus = status
+        }
         // The entry's key is the request's URL: no need to write it out again.
-        return ClientResponse(collected: collected, request: request.head, url: entry.key)
+        return ClientResponse(collected: collected, request: request, url: entry.key)
+    }
+
+    /// What a fresh hit carries besides head and body: its status alone, one box for all.
+    private static let hitExtras: ExchangeExtras = {
+        var values = ExchangeExtras.Values()
+        values.cacheStatus = .hit
+        return ExchangeExtras(values)
+    }()
+
+    /// The stored head as served now: its `Age`, and the `Cache-Status` field when configured.
+    private func servedHead(_ entry: StoredResponse, facts: EntryFacts, status: CacheStatus, now: Double) -> HTTPResponse {
+        var head = entry.head
+        let age = facts.currentAge(now: now)
+        head.headerFields[.age] = String(Int(age.rounded(.down)))
+        if let name = self.options.statusHeaderName {
+            let ttl = Int((facts.lifetime - age).rounded(.down))
+            head.headerFields.append(HTTPField(name: .cacheStatus, value: status.headerValue(cacheName: name, ttl: ttl)))
+        }
+        return head
     }
 
     /// `response` with its cache status, and the `Cache-Status` field when configured.

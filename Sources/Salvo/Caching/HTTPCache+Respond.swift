@@ -34,6 +34,28 @@ extension HTTPCache {
                                      collapsing: self.options.collapsesMisses && !CacheRules.isConditional(head), next: next)
     }
 
+    /// A fresh stored answer to a plain `GET` from a memory store, made without a
+    /// ``ClientRequest`` (the client asks before building one, when its cache is its only
+    /// middleware); nil in every other case, which then takes the chain (``respond(to:next:)``).
+    /// The same rules: a request with directives of its own, preconditions or a range, or a
+    /// policy other than the protocol's, is not answered here.
+    func freshAnswer(_ head: HTTPRequest, policy: CachePolicy, maxBodySize: Int) -> ClientResponse? {
+        guard policy == .useProtocolCachePolicy, head.method == .get, let memory = self.store as? MemoryCacheStore,
+              !head.headerFields.contains(where: { Self.notPlain.contains($0.name) }) else { return nil }
+        let key = CacheRules.key(for: head)
+        guard let (entry, body, kept) = memory.first(key, where: { CacheRules.matches(head, $0) }), body.count <= maxBodySize else { return nil }
+        let now = self.clock.now()
+        let facts = kept ?? self.rules.facts(entry)
+        if kept == nil { memory.keep(facts, key: key, id: entry.id) }
+        guard self.rules.usability(of: entry, for: head, now: now, asked: CacheControl([String]()), facts: facts) == .fresh else { return nil }
+        return self.made(head, from: entry, body: body, facts: facts, status: .hit, now: now)
+    }
+
+    /// What makes a request more than a plain `GET` to the cache: directives, preconditions,
+    /// a range.
+    private static let notPlain: Set<HTTPField.Name> = [.cacheControl, .pragma, .ifNoneMatch, .ifModifiedSince, .ifMatch,
+                                                        .ifUnmodifiedSince, .ifRange, .range]
+
     private func lookUp(_ request: ClientRequest, key: String, policy: CachePolicy, directives: CacheControl, collapsing: Bool,
                         next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
         let head = request.head
@@ -41,8 +63,9 @@ extension HTTPCache {
         // A fresh answer from memory, the common hit: one visit to the store, the entry's
         // facts read once.
         if policy == .useProtocolCachePolicy, !request.isStreaming, let memory = self.store as? MemoryCacheStore,
-           let (selected, body) = memory.first(key, where: { CacheRules.matches(head, $0) }) {
-            let facts = self.rules.facts(selected)
+           let (selected, body, kept) = memory.first(key, where: { CacheRules.matches(head, $0) }) {
+            let facts = kept ?? self.rules.facts(selected)
+            if kept == nil { memory.keep(facts, key: key, id: selected.id) }
             if self.rules.usability(of: selected, for: head, now: now, asked: directives, facts: facts) == .fresh,
                let answer = await self.answer(request, from: selected, status: .hit, now: now, facts: facts, body: body) {
                 return answer

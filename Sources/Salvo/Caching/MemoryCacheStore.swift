@@ -12,6 +12,8 @@ public final class MemoryCacheStore: HTTPCacheStore {
         var body: [UInt8]
         /// Larger is more recently used.
         var lastUse: UInt64
+        /// What the cache's rules read of the entry's fields, kept beside it once read.
+        var facts: EntryFacts? = nil
     }
 
     private struct State {
@@ -71,13 +73,21 @@ public final class MemoryCacheStore: HTTPCacheStore {
 
     /// The most recently stored entry under `key` that `matches`, with its body, marked used —
     /// a hit's one visit to the store: no list copied, one lock.
-    func first(_ key: String, where matches: (StoredResponse) -> Bool) -> (entry: StoredResponse, body: [UInt8])? {
+    func first(_ key: String, where matches: (StoredResponse) -> Bool) -> (entry: StoredResponse, body: [UInt8], facts: EntryFacts?)? {
         self.state.withLock { state in
             guard let index = state.items[key]?.lastIndex(where: { matches($0.entry) }) else { return nil }
             let use = state.touch()
             state.items[key]![index].lastUse = use
             let item = state.items[key]![index]
-            return (item.entry, item.body)
+            return (item.entry, item.body, item.facts)
+        }
+    }
+
+    /// Keeps `facts` beside the entry `id` of `key` (dropped when its head is replaced).
+    func keep(_ facts: EntryFacts, key: String, id: String) {
+        self.state.withLock { state in
+            guard let index = state.items[key]?.firstIndex(where: { $0.entry.id == id }) else { return }
+            state.items[key]![index].facts = facts
         }
     }
 
@@ -105,6 +115,7 @@ public final class MemoryCacheStore: HTTPCacheStore {
             var updated = entry
             updated.bodySize = list[index].entry.bodySize
             list[index].entry = updated
+            list[index].facts = nil
             list[index].lastUse = state.touch()
             state.items[entry.key] = list
         }

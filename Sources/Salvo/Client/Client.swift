@@ -103,6 +103,9 @@ public final class Client: Sendable {
     public let configuration: Configuration
     /// The middleware, linked once (nil without any).
     let chain: MiddlewareNext?
+    /// The client's cache when it is the only middleware: then a fresh answer it holds is
+    /// given before the call builds its way through the chain.
+    let cacheAlone: HTTPCache?
     /// The calls running with an id, to cancel them by it.
     let calls = CallRegistry()
 
@@ -113,6 +116,7 @@ public final class Client: Sendable {
         self.configuration = configuration
         let cache = configuration.cache.map { [CacheMiddleware(cache: $0) as any Middleware] } ?? []
         self.chain = Self.chain(configuration.middleware + cache, transport: self.transport, defaults: configuration)
+        self.cacheAlone = configuration.middleware.isEmpty ? configuration.cache : nil
     }
 
     /// A client for the URL in `baseURL`.

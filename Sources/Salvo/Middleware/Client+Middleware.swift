@@ -45,6 +45,11 @@ extension Client {
                                                   limit: options.maxBodySize ?? self.configuration.maxBodySize,
                                                   streaming: streaming, transport: self.transport)
         }
+        if let cache = self.cacheAlone, !streaming,
+           let fresh = cache.freshAnswer(head, policy: options.cachePolicy ?? self.configuration.cachePolicy,
+                                         maxBodySize: options.maxBodySize ?? self.configuration.maxBodySize) {
+            return fresh
+        }
         return try await chain(ClientRequest(head: head, body: body, operationName: operationName, baseURL: self.baseURL,
                                              options: self.middlewareOptions(options), metadata: metadata, isStreaming: streaming,
                                              coders: self.configuration.coders))

@@ -122,6 +122,20 @@ import Testing
         #expect(order.withLock { $0 } == ["follower", "leader"])
     }
 
+    /// A stored body larger than a call takes is not handed to it, with the cache alone in the
+    /// client (answered before the chain) or behind another middleware.
+    @Test func aStoredBodyKeepsToTheCallsLimit() async throws {
+        self.mock.on(.get, "/big", reply: .init(headerFields: [.cacheControl: "max-age=100"], body: Array(repeating: 0x61, count: 100)))
+        for middleware in [[], [PassOn()] as [any Middleware]] {
+            let client = try Client(baseURL: "http://api.test", transport: self.mock,
+                                    configuration: .init(middleware: middleware, cache: HTTPCache(clock: self.clock.cacheClock)))
+            #expect(try await client.send(self.get("/big")).body.count == 100)
+            #expect(try await client.send(self.get("/big")).cacheStatus == .hit)
+            let small = Client.CallOptions(maxBodySize: 10)
+            await #expect(throws: ClientError.self) { _ = try await client.send(self.get("/big"), options: small) }
+        }
+    }
+
     /// Credentials are kept as digests in what the store holds.
     @Test func storedVariantsHoldNoCredentials() async throws {
         self.mock.on(.get, "/me", reply: .init(headerFields: [.cacheControl: "max-age=100"], body: Array("me".utf8)))
@@ -148,5 +162,12 @@ import Testing
         #expect(rules.usability(of: entry, for: asking("max-stale=-5"), now: 2000) == .mustValidate)
         #expect(rules.usability(of: entry, for: asking("max-stale"), now: 2000) == .staleAllowed(.requestAllowed))
         #expect(rules.usability(of: entry, for: asking("max-stale=5000"), now: 2000) == .staleAllowed(.requestAllowed))
+    }
+}
+
+/// A middleware that only passes the request on.
+private struct PassOn: Middleware {
+    func intercept(_ request: ClientRequest, next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
+        try await next(request)
     }
 }
