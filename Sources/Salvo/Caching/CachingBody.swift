@@ -4,12 +4,62 @@ import Synchronization
 /// chunk is written to the entry's writer, which commits at the body's clean end. A reader
 /// that stops early, a body that fails, or a writer that refuses (past the store's limit)
 /// leaves nothing stored; the reader sees no difference either way.
-struct CachingBody: AsyncSequence, Sendable {
-    typealias Element = [UInt8]
+final class CachingBody: ResponseBodySource {
+    private let upstream: ResponseBody
+    private let sink: Sink
+    /// The upstream body's one iterator, taken by the first reader.
+    private let iterator: Mutex<ResponseBody.AsyncIterator?>
 
-    let upstream: ResponseBody
-    let sink: Sink
+    init(upstream: ResponseBody, sink: Sink) {
+        self.upstream = upstream
+        self.sink = sink
+        self.iterator = Mutex(upstream.makeAsyncIterator())
+    }
 
+    /// A body read from the upstream one and stored as it goes.
+    static func body(_ upstream: ResponseBody, sink: Sink) -> ResponseBody {
+        ResponseBody(source: CachingBody(upstream: upstream, sink: sink))
+    }
+
+    func next() async -> Result<[UInt8]?, TransportError> {
+        // One reader at a time (claimReader): the iterator is taken out while it reads.
+        guard var iterator = self.iterator.withLock({ $0.take() }) else { return .failure(.secondReader) }
+        defer { self.iterator.withLock { $0 = iterator } }
+        do {
+            guard let chunk = try await iterator.next() else {
+                await self.sink.finish()
+                return .success(nil)
+            }
+            await self.sink.write(chunk)
+            return .success(chunk)
+        } catch {
+            await self.sink.abort()
+            return .failure(error)
+        }
+    }
+
+    /// The reader is gone or cancelled: the upstream body stops (its connection is let go),
+    /// and nothing is stored.
+    func cancel() {
+        self.upstream.cancel()
+        let sink = self.sink
+        Task { await sink.abort() }
+    }
+
+    private let claimed = Mutex(false)
+
+    func claimReader() -> Bool {
+        self.claimed.withLock { claimed in
+            defer { claimed = true }
+            return !claimed
+        }
+    }
+
+    var trailers: HTTPFields? { self.upstream.trailers }
+    var metrics: TransportMetrics? { self.upstream.metrics }
+}
+
+extension CachingBody {
     /// The entry's writer, and whether it is still taking chunks.
     final class Sink: Sendable {
         private let writer: any CacheEntryWriter
@@ -64,26 +114,4 @@ struct CachingBody: AsyncSequence, Sendable {
         }
     }
 
-    struct AsyncIterator: AsyncIteratorProtocol {
-        var upstream: ResponseBody.AsyncIterator
-        let sink: Sink
-
-        mutating func next() async throws -> [UInt8]? {
-            do {
-                guard let chunk = try await self.upstream.next() else {
-                    await self.sink.finish()
-                    return nil
-                }
-                await self.sink.write(chunk)
-                return chunk
-            } catch {
-                await self.sink.abort()
-                throw error
-            }
-        }
-    }
-
-    func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(upstream: self.upstream.makeAsyncIterator(), sink: self.sink)
-    }
 }

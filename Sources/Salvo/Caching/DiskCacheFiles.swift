@@ -237,12 +237,13 @@ final class MetadataMemo: Sendable {
     }
 }
 
-/// Runs `work` — an fsync, a body copied, a directory swept — on a thread of its own, off
+/// Runs `work` — an fsync, a body copied, a directory swept — on one of Dispatch's threads, off
 /// Swift's cooperative pool, whose few threads (one per core) must never wait on a disk.
 func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+    // Dispatch's threads, not one of our own per call: under load many commits wait their
+    // turn on a bounded set of threads instead of each starting one.
     await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
-        let thread = Thread { continuation.resume(returning: work()) }
-        thread.start()
+        DispatchQueue.global(qos: .utility).async { continuation.resume(returning: work()) }
     }
 }
 

@@ -126,7 +126,7 @@ extension HTTPCache {
         }
         var teed = response
         let sink = CachingBody.Sink(writer: writer, replacing: replaced) { [self] in !self.wasInvalidated(key, since: requestTime) }
-        teed.body = .stream(CachingBody(upstream: response.body, sink: sink))
+        teed.body = CachingBody.body(response.body, sink: sink)
         return self.marked(teed, status(true), ttl: self.rules.timeToLive(entry, now: responseTime))
     }
 }

@@ -19,6 +19,9 @@ public final class MemoryCacheStore: HTTPCacheStore {
     private struct State {
         var items: [String: [Item]] = [:]
         var size = 0
+        /// Bytes held by writers not yet committed: bounded by the capacity too, so that many
+        /// bodies being stored at once cannot hold more than the store would keep.
+        var pending = 0
         var tick: UInt64 = 0
 
         mutating func touch() -> UInt64 {
@@ -149,6 +152,20 @@ public final class MemoryCacheStore: HTTPCacheStore {
         }
     }
 
+    /// Reserves `count` bytes for a body being written; false when the bodies being written
+    /// would then hold more than the capacity.
+    fileprivate func reserve(_ count: Int) -> Bool {
+        self.state.withLock { state in
+            guard state.pending + count <= self.capacity else { return false }
+            state.pending += count
+            return true
+        }
+    }
+
+    fileprivate func release(_ count: Int) {
+        self.state.withLock { $0.pending = max(0, $0.pending - count) }
+    }
+
     /// Collects a body, refusing past the entry limit.
     private final class Writer: CacheEntryWriter {
         private let store: MemoryCacheStore
@@ -161,6 +178,10 @@ public final class MemoryCacheStore: HTTPCacheStore {
         }
 
         func write(_ bytes: [UInt8]) async throws {
+            guard self.store.reserve(bytes.count) else {
+                await self.abort()
+                throw TransportError(.bodyTooLarge, detail: "the bodies being stored hold the store's whole capacity")
+            }
             let fits = self.body.withLock { body -> Bool in
                 guard var current = body else { return false }
                 body = nil   // moved out, so the append below does not copy
@@ -169,10 +190,16 @@ public final class MemoryCacheStore: HTTPCacheStore {
                 body = current
                 return true
             }
-            if !fits { throw TransportError(.bodyTooLarge, detail: "a cached body is limited to \(self.store.entryLimit) bytes") }
+            // Counted, whatever happened: the release below gives back all that was reserved.
+            self.reserved.withLock { $0 += bytes.count }
+            if !fits {
+                await self.abort()
+                throw TransportError(.bodyTooLarge, detail: "a cached body is limited to \(self.store.entryLimit) bytes")
+            }
         }
 
         func commit(replacing: [String]) async throws {
+            defer { self.release() }
             guard let bytes = self.body.withLock({ body in defer { body = nil }; return body }) else {
                 throw TransportError(.bodyTooLarge, detail: "the entry was aborted")
             }
@@ -181,6 +208,17 @@ public final class MemoryCacheStore: HTTPCacheStore {
 
         func abort() async {
             self.body.withLock { $0 = nil }
+            self.release()
         }
+
+        /// What this writer reserved of the store's capacity.
+        private let reserved = Mutex(0)
+
+        private func release() {
+            let bytes = self.reserved.withLock { reserved in defer { reserved = 0 }; return reserved }
+            if bytes > 0 { self.store.release(bytes) }
+        }
+
+        deinit { self.release() }
     }
 }

@@ -62,4 +62,23 @@ import Testing
         for key in ["a", "c", "d"] { #expect(await store.entries(for: key).count == 1, "\(key)") }
         #expect(store.size == 3 * 1512)
     }
+
+    /// Bodies being written count against the capacity too: many at once cannot hold more
+    /// than the store keeps; what an abort or a commit held is given back.
+    @Test func bodiesBeingWrittenAreBoundedByTheCapacity() async throws {
+        let store = MemoryCacheStore(capacity: 2000, entryLimit: 1000)
+        let first = try #require(await store.makeWriter(for: self.entry("one", key: "one")))
+        let second = try #require(await store.makeWriter(for: self.entry("two", key: "two")))
+        try await first.write(Array(repeating: 1, count: 1000))
+        try await second.write(Array(repeating: 2, count: 1000))
+        let third = try #require(await store.makeWriter(for: self.entry("three", key: "three")))
+        await #expect(throws: TransportError.self) { try await third.write([3]) }
+        await first.abort()
+        let fourth = try #require(await store.makeWriter(for: self.entry("four", key: "four")))
+        try await fourth.write(Array(repeating: 4, count: 500))
+        try await fourth.commit(replacing: [])
+        #expect(await store.entries(for: "four").count == 1)
+        try await second.commit(replacing: [])
+        #expect(await store.entries(for: "two").count == 1)
+    }
 }
