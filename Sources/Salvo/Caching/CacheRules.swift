@@ -115,6 +115,33 @@ struct CacheRules: Sendable {
         entry.varyValues.allSatisfy { vary in vary.name != "*" && self.storedValue(of: vary.name, in: request) == vary.value }
     }
 
+    /// A request's values as variants keep them, its credentials' digests computed once
+    /// (not once per stored variant, under a store's lock).
+    struct RequestValues: Sendable {
+        let request: HTTPRequest
+        let authorization: String?
+        let cookie: String?
+
+        init(_ request: HTTPRequest) {
+            self.request = request
+            self.authorization = CacheRules.storedValue(of: "authorization", in: request)
+            self.cookie = CacheRules.storedValue(of: "cookie", in: request)
+        }
+
+        func value(of name: String) -> String? {
+            switch name {
+            case "authorization": self.authorization
+            case "cookie": self.cookie
+            default: CacheRules.storedValue(of: name, in: self.request)
+            }
+        }
+
+        /// Whether `entry` was chosen by these values (`Vary: *` never matches).
+        func matches(_ entry: StoredResponse) -> Bool {
+            entry.varyValues.allSatisfy { vary in vary.name != "*" && self.value(of: vary.name) == vary.value }
+        }
+    }
+
     // MARK: Storing (§3)
 
     /// Whether `response` to `request` may be stored, and is worth it.

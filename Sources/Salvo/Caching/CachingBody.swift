@@ -68,11 +68,15 @@ extension CachingBody {
         /// Asked at the end: false when what was written may no longer be kept (the URL
         /// was invalidated while the body came in).
         private let mayCommit: @Sendable () -> Bool
+        /// Removes what was committed, when `mayCommit` says no right after the commit.
+        private let takeBack: @Sendable () async -> Void
 
-        init(writer: any CacheEntryWriter, replacing: [String], mayCommit: @escaping @Sendable () -> Bool = { true }) {
+        init(writer: any CacheEntryWriter, replacing: [String], mayCommit: @escaping @Sendable () -> Bool = { true },
+             takeBack: @escaping @Sendable () async -> Void = {}) {
             self.writer = writer
             self.replacing = replacing
             self.mayCommit = mayCommit
+            self.takeBack = takeBack
         }
 
         private func take() -> Bool {
@@ -96,6 +100,7 @@ extension CachingBody {
             }
             do {
                 try await self.writer.commit(replacing: self.replacing)
+                if !self.mayCommit() { await self.takeBack() }
             } catch {
                 await self.writer.abort()
             }

@@ -42,7 +42,13 @@ extension HTTPCache {
     /// mark it afterwards).
     func made(_ request: HTTPRequest, from entry: StoredResponse, body: [UInt8], facts: EntryFacts, status: CacheStatus,
               now: Double) -> ClientResponse {
-        var collected = CollectedResponse(head: self.servedHead(entry, facts: facts, status: status, now: now), body: body)
+        self.made(request, from: entry, body: body, servedHead: self.servedHead(entry, facts: facts, status: status, now: now), status: status)
+    }
+
+    /// A whole answer with the head as served (its `Age` and status written already).
+    func made(_ request: HTTPRequest, from entry: StoredResponse, body: [UInt8], servedHead: HTTPResponse,
+              status: CacheStatus) -> ClientResponse {
+        var collected = CollectedResponse(head: servedHead, body: body)
         if status == .hit {
             collected.extras = Self.hitExtras   // shared: a hit allocates no box for its status
         } else {
@@ -118,6 +124,12 @@ extension HTTPCache {
                     return self.marked(response, status(false))
                 }
                 try await writer.commit(replacing: replaced)
+                // An invalidation between the check and the commit: taken back (the record is
+                // written before the store is emptied, so one of the two looks sees it).
+                if self.wasInvalidated(key, since: requestTime) {
+                    await self.store.remove(id: entry.id, key: key)
+                    return self.marked(response, status(false))
+                }
             } catch {
                 await writer.abort()
                 return self.marked(response, status(false))
@@ -125,7 +137,8 @@ extension HTTPCache {
             return self.marked(response, status(true), ttl: self.rules.timeToLive(entry, now: responseTime))
         }
         var teed = response
-        let sink = CachingBody.Sink(writer: writer, replacing: replaced) { [self] in !self.wasInvalidated(key, since: requestTime) }
+        let sink = CachingBody.Sink(writer: writer, replacing: replaced, mayCommit: { [self] in !self.wasInvalidated(key, since: requestTime) },
+                                    takeBack: { [self] in await self.store.remove(id: entry.id, key: key) })
         teed.body = CachingBody.body(response.body, sink: sink)
         return self.marked(teed, status(true), ttl: self.rules.timeToLive(entry, now: responseTime))
     }

@@ -43,12 +43,21 @@ extension HTTPCache {
         guard policy == .useProtocolCachePolicy, head.method == .get, let memory = self.store as? MemoryCacheStore,
               !head.headerFields.contains(where: { Self.notPlain.contains($0.name) }) else { return nil }
         let key = CacheRules.key(for: head)
-        guard let (entry, body, kept) = memory.first(key, where: { CacheRules.matches(head, $0) }), body.count <= maxBodySize else { return nil }
+        // A request with credentials has them digested once, not once per stored variant under
+        // the store's lock; one without has nothing to digest.
+        let found = head.headerFields[.authorization] == nil && head.headerFields[.cookie] == nil
+            ? memory.first(key, where: { CacheRules.matches(head, $0) })
+            : memory.first(key, where: CacheRules.RequestValues(head).matches)
+        guard let (entry, body, kept, served) = found, body.count <= maxBodySize else { return nil }
         let now = self.clock.now()
         let facts = kept ?? self.rules.facts(entry)
-        if kept == nil { memory.keep(facts, key: key, id: entry.id) }
+        if kept == nil { memory.keep(facts, for: entry) }
         guard self.rules.usability(of: entry, for: head, now: now, asked: CacheControl([String]()), facts: facts) == .fresh else { return nil }
-        return self.made(head, from: entry, body: body, facts: facts, status: .hit, now: now)
+        let age = Int(facts.currentAge(now: now).rounded(.down))
+        if let served, served.age == age { return self.made(head, from: entry, body: body, servedHead: served.head, status: .hit) }
+        let answer = self.made(head, from: entry, body: body, facts: facts, status: .hit, now: now)
+        memory.keepServed(answer.head, age: age, for: entry)
+        return answer
     }
 
     /// What makes a request more than a plain `GET` to the cache: directives, preconditions,
@@ -63,9 +72,9 @@ extension HTTPCache {
         // A fresh answer from memory, the common hit: one visit to the store, the entry's
         // facts read once.
         if policy == .useProtocolCachePolicy, !request.isStreaming, let memory = self.store as? MemoryCacheStore,
-           let (selected, body, kept) = memory.first(key, where: { CacheRules.matches(head, $0) }) {
+           let (selected, body, kept, _) = memory.first(key, where: CacheRules.RequestValues(head).matches) {
             let facts = kept ?? self.rules.facts(selected)
-            if kept == nil { memory.keep(facts, key: key, id: selected.id) }
+            if kept == nil { memory.keep(facts, for: selected) }
             if self.rules.usability(of: selected, for: head, now: now, asked: directives, facts: facts) == .fresh,
                let answer = await self.answer(request, from: selected, status: .hit, now: now, facts: facts, body: body) {
                 return answer

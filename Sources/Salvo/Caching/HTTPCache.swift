@@ -97,8 +97,10 @@ public final class HTTPCache: Sendable {
         let now = self.clock.now()
         self.invalidations.withLock { invalidations in
             if invalidations.count >= 4096 {
-                // Only the recent ones matter: a request older than ten minutes is long over.
-                invalidations = invalidations.filter { now - $0.value < 600 }
+                // Only the recent ones matter: the newest half is kept (and, once in a while,
+                // the sorting this takes is all it costs).
+                let kept = invalidations.sorted { $0.value > $1.value }.prefix(2048)
+                invalidations = Dictionary(uniqueKeysWithValues: kept.map { ($0.key, $0.value) })
             }
             invalidations[key] = now
         }

@@ -14,6 +14,9 @@ public final class MemoryCacheStore: HTTPCacheStore {
         var lastUse: UInt64
         /// What the cache's rules read of the entry's fields, kept beside it once read.
         var facts: EntryFacts? = nil
+        /// The head last served from it and its age in whole seconds: the hits of one second
+        /// share it, instead of each copying the stored head to write its `Age`.
+        var served: (age: Int, head: HTTPResponse)? = nil
     }
 
     private struct State {
@@ -76,21 +79,35 @@ public final class MemoryCacheStore: HTTPCacheStore {
 
     /// The most recently stored entry under `key` that `matches`, with its body, marked used —
     /// a hit's one visit to the store: no list copied, one lock.
-    func first(_ key: String, where matches: (StoredResponse) -> Bool) -> (entry: StoredResponse, body: [UInt8], facts: EntryFacts?)? {
+    func first(_ key: String, where matches: (StoredResponse) -> Bool)
+        -> (entry: StoredResponse, body: [UInt8], facts: EntryFacts?, served: (age: Int, head: HTTPResponse)?)? {
         self.state.withLock { state in
             guard let index = state.items[key]?.lastIndex(where: { matches($0.entry) }) else { return nil }
             let use = state.touch()
             state.items[key]![index].lastUse = use
             let item = state.items[key]![index]
-            return (item.entry, item.body, item.facts)
+            return (item.entry, item.body, item.facts, item.served)
         }
     }
 
-    /// Keeps `facts` beside the entry `id` of `key` (dropped when its head is replaced).
-    func keep(_ facts: EntryFacts, key: String, id: String) {
+    /// Keeps the head served from `entry` at `age` beside it (unless its head was replaced).
+    func keepServed(_ head: HTTPResponse, age: Int, for entry: StoredResponse) {
         self.state.withLock { state in
-            guard let index = state.items[key]?.firstIndex(where: { $0.entry.id == id }) else { return }
-            state.items[key]![index].facts = facts
+            guard let index = state.items[entry.key]?.firstIndex(where: {
+                $0.entry.id == entry.id && $0.entry.responseTime == entry.responseTime && $0.entry.requestTime == entry.requestTime
+            }) else { return }
+            state.items[entry.key]![index].served = (age, head)
+        }
+    }
+
+    /// Keeps `facts`, read from `entry`, beside it — unless its head was replaced meanwhile
+    /// (a revalidation gives it new times): facts never sit beside another head than theirs.
+    func keep(_ facts: EntryFacts, for entry: StoredResponse) {
+        self.state.withLock { state in
+            guard let index = state.items[entry.key]?.firstIndex(where: {
+                $0.entry.id == entry.id && $0.entry.responseTime == entry.responseTime && $0.entry.requestTime == entry.requestTime
+            }) else { return }
+            state.items[entry.key]![index].facts = facts
         }
     }
 
@@ -119,6 +136,7 @@ public final class MemoryCacheStore: HTTPCacheStore {
             updated.bodySize = list[index].entry.bodySize
             list[index].entry = updated
             list[index].facts = nil
+            list[index].served = nil
             list[index].lastUse = state.touch()
             state.items[entry.key] = list
         }

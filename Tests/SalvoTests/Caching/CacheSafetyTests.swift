@@ -136,6 +136,33 @@ import Testing
         }
     }
 
+    /// The hits of one second share the head they are served with; the next second's say
+    /// their own age, and a revalidated entry never serves the old head.
+    @Test func hitsSayTheirAgeToTheSecond() async throws {
+        let etag = "\"e\""
+        self.mock.on(.get, "/aged") { request in
+            if request.headerFields[.ifNoneMatch] == etag {
+                return .init(status: .notModified, headerFields: [.eTag: etag, .cacheControl: "max-age=100", HTTPField.Name("X-V")!: "2"])
+            }
+            return .init(headerFields: [.eTag: etag, .cacheControl: "max-age=100", .date: self.clock.date(), HTTPField.Name("X-V")!: "1"],
+                         body: Array("a".utf8))
+        }
+        let client = try self.client(.init(statusHeaderName: "Salvo"))
+        _ = try await client.send(self.get("/aged"))
+        self.clock.advance(30)
+        let first = try await client.send(self.get("/aged"))
+        self.clock.advance(0.5)
+        let second = try await client.send(self.get("/aged"))
+        self.clock.advance(0.5)
+        let third = try await client.send(self.get("/aged"))
+        #expect(first.headerFields[.age] == "30" && second.headerFields[.age] == "30" && third.headerFields[.age] == "31")
+        #expect(third.headerFields[.cacheStatus] == "Salvo; hit; ttl=69")
+        self.clock.advance(100)
+        #expect(try await client.send(self.get("/aged")).cacheStatus == .revalidated)
+        let after = try await client.send(self.get("/aged"))
+        #expect(after.cacheStatus == .hit && after.headerFields[HTTPField.Name("X-V")!] == "2" && after.headerFields[.age] == "0")
+    }
+
     /// Credentials are kept as digests in what the store holds.
     @Test func storedVariantsHoldNoCredentials() async throws {
         self.mock.on(.get, "/me", reply: .init(headerFields: [.cacheControl: "max-age=100"], body: Array("me".utf8)))
