@@ -160,9 +160,7 @@ import Testing
             await store.removeAll(key: Self.key)
             #expect(await store.entries(for: Self.key).isEmpty)
             #expect(await store.entries(for: other.key) == [other])
-            // An entry stored right after an invalidation is taken back (the safe side of the
-            // file system's clock); a second later it stays.
-            try Self.ageTombstones(directory)
+            // Stored right after an invalidation: it stays (the mark holds its exact moment).
             try await Self.put(store, gzip)
             await store.removeAll()
             #expect(await store.entries(for: Self.key).isEmpty)
@@ -326,15 +324,6 @@ import Testing
         }
     }
 
-    /// Every invalidation mark under `directory` dated a second back, as if made that long ago.
-    static func ageTombstones(_ directory: String) throws {
-        let paths = [directory + "/" + Tombstones.name] + (try FileManager.default.contentsOfDirectory(atPath: directory))
-            .map { directory + "/" + $0 + "/" + Tombstones.name }
-        for path in paths where FileManager.default.fileExists(atPath: path) {
-            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -1)], ofItemAtPath: path)
-        }
-    }
-
     /// An invalidation by another process (here another store on the same directory) wins over
     /// a writer already under way: what it commits afterwards is taken back, whole; a writer
     /// begun after the invalidation keeps its entry. Also for the whole store.
@@ -351,8 +340,7 @@ import Testing
                 #expect(await one.entries(for: entry.key).isEmpty)
                 #expect(await other.entries(for: entry.key).isEmpty)
                 #expect(Self.files(directory, suffix: ".entry").isEmpty && Self.files(directory, suffix: ".partial").isEmpty)
-                // The invalidation a second ago: a writer begun now keeps its entry.
-                try Self.ageTombstones(directory)
+                // A writer begun after the invalidation keeps its entry, at once.
                 try await Self.put(one, entry)
                 #expect(await other.entries(for: entry.key).map(\.id) == [entry.id])
             }

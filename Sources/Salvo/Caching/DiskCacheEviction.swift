@@ -44,9 +44,11 @@ enum Sweeper {
                 guard lstat(path, &info) == 0 else { continue }   // gone meanwhile
                 left += 1
                 guard (info.st_mode & S_IFMT) == S_IFREG else { continue }
-                if name.hasSuffix(EntryFormat.temporarySuffix) || name == Tombstones.name {
-                    // A dead writer's file, or an old invalidation no writer began before.
-                    if now - Files.modificationTime(info) > temporaryAge, unlink(path) == 0 {
+                if name.hasSuffix(EntryFormat.temporarySuffix) || name.hasPrefix(Tombstones.name) {
+                    // A dead writer's file, or an invalidation mark no writer still under way
+                    // can predate (a mark's own temporary file too).
+                    let age = name.hasPrefix(Tombstones.name) ? max(temporaryAge, Tombstones.lifetime) : temporaryAge
+                    if now - Files.modificationTime(info) > age, unlink(path) == 0 {
                         result.temporariesRemoved += 1
                         left -= 1
                     }

@@ -265,26 +265,36 @@ struct DirectoryStamp: Hashable, Sendable {
     var modified: Double { Double(max(self.modifiedNanoseconds, self.changedNanoseconds)) / 1e9 }
 }
 
-/// The entries listed from each key's directory, with the directory's stamp when they were
-/// listed. Bounded: past its size it starts over.
+/// The entries listed for each key from its directory, with the directory's stamp when they
+/// were listed. Bounded: past its size it starts over.
 final class ListingMemo: Sendable {
     private struct Listing: Sendable {
         var stamp: DirectoryStamp
         var entries: [StoredResponse]
     }
 
-    private let listings = Mutex<[String: Listing]>([:])
-    static let limit = 4096
-
-    /// The entries listed from `directory`, when it still has `stamp`.
-    func listing(_ directory: String, _ stamp: DirectoryStamp) -> [StoredResponse]? {
-        self.listings.withLock { $0[directory] }.flatMap { $0.stamp == stamp ? $0.entries : nil }
+    private struct State: Sendable {
+        var listings: [String: Listing] = [:]
+        /// Entries held in all the listings.
+        var held = 0
     }
 
-    func keep(_ entries: [StoredResponse], _ directory: String, _ stamp: DirectoryStamp) {
-        self.listings.withLock { listings in
-            if listings.count >= Self.limit { listings.removeAll(keepingCapacity: true) }
-            listings[directory] = Listing(stamp: stamp, entries: entries)
+    private let state = Mutex(State())
+    static let limit = 4096
+
+    /// The entries of `key` listed from its directory, when that still has `stamp`.
+    func listing(_ key: String, _ stamp: DirectoryStamp) -> [StoredResponse]? {
+        self.state.withLock { $0.listings[key] }.flatMap { $0.stamp == stamp ? $0.entries : nil }
+    }
+
+    func keep(_ entries: [StoredResponse], _ key: String, _ stamp: DirectoryStamp) {
+        self.state.withLock { state in
+            // Bounded in keys and in entries held (a key may have many variants).
+            if state.listings.count >= Self.limit || state.held + entries.count > 4 * Self.limit {
+                state = State()
+            }
+            state.held += entries.count - (state.listings[key]?.entries.count ?? 0)
+            state.listings[key] = Listing(stamp: stamp, entries: entries)
         }
     }
 }

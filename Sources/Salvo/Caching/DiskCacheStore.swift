@@ -118,10 +118,15 @@ public final class DiskCacheStore: HTTPCacheStore {
     /// change in the same clock tick would leave its times as they were.
     public func entries(for key: String) async -> [StoredResponse] {
         let keyDirectory = self.directory + "/" + EntryNames.keyDirectory(key)
+        // Read before the stat: a listing is kept only when the directory's last change is
+        // older than the coarsest file-system clock (2 s) by then.
+        let before = Date().timeIntervalSince1970
         var info = stat()
         guard stat(keyDirectory, &info) == 0 else { return [] }
         let stamp = DirectoryStamp(info)
-        if let listed = self.listings.listing(keyDirectory, stamp) { return listed }
+        // By key, not by directory: two keys whose names hash alike share a directory, not a
+        // listing.
+        if let listed = self.listings.listing(key, stamp) { return listed }
         var found: [(response: StoredResponse, storedAt: Double)] = []
         for name in Files.list(keyDirectory) where name.hasSuffix(EntryFormat.entrySuffix) {
             guard case .success(let entry) = OpenedEntry.open(keyDirectory + "/" + name, key: key, id: nil, memo: self.memo) else { continue }
@@ -131,7 +136,7 @@ public final class DiskCacheStore: HTTPCacheStore {
             found.append((entry.response, entry.header.storedAt))
         }
         let entries = found.sorted { ($0.storedAt, $0.response.id) > ($1.storedAt, $1.response.id) }.map(\.response)
-        if Date().timeIntervalSince1970 - stamp.modified >= 1 { self.listings.keep(entries, keyDirectory, stamp) }
+        if before - stamp.modified >= 2 { self.listings.keep(entries, key, stamp) }
         return entries
     }
 
@@ -203,6 +208,8 @@ public final class DiskCacheStore: HTTPCacheStore {
     public func removeAll(key: String) async {
         let keyDirectory = self.directory + "/" + EntryNames.keyDirectory(key)
         Tombstones.mark(keyDirectory)
+        // A mark for a key never stored leaves a directory behind: sweeps come as for commits.
+        await self.stored(bytes: 0)
         for name in Files.list(keyDirectory) where name.hasSuffix(EntryFormat.entrySuffix) {
             let path = keyDirectory + "/" + name
             if case .success(let opened) = OpenedEntry.open(path, key: key, id: nil) {

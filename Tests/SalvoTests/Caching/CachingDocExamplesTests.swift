@@ -56,5 +56,9 @@ private struct GetSubscriptions: Request {
         _ = try await client.send(GetSubscriptions())
         #expect(try await client.send(GetSubscriptions()).cacheStatus == .hit)
         #expect(mock.requests.count == 1)
+        // Removed, then stored by hand at once: it is there.
+        try await client.removeCachedResponse(for: GetSubscriptions())
+        try await client.setCachedResponse(Subscriptions(names: ["mine"]), for: GetSubscriptions(), maxAge: .seconds(60))
+        #expect(try await client.cachedResponse(for: GetSubscriptions()) == Subscriptions(names: ["mine"]))
     }
 }
