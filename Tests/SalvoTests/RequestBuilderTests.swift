@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Salvo
+import SalvoTestSupport
 import Testing
 
 /// The builder DSL (the SwiftyNetworking shape) makes the request it says, through a client
@@ -88,5 +89,26 @@ import Testing
         ]))
         #expect(try await client.send(Get("open", from: ExampleService())).text == "none")
         #expect(try await client.send(Get("closed", from: ExampleService()).authorize()).text == "Bearer secret")
+    }
+
+    /// Over the engine, against the local API server: what it received is what was built.
+    @Test func aBuiltRequestOverTheEngine() async throws {
+        struct LocalService: Service {
+            let baseURL: URL
+        }
+        let server = try await SharedAPI.server.get()
+        let service = LocalService(baseURL: URL(string: server.baseURL)!)
+        let client = try Client(baseURL: "http://127.0.0.1:1", configuration: EngineEndToEndTests.snakeCase)   // its base URL is never used: the service's wins
+        let name = "Ada Lovelace"
+        let echo = try await client.value(
+            Put("echo", from: service)
+                .headers { X_Api_Key(value: "k") }
+                .queryItems { Key("q", value: name) }
+                .body { Key("user") { Key("name", value: name); Key("tags", value: ["x"]) } }
+                .responseBody(Echo.self))
+        #expect(echo.method == "PUT" && echo.path == "/echo")
+        #expect(echo.query == "q=Ada%20Lovelace" || echo.query == "q=Ada+Lovelace")
+        #expect(echo.header("x-api-key") == "k" && echo.header("content-type") == "application/json")
+        #expect(echo.body == #"{"user":{"name":"Ada Lovelace","tags":["x"]}}"#)
     }
 }
