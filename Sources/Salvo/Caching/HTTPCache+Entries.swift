@@ -26,7 +26,7 @@ extension HTTPCache {
             // Larger than the call takes: no answer from here (the origin's will say why).
             guard given.count <= limit else { return nil }
             bytes = given
-        } else if let memory = self.store as? MemoryCacheStore {
+        } else if let memory = self.memory {
             // Straight from memory: no chunk sequence between the stored bytes and the caller.
             guard let stored = memory.bytes(of: entry), stored.count <= limit else { return nil }
             bytes = stored

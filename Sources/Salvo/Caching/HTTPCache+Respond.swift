@@ -40,7 +40,7 @@ extension HTTPCache {
     /// The same rules: a request with directives of its own, preconditions or a range, or a
     /// policy other than the protocol's, is not answered here.
     func freshAnswer(_ head: HTTPRequest, policy: CachePolicy, maxBodySize: Int) -> ClientResponse? {
-        guard policy == .useProtocolCachePolicy, head.method == .get, let memory = self.store as? MemoryCacheStore,
+        guard policy == .useProtocolCachePolicy, head.method == .get, let memory = self.memory,
               !head.headerFields.contains(where: { Self.notPlain.contains($0.name) }) else { return nil }
         let key = CacheRules.key(for: head)
         // A request with credentials has them digested once, not once per stored variant under
@@ -71,7 +71,7 @@ extension HTTPCache {
         let now = self.clock.now()
         // A fresh answer from memory, the common hit: one visit to the store, the entry's
         // facts read once.
-        if policy == .useProtocolCachePolicy, !request.isStreaming, let memory = self.store as? MemoryCacheStore,
+        if policy == .useProtocolCachePolicy, !request.isStreaming, let memory = self.memory,
            let (selected, body, kept, _) = memory.first(key, where: CacheRules.RequestValues(head).matches) {
             let facts = kept ?? self.rules.facts(selected)
             if kept == nil { memory.keep(facts, for: selected) }

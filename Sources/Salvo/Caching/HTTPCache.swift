@@ -60,6 +60,8 @@ public final class HTTPCache: Sendable {
 
     /// Where the entries are kept.
     public let store: any HTTPCacheStore
+    /// The store when it is a ``MemoryCacheStore`` (its hits take a shorter way), found once.
+    let memory: MemoryCacheStore?
     public let options: Options
     let clock: CacheClock
     let rules: CacheRules
@@ -74,6 +76,7 @@ public final class HTTPCache: Sendable {
     /// A cache over `store` (in memory by default), timed by `clock` (the system's by default).
     public init(store: any HTTPCacheStore = MemoryCacheStore(), options: Options = Options(), clock: CacheClock = .system) {
         self.store = store
+        self.memory = store as? MemoryCacheStore
         self.options = options
         self.clock = clock
         let limit = options.heuristicLimit.components
