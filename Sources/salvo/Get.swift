@@ -223,6 +223,11 @@ struct Get: AsyncParsableCommand {
         do {
             (session, plan) = try self.prepare()
         } catch let error as UsageError {
+            // A command line that cannot be run is said even with -s, as curl says it.
+            if error.code == 2 && self.silent && !self.showError {
+                Output.stderr("salvo: (2) \(error.message)\n")
+                return 2
+            }
             return self.report(error.code, error.message)
         } catch let error as TransportError {
             return self.report(CurlExitCode.forError(error), error.description)

@@ -27,6 +27,9 @@ import Testing
         try await side.compare(["-o", "", ok], expectedStatus: 2)
         // A missing value: a usage error.
         try await side.compare([ok, "-o"], expectedStatus: 2)
+        // Said even with -s, as curl says it.
+        let badly = try await CLITests.salvo(["-s", "-o", "", ok])
+        #expect(badly.status == 2 && badly.stderr.contains("option -o: is badly used here"))
         // A cluster with something other than letters is not an option curl knows, and "-"
         // is not a URL: usage errors, nothing fetched.
         try await side.compare(["-s-", "-o", "ff", ok], expectedStatus: 2)
