@@ -20,8 +20,9 @@ import Synchronization
 struct CacheRules: Sendable {
     var heuristicFraction: Double = 0.1
     var heuristicLimit: Double = 86_400
-    /// What each stored response's fields say, read once (a hit reads none of them again).
-    let memo = EntryFactsMemo()
+    /// What each stored response's fields say, read once (a hit reads none of them again): by
+    /// id, stamped with the entry's times (a revalidation gives it new ones).
+    let memo = StampedMemo<String, EntryTimes, EntryFacts>()
 
     /// Heuristically cacheable statuses (RFC 9110 §15.1), 206 left out: ranges are not stored.
     static let heuristicStatuses: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
@@ -186,14 +187,14 @@ struct CacheRules: Sendable {
 
     /// What `entry`'s fields say for its freshness, from the memo or read now.
     func facts(_ entry: StoredResponse) -> EntryFacts {
-        if let known = self.memo.facts(entry) { return known }
+        if let known = self.memo.value(entry.id, EntryTimes(entry)) { return known }
         let directives = CacheControl(entry.head.headerFields)
         let apparentAge = max(0, entry.responseTime - self.dateValue(entry))
         let responseDelay = max(0, entry.responseTime - entry.requestTime)
         let correctedAgeValue = Self.ageValue(entry.head.headerFields) + responseDelay
         let facts = EntryFacts(directives: directives, lifetime: self.readFreshnessLifetime(entry),
                                initialAge: max(apparentAge, correctedAgeValue), responseTime: entry.responseTime)
-        self.memo.remember(facts, for: entry)
+        self.memo.keep(facts, entry.id, EntryTimes(entry))
         return facts
     }
 
@@ -335,33 +336,14 @@ struct EntryFacts: Sendable {
     }
 }
 
-/// The facts of the entries a cache has seen, by id (each stored response gets an id of its
-/// own), with the times they were read at: an entry whose head was replaced by a
-/// revalidation has new times and is read again. Bounded: past its size it starts over.
-final class EntryFactsMemo: Sendable {
-    private struct Known: Sendable {
-        var requestTime: Double
-        var facts: EntryFacts
-    }
+/// The times of a stored response, which a revalidation changes: what its facts are stamped
+/// with.
+struct EntryTimes: Equatable, Sendable {
+    var requestTime: Double
+    var responseTime: Double
 
-    private let entries = Mutex<[String: Known]>([:])
-    static let limit = 4096
-
-    func facts(_ entry: StoredResponse) -> EntryFacts? {
-        guard let known = self.entries.withLock({ $0[entry.id] }), known.facts.responseTime == entry.responseTime,
-              known.requestTime == entry.requestTime else { return nil }
-        return known.facts
-    }
-
-    /// Drops what is known of `id` (its head is being replaced).
-    func forget(_ id: String) {
-        _ = self.entries.withLock { $0.removeValue(forKey: id) }
-    }
-
-    func remember(_ facts: EntryFacts, for entry: StoredResponse) {
-        self.entries.withLock { entries in
-            if entries.count >= Self.limit { entries.removeAll(keepingCapacity: true) }
-            entries[entry.id] = Known(requestTime: entry.requestTime, facts: facts)
-        }
+    init(_ entry: StoredResponse) {
+        self.requestTime = entry.requestTime
+        self.responseTime = entry.responseTime
     }
 }

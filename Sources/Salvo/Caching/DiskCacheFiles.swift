@@ -148,7 +148,7 @@ struct OpenedEntry {
 
     /// Opens the entry file at `path` and checks everything but the body's checksum: the
     /// caller owns the descriptor on success. A damaged file is removed here.
-    static func open(_ path: String, key: String, id: String?, memo: MetadataMemo? = nil) -> Result<OpenedEntry, EntryProblem> {
+    static func open(_ path: String, key: String, id: String?, memo: StampedMemo<FileIdentity, EntryHeader, StoredResponse>? = nil) -> Result<OpenedEntry, EntryProblem> {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return .failure(errno == ENOENT ? .missing : .unreadable(errno)) }
         var info = stat()
@@ -171,7 +171,7 @@ struct OpenedEntry {
     }
 
     private static func check(_ fd: Int32, length: Int, key: String, id: String?, identity: FileIdentity,
-                              memo: MetadataMemo?) -> Result<(EntryHeader, StoredResponse), EntryProblem> {
+                              memo: StampedMemo<FileIdentity, EntryHeader, StoredResponse>?) -> Result<(EntryHeader, StoredResponse), EntryProblem> {
         guard length >= EntryFormat.headerSize else { return .failure(.damaged("shorter than its header")) }
         let headerBytes: [UInt8]
         switch Files.read(fd, count: EntryFormat.headerSize, at: 0) {
@@ -186,7 +186,7 @@ struct OpenedEntry {
         guard header.fileLength == length else {
             return .failure(.damaged("\(length) bytes long, its header says \(header.fileLength ?? -1)"))
         }
-        if let known = memo?.response(identity, header) {
+        if let known = memo?.value(identity, header) {
             // This very file was read and checked before (same inode, same header: the same
             // metadata checksum, lengths and time of storing).
             guard known.key == key, id == nil || known.id == id else { return .failure(.foreign) }
@@ -206,34 +206,9 @@ struct OpenedEntry {
         guard response.bodySize >= 0, UInt64(response.bodySize) == header.bodyLength else {
             return .failure(.damaged("metadata and header disagree on the body's size"))
         }
-        memo?.remember(response, identity, header)
+        memo?.keep(response, identity, header)
         guard response.key == key, id == nil || response.id == id else { return .failure(.foreign) }
         return .success((header, response))
-    }
-}
-
-/// The metadata of entry files a store has read and checked, by file identity and header: a
-/// file read again (every hit reads its entry twice: listed, then its body) is not decoded
-/// again. A file replaced or rewritten has a new inode or header, so it is read anew.
-/// Bounded: past its size it starts over.
-final class MetadataMemo: Sendable {
-    private struct Known: Sendable {
-        var header: EntryHeader
-        var response: StoredResponse
-    }
-
-    private let files = Mutex<[FileIdentity: Known]>([:])
-    static let limit = 4096
-
-    func response(_ identity: FileIdentity, _ header: EntryHeader) -> StoredResponse? {
-        self.files.withLock { $0[identity] }.flatMap { $0.header == header ? $0.response : nil }
-    }
-
-    func remember(_ response: StoredResponse, _ identity: FileIdentity, _ header: EntryHeader) {
-        self.files.withLock { files in
-            if files.count >= Self.limit { files.removeAll(keepingCapacity: true) }
-            files[identity] = Known(header: header, response: response)
-        }
     }
 }
 
@@ -248,8 +223,8 @@ func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
 }
 
 /// A directory's identity and times: equal stamps mean no file was added, renamed or removed
-/// in it between them (but for changes within one clock tick, which ``ListingMemo`` leaves
-/// out).
+/// in it between them (but for changes within one clock tick, which the store's listing memo
+/// leaves out).
 struct DirectoryStamp: Hashable, Sendable {
     var identity: FileIdentity
     var modifiedNanoseconds: Int64
@@ -265,36 +240,3 @@ struct DirectoryStamp: Hashable, Sendable {
     var modified: Double { Double(max(self.modifiedNanoseconds, self.changedNanoseconds)) / 1e9 }
 }
 
-/// The entries listed for each key from its directory, with the directory's stamp when they
-/// were listed. Bounded: past its size it starts over.
-final class ListingMemo: Sendable {
-    private struct Listing: Sendable {
-        var stamp: DirectoryStamp
-        var entries: [StoredResponse]
-    }
-
-    private struct State: Sendable {
-        var listings: [String: Listing] = [:]
-        /// Entries held in all the listings.
-        var held = 0
-    }
-
-    private let state = Mutex(State())
-    static let limit = 4096
-
-    /// The entries of `key` listed from its directory, when that still has `stamp`.
-    func listing(_ key: String, _ stamp: DirectoryStamp) -> [StoredResponse]? {
-        self.state.withLock { $0.listings[key] }.flatMap { $0.stamp == stamp ? $0.entries : nil }
-    }
-
-    func keep(_ entries: [StoredResponse], _ key: String, _ stamp: DirectoryStamp) {
-        self.state.withLock { state in
-            // Bounded in keys and in entries held (a key may have many variants).
-            if state.listings.count >= Self.limit || state.held + entries.count > 4 * Self.limit {
-                state = State()
-            }
-            state.held += entries.count - (state.listings[key]?.entries.count ?? 0)
-            state.listings[key] = Listing(stamp: stamp, entries: entries)
-        }
-    }
-}

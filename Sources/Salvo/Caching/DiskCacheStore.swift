@@ -64,9 +64,9 @@ public final class DiskCacheStore: HTTPCacheStore {
 
     private let accounting = Mutex(Accounting())
     /// What this store read of its files, so that a hit decodes no metadata.
-    let memo = MetadataMemo()
+    let memo = StampedMemo<FileIdentity, EntryHeader, StoredResponse>()
     /// The last listing of each key's directory, while the directory is unchanged.
-    let listings = ListingMemo()
+    let listings = StampedMemo<String, DirectoryStamp, [StoredResponse]>()
     /// How old a temporary file must be for a sweep to take it for a dead writer's.
     let temporaryAge: Double
 
@@ -126,7 +126,7 @@ public final class DiskCacheStore: HTTPCacheStore {
         let stamp = DirectoryStamp(info)
         // By key, not by directory: two keys whose names hash alike share a directory, not a
         // listing.
-        if let listed = self.listings.listing(key, stamp) { return listed }
+        if let listed = self.listings.value(key, stamp) { return listed }
         var found: [(response: StoredResponse, storedAt: Double)] = []
         for name in Files.list(keyDirectory) where name.hasSuffix(EntryFormat.entrySuffix) {
             guard case .success(let entry) = OpenedEntry.open(keyDirectory + "/" + name, key: key, id: nil, memo: self.memo) else { continue }
@@ -136,7 +136,7 @@ public final class DiskCacheStore: HTTPCacheStore {
             found.append((entry.response, entry.header.storedAt))
         }
         let entries = found.sorted { ($0.storedAt, $0.response.id) > ($1.storedAt, $1.response.id) }.map(\.response)
-        if before - stamp.modified >= 2 { self.listings.keep(entries, key, stamp) }
+        if before - stamp.modified >= 2 { self.listings.keep(entries, key, stamp, weight: entries.count) }
         return entries
     }
 

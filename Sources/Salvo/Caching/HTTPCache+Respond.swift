@@ -40,9 +40,24 @@ extension HTTPCache {
     /// The same rules: a request with directives of its own, preconditions or a range, or a
     /// policy other than the protocol's, is not answered here.
     func freshAnswer(_ head: HTTPRequest, policy: CachePolicy, maxBodySize: Int) -> ClientResponse? {
-        guard policy == .useProtocolCachePolicy, head.method == .get, let memory = self.memory,
-              !head.headerFields.contains(where: { Self.notPlain.contains($0.name) }) else { return nil }
-        let key = CacheRules.key(for: head)
+        guard policy == .useProtocolCachePolicy, head.method == .get,
+              !head.headerFields.contains(where: { Self.notPlain.contains($0.name) }),
+              let (memory, hit) = self.freshInMemory(head, key: CacheRules.key(for: head), asked: CacheControl([String]()),
+                                                     maxBodySize: maxBodySize) else { return nil }
+        let age = Int(hit.facts.currentAge(now: hit.now).rounded(.down))
+        if let served = hit.served, served.age == age {
+            return self.made(head, from: hit.entry, body: hit.body, servedHead: served.head, status: .hit)
+        }
+        let answer = self.made(head, from: hit.entry, body: hit.body, facts: hit.facts, status: .hit, now: hit.now)
+        memory.keepServed(answer.head, age: age, for: hit.entry)
+        return answer
+    }
+
+    /// A stored response fresh for `head`, from a memory store, with its body and facts (read
+    /// and kept beside it the first time): one visit to the store, a hit's whole lookup.
+    private func freshInMemory(_ head: HTTPRequest, key: String, asked: CacheControl, maxBodySize: Int)
+        -> (MemoryCacheStore, MemoryHit)? {
+        guard let memory = self.memory else { return nil }
         // A request with credentials has them digested once, not once per stored variant under
         // the store's lock; one without has nothing to digest.
         let found = head.headerFields[.authorization] == nil && head.headerFields[.cookie] == nil
@@ -52,12 +67,16 @@ extension HTTPCache {
         let now = self.clock.now()
         let facts = kept ?? self.rules.facts(entry)
         if kept == nil { memory.keep(facts, for: entry) }
-        guard self.rules.usability(of: entry, for: head, now: now, asked: CacheControl([String]()), facts: facts) == .fresh else { return nil }
-        let age = Int(facts.currentAge(now: now).rounded(.down))
-        if let served, served.age == age { return self.made(head, from: entry, body: body, servedHead: served.head, status: .hit) }
-        let answer = self.made(head, from: entry, body: body, facts: facts, status: .hit, now: now)
-        memory.keepServed(answer.head, age: age, for: entry)
-        return answer
+        guard self.rules.usability(of: entry, for: head, now: now, asked: asked, facts: facts) == .fresh else { return nil }
+        return (memory, MemoryHit(entry: entry, body: body, facts: facts, served: served, now: now))
+    }
+
+    private struct MemoryHit {
+        var entry: StoredResponse
+        var body: [UInt8]
+        var facts: EntryFacts
+        var served: (age: Int, head: HTTPResponse)?
+        var now: Double
     }
 
     /// What makes a request more than a plain `GET` to the cache: directives, preconditions,
@@ -71,14 +90,10 @@ extension HTTPCache {
         let now = self.clock.now()
         // A fresh answer from memory, the common hit: one visit to the store, the entry's
         // facts read once.
-        if policy == .useProtocolCachePolicy, !request.isStreaming, let memory = self.memory,
-           let (selected, body, kept, _) = memory.first(key, where: CacheRules.RequestValues(head).matches) {
-            let facts = kept ?? self.rules.facts(selected)
-            if kept == nil { memory.keep(facts, for: selected) }
-            if self.rules.usability(of: selected, for: head, now: now, asked: directives, facts: facts) == .fresh,
-               let answer = await self.answer(request, from: selected, status: .hit, now: now, facts: facts, body: body) {
-                return answer
-            }
+        if policy == .useProtocolCachePolicy, !request.isStreaming,
+           let (_, hit) = self.freshInMemory(head, key: key, asked: directives, maxBodySize: request.options.maxBodySize ?? .max),
+           let answer = await self.answer(request, from: hit.entry, status: .hit, now: hit.now, facts: hit.facts, body: hit.body) {
+            return answer
         }
         let entries = await self.store.entries(for: key)
         if let selected = entries.first(where: { CacheRules.matches(head, $0) }) {
