@@ -48,9 +48,22 @@ struct FileIdentity: Hashable, Sendable {
 enum Files {
     /// Writes all of `bytes` at the descriptor's offset; the errno on failure.
     static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32? {
+        self.writeAll(bytes) { pointer, count, _ in Glibc.write(fd, pointer, count) }
+    }
+
+    /// Writes all of `bytes` at `position`; the errno on failure.
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], at position: Int) -> Int32? {
+        bytes.withUnsafeBytes { buffer in
+            self.writeAll(buffer) { pointer, count, offset in pwrite(fd, pointer, count, off_t(position + offset)) }
+        }
+    }
+
+    /// `write` called until all of `bytes` is written (it is given where the rest starts,
+    /// how much is left, and how much went already); the errno on failure.
+    private static func writeAll(_ bytes: UnsafeRawBufferPointer, _ write: (UnsafeRawPointer, Int, Int) -> Int) -> Int32? {
         var offset = 0
         while offset < bytes.count {
-            let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            let n = write(bytes.baseAddress! + offset, bytes.count - offset, offset)
             if n < 0 {
                 if errno == EINTR { continue }
                 return errno
@@ -59,23 +72,6 @@ enum Files {
             offset += n
         }
         return nil
-    }
-
-    /// Writes all of `bytes` at `position`; the errno on failure.
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8], at position: Int) -> Int32? {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let n = pwrite(fd, buffer.baseAddress! + offset, buffer.count - offset, off_t(position + offset))
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                if n == 0 { return EIO }
-                offset += n
-            }
-            return nil
-        }
     }
 
     /// Reads up to `count` bytes at `position`: fewer only at the end of the file.
