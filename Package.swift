@@ -126,7 +126,7 @@ let package = Package(
         // storing an entry, or run beside themselves on the same directory.
         .executableTarget(
             name: "cache-store-child",
-            dependencies: ["Salvo"],
+            dependencies: ["Salvo", "SalvoTestSupport"],
             path: "Tests/cache-store-child",
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),

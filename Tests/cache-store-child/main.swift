@@ -12,6 +12,7 @@
 //   cache-store-child bench <directory> <bytes> <rounds>
 //       times storing and reading an entry of <bytes>.
 import Foundation
+import SalvoTestSupport
 import HTTPTypes
 import Salvo
 
@@ -20,32 +21,10 @@ func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
-/// The body stored for `id`: a function of the id, so that any reader can check one. Cut
-/// from one block made once (a period of 1000003 bytes, prime, so no chunk size lines up
-/// with it), which keeps making and checking bodies cheap in a debug build.
+/// The body stored for `id`, as the tests make it.
 func pattern(id: String, count: Int) -> [UInt8] {
-    let seed = Int(id.utf8.reduce(UInt32(7)) { $0 &* 31 &+ UInt32($1) } % 65_536)
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(count)
-    var start = seed
-    while bytes.count < count {
-        let take = min(count - bytes.count, patternPeriod - start)
-        bytes += patternBlock[start..<(start + take)]
-        start = 0
-    }
-    return bytes
+    BodyPattern.bytes(id: id, count: count)
 }
-
-let patternPeriod = 1_000_003
-let patternBlock: [UInt8] = {
-    var state: UInt64 = 0x9e37_79b9_7f4a_7c15
-    return (0..<(patternPeriod + 65_536)).map { _ in
-        state ^= state << 13
-        state ^= state >> 7
-        state ^= state << 17
-        return UInt8(truncatingIfNeeded: state >> 24)
-    }
-}()
 
 func response(id: String, key: String, bodySize: Int) -> StoredResponse {
     var head = HTTPResponse(status: .ok)
