@@ -1,4 +1,5 @@
 // swift-tools-version:6.2
+import CompilerPluginSupport
 import PackageDescription
 
 let package = Package(
@@ -8,6 +9,9 @@ let package = Package(
         .library(name: "SalvoCore", targets: ["SalvoCore"]),
         .library(name: "SalvoLoad", targets: ["SalvoLoad"]),
         .library(name: "Salvo", targets: ["Salvo"]),
+        // The declarative front ends (`@API`, `@Mock`, `@Request`): the only product that builds
+        // swift-syntax, so that users of the engine or the typed layer alone never do.
+        .library(name: "SalvoMacros", targets: ["SalvoMacros"]),
         .executable(name: "salvo", targets: ["salvo"]),
     ],
     dependencies: [
@@ -16,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/swiftlang/swift-syntax.git", "600.0.0"..<"700.0.0"),
     ],
     targets: [
         // llhttp: from the distribution (libllhttp-dev) or built by scripts/setup; both
@@ -74,6 +79,29 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        // The compiler plugin behind SalvoMacros: reads a protocol's attributes and writes its
+        // client and its mock.
+        .macro(
+            name: "SalvoMacrosPlugin",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]
+        ),
+        // The macros' declarations and what their code calls: requests put together from a
+        // function's arguments, the sends chosen by return type, the mocks' handlers.
+        .target(
+            name: "SalvoMacros",
+            dependencies: [
+                "Salvo",
+                "SalvoMacrosPlugin",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
@@ -145,6 +173,15 @@ let package = Package(
                 "SalvoCore",
                 "SalvoTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        .testTarget(
+            name: "SalvoMacrosTests",
+            dependencies: [
+                "SalvoMacros",
+                "SalvoMacrosPlugin",
+                "SalvoTestSupport",
+                .product(name: "SwiftSyntaxMacrosTestSupport", package: "swift-syntax"),
             ]
         ),
         .testTarget(

@@ -11,7 +11,7 @@ Prints "PORT <n>" once listening, then serves HTTP/1.1 with keep-alive until kil
   POST /users                 201, the JSON body with an "id" added
   POST /login                 {"token": "t-<username>"} for any password "secret", else
                               401 {"error": "bad credentials"}
-  ANY  /echo                  {"method", "path", "query" (the raw query), "headers"
+  ANY  /echo, /echo/<any>      {"method", "path", "query" (the raw query), "headers"
                               ([[name, value]...]), "body" (text, latin-1), "body_length"}
   GET  /wrapped               {"data": {"items": [users...], "count": n}}
   GET  /status/<code>         that status, body {"error": "status <code>"}
@@ -30,7 +30,8 @@ Prints "PORT <n>" once listening, then serves HTTP/1.1 with keep-alive until kil
                               &truncate=1 ends on half a line, then closes
   GET  /sse?n=N&ms=M          N Server-Sent Events (id i, data {"index": i}); a
                               Last-Event-ID header resumes after it; &drop=K closes
-                              the stream after K events the first time
+                              the stream after K events the first time; &single=1
+                              sends one data line per event
   GET  /refuse-stream         503 with a JSON reason, then a body that never ends
   GET  /flaky?key=K&fail=N    503 + Retry-After for the first N requests of K, then
                               {"attempts", "idempotency_key"}; &status=S answers S
@@ -114,7 +115,7 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/upload":
             return self.upload()
         body = self.body()
-        if path == "/echo":
+        if path == "/echo" or path.startswith("/echo/"):
             return self.send(200, {
                 "method": self.command, "path": path, "query": parts.query,
                 "headers": [[k, v] for k, v in self.headers.items()],
@@ -355,7 +356,8 @@ class Handler(BaseHTTPRequestHandler):
             for index in range(start, count):
                 if delay:
                     time.sleep(delay)
-                self.chunk(b"id: %d\nevent: tick\ndata: {\"index\": %d}\ndata: second line\n\n" % (index, index))
+                second = b"" if "single" in query else b"data: second line\n"
+                self.chunk(b"id: %d\nevent: tick\ndata: {\"index\": %d}\n%s\n" % (index, index, second))
                 if drop and last is None and index + 1 == drop:
                     self.close_connection = True
                     return
@@ -420,7 +422,7 @@ class Handler(BaseHTTPRequestHandler):
             pass
         self.close_connection = True
 
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = handle_any
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_PURGE = handle_any
 
 
 def main():

@@ -34,7 +34,7 @@ import Testing
             .headers {
                 X_Api_Key(value: "sample_token")
                 Authorization(.bearer(token: "t0k"))
-                if flag { Header("X-Flag", "on") }
+                if flag { HeaderField("X-Flag", "on") }
             }
             .queryItems {
                 Key("hello", value: "world")
@@ -73,7 +73,7 @@ import Testing
         #expect(value == nil)
         #expect(error?.failureBody(for: request) == Problem(status: 404, message: "no"))
 
-        let bad = Get("users", from: ExampleService()).headers { Header("Bad Name", "x") }
+        let bad = Get("users", from: ExampleService()).headers { HeaderField("Bad Name", "x") }
         let failure = await client.outcome(bad).1
         #expect(failure?.code == .invalidRequest)
         #expect(mock.requests.count == 1, "nothing sent for the bad one")

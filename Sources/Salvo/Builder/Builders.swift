@@ -14,9 +14,9 @@ public protocol HeaderComponent: Sendable {
     var field: HTTPField { get }
 }
 
-/// Any header field: `Header("X-Trace", id)`. A name HTTP does not allow (a space, a colon)
+/// Any header field: `HeaderField("X-Trace", id)`. A name HTTP does not allow (a space, a colon)
 /// makes the request fail when it is sent, `.invalidRequest` saying which.
-public struct Header: Sendable {
+public struct HeaderField: Sendable {
     let entry: HeaderEntry
 
     public init(_ name: String, _ value: String) {
@@ -47,7 +47,11 @@ public struct Authorization: HeaderComponent {
         case bearer(token: String)
         case basic(username: String, password: String)
 
-        var headerValue: String {
+        /// `Bearer token`, with the label left out (as `@Authorization(.bearer("…"))` spells it).
+        public static func bearer(_ token: String) -> Credentials { .bearer(token: token) }
+
+        /// The field's value: `Bearer …` or `Basic …`.
+        public var headerValue: String {
             switch self {
             case .bearer(let token): HTTPCredentials.bearer(token).headerValue
             case .basic(let username, let password): HTTPCredentials.basic(username: username, password: password).headerValue
@@ -59,7 +63,7 @@ public struct Authorization: HeaderComponent {
 @resultBuilder
 public enum HeaderBuilder {
     public static func buildExpression(_ component: some HeaderComponent) -> [HeaderEntry] { [.field(component.field)] }
-    public static func buildExpression(_ header: Header) -> [HeaderEntry] { [header.entry] }
+    public static func buildExpression(_ header: HeaderField) -> [HeaderEntry] { [header.entry] }
     public static func buildExpression(_ field: HTTPField) -> [HeaderEntry] { [.field(field)] }
     public static func buildBlock(_ parts: [HeaderEntry]...) -> [HeaderEntry] { parts.flatMap { $0 } }
     public static func buildOptional(_ part: [HeaderEntry]?) -> [HeaderEntry] { part ?? [] }

@@ -20,7 +20,7 @@ public protocol Service: Sendable {
 /// ```swift
 /// let request = Get("users", 7, "posts", from: ExampleService())
 ///     .headers {
-///         Header("X-Api-Key", "sample")
+///         HeaderField("X-Api-Key", "sample")
 ///         Authorization(.bearer(token: token))
 ///     }
 ///     .queryItems { Key("page", value: 2) }

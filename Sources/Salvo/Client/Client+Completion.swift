@@ -85,6 +85,11 @@ public struct CallHandle: Sendable {
         self.task = task
     }
 
+    /// A handle for a call that has already ended (a mock's answer, say): cancelling it does nothing.
+    public init() {
+        self.task = Task {}
+    }
+
     public func cancel() {
         self.task.cancel()
     }

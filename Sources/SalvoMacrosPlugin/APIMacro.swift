@@ -1,0 +1,75 @@
+import SwiftDiagnostics
+import SwiftSyntax
+import SwiftSyntaxBuilder
+import SwiftSyntaxMacros
+
+/// `@API`: writes `<Name>API`, the protocol implemented over a Salvo client. Each function
+/// becomes what a careful person would write by hand: an `APIRequest` for the method and path,
+/// one `add` per argument (the compiler picks its role from its type), one `send` (the compiler
+/// picks it from the return type).
+public struct APIMacro: PeerMacro {
+    public static func expansion(of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol,
+                                 in context: some MacroExpansionContext) throws -> [DeclSyntax] {
+        guard let protocolDecl = declaration.as(ProtocolDeclSyntax.self) else {
+            context.diagnose(Diagnostic(node: node, message: APIDiagnostic.notAProtocol("API")))
+            return []
+        }
+        let model = APIModel(protocolDecl)
+        for diagnostic in model.diagnostics {
+            context.diagnose(diagnostic)
+        }
+        guard model.diagnostics.isEmpty else { return [] }
+        return [Self.implementation(of: model)]
+    }
+
+    static func implementation(of model: APIModel) -> DeclSyntax {
+        let access = model.memberAccess
+        var members: [String] = []
+        members.append("\(access)let client: Client")
+        members.append("private static let scope = \(model.scope.initializer)")
+        let scopeNames = model.scopeNames()
+        for (endpoint, scopeName) in zip(model.endpoints, scopeNames) {
+            guard let scopeName else { continue }
+            members.append("private static let \(scopeName) = Self.scope.merging(\(endpoint.scope.initializer))")
+        }
+        members.append("""
+            /// Sends the endpoints' requests with `client`: its base URL, middleware and policies.
+            \(access)init(client: Client) {
+                self.client = client
+            }
+            """)
+        for (endpoint, scopeName) in zip(model.endpoints, scopeNames) {
+            members.append(Self.function(endpoint, scope: scopeName.map { "Self." + $0 } ?? "Self.scope",
+                                         errorBody: endpoint.scope.errorBody ?? model.scope.errorBody, access: access))
+        }
+        let body = members.joined(separator: "\n\n")
+        return """
+            /// The `\(raw: model.name)` endpoints over a Salvo client.
+            \(raw: model.typeAccess)struct \(raw: model.name)API: \(raw: model.name), Sendable {
+            \(raw: body)
+            }
+            """
+    }
+
+    private static func function(_ endpoint: EndpointModel, scope: String, errorBody: ExprSyntax?, access: String) -> String {
+        let failure = errorBody.map { ", failure: \($0.trimmedDescription).self" } ?? ""
+        let binding = endpoint.parameters.isEmpty ? "let" : "var"
+        var lines = ["\(binding) request = APIRequest(method: \(endpoint.method), path: \(EndpointModel.quoted(endpoint.path)), scope: \(scope)\(failure), operationName: \(EndpointModel.quoted(endpoint.signature)))"]
+        for parameter in endpoint.parameters {
+            lines.append("request.add(\(parameter.reference), key: \(EndpointModel.quoted(parameter.key)))")
+        }
+        if let completion = endpoint.completion {
+            lines.append("\(endpoint.returnsValue ? "return " : "")request.send(with: self.client, completion: \(completion))")
+        } else {
+            lines.append("return try await request.send(with: self.client)")
+        }
+        return Self.signature(of: endpoint.declaration, access: access) + " {\n" + lines.map { "    " + $0 }.joined(separator: "\n") + "\n}"
+    }
+
+    /// `func name(parameters) effects -> Return`, as the protocol declares it, without its
+    /// attributes.
+    static func signature(of function: FunctionDeclSyntax, access: String) -> String {
+        let modifiers = function.modifiers.filter { $0.name.tokenKind != .keyword(.mutating) }.map { $0.trimmedDescription + " " }.joined()
+        return "\(access)\(modifiers)func \(function.name.text)\(function.signature.trimmedDescription)"
+    }
+}
