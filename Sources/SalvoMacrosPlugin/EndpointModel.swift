@@ -35,14 +35,16 @@ struct EndpointModel {
 
         // The method and the path.
         var found: (method: String, path: String)?
+        var sawMethod = false
         for case .attribute(let attribute) in function.attributes {
             let verb = attribute.macroName
             let methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE", "CONNECT"]
             guard methods.contains(verb) || verb == "HTTP" else { continue }
-            if found != nil {
+            if sawMethod {
                 refuse(attribute, .twoMethods)
                 continue
             }
+            sawMethod = true
             let arguments = attribute.argumentList
             guard let pathExpression = arguments.first?.expression, let path = StringLiteral.text(of: pathExpression) else {
                 refuse(attribute, .pathNotLiteral)
@@ -61,6 +63,7 @@ struct EndpointModel {
             }
         }
         guard let (method, path) = found else {
+            if sawMethod { return nil }
             let template = "@GET(\"/\(function.name.text)\")"
             let fixIt = FixIt(message: APIFixIt(message: "add \(template)"), changes: [
                 .replace(oldNode: Syntax(function.attributes), newNode: Syntax(
@@ -94,14 +97,13 @@ struct EndpointModel {
             }
             completion = (last.secondName ?? last.firstName).text
         } else if !isAsync {
-            let specifiers = FunctionEffectSpecifiersSyntax(asyncSpecifier: .keyword(.async, leadingTrivia: .space),
-                                                            throwsClause: ThrowsClauseSyntax(throwsSpecifier: .keyword(.throws, leadingTrivia: .space)))
+            let specifiers = Self.asyncThrows
             let fixed = function.signature.with(\.effectSpecifiers, specifiers)
             refuse(function.signature, .notAsync, fixIts: [
                 FixIt(message: APIFixIt(message: "make it 'async throws'"), changes: [.replace(oldNode: Syntax(function.signature), newNode: Syntax(fixed))])
             ])
         } else if throwsClause == nil {
-            let fixed = function.signature.with(\.effectSpecifiers, effects?.with(\.throwsClause, ThrowsClauseSyntax(throwsSpecifier: .keyword(.throws, leadingTrivia: .space))))
+            let fixed = function.signature.with(\.effectSpecifiers, Self.asyncThrows)
             refuse(function.signature, .asyncWithoutThrows, fixIts: [
                 FixIt(message: APIFixIt(message: "add 'throws'"), changes: [.replace(oldNode: Syntax(function.signature), newNode: Syntax(fixed))])
             ])
@@ -164,6 +166,11 @@ struct EndpointModel {
         }
         if !valid { return nil }
     }
+
+    /// `async throws ` for a fix-it, after a parameter clause that ends in a space.
+    private static let asyncThrows = FunctionEffectSpecifiersSyntax(
+        asyncSpecifier: .keyword(.async, trailingTrivia: .space),
+        throwsClause: ThrowsClauseSyntax(throwsSpecifier: .keyword(.throws, trailingTrivia: .space)))
 
     static func quoted(_ text: String) -> String {
         var quoted = "\""

@@ -1,0 +1,152 @@
+import SalvoMacrosPlugin
+import SwiftSyntaxMacros
+import SwiftSyntaxMacrosTestSupport
+import XCTest
+
+/// What the macros write, character for character: the code a careful person would write by
+/// hand, with the protocol's access level.
+final class ExpansionTests: XCTestCase {
+    let macros: [String: any Macro.Type] = [
+        "API": APIMacro.self, "Mock": MockMacro.self, "Request": RequestMacro.self,
+        "GET": MarkerMacro.self, "POST": MarkerMacro.self, "DELETE": MarkerMacro.self, "HTTP": MarkerMacro.self,
+        "Headers": MarkerMacro.self, "Authorization": MarkerMacro.self, "KeyMapping": MarkerMacro.self,
+        "URLForm": MarkerMacro.self, "ErrorBody": MarkerMacro.self, "Timeout": MarkerMacro.self,
+    ]
+
+    func testAPI() {
+        assertMacroExpansion(
+            """
+            @API
+            @Authorization(.bearer("t0k"))
+            public protocol Users {
+                @GET("/users/:name/todos")
+                func todos(name: String, done: Bool?) async throws -> [Todo]
+
+                @URLForm
+                @POST("/users")
+                func create(email: String, password: String) async throws
+
+                @ErrorBody(Problem.self)
+                @DELETE("/users/:id")
+                func remove(id: Path<Int>, completion: @escaping @Sendable (Result<Void, ClientError>) -> Void)
+            }
+            """,
+            expandedSource: """
+            public protocol Users {
+                func todos(name: String, done: Bool?) async throws -> [Todo]
+                func create(email: String, password: String) async throws
+                func remove(id: Path<Int>, completion: @escaping @Sendable (Result<Void, ClientError>) -> Void)
+            }
+
+            /// The `Users` endpoints over a Salvo client.
+            public struct UsersAPI: Users, Sendable {
+                public let client: Client
+
+                private static let scope = APIScope(authorization: .bearer("t0k"))
+
+                private static let createScope = Self.scope.merging(APIScope(encoding: .urlForm))
+
+                /// Sends the endpoints' requests with `client`: its base URL, middleware and policies.
+                public init(client: Client) {
+                    self.client = client
+                }
+
+                public func todos(name: String, done: Bool?) async throws -> [Todo] {
+                    var request = APIRequest(method: .get, path: "/users/:name/todos", scope: Self.scope, operationName: "Users.todos(name:done:)")
+                    request.add(name, key: "name")
+                    request.add(done, key: "done")
+                    return try await request.send(with: self.client)
+                }
+
+                public func create(email: String, password: String) async throws {
+                    var request = APIRequest(method: .post, path: "/users", scope: Self.createScope, operationName: "Users.create(email:password:)")
+                    request.add(email, key: "email")
+                    request.add(password, key: "password")
+                    return try await request.send(with: self.client)
+                }
+
+                public func remove(id: Path<Int>, completion: @escaping @Sendable (Result<Void, ClientError>) -> Void) {
+                    var request = APIRequest(method: .delete, path: "/users/:id", scope: Self.scope, failure: Problem.self, operationName: "Users.remove(id:completion:)")
+                    request.add(id, key: "id")
+                    request.send(with: self.client, completion: completion)
+                }
+            }
+            """,
+            macros: self.macros)
+    }
+
+    func testMock() {
+        assertMacroExpansion(
+            """
+            @Mock
+            protocol Users {
+                @GET("/users/:id")
+                func user(id: Int) async throws -> User
+
+                @HTTP("/cache/:key", method: "PURGE")
+                func purge(key: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+            }
+            """,
+            expandedSource: """
+            protocol Users {
+                func user(id: Int) async throws -> User
+                func purge(key: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+            }
+
+            /// The `Users` endpoints answered by closures: `mock…` sets one per endpoint.
+            final class UsersMock: Users, Sendable {
+                private let endpoints = MockEndpoints()
+
+                init() {
+                }
+
+                /// Answers `user` with `handler` from now on.
+                func mockUser(_ handler: @escaping @Sendable (Int) async throws -> User) {
+                    self.endpoints.set("user(id: Int)", handler)
+                }
+
+                func user(id: Int) async throws -> User {
+                    guard let handler = self.endpoints.handler("user(id: Int)", as: (@Sendable (Int) async throws -> User).self) else {
+                        throw MockEndpoints.notMocked("user(id: Int)", in: "UsersMock")
+                    }
+                    return try await handler(id)
+                }
+
+                /// Answers `purge` with `handler` from now on.
+                func mockPurge(_ handler: @escaping @Sendable (String, @escaping @Sendable (Result<Void, any Error>) -> Void) -> Void) {
+                    self.endpoints.set("purge(key: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)", handler)
+                }
+
+                func purge(key: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+                    guard let handler = self.endpoints.handler("purge(key: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)", as: (@Sendable (String, @escaping @Sendable (Result<Void, any Error>) -> Void) -> Void).self) else {
+                        MockEndpoints.fail(completion, "purge(key: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)", in: "UsersMock")
+                        return
+                    }
+                    return handler(key, completion)
+                }
+            }
+            """,
+            macros: self.macros)
+    }
+
+    func testRequestDeclaration() {
+        assertMacroExpansion(
+            """
+            @Request
+            struct Profile {
+                let id: Int
+                var body: some Request { Get("users", id, from: Backend()) }
+            }
+            """,
+            expandedSource: """
+            struct Profile {
+                let id: Int
+                var body: some Request { Get("users", id, from: Backend()) }
+            }
+
+            extension Profile: RequestDeclaration {
+            }
+            """,
+            macros: self.macros)
+    }
+}
