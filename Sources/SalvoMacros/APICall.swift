@@ -5,65 +5,70 @@ import Salvo
 /// An ``APIRequest`` with its success type chosen: the `Request` the client sends. It encodes
 /// the query and the body with the scope's coders when the attributes set some, else with the
 /// client's, and decodes with the same.
-struct APICall<Success: Sendable, Failure: Sendable>: Request {
+struct APICall<Success: Decodable & Sendable, Failure: Decodable & Sendable>: Request {
     typealias SuccessResponseBody = Success
     typealias FailureResponseBody = Failure
     typealias RequestBody = Never?
 
     let arguments: APIRequest<Failure>
-    let endpoint: TypedEndpoint<Success, Failure>
+    let metadata: RequestMetadata
 
     var operationName: String { self.arguments.operationName }
     var method: HTTPRequest.Method { self.arguments.method }
     var path: String { self.arguments.path }
     var headerFields: HTTPFields { self.arguments.headerFields }
-    var metadata: RequestMetadata { self.endpoint.metadata }
 
-    init(_ arguments: APIRequest<Failure>, _ endpoint: TypedEndpoint<Success, Failure>) {
-        var endpoint = endpoint
-        endpoint.metadata.tags.formUnion(arguments.scope.tags)
-        if let timeout = arguments.scope.timeout {
-            endpoint.metadata[RequestTimeout.self] = timeout
-        }
+    init(_ arguments: APIRequest<Failure>) {
         self.arguments = arguments
-        self.endpoint = endpoint
+        let scope = arguments.scope
+        var metadata = RequestMetadata()
+        if !scope.tags.isEmpty || scope.timeout != nil {
+            metadata.tags.formUnion(scope.tags)
+            metadata[RequestTimeout.self] = scope.timeout
+        }
+        self.metadata = metadata
     }
 
     func makeHTTPRequest(baseURL: BaseURL, coders: Coders) throws(ClientError) -> HTTPRequest {
         if let problem = self.arguments.problem { throw problem }
-        if let left = PathTemplate.firstPlaceholder(in: self.arguments.path) {
-            throw ClientError(.invalidRequest, detail: "\(self.operationName): no argument fills the placeholder \"\(left)\" of the path")
+        if let left = self.arguments.pathValues.firstIndex(of: nil) {
+            let name = self.arguments.endpoint.placeholders[left]
+            throw ClientError(.invalidRequest, detail: "\(self.operationName): no argument fills the placeholder \"\(name)\" of the path")
         }
-        let coders = self.arguments.scope.coders ?? coders
         var query: [QueryItem] = []
-        query.reserveCapacity(self.arguments.query.count)
-        for argument in self.arguments.query {
-            query += try Self.queryItems(argument.key, argument.value, encoder: coders.formEncoder)
+        if !self.arguments.query.isEmpty {
+            query.reserveCapacity(self.arguments.query.count)
+            if let own = self.arguments.scope.coders {
+                try Self.append(self.arguments.query, to: &query, encoder: own.formEncoder)
+            } else {
+                try Self.append(self.arguments.query, to: &query, encoder: coders.formEncoder)
+            }
         }
-        let head = TypedEndpoint<Empty, Empty>(method: self.method, path: self.path, query: query, headers: self.headerFields)
-        return try head.makeHTTPRequest(baseURL: baseURL, coders: coders)
+        return try baseURL.request(method: self.method, path: self.arguments.path, query: query, headerFields: self.headerFields)
     }
 
     func encodeBody(with coders: Coders) throws(ClientError) -> HTTPBody? {
-        let coders = self.arguments.scope.coders ?? coders
         switch self.arguments.content {
         case .none:
             return nil
         case .body(let value):
-            return try Self.body(value, encoding: self.arguments.scope.bodyEncoding, coders: coders)
+            return try Self.body(value, encoding: self.arguments.scope.bodyEncoding, coders: self.arguments.scope.coders ?? coders)
         case .fields(let fields):
-            return try Self.body(FieldsObject(fields: fields), encoding: self.arguments.scope.bodyEncoding, coders: coders)
+            return try Self.body(FieldsObject(fields: fields), encoding: self.arguments.scope.bodyEncoding,
+                                 coders: self.arguments.scope.coders ?? coders)
         case .parts(let parts):
             return try MultipartFormEncoder().body(parts: parts)
         }
     }
 
     func decodeSuccessBody(from bytes: [UInt8], coders: Coders) throws(ClientError) -> Success {
-        try self.endpoint.decodeSuccessBody(from: bytes, coders: self.arguments.scope.coders ?? coders)
+        if let own = self.arguments.scope.coders { return try own.decodeBody(Success.self, from: bytes) }
+        return try coders.decodeBody(Success.self, from: bytes)
     }
 
     func decodeFailureBody(from bytes: [UInt8], coders: Coders) throws(ClientError) -> Failure {
-        try self.endpoint.decodeFailureBody(from: bytes, coders: self.arguments.scope.coders ?? coders)
+        if let own = self.arguments.scope.coders { return try own.decodeBody(Failure.self, from: bytes) }
+        return try coders.decodeBody(Failure.self, from: bytes)
     }
 
     private static func body(_ value: any Encodable & Sendable, encoding: APIScope.BodyEncoding?, coders: Coders) throws(ClientError) -> HTTPBody {
@@ -75,13 +80,16 @@ struct APICall<Success: Sendable, Failure: Sendable>: Request {
         }
     }
 
-    /// The items of one query argument: a string or an integer as it is, anything else through
-    /// the form encoder (its key mapping, Booleans, dates and arrays).
-    private static func queryItems(_ key: String, _ value: any Encodable & Sendable, encoder: URLFormEncoder) throws(ClientError) -> [QueryItem] {
-        switch value {
-        case let text as String: return [QueryItem(encoder.keys.wireName(key), text)]
-        case let number as Int: return [QueryItem(encoder.keys.wireName(key), String(number))]
-        default: return try encoder.fields(of: FieldsObject(fields: [(key, value)]))
+    /// The query arguments' items: a string or an integer as it is, anything else through the
+    /// form encoder (its key mapping, Booleans, dates and arrays).
+    private static func append(_ arguments: [APIQueryArgument], to query: inout [QueryItem],
+                               encoder: borrowing URLFormEncoder) throws(ClientError) {
+        for argument in arguments {
+            if let text = argument.text {
+                query.append(QueryItem(encoder.keys.wireName(argument.key), text))
+            } else if let value = argument.value {
+                query += try encoder.fields(of: FieldsObject(fields: [(argument.key, value)]))
+            }
         }
     }
 }

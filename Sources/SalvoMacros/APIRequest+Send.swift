@@ -102,8 +102,8 @@ extension APIRequest {
     // MARK: The request
 
     /// The call as a `Request` whose success body is `Value`.
-    func call<Value: Decodable & Sendable>(_ type: Value.Type) -> some Request<Value, Failure> {
-        APICall(self, TypedEndpoint<Value, Failure>(method: self.method, path: self.path, operationName: self.operationName))
+    func call<Value: Decodable & Sendable>(_ type: Value.Type) -> APICall<Value, Failure> {
+        APICall<Value, Failure>(self)
     }
 
     private func framing(of response: StreamingResponse<Failure>) -> APIScope.StreamFraming {

@@ -21,56 +21,60 @@ import Salvo
 /// into the body otherwise. Nothing here throws: a misuse the compiler could not see (two bodies,
 /// a body with fields, a placeholder left unfilled) fails the call when it is sent, with
 /// `.invalidRequest` saying which.
-public struct APIRequest<Failure: Sendable>: Sendable {
-    /// The method.
-    public let method: HTTPRequest.Method
-    /// The path, placeholders filled as arguments arrive; it may carry a query of its own.
-    public private(set) var path: String
+public struct APIRequest<Failure: Decodable & Sendable>: Sendable {
+    /// What the declaration fixed.
+    public let endpoint: APIEndpoint
     /// The header fields: the scope's, then the arguments'.
     public private(set) var headerFields: HTTPFields
-    let scope: APIScope
-    let operationName: String
-    private(set) var query: [QueryArgument] = []
-    private(set) var content = Content.none
+    /// The values of the path's placeholders, in the path's order, as they arrive.
+    private(set) var pathValues: [String?]
+    private(set) var query: [APIQueryArgument] = []
+    private(set) var content = APIContent.none
     private(set) var problem: ClientError?
 
-    /// A query item waiting for the client's form encoder.
-    struct QueryArgument: Sendable {
-        let key: String
-        let value: any Encodable & Sendable
-    }
-
-    /// What the body parameters made so far.
-    enum Content: Sendable {
-        case none
-        case body(any Encodable & Sendable)
-        case fields([(key: String, value: any Encodable & Sendable)])
-        case parts([MultipartPart])
-    }
-
-    /// A call whose failure bodies are decoded as `failure` (`@ErrorBody(Problem.self)`).
-    public init(method: HTTPRequest.Method, path: String, scope: APIScope, failure: Failure.Type,
-                operationName: String? = nil) {
-        self.method = method
-        self.path = path
-        self.scope = scope
-        self.headerFields = scope.headerFields
-        self.operationName = operationName ?? "\(method.rawValue) \(path)"
-        if let name = scope.invalidHeaderName {
-            self.problem = ClientError(.invalidRequest, detail: "\"\(name)\" is not a header field name")
+    /// A call of `endpoint` whose failure bodies are decoded as `failure` (`@ErrorBody(Problem.self)`).
+    public init(_ endpoint: APIEndpoint, failure: Failure.Type) {
+        self.endpoint = endpoint
+        self.headerFields = endpoint.scope.headerFields
+        self.pathValues = endpoint.placeholders.isEmpty ? [] : Array(repeating: nil, count: endpoint.placeholders.count)
+        if let name = endpoint.scope.invalidHeaderName {
+            self.problem = ClientError(.invalidRequest, detail: "\(endpoint.operationName): \"\(name)\" is not a header field name")
         }
     }
+
+    /// A call made by hand: the method, the path with its placeholders, the scope.
+    public init(method: HTTPRequest.Method, path: String, scope: APIScope, failure: Failure.Type, operationName: String? = nil) {
+        self.init(APIEndpoint(method: method, path: path, scope: scope, operationName: operationName), failure: failure)
+    }
+
+    /// The method.
+    public var method: HTTPRequest.Method { self.endpoint.method }
+
+    /// The path, with the placeholders filled so far (the others as declared).
+    public var path: String {
+        let literals = self.endpoint.literals
+        guard literals.count > 1 else { return literals[0] }
+        var path = ""
+        path.reserveCapacity(self.endpoint.path.utf8.count + 32)
+        path += literals[0]
+        for index in self.pathValues.indices {
+            path += self.pathValues[index] ?? ":" + self.endpoint.placeholders[index]
+            path += literals[index + 1]
+        }
+        return path
+    }
+
+    var scope: APIScope { self.endpoint.scope }
+    var operationName: String { self.endpoint.operationName }
 
     // MARK: Arguments by role
 
     /// Fills the placeholder `:key` (or `{key}`) with the value, percent-encoded as one segment.
     public mutating func add<Value>(_ parameter: Path<Value>, key: String) {
-        guard let text = ParameterText.text(of: parameter.value) else {
-            return self.fail("the path parameter \"\(key)\" is nil")
+        guard let slot = self.endpoint.placeholder(for: key) else {
+            return self.fail("the path \"\(self.endpoint.path)\" has no placeholder :\(key) for the path parameter \"\(key)\"")
         }
-        if !PathTemplate.fill(&self.path, key: key, with: text) {
-            self.fail("the path \"\(self.path)\" has no placeholder :\(key) for the path parameter \"\(key)\"")
-        }
+        self.fill(slot, with: parameter.value, key: key)
     }
 
     /// A query item named `key` (after the key mapping); nil leaves it out.
@@ -81,11 +85,10 @@ public struct APIRequest<Failure: Sendable>: Sendable {
     /// A header field named after `key` in Capital-Kebab-Case; nil leaves it out.
     public mutating func add<Value>(_ parameter: Header<Value>, key: String) {
         guard let text = ParameterText.text(of: parameter.value) else { return }
-        let name = HeaderName.capitalKebab(key)
-        guard let fieldName = HTTPField.Name(name) else {
-            return self.fail("\"\(name)\" is not a header field name")
+        guard let name = self.endpoint.headerName(for: key) else {
+            return self.fail("\"\(HeaderName.capitalKebab(key))\" is not a header field name")
         }
-        self.headerFields.append(HTTPField(name: fieldName, value: text))
+        self.headerFields.append(HTTPField(name: name, value: text))
     }
 
     /// The whole body.
@@ -115,8 +118,8 @@ public struct APIRequest<Failure: Sendable>: Sendable {
     /// An argument without a role: the path if it has a placeholder `key`, else the query for
     /// GET, HEAD and DELETE, else a body field.
     public mutating func add<Value: Encodable & Sendable>(_ value: Value, key: String) {
-        if PathTemplate.hasPlaceholder(self.path, key: key) {
-            self.add(Path(value), key: key)
+        if let slot = self.endpoint.placeholder(for: key) {
+            self.fill(slot, with: value, key: key)
         } else if self.method == .get || self.method == .head || self.method == .delete {
             self.addQuery(value, key: key)
         } else {
@@ -126,9 +129,22 @@ public struct APIRequest<Failure: Sendable>: Sendable {
 
     // MARK: Helpers
 
+    private mutating func fill<Value>(_ slot: Int, with value: Value, key: String) {
+        guard let text = ParameterText.text(of: value) else {
+            return self.fail("the path parameter \"\(key)\" is nil")
+        }
+        self.pathValues[slot] = PercentEncoding.encode(text)
+    }
+
     private mutating func addQuery<Value: Encodable & Sendable>(_ value: Value, key: String) {
+        if Value.self == String.self {
+            return self.query.append(APIQueryArgument(key: key, text: unsafeBitCast(value, to: String.self), value: nil))
+        }
+        if Value.self == Int.self {
+            return self.query.append(APIQueryArgument(key: key, text: String(unsafeBitCast(value, to: Int.self)), value: nil))
+        }
         if ParameterText.isNil(value) { return }
-        self.query.append(QueryArgument(key: key, value: value))
+        self.query.append(APIQueryArgument(key: key, text: nil, value: value))
     }
 
     private mutating func addField<Value: Encodable & Sendable>(_ value: Value, key: String) {
@@ -170,8 +186,29 @@ public struct APIRequest<Failure: Sendable>: Sendable {
     }
 }
 
+/// A query item waiting for the client's key mapping: text already (a string or an integer,
+/// which no encoder setting changes), or a value for the client's form encoder.
+struct APIQueryArgument: Sendable {
+    let key: String
+    let text: String?
+    let value: (any Encodable & Sendable)?
+}
+
+/// What the body parameters of a call made so far.
+enum APIContent: Sendable {
+    case none
+    case body(any Encodable & Sendable)
+    case fields([(key: String, value: any Encodable & Sendable)])
+    case parts([MultipartPart])
+}
+
 extension APIRequest where Failure == Empty {
-    /// A call whose failure bodies are not decoded.
+    /// A call of `endpoint` whose failure bodies are not decoded.
+    public init(_ endpoint: APIEndpoint) {
+        self.init(endpoint, failure: Empty.self)
+    }
+
+    /// A call made by hand, whose failure bodies are not decoded.
     public init(method: HTTPRequest.Method, path: String, scope: APIScope, operationName: String? = nil) {
         self.init(method: method, path: path, scope: scope, failure: Empty.self, operationName: operationName)
     }

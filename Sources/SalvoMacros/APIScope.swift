@@ -10,7 +10,7 @@ import Salvo
 /// attributes of its own, each once (a static constant), so that a call pays for none of it.
 /// A function's scope starts from the protocol's: what it sets replaces what the protocol set,
 /// and its header fields are added to the protocol's.
-public struct APIScope: Sendable {
+public final class APIScope: Sendable {
     /// How `Body` and `Field` parameters are written.
     public enum BodyEncoding: Sendable {
         /// `application/json` (the default).
@@ -29,31 +29,47 @@ public struct APIScope: Sendable {
         case serverSentEvents
     }
 
-    var headerFields = HTTPFields()
-    var invalidHeaderName: String?
-    var bodyEncoding: BodyEncoding?
-    var jsonEncoder: JSONEncoder?
-    var jsonDecoder: JSONDecoder?
-    var formEncoder: URLFormEncoder?
-    var keys: KeyMapping?
-    var timeout: Duration?
-    var tags: [String] = []
-    var streamFraming: StreamFraming?
+    let headerFields: HTTPFields
+    let invalidHeaderName: String?
+    let bodyEncoding: BodyEncoding?
+    let jsonEncoder: JSONEncoder?
+    let jsonDecoder: JSONDecoder?
+    let formEncoder: URLFormEncoder?
+    let keys: KeyMapping?
+    let timeout: Duration?
+    let tags: [String]
+    let streamFraming: StreamFraming?
     /// The coders the attributes make, or nil when they leave the client's in place.
-    private(set) var coders: Coders?
+    let coders: Coders?
 
     /// A scope; every part is optional and nil leaves it to the enclosing scope or the client.
-    public init(headers: [String: String] = [:], authorization: Authorization.Credentials? = nil,
-                encoding: BodyEncoding? = nil, jsonEncoder: JSONEncoder? = nil, jsonDecoder: JSONDecoder? = nil,
-                formEncoder: URLFormEncoder? = nil, keys: KeyMapping? = nil, timeout: Duration? = nil,
-                tags: [String] = [], streamFraming: StreamFraming? = nil) {
+    public convenience init(headers: [String: String] = [:], authorization: Authorization.Credentials? = nil,
+                            encoding: BodyEncoding? = nil, jsonEncoder: JSONEncoder? = nil, jsonDecoder: JSONDecoder? = nil,
+                            formEncoder: URLFormEncoder? = nil, keys: KeyMapping? = nil, timeout: Duration? = nil,
+                            tags: [String] = [], streamFraming: StreamFraming? = nil) {
+        var fields = HTTPFields()
+        var invalid: String?
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
-            self.setHeader(name, value)
+            if let fieldName = HTTPField.Name(name) {
+                fields[fieldName] = value
+            } else {
+                invalid = invalid ?? name
+            }
         }
         if let authorization {
-            self.headerFields[.authorization] = authorization.headerValue
+            fields[.authorization] = authorization.headerValue
         }
-        self.bodyEncoding = encoding
+        self.init(headerFields: fields, invalidHeaderName: invalid, bodyEncoding: encoding, jsonEncoder: jsonEncoder,
+                  jsonDecoder: jsonDecoder, formEncoder: formEncoder, keys: keys, timeout: timeout, tags: tags,
+                  streamFraming: streamFraming)
+    }
+
+    private init(headerFields: HTTPFields, invalidHeaderName: String?, bodyEncoding: BodyEncoding?, jsonEncoder: JSONEncoder?,
+                 jsonDecoder: JSONDecoder?, formEncoder: URLFormEncoder?, keys: KeyMapping?, timeout: Duration?, tags: [String],
+                 streamFraming: StreamFraming?) {
+        self.headerFields = headerFields
+        self.invalidHeaderName = invalidHeaderName
+        self.bodyEncoding = bodyEncoding
         self.jsonEncoder = jsonEncoder
         self.jsonDecoder = jsonDecoder
         self.formEncoder = formEncoder
@@ -61,51 +77,38 @@ public struct APIScope: Sendable {
         self.timeout = timeout
         self.tags = tags
         self.streamFraming = streamFraming
-        self.coders = self.makeCoders()
+        self.coders = Self.makeCoders(keys: keys, jsonEncoder: jsonEncoder, jsonDecoder: jsonDecoder, formEncoder: formEncoder)
     }
 
     /// This scope with `inner`'s settings over it: set values replace, header fields add up.
     public func merging(_ inner: APIScope) -> APIScope {
-        var merged = self
+        var fields = self.headerFields
         for field in inner.headerFields {
-            merged.headerFields[fields: field.name] = []
+            fields[fields: field.name] = []
         }
-        merged.headerFields.append(contentsOf: inner.headerFields)
-        merged.invalidHeaderName = self.invalidHeaderName ?? inner.invalidHeaderName
-        merged.bodyEncoding = inner.bodyEncoding ?? self.bodyEncoding
-        merged.jsonEncoder = inner.jsonEncoder ?? self.jsonEncoder
-        merged.jsonDecoder = inner.jsonDecoder ?? self.jsonDecoder
-        merged.formEncoder = inner.formEncoder ?? self.formEncoder
-        merged.keys = inner.keys ?? self.keys
-        merged.timeout = inner.timeout ?? self.timeout
-        merged.tags = self.tags + inner.tags
-        merged.streamFraming = inner.streamFraming ?? self.streamFraming
-        merged.coders = merged.makeCoders()
-        return merged
-    }
-
-    private mutating func setHeader(_ name: String, _ value: String) {
-        guard let fieldName = HTTPField.Name(name) else {
-            self.invalidHeaderName = self.invalidHeaderName ?? name
-            return
-        }
-        self.headerFields[fieldName] = value
+        fields.append(contentsOf: inner.headerFields)
+        return APIScope(headerFields: fields, invalidHeaderName: self.invalidHeaderName ?? inner.invalidHeaderName,
+                        bodyEncoding: inner.bodyEncoding ?? self.bodyEncoding, jsonEncoder: inner.jsonEncoder ?? self.jsonEncoder,
+                        jsonDecoder: inner.jsonDecoder ?? self.jsonDecoder, formEncoder: inner.formEncoder ?? self.formEncoder,
+                        keys: inner.keys ?? self.keys, timeout: inner.timeout ?? self.timeout, tags: self.tags + inner.tags,
+                        streamFraming: inner.streamFraming ?? self.streamFraming)
     }
 
     /// Coders for what the attributes set (a JSON coder, a form encoder, a key mapping); nil
     /// when they set none, so that the client's coders apply.
-    private func makeCoders() -> Coders? {
-        guard self.jsonEncoder != nil || self.jsonDecoder != nil || self.formEncoder != nil || self.keys != nil else {
+    private static func makeCoders(keys: KeyMapping?, jsonEncoder: JSONEncoder?, jsonDecoder: JSONDecoder?,
+                                   formEncoder: URLFormEncoder?) -> Coders? {
+        guard jsonEncoder != nil || jsonDecoder != nil || formEncoder != nil || keys != nil else {
             return nil
         }
         var coders: Coders
-        if let keys = self.keys {
-            coders = Coders.json(keys: keys, encoder: self.jsonEncoder ?? JSONEncoder(), decoder: self.jsonDecoder ?? JSONDecoder())
+        if let keys {
+            coders = Coders.json(keys: keys, encoder: jsonEncoder ?? JSONEncoder(), decoder: jsonDecoder ?? JSONDecoder())
         } else {
-            coders = Coders(encoder: self.jsonEncoder ?? JSONEncoder(), decoder: self.jsonDecoder ?? JSONDecoder())
+            coders = Coders(encoder: jsonEncoder ?? JSONEncoder(), decoder: jsonDecoder ?? JSONDecoder())
         }
-        if var form = self.formEncoder {
-            if let keys = self.keys { form.keys = keys }
+        if var form = formEncoder {
+            if let keys { form.keys = keys }
             coders.formEncoder = form
         }
         return coders

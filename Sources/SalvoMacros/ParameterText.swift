@@ -6,6 +6,9 @@ enum ParameterText {
     /// The text of `value`: a string as it is, an enum by its raw value, a number or a Boolean
     /// as Swift prints it, anything else by its description; nil for a nil optional.
     static func text<Value>(of value: Value) -> String? {
+        // The common types first, by their metadata: no cast, no conformance lookup.
+        if Value.self == String.self { return unsafeBitCast(value, to: String.self) }
+        if Value.self == Int.self { return String(unsafeBitCast(value, to: Int.self)) }
         guard let unwrapped = Self.unwrapped(value) else { return nil }
         return Self.plainText(of: unwrapped) ?? String(describing: unwrapped)
     }
@@ -26,7 +29,8 @@ enum ParameterText {
 
     /// Whether `value` is a nil optional (at any depth).
     static func isNil<Value>(_ value: Value) -> Bool {
-        Self.unwrapped(value) == nil
+        if Value.self == String.self || Value.self == Int.self || Value.self == Bool.self { return false }
+        return Self.unwrapped(value) == nil
     }
 
     private static func unwrapped(_ value: Any) -> Any? {
@@ -45,72 +49,75 @@ extension Optional: OptionalArgument {
 
 /// `:name` and `{name}` placeholders of a path template.
 enum PathTemplate {
-    /// Replaces the placeholder `key` in the path (not its query) with `text`, encoded as one
-    /// segment; false when there is none.
-    static func fill(_ path: inout String, key: String, with text: String) -> Bool {
-        guard let range = Self.placeholder(in: path, key: key) else { return false }
-        path.replaceSubrange(range, with: Self.segment(text))
-        return true
-    }
-
-    static func hasPlaceholder(_ path: String, key: String) -> Bool {
-        Self.placeholder(in: path, key: key) != nil
-    }
-
-    /// The first placeholder left in the path part of `path`, if any.
-    static func firstPlaceholder(in path: String) -> String? {
-        let utf8 = Array(path.utf8)
+    /// The text between placeholders and the placeholders' names, in order; only the path is
+    /// searched, not a query or a fragment after it.
+    static func split(_ path: String) -> (literals: [String], placeholders: [String]) {
+        let bytes = Array(path.utf8)
+        var literals: [String] = []
+        var names: [String] = []
+        var literalStart = 0
         var index = 0
-        while index < utf8.count, utf8[index] != UInt8(ascii: "?"), utf8[index] != UInt8(ascii: "#") {
-            if utf8[index] == UInt8(ascii: ":") || utf8[index] == UInt8(ascii: "{") {
+        while index < bytes.count, bytes[index] != UInt8(ascii: "?"), bytes[index] != UInt8(ascii: "#") {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: ":") || byte == UInt8(ascii: "{") {
                 var end = index + 1
-                while end < utf8.count, Self.isNameByte(utf8[end]) { end += 1 }
-                let closed = utf8[index] == UInt8(ascii: ":") || (end < utf8.count && utf8[end] == UInt8(ascii: "}"))
-                if end > index + 1, closed {
-                    return String(decoding: utf8[(index + 1)..<end], as: UTF8.self)
+                while end < bytes.count, Self.isNameByte(bytes[end]) { end += 1 }
+                let braced = byte == UInt8(ascii: "{")
+                if end > index + 1, !braced || (end < bytes.count && bytes[end] == UInt8(ascii: "}")) {
+                    literals.append(String(decoding: bytes[literalStart..<index], as: UTF8.self))
+                    names.append(String(decoding: bytes[(index + 1)..<end], as: UTF8.self))
+                    index = braced ? end + 1 : end
+                    literalStart = index
+                    continue
                 }
             }
             index += 1
         }
-        return nil
-    }
-
-    private static func placeholder(in path: String, key: String) -> Range<String.Index>? {
-        let end = path.firstIndex(where: { $0 == "?" || $0 == "#" }) ?? path.endIndex
-        var searchStart = path.startIndex
-        while let colon = path.range(of: ":" + key, range: searchStart..<end) {
-            if colon.upperBound == end || !Self.isNameCharacter(path[colon.upperBound]) { return colon }
-            searchStart = colon.upperBound
-        }
-        if let braced = path.range(of: "{" + key + "}", range: path.startIndex..<end) { return braced }
-        return nil
-    }
-
-    private static func isNameCharacter(_ character: Character) -> Bool {
-        character.isLetter || character.isNumber || character == "_"
+        literals.append(String(decoding: bytes[literalStart...], as: UTF8.self))
+        return (literals, names)
     }
 
     private static func isNameByte(_ byte: UInt8) -> Bool {
         (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
             || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "_")
     }
-
-    /// `text` percent-encoded as one path segment: `/`, `?`, `#`, `%` and `;` included.
-    static func segment(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: Self.segmentAllowed) ?? text
-    }
-
-    private static let segmentAllowed = CharacterSet.urlPathAllowed.subtracting(CharacterSet(charactersIn: "/;?#%"))
 }
 
 /// Header names from parameter names.
 enum HeaderName {
-    /// `customHeader` → `Custom-Header`, `requestID` → `Request-Id`, `x_trace` → `X-Trace`.
+    /// `customHeader` → `Custom-Header`, `requestID` → `Request-Id`, `x_trace` → `X-Trace`: a
+    /// new word at a capital after a lowercase letter or a digit, at the last capital of a run
+    /// followed by a lowercase letter, and at `_`; each word capitalized.
     static func capitalKebab(_ key: String) -> String {
-        KeyMapping.kebabCase.wireName(key)
-            .replacingOccurrences(of: "_", with: "-")
-            .split(separator: "-", omittingEmptySubsequences: false)
-            .map { $0.prefix(1).uppercased() + $0.dropFirst() }
-            .joined(separator: "-")
+        let bytes = Array(key.utf8)
+        var name: [UInt8] = []
+        name.reserveCapacity(bytes.count + 4)
+        var wordStart = true
+        for (index, byte) in bytes.enumerated() {
+            if byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") {
+                if !wordStart { name.append(UInt8(ascii: "-")) }
+                wordStart = true
+                continue
+            }
+            if Self.isUpper(byte), index > 0, !wordStart {
+                let previous = bytes[index - 1]
+                let nextIsLower = index + 1 < bytes.count && Self.isLower(bytes[index + 1])
+                if Self.isLower(previous) || Self.isDigit(previous) || (Self.isUpper(previous) && nextIsLower) {
+                    name.append(UInt8(ascii: "-"))
+                    wordStart = true
+                }
+            }
+            if wordStart {
+                name.append(Self.isLower(byte) ? byte - 32 : byte)
+            } else {
+                name.append(Self.isUpper(byte) ? byte + 32 : byte)
+            }
+            wordStart = false
+        }
+        return String(decoding: name, as: UTF8.self)
     }
+
+    private static func isUpper(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") }
+    private static func isLower(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") }
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 }

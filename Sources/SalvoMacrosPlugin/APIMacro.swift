@@ -27,10 +27,11 @@ public struct APIMacro: PeerMacro {
         var members: [String] = []
         members.append("\(access)let client: Client")
         members.append("private static let scope = \(model.scope.initializer)")
-        let scopeNames = model.scopeNames()
-        for (endpoint, scopeName) in zip(model.endpoints, scopeNames) {
-            guard let scopeName else { continue }
-            members.append("private static let \(scopeName) = Self.scope.merging(\(endpoint.scope.initializer))")
+        let staticNames = model.endpointNames()
+        for (endpoint, name) in zip(model.endpoints, staticNames) {
+            let scope = endpoint.scope.isEmpty ? "Self.scope" : "Self.scope.merging(\(endpoint.scope.initializer))"
+            let keys = endpoint.parameters.map { EndpointModel.quoted($0.key) }.joined(separator: ", ")
+            members.append("private static let \(name) = APIEndpoint(method: \(endpoint.method), path: \(EndpointModel.quoted(endpoint.path)), keys: [\(keys)], scope: \(scope), operationName: \(EndpointModel.quoted(endpoint.signature)))")
         }
         members.append("""
             /// Sends the endpoints' requests with `client`: its base URL, middleware and policies.
@@ -38,8 +39,8 @@ public struct APIMacro: PeerMacro {
                 self.client = client
             }
             """)
-        for (endpoint, scopeName) in zip(model.endpoints, scopeNames) {
-            members.append(Self.function(endpoint, scope: scopeName.map { "Self." + $0 } ?? "Self.scope",
+        for (endpoint, name) in zip(model.endpoints, staticNames) {
+            members.append(Self.function(endpoint, endpoint: "Self." + name,
                                          errorBody: endpoint.scope.errorBody ?? model.scope.errorBody, access: access))
         }
         let body = members.joined(separator: "\n\n")
@@ -51,10 +52,10 @@ public struct APIMacro: PeerMacro {
             """
     }
 
-    private static func function(_ endpoint: EndpointModel, scope: String, errorBody: ExprSyntax?, access: String) -> String {
+    private static func function(_ endpoint: EndpointModel, endpoint name: String, errorBody: ExprSyntax?, access: String) -> String {
         let failure = errorBody.map { ", failure: \($0.trimmedDescription).self" } ?? ""
         let binding = endpoint.parameters.isEmpty ? "let" : "var"
-        var lines = ["\(binding) request = APIRequest(method: \(endpoint.method), path: \(EndpointModel.quoted(endpoint.path)), scope: \(scope)\(failure), operationName: \(EndpointModel.quoted(endpoint.signature)))"]
+        var lines = ["\(binding) request = APIRequest(\(name)\(failure))"]
         for parameter in endpoint.parameters {
             lines.append("request.add(\(parameter.reference), key: \(EndpointModel.quoted(parameter.key)))")
         }

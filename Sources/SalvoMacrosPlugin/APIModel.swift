@@ -42,16 +42,15 @@ struct APIModel {
         self.diagnostics = diagnostics
     }
 
-    /// `private static let <name>Scope = …` for each endpoint with attributes of its own,
-    /// named so that overloads do not collide.
-    func scopeNames() -> [String?] {
+    /// `private static let <name>Endpoint = …` for each endpoint, named so that overloads do
+    /// not collide.
+    func endpointNames() -> [String] {
         var used = Set<String>()
         return self.endpoints.map { endpoint in
-            guard !endpoint.scope.isEmpty else { return nil }
-            var name = endpoint.name + "Scope"
+            var name = endpoint.name.trimmingBackticks + "Endpoint"
             var index = 2
             while used.contains(name) {
-                name = endpoint.name + "Scope\(index)"
+                name = endpoint.name.trimmingBackticks + "Endpoint\(index)"
                 index += 1
             }
             used.insert(name)
@@ -174,7 +173,7 @@ enum HTTPSyntax {
             let opener = characters[index]
             if opener == ":" || opener == "{" {
                 var end = index + 1
-                while end < characters.count, characters[end].isLetter || characters[end].isNumber || characters[end] == "_" {
+                while end < characters.count, characters[end].isASCII, characters[end].isLetter || characters[end].isNumber || characters[end] == "_" {
                     end += 1
                 }
                 let closed = opener == ":" || (end < characters.count && characters[end] == "}")

@@ -44,7 +44,11 @@ final class ExpansionTests: XCTestCase {
 
                 private static let scope = APIScope(authorization: .bearer("t0k"))
 
-                private static let createScope = Self.scope.merging(APIScope(encoding: .urlForm))
+                private static let todosEndpoint = APIEndpoint(method: .get, path: "/users/:name/todos", keys: ["name", "done"], scope: Self.scope, operationName: "Users.todos(name:done:)")
+
+                private static let createEndpoint = APIEndpoint(method: .post, path: "/users", keys: ["email", "password"], scope: Self.scope.merging(APIScope(encoding: .urlForm)), operationName: "Users.create(email:password:)")
+
+                private static let removeEndpoint = APIEndpoint(method: .delete, path: "/users/:id", keys: ["id"], scope: Self.scope, operationName: "Users.remove(id:completion:)")
 
                 /// Sends the endpoints' requests with `client`: its base URL, middleware and policies.
                 public init(client: Client) {
@@ -52,21 +56,21 @@ final class ExpansionTests: XCTestCase {
                 }
 
                 public func todos(name: String, done: Bool?) async throws -> [Todo] {
-                    var request = APIRequest(method: .get, path: "/users/:name/todos", scope: Self.scope, operationName: "Users.todos(name:done:)")
+                    var request = APIRequest(Self.todosEndpoint)
                     request.add(name, key: "name")
                     request.add(done, key: "done")
                     return try await request.send(with: self.client)
                 }
 
                 public func create(email: String, password: String) async throws {
-                    var request = APIRequest(method: .post, path: "/users", scope: Self.createScope, operationName: "Users.create(email:password:)")
+                    var request = APIRequest(Self.createEndpoint)
                     request.add(email, key: "email")
                     request.add(password, key: "password")
                     return try await request.send(with: self.client)
                 }
 
                 public func remove(id: Path<Int>, completion: @escaping @Sendable (Result<Void, ClientError>) -> Void) {
-                    var request = APIRequest(method: .delete, path: "/users/:id", scope: Self.scope, failure: Problem.self, operationName: "Users.remove(id:completion:)")
+                    var request = APIRequest(Self.removeEndpoint, failure: Problem.self)
                     request.add(id, key: "id")
                     request.send(with: self.client, completion: completion)
                 }

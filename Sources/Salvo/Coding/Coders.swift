@@ -83,6 +83,14 @@ public struct Coders: Sendable {
         try self.decodeJSON(Value.self, from: bytes, keyPath: [])
     }
 
+    /// A response body as `Value`, as the client decodes success and failure bodies: ``Empty``
+    /// reads nothing, `[UInt8]`, `Data` and `String` take the bytes as they are, anything else
+    /// is JSON (``decodeJSON(_:from:)``). For a `Request` of your own that decodes with coders
+    /// other than the client's.
+    public func decodeBody<Value: Decodable>(_ type: Value.Type, from bytes: [UInt8]) throws(ClientError) -> Value {
+        try ResponseDecoding.decode(Value.self, from: bytes, coders: self)
+    }
+
     /// `Value` from the JSON found at `keyPath` (`"data.items"`) in `bytes`; an empty key path
     /// is the whole body. Property names in the path are as after key mapping.
     public func decodeJSON<Value: Decodable>(_ type: Value.Type, from bytes: [UInt8], at keyPath: String) throws(ClientError) -> Value {

@@ -49,6 +49,21 @@ public struct BaseURL: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { "\(self.scheme)://\(self.authority)\(self.path)" }
 
+    /// The head of a request to `path` (relative to the base's path, with or without a leading
+    /// slash; it may hold a query of its own) with `query` after it: what a ``Request`` of your
+    /// own returns from `makeHTTPRequest(baseURL:coders:)`.
+    ///
+    /// - Throws: `.invalidRequest` when the target has spaces or control characters (use
+    ///   `\(segment:)` for values in the path).
+    public func request(method: HTTPRequest.Method, path: String, query: [QueryItem] = [],
+                        headerFields: HTTPFields = [:]) throws(ClientError) -> HTTPRequest {
+        let target = self.target(path: path, query: QueryItem.encode(query))
+        guard target.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else {
+            throw ClientError(.invalidRequest, detail: "the path \"\(path)\" has spaces or control characters; use \\(segment:) for values")
+        }
+        return HTTPRequest(method: method, scheme: self.scheme, authority: self.authority, path: target, headerFields: headerFields)
+    }
+
     /// The request target for `path` (relative to the base's path, with or without a leading
     /// slash) and an encoded `query` (without the `?`).
     func target(path requestPath: String, query: String) -> String {
@@ -59,7 +74,7 @@ public struct BaseURL: Sendable, Hashable, CustomStringConvertible {
         }
         if target.isEmpty { target = "/" }
         if !query.isEmpty {
-            target += target.contains("?") ? "&" : "?"
+            target += target.utf8.contains(UInt8(ascii: "?")) ? "&" : "?"
             target += query
         }
         return target

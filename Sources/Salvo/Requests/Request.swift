@@ -74,12 +74,7 @@ extension Request {
     public var metadata: RequestMetadata { RequestMetadata() }
 
     public func makeHTTPRequest(baseURL: BaseURL, coders: Coders) throws(ClientError) -> HTTPRequest {
-        let target = baseURL.target(path: self.path, query: QueryItem.encode(self.queryItems))
-        guard target.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else {
-            throw ClientError(.invalidRequest, detail: "the path \"\(self.path)\" has spaces or control characters; use \\(segment:) for values")
-        }
-        return HTTPRequest(method: self.method, scheme: baseURL.scheme, authority: baseURL.authority, path: target,
-                           headerFields: self.headerFields)
+        try baseURL.request(method: self.method, path: self.path, query: self.queryItems, headerFields: self.headerFields)
     }
 }
 
