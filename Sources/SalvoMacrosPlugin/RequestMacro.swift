@@ -13,11 +13,9 @@ public struct RequestMacro: ExtensionMacro {
             context.diagnose(Diagnostic(node: node, message: APIDiagnostic.requestNotStruct))
             return []
         }
-        let hasBody = structDecl.memberBlock.members.contains { member in
-            guard let variable = member.decl.as(VariableDeclSyntax.self) else { return false }
-            return variable.bindings.contains { $0.pattern.as(IdentifierPatternSyntax.self)?.identifier.text == "body" }
-        }
-        guard hasBody else {
+        let body = structDecl.memberBlock.members.lazy.compactMap { $0.decl.as(VariableDeclSyntax.self) }
+            .flatMap(\.bindings).first { $0.pattern.as(IdentifierPatternSyntax.self)?.identifier.text == "body" }
+        guard let body else {
             context.diagnose(Diagnostic(node: structDecl.name, message: APIDiagnostic.requestWithoutBody))
             return []
         }
@@ -26,7 +24,42 @@ public struct RequestMacro: ExtensionMacro {
             $0.type.trimmedDescription.hasSuffix("RequestDeclaration")
         } ?? false
         if declared { return [] }
-        let conformance: DeclSyntax = "extension \(type.trimmed): RequestDeclaration {}"
+        let conformance: DeclSyntax = "extension \(type.trimmed): RequestDeclaration {\(raw: Self.typeNames(body))}"
         return [conformance.cast(ExtensionDeclSyntax.self)]
+    }
+
+    /// `Success` and `Failure` from the last `.responseBody(T.self)` and `.responseError(E.self)`
+    /// in a `body` declared `some Request` (which hides them); nothing when the declaration
+    /// names them itself (`some Request<T, E>`) or the body has none.
+    private static func typeNames(_ body: PatternBindingSyntax) -> String {
+        if let opaque = body.typeAnnotation?.type.as(SomeOrAnyTypeSyntax.self),
+           let constraint = opaque.constraint.as(IdentifierTypeSyntax.self), constraint.genericArgumentClause != nil {
+            return ""
+        }
+        guard let accessor = body.accessorBlock else { return "" }
+        let finder = ResponseTypeFinder(viewMode: .sourceAccurate)
+        finder.walk(accessor)
+        var lines: [String] = []
+        if let success = finder.success { lines.append("    typealias Success = \(success)") }
+        if let failure = finder.failure { lines.append("    typealias Failure = \(failure)") }
+        return lines.isEmpty ? "" : "\n" + lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// Finds `.responseBody(T.self)` and `.responseError(E.self)` calls; the last of each wins, as
+/// it does in a chain of modifiers.
+final class ResponseTypeFinder: SyntaxVisitor {
+    var success: String?
+    var failure: String?
+
+    override func visitPost(_ node: FunctionCallExprSyntax) {
+        guard let member = node.calledExpression.as(MemberAccessExprSyntax.self),
+              let argument = node.arguments.first?.expression.as(MemberAccessExprSyntax.self),
+              argument.declName.baseName.text == "self", let base = argument.base else { return }
+        switch member.declName.baseName.text {
+        case "responseBody": self.success = base.trimmedDescription
+        case "responseError": self.failure = base.trimmedDescription
+        default: break
+        }
     }
 }

@@ -139,16 +139,36 @@ final class ExpansionTests: XCTestCase {
             @Request
             struct Profile {
                 let id: Int
-                var body: some Request { Get("users", id, from: Backend()) }
+                var body: some Request {
+                    Get("users", id, from: Backend())
+                        .responseBody(User.self)
+                        .responseError(Problem.self)
+                }
+            }
+            @Request
+            struct Typed {
+                var body: some Request<User, Empty> { Get("me", from: Backend()).responseBody(User.self) }
             }
             """,
             expandedSource: """
             struct Profile {
                 let id: Int
-                var body: some Request { Get("users", id, from: Backend()) }
+                var body: some Request {
+                    Get("users", id, from: Backend())
+                        .responseBody(User.self)
+                        .responseError(Problem.self)
+                }
+            }
+            struct Typed {
+                var body: some Request<User, Empty> { Get("me", from: Backend()).responseBody(User.self) }
             }
 
             extension Profile: RequestDeclaration {
+                typealias Success = User
+                typealias Failure = Problem
+            }
+
+            extension Typed: RequestDeclaration {
             }
             """,
             macros: self.macros)

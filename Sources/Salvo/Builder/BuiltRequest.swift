@@ -1,18 +1,6 @@
 import Foundation
 import HTTPTypes
 
-/// Where requests built with the builder DSL go: a base URL (and, through the client that
-/// sends them, its middleware). The SwiftyNetworking shape:
-///
-/// ```swift
-/// struct ExampleService: Service {
-///     var baseURL: URL { URL(string: "https://api.example.com")! }
-/// }
-/// ```
-public protocol Service: Sendable {
-    var baseURL: URL { get }
-}
-
 /// A request put together from its parts by the builder DSL: `Get("users", id, from:
 /// service)` and its modifiers. It is a ``Request`` like any other — a ``Client`` sends it
 /// (to the service's base URL, whatever the client's), with the client's middleware.
@@ -34,7 +22,7 @@ public struct BuiltRequest<Success: Sendable, Failure: Sendable>: Request {
     public typealias RequestBody = EndpointBody
 
     /// What it is built into: an endpoint, with the service's base URL beside it.
-    public private(set) var endpoint: TypedEndpoint<Success, Failure>
+    public internal(set) var endpoint: TypedEndpoint<Success, Failure>
     /// The service's base URL (nil: the client's).
     let base: URL?
     /// A header name HTTP does not allow, given to `.headers { … }`: the send fails, saying so.
@@ -111,7 +99,8 @@ public func Head(_ segments: any Sendable..., from service: some Service) -> Bui
 extension BuiltRequest where Success == Empty, Failure == Empty {
     static func make(_ method: HTTPRequest.Method, _ segments: [any Sendable], _ service: some Service) -> Self {
         let path = "/" + segments.map { PathSegment.encode(String(describing: $0)) }.joined(separator: "/")
-        return BuiltRequest(endpoint: TypedEndpoint<Empty, Empty>(method: method, path: path), base: service.baseURL)
+        let endpoint = TypedEndpoint<Empty, Empty>(method: method, path: path).with(RequestMiddleware.self, [ServiceHooks(service: service)])
+        return BuiltRequest(endpoint: endpoint, base: service.baseURL)
     }
 }
 

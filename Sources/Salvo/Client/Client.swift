@@ -200,13 +200,14 @@ public final class Client: Sendable {
     /// Sends a prepared `request` and reads the whole response.
     func exchange<R: Request>(_ request: R, head: HTTPRequest, body: HTTPBody?, options: CallOptions) async throws(ClientError)
         -> Response<R.SuccessResponseBody, R.FailureResponseBody> {
-        let options = options.withTimeout(of: request.metadata)
+        let metadata = request.metadata
+        let options = options.withTimeout(of: metadata)
         let limit = options.maxBodySize ?? self.configuration.maxBodySize
         let coders = self.configuration.coders
         let successDecoder = { @Sendable (bytes: [UInt8]) throws(ClientError) in try request.decodeSuccessBody(from: bytes, coders: coders) }
         let failureDecoder = { @Sendable (bytes: [UInt8]) throws(ClientError) in try request.decodeFailureBody(from: bytes, coders: coders) }
         let validators = self.validators(for: options)
-        if self.chain == nil, options.id == nil, self.configuration.activity == nil {
+        if self.chain == nil, options.id == nil, self.configuration.activity == nil, metadata.isEmpty || metadata[RequestMiddleware.self] == nil {
             // The fast case — no middleware, no id to cancel by, no activity view — reaches
             // the transport's collected form with no wrapper around the call: each one costs
             // frames in an async function, and this is the typed client's hot path.
@@ -216,7 +217,7 @@ public final class Client: Sendable {
                             coders: coders, validators: validators, successDecoder: successDecoder, failureDecoder: failureDecoder)
         }
         // Otherwise the one way out: tracked, cancellable by id, through the middleware.
-        let routed = try await self.route(head, body: body, operationName: request.operationName, metadata: request.metadata, options: options)
+        let routed = try await self.route(head, body: body, operationName: request.operationName, metadata: metadata, options: options)
         let bytes: [UInt8]
         if let collected = routed.collectedBody {
             // A body a middleware handed on (a shared exchange's, a cache's) meets this

@@ -40,6 +40,11 @@ extension Client {
     @inline(__always)
     private func send(_ head: HTTPRequest, body: HTTPBody?, operationName: String, metadata: RequestMetadata,
                       options: CallOptions, streaming: Bool) async throws(ClientError) -> ClientResponse {
+        if !metadata.isEmpty, let own = metadata[RequestMiddleware.self], !own.isEmpty {
+            return try await self.chain(before: own)(ClientRequest(
+                head: head, body: body, operationName: operationName, baseURL: self.baseURL, options: self.middlewareOptions(options),
+                metadata: metadata, isStreaming: streaming, coders: self.configuration.coders))
+        }
         guard let chain = self.chain else {
             return try await Self.sendToTransport(head, body: body, options: self.transportOptions(options),
                                                   limit: options.maxBodySize ?? self.configuration.maxBodySize,
@@ -53,6 +58,16 @@ extension Client {
         return try await chain(ClientRequest(head: head, body: body, operationName: operationName, baseURL: self.baseURL,
                                              options: self.middlewareOptions(options), metadata: metadata, isStreaming: streaming,
                                              coders: self.configuration.coders))
+    }
+
+    /// A request's own middleware in front of the client's chain (or its transport): built for
+    /// each such request.
+    private func chain(before own: [any Middleware]) -> MiddlewareNext {
+        var link = self.chain?.link ?? MiddlewareLink(.transport(self.transport, maxBodySize: self.configuration.maxBodySize))
+        for middleware in own.reversed() {
+            link = MiddlewareLink(.middleware(middleware, link))
+        }
+        return MiddlewareNext(link: link)
     }
 
     /// The middleware as one chain of links, built once per client: each link calls its

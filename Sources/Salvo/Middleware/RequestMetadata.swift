@@ -33,6 +33,16 @@ public protocol RequestMetadataKey {
     associatedtype Value: Sendable
 }
 
+/// Middleware for one request alone, run before the client's own (outermost first): what a
+/// built request's ``Service`` hooks and logger become.
+///
+/// ```swift
+/// let traced = Endpoint<User>.get("/me").with(RequestMiddleware.self, [CallHooks(beforeEach: { request in … })])
+/// ```
+public enum RequestMiddleware: RequestMetadataKey {
+    public typealias Value = [any Middleware]
+}
+
 /// A request's own timeout (``Endpoint/timeout(_:)``), between the call's and the client's:
 /// `options.timeout ?? endpoint's ?? configuration.timeout`.
 public enum RequestTimeout: RequestMetadataKey {
