@@ -5,7 +5,7 @@ SWIFT_FLAGS ?=
 # thread's stack of the test process and kills the run, instead of leaving it to CI's limit.
 WATCHDOG ?= ./scripts/run-tests-with-watchdog
 
-.PHONY: all setup build release test demo cmake clean
+.PHONY: all setup build release test demo cmake clean check-isolation
 
 all: build
 
@@ -34,6 +34,16 @@ cmake: setup
 demo: release
 	$(SWIFT) build -c release --product TypedClientDemo $(SWIFT_FLAGS)
 	./scripts/demo
+
+# The command line and the engine never build swift-syntax (only SalvoMacros needs it): build
+# the salvo product alone in a scratch folder and look for any of swift-syntax's objects.
+check-isolation: setup
+	@rm -rf .build-isolation
+	$(SWIFT) build --product salvo --scratch-path .build-isolation $(SWIFT_FLAGS)
+	@if find .build-isolation -name '*.o' -path '*Syntax*' | grep -q .; then \
+		echo "check-isolation: building salvo compiled swift-syntax"; exit 1; \
+	else echo "check-isolation: salvo builds without swift-syntax"; fi
+	@rm -rf .build-isolation
 
 clean:
 	rm -rf .build build
