@@ -28,8 +28,8 @@ public final class APIEndpoint: Sendable {
     /// A parameter's key, with what it needs worked out.
     struct Key: Sendable {
         let name: String
-        /// The placeholder it fills, when the path has one of its name.
-        let placeholder: Int?
+        /// The placeholders it fills (a name may stand more than once in a path).
+        let slots: [Int]
         /// Its header field name in Capital-Kebab-Case, when that is a valid name.
         let headerName: HTTPField.Name?
     }
@@ -47,12 +47,12 @@ public final class APIEndpoint: Sendable {
         self.keys = keys.map { Self.key($0, placeholders: placeholders) }
     }
 
-    /// The placeholder `key` fills, if the path has one.
-    func placeholder(for key: String) -> Int? {
+    /// The placeholders `key` fills; none when the path has no placeholder of its name.
+    func slots(for key: String) -> [Int] {
         for index in self.keys.indices where self.keys[index].name == key {
-            return self.keys[index].placeholder
+            return self.keys[index].slots
         }
-        return self.placeholders.firstIndex(of: key)
+        return Self.slots(key, in: self.placeholders)
     }
 
     /// The header field name of `key`, if it makes a valid one.
@@ -64,6 +64,10 @@ public final class APIEndpoint: Sendable {
     }
 
     private static func key(_ name: String, placeholders: [String]) -> Key {
-        Key(name: name, placeholder: placeholders.firstIndex(of: name), headerName: HTTPField.Name(HeaderName.capitalKebab(name)))
+        Key(name: name, slots: Self.slots(name, in: placeholders), headerName: HTTPField.Name(HeaderName.capitalKebab(name)))
+    }
+
+    private static func slots(_ name: String, in placeholders: [String]) -> [Int] {
+        placeholders.indices.filter { placeholders[$0] == name }
     }
 }

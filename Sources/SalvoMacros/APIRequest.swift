@@ -71,10 +71,11 @@ public struct APIRequest<Failure: Decodable & Sendable>: Sendable {
 
     /// Fills the placeholder `:key` (or `{key}`) with the value, percent-encoded as one segment.
     public mutating func add<Value>(_ parameter: Path<Value>, key: String) {
-        guard let slot = self.endpoint.placeholder(for: key) else {
+        let slots = self.endpoint.slots(for: key)
+        guard !slots.isEmpty else {
             return self.fail("the path \"\(self.endpoint.path)\" has no placeholder :\(key) for the path parameter \"\(key)\"")
         }
-        self.fill(slot, with: parameter.value, key: key)
+        self.fill(slots, with: parameter.value, key: key)
     }
 
     /// A query item named `key` (after the key mapping); nil leaves it out.
@@ -87,6 +88,11 @@ public struct APIRequest<Failure: Decodable & Sendable>: Sendable {
         guard let text = ParameterText.text(of: parameter.value) else { return }
         guard let name = self.endpoint.headerName(for: key) else {
             return self.fail("\"\(HeaderName.capitalKebab(key))\" is not a header field name")
+        }
+        // An argument replaces a field of the same name that the attributes set.
+        let fixed = self.endpoint.scope.headerFields[fields: name]
+        if !fixed.isEmpty, self.headerFields[fields: name] == fixed {
+            self.headerFields[fields: name] = []
         }
         self.headerFields.append(HTTPField(name: name, value: text))
     }
@@ -118,8 +124,9 @@ public struct APIRequest<Failure: Decodable & Sendable>: Sendable {
     /// An argument without a role: the path if it has a placeholder `key`, else the query for
     /// GET, HEAD and DELETE, else a body field.
     public mutating func add<Value: Encodable & Sendable>(_ value: Value, key: String) {
-        if let slot = self.endpoint.placeholder(for: key) {
-            self.fill(slot, with: value, key: key)
+        let slots = self.endpoint.slots(for: key)
+        if !slots.isEmpty {
+            self.fill(slots, with: value, key: key)
         } else if self.method == .get || self.method == .head || self.method == .delete {
             self.addQuery(value, key: key)
         } else {
@@ -129,11 +136,19 @@ public struct APIRequest<Failure: Decodable & Sendable>: Sendable {
 
     // MARK: Helpers
 
-    private mutating func fill<Value>(_ slot: Int, with value: Value, key: String) {
+    /// Fills `slots` with the value as one segment. An empty value, or `.` or `..` (which
+    /// would change the path's meaning), fails the call instead.
+    private mutating func fill<Value>(_ slots: [Int], with value: Value, key: String) {
         guard let text = ParameterText.text(of: value) else {
             return self.fail("the path parameter \"\(key)\" is nil")
         }
-        self.pathValues[slot] = PercentEncoding.encode(text)
+        guard !text.isEmpty, text != ".", text != ".." else {
+            return self.fail("the path parameter \"\(key)\" is \"\(text)\", which is not a path segment")
+        }
+        let segment = PercentEncoding.encode(text)
+        for slot in slots {
+            self.pathValues[slot] = segment
+        }
     }
 
     private mutating func addQuery<Value: Encodable & Sendable>(_ value: Value, key: String) {

@@ -103,7 +103,10 @@ public final class APIScope: Sendable {
         }
         var coders: Coders
         if let keys {
-            coders = Coders.json(keys: keys, encoder: jsonEncoder ?? JSONEncoder(), decoder: jsonDecoder ?? JSONDecoder())
+            // The mapping sets the coders' key strategies: on copies, so that an encoder the
+            // protocol shares (or the app's own) keeps its own for everyone else.
+            coders = Coders.json(keys: keys, encoder: jsonEncoder.map(Self.copy) ?? JSONEncoder(),
+                                 decoder: jsonDecoder.map(Self.copy) ?? JSONDecoder())
         } else {
             coders = Coders(encoder: jsonEncoder ?? JSONEncoder(), decoder: jsonDecoder ?? JSONDecoder())
         }
@@ -112,5 +115,28 @@ public final class APIScope: Sendable {
             coders.formEncoder = form
         }
         return coders
+    }
+
+    private static func copy(_ encoder: JSONEncoder) -> JSONEncoder {
+        let copy = JSONEncoder()
+        copy.outputFormatting = encoder.outputFormatting
+        copy.dateEncodingStrategy = encoder.dateEncodingStrategy
+        copy.dataEncodingStrategy = encoder.dataEncodingStrategy
+        copy.nonConformingFloatEncodingStrategy = encoder.nonConformingFloatEncodingStrategy
+        copy.keyEncodingStrategy = encoder.keyEncodingStrategy
+        copy.userInfo = encoder.userInfo
+        return copy
+    }
+
+    private static func copy(_ decoder: JSONDecoder) -> JSONDecoder {
+        let copy = JSONDecoder()
+        copy.dateDecodingStrategy = decoder.dateDecodingStrategy
+        copy.dataDecodingStrategy = decoder.dataDecodingStrategy
+        copy.nonConformingFloatDecodingStrategy = decoder.nonConformingFloatDecodingStrategy
+        copy.keyDecodingStrategy = decoder.keyDecodingStrategy
+        copy.userInfo = decoder.userInfo
+        copy.allowsJSON5 = decoder.allowsJSON5
+        copy.assumesTopLevelDictionary = decoder.assumesTopLevelDictionary
+        return copy
     }
 }

@@ -50,7 +50,8 @@ extension Optional: OptionalArgument {
 /// `:name` and `{name}` placeholders of a path template.
 enum PathTemplate {
     /// The text between placeholders and the placeholders' names, in order; only the path is
-    /// searched, not a query or a fragment after it.
+    /// searched, not a query or a fragment after it. `:name` is a placeholder at the start of a
+    /// segment (so `/items:batchGet` and `/at/10:30` are text); `{name}` anywhere.
     static func split(_ path: String) -> (literals: [String], placeholders: [String]) {
         let bytes = Array(path.utf8)
         var literals: [String] = []
@@ -59,7 +60,8 @@ enum PathTemplate {
         var index = 0
         while index < bytes.count, bytes[index] != UInt8(ascii: "?"), bytes[index] != UInt8(ascii: "#") {
             let byte = bytes[index]
-            if byte == UInt8(ascii: ":") || byte == UInt8(ascii: "{") {
+            let startsSegment = index == 0 || bytes[index - 1] == UInt8(ascii: "/")
+            if (byte == UInt8(ascii: ":") && startsSegment) || byte == UInt8(ascii: "{") {
                 var end = index + 1
                 while end < bytes.count, Self.isNameByte(bytes[end]) { end += 1 }
                 let braced = byte == UInt8(ascii: "{")

@@ -25,17 +25,17 @@ public struct APIMacro: PeerMacro {
     static func implementation(of model: APIModel) -> DeclSyntax {
         let access = model.memberAccess
         var members: [String] = []
-        members.append("\(access)let client: Client")
+        members.append("\(access)let client: Salvo.Client")
         members.append("private static let scope = \(model.scope.initializer)")
         let staticNames = model.endpointNames()
         for (endpoint, name) in zip(model.endpoints, staticNames) {
             let scope = endpoint.scope.isEmpty ? "Self.scope" : "Self.scope.merging(\(endpoint.scope.initializer))"
             let keys = endpoint.parameters.map { EndpointModel.quoted($0.key) }.joined(separator: ", ")
-            members.append("private static let \(name) = APIEndpoint(method: \(endpoint.method), path: \(EndpointModel.quoted(endpoint.path)), keys: [\(keys)], scope: \(scope), operationName: \(EndpointModel.quoted(endpoint.signature)))")
+            members.append("private static let \(name) = SalvoMacros.APIEndpoint(method: \(endpoint.method), path: \(EndpointModel.quoted(endpoint.path)), keys: [\(keys)], scope: \(scope), operationName: \(EndpointModel.quoted(endpoint.signature)))")
         }
         members.append("""
             /// Sends the endpoints' requests with `client`: its base URL, middleware and policies.
-            \(access)init(client: Client) {
+            \(access)init(client: Salvo.Client) {
                 self.client = client
             }
             """)
@@ -55,16 +55,29 @@ public struct APIMacro: PeerMacro {
     private static func function(_ endpoint: EndpointModel, endpoint name: String, errorBody: ExprSyntax?, access: String) -> String {
         let failure = errorBody.map { ", failure: \($0.trimmedDescription).self" } ?? ""
         let binding = endpoint.parameters.isEmpty ? "let" : "var"
-        var lines = ["\(binding) request = APIRequest(\(name)\(failure))"]
+        let local = Self.localName("request", avoiding: endpoint.declaration)
+        var lines = ["\(binding) \(local) = SalvoMacros.APIRequest(\(name)\(failure))"]
         for parameter in endpoint.parameters {
-            lines.append("request.add(\(parameter.reference), key: \(EndpointModel.quoted(parameter.key)))")
+            lines.append("\(local).add(\(parameter.reference), key: \(EndpointModel.quoted(parameter.key)))")
         }
         if let completion = endpoint.completion {
-            lines.append("\(endpoint.returnsValue ? "return " : "")request.send(with: self.client, completion: \(completion))")
+            lines.append("\(endpoint.returnsValue ? "return " : "")\(local).send(with: self.client, completion: \(completion))")
         } else {
-            lines.append("return try await request.send(with: self.client)")
+            lines.append("return try await \(local).send(with: self.client)")
         }
         return Self.signature(of: endpoint.declaration, access: access) + " {\n" + lines.map { "    " + $0 }.joined(separator: "\n") + "\n}"
+    }
+
+    /// `preferred`, or a variant of it, that no parameter of `function` is named.
+    static func localName(_ preferred: String, avoiding function: FunctionDeclSyntax) -> String {
+        let taken = Set(function.signature.parameterClause.parameters.map { ($0.secondName ?? $0.firstName).text.trimmingBackticks })
+        var name = preferred
+        var index = 2
+        while taken.contains(name) {
+            name = preferred + "\(index)"
+            index += 1
+        }
+        return name
     }
 
     /// `func name(parameters) effects -> Return`, as the protocol declares it, without its

@@ -128,7 +128,7 @@ struct ScopeAttributes {
         if let timeout { arguments.append("timeout: \(timeout.trimmedDescription)") }
         if !tags.isEmpty { arguments.append("tags: [\(tags.map(\.trimmedDescription).joined(separator: ", "))]") }
         if let streamFraming { arguments.append("streamFraming: \(streamFraming)") }
-        return ExprSyntax("APIScope(\(raw: arguments.joined(separator: ", ")))")
+        return ExprSyntax("SalvoMacros.APIScope(\(raw: arguments.joined(separator: ", ")))")
     }
 
     /// Header names in a dictionary literal that HTTP does not allow.
@@ -163,7 +163,8 @@ enum HTTPSyntax {
         }
     }
 
-    /// The `:name` and `{name}` placeholders of a path, before its query.
+    /// The `:name` (at the start of a segment) and `{name}` placeholders of a path, before its
+    /// query: the same rule as the runtime's `PathTemplate`.
     static func placeholders(in path: String) -> [String] {
         let end = path.firstIndex(where: { $0 == "?" || $0 == "#" }) ?? path.endIndex
         let characters = Array(path[..<end])
@@ -171,7 +172,8 @@ enum HTTPSyntax {
         var index = 0
         while index < characters.count {
             let opener = characters[index]
-            if opener == ":" || opener == "{" {
+            let startsSegment = index == 0 || characters[index - 1] == "/"
+            if (opener == ":" && startsSegment) || opener == "{" {
                 var end = index + 1
                 while end < characters.count, characters[end].isASCII, characters[end].isLetter || characters[end].isNumber || characters[end] == "_" {
                     end += 1

@@ -20,6 +20,7 @@ enum APIDiagnostic: DiagnosticMessage {
     case notAsync
     case asyncWithoutThrows
     case completionNotSendable
+    case completionNotEscaping
     case completionWithReturn
     case completionAsync
     case unsupportedParameter(String)
@@ -66,6 +67,8 @@ enum APIDiagnostic: DiagnosticMessage {
             "an async endpoint throws: a request can fail"
         case .completionNotSendable:
             "the completion handler is called from another task: mark it @Sendable"
+        case .completionNotEscaping:
+            "the completion handler is called after the function returns: mark it @escaping"
         case .completionWithReturn:
             "an endpoint with a completion handler returns nothing (or the CallHandle that cancels it)"
         case .completionAsync:

@@ -6,7 +6,8 @@ import SwiftSyntaxBuilder
 struct EndpointModel {
     let declaration: FunctionDeclSyntax
     let name: String
-    /// `.get`, or `HTTPRequest.Method("PURGE")!` for a custom method (checked to be a token).
+    /// `.get`, or `.init("PURGE")!` for a custom method (checked to be a token, so the
+    /// unwrap cannot fail).
     let method: String
     let path: String
     let scope: ScopeAttributes
@@ -57,7 +58,7 @@ struct EndpointModel {
                     refuse(attribute, .methodNotToken(shown ?? ""))
                     continue
                 }
-                found = ("HTTPRequest.Method(\(Self.quoted(method)))!", path)
+                found = (".init(\(Self.quoted(method)))!", path)
             } else {
                 found = ("." + verb.lowercased(), path)
             }
@@ -86,10 +87,13 @@ struct EndpointModel {
             if isAsync {
                 refuse(last, .completionAsync)
             }
-            if !handler.isSendable {
-                let fixed = last.with(\.type, TypeSyntax("@Sendable \(raw: last.type.trimmedDescription)").with(\.trailingTrivia, last.type.trailingTrivia))
-                refuse(last.type, .completionNotSendable, fixIts: [
-                    FixIt(message: APIFixIt(message: "mark the handler @Sendable"), changes: [.replace(oldNode: Syntax(last), newNode: Syntax(fixed))])
+            if !handler.isSendable || !handler.isEscaping {
+                let missing = (handler.isEscaping ? "" : "@escaping ") + (handler.isSendable ? "" : "@Sendable ")
+                let fixed = last.with(\.type, TypeSyntax("\(raw: missing)\(raw: last.type.trimmedDescription)").with(\.trailingTrivia, last.type.trailingTrivia))
+                let message: APIDiagnostic = handler.isSendable ? .completionNotEscaping : .completionNotSendable
+                refuse(last.type, message, fixIts: [
+                    FixIt(message: APIFixIt(message: "mark the handler \(missing.trimmingCharacters)"),
+                          changes: [.replace(oldNode: Syntax(last), newNode: Syntax(fixed))])
                 ])
             }
             if let output = function.signature.returnClause, !["Void", "()", "CallHandle", "Salvo.CallHandle"].contains(output.type.trimmedDescription) {
@@ -97,7 +101,8 @@ struct EndpointModel {
             }
             completion = (last.secondName ?? last.firstName).text
         } else if !isAsync {
-            let specifiers = Self.asyncThrows
+            // Keep a typed throws clause the function already has.
+            let specifiers = throwsClause.map { Self.asyncThrows.with(\.throwsClause, $0.with(\.trailingTrivia, .space)) } ?? Self.asyncThrows
             let fixed = function.signature.with(\.effectSpecifiers, specifiers)
             refuse(function.signature, .notAsync, fixIts: [
                 FixIt(message: APIFixIt(message: "make it 'async throws'"), changes: [.replace(oldNode: Syntax(function.signature), newNode: Syntax(fixed))])
@@ -128,6 +133,7 @@ struct EndpointModel {
 
         let placeholders = HTTPSyntax.placeholders(in: path)
         let bodyless = [".get", ".head", ".delete"].contains(method)
+            || ["GET", "HEAD", "DELETE"].contains(where: { method == ".init(\"\($0)\")!" })
         let multipart = (self.scope.encoding ?? "") == ".multipart"
         var body: ParameterModel?
         var firstField: ParameterModel?
@@ -141,7 +147,11 @@ struct EndpointModel {
             case "Field":
                 firstField = firstField ?? parameter
             case nil:
-                if !placeholders.contains(parameter.key), !bodyless, !multipart { firstField = firstField ?? parameter }
+                // Only a type known to have no role is surely a field: an alias may stand for
+                // a Query or a Header, which the compiler (not the spelling) decides.
+                if !placeholders.contains(parameter.key), !bodyless, !multipart, PlainType.isPlain(parameter.syntax.type) {
+                    firstField = firstField ?? parameter
+                }
             default:
                 break
             }
@@ -202,6 +212,9 @@ struct ParameterModel {
 
     /// Why a parameter cannot be sent, if it cannot.
     static func unsupported(_ parameter: FunctionParameterSyntax) -> String? {
+        if (parameter.secondName ?? parameter.firstName).tokenKind == .wildcard {
+            return "a parameter without a name has no key to be sent under; name it"
+        }
         if parameter.ellipsis != nil { return "a variadic parameter has no single wire value; take an array" }
         if let attributed = parameter.type.as(AttributedTypeSyntax.self),
            attributed.specifiers.contains(where: { $0.trimmedDescription.hasPrefix("inout") }) {
@@ -232,18 +245,46 @@ struct ParameterModel {
     }
 }
 
+/// Types that are surely not a role in disguise: the standard library's and Foundation's
+/// values, and arrays, dictionaries and optionals of them.
+enum PlainType {
+    static let names: Set<String> = [
+        "String", "Substring", "Character", "Bool", "Int", "Int8", "Int16", "Int32", "Int64", "UInt", "UInt8", "UInt16",
+        "UInt32", "UInt64", "Double", "Float", "Decimal", "Date", "Data", "UUID", "URL",
+    ]
+
+    static func isPlain(_ type: TypeSyntax) -> Bool {
+        if let identifier = type.as(IdentifierTypeSyntax.self) {
+            if let arguments = identifier.genericArgumentClause?.arguments {
+                return ["Array", "Optional", "Set", "Dictionary"].contains(identifier.name.text)
+                    && arguments.allSatisfy { argument in argument.argument.as(TypeSyntax.self).map(Self.isPlain) ?? false }
+            }
+            return Self.names.contains(identifier.name.text)
+        }
+        if let optional = type.as(OptionalTypeSyntax.self) { return Self.isPlain(optional.wrappedType) }
+        if let array = type.as(ArrayTypeSyntax.self) { return Self.isPlain(array.element) }
+        if let dictionary = type.as(DictionaryTypeSyntax.self) { return Self.isPlain(dictionary.key) && Self.isPlain(dictionary.value) }
+        if let member = type.as(MemberTypeSyntax.self), ["Swift", "Foundation"].contains(member.baseType.trimmedDescription) {
+            return Self.names.contains(member.name.text)
+        }
+        return false
+    }
+}
+
 /// A function type, seen through `@escaping`, `@Sendable` and parentheses.
 struct FunctionTypeInfo {
     let isSendable: Bool
+    let isEscaping: Bool
 
     init?(_ type: TypeSyntax) {
         var current = type
         var sendable = false
+        var escaping = false
         while true {
             if let attributed = current.as(AttributedTypeSyntax.self) {
-                if attributed.attributes.contains(where: { $0.as(AttributeSyntax.self)?.attributeName.trimmedDescription == "Sendable" }) {
-                    sendable = true
-                }
+                let names = attributed.attributes.compactMap { $0.as(AttributeSyntax.self)?.attributeName.trimmedDescription }
+                sendable = sendable || names.contains("Sendable")
+                escaping = escaping || names.contains("escaping")
                 current = attributed.baseType
             } else if let tuple = current.as(TupleTypeSyntax.self), tuple.elements.count == 1, let only = tuple.elements.first {
                 current = only.type
@@ -253,10 +294,19 @@ struct FunctionTypeInfo {
         }
         guard current.is(FunctionTypeSyntax.self) else { return nil }
         self.isSendable = sendable
+        self.isEscaping = escaping
     }
 }
 
 extension String {
+    /// Without the spaces at either end.
+    var trimmingCharacters: String {
+        var text = Substring(self)
+        while text.first == " " { text = text.dropFirst() }
+        while text.last == " " { text = text.dropLast() }
+        return String(text)
+    }
+
     var trimmingBackticks: String {
         self.hasPrefix("`") && self.hasSuffix("`") && self.count > 1 ? String(self.dropFirst().dropLast()) : self
     }

@@ -37,13 +37,14 @@ public struct MockMacro: PeerMacro {
     static func mock(of model: APIModel) -> DeclSyntax {
         let access = model.memberAccess
         let mockName = model.name + "Mock"
-        var members = ["private let endpoints = MockEndpoints()", "\(access)init() {}"]
+        var members = ["private let endpoints = SalvoMacros.MockEndpoints()", "\(access)init() {}"]
         for endpoint in model.endpoints {
             let function = endpoint.declaration
             let parameters = Array(function.signature.parameterClause.parameters)
             let key = EndpointModel.quoted(function.name.text + function.signature.parameterClause.trimmedDescription)
             let handlerType = Self.handlerType(of: function)
-            let setter = "mock" + function.name.text.prefix(1).uppercased() + function.name.text.dropFirst()
+            let name = function.name.text.trimmingBackticks
+            let setter = "mock" + name.prefix(1).uppercased() + name.dropFirst()
             let arguments = parameters.map { ($0.secondName ?? $0.firstName).text }.joined(separator: ", ")
             members.append("""
                 /// Answers `\(function.name.text)` with `handler` from now on.
@@ -51,21 +52,22 @@ public struct MockMacro: PeerMacro {
                     self.endpoints.set(\(key), handler)
                 }
                 """)
+            let handler = APIMacro.localName("handler", avoiding: function)
             var body: String
             if let completion = endpoint.completion {
                 body = """
-                    guard let handler = self.endpoints.handler(\(key), as: (\(handlerType)).self) else {
-                        MockEndpoints.fail(\(completion), \(key), in: \(EndpointModel.quoted(mockName)))
-                        \(endpoint.returnsValue ? "return CallHandle()" : "return")
+                    guard let \(handler) = self.endpoints.handler(\(key), as: (\(handlerType)).self) else {
+                        SalvoMacros.MockEndpoints.fail(\(completion), \(key), in: \(EndpointModel.quoted(mockName)))
+                        \(endpoint.returnsValue ? "return Salvo.CallHandle()" : "return")
                     }
-                    return handler(\(arguments))
+                    return \(handler)(\(arguments))
                     """
             } else {
                 body = """
-                    guard let handler = self.endpoints.handler(\(key), as: (\(handlerType)).self) else {
-                        throw MockEndpoints.notMocked(\(key), in: \(EndpointModel.quoted(mockName)))
+                    guard let \(handler) = self.endpoints.handler(\(key), as: (\(handlerType)).self) else {
+                        throw SalvoMacros.MockEndpoints.notMocked(\(key), in: \(EndpointModel.quoted(mockName)))
                     }
-                    return try await handler(\(arguments))
+                    return try await \(handler)(\(arguments))
                     """
             }
             body = body.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }.joined(separator: "\n")

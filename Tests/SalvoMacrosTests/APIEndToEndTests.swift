@@ -189,3 +189,24 @@ final class Seen: Sendable {
     var tags: Set<String> { self.state.withLock { $0.0 } }
     var timeout: Duration? { self.state.withLock { $0.1 } }
 }
+
+/// Parameter names the generated code must not confuse with its own.
+@Suite struct AwkwardNamesTests {
+    @Test func localsNeverShadowParameters() async throws {
+        let server = try await APIServer.start()
+        let api = AwkwardAPI(client: try Client(baseURL: BaseURL(server.baseURL)))
+        let sent = try await api.send(request: 5, handler: "h", client: "c")
+        #expect(sent["path"] == "/echo/requests/5")
+        #expect(sent["body"]?.stringValue?.contains(#""handler":"h""#) == true)
+        #expect(sent["body"]?.stringValue?.contains(#""client":"c""#) == true)
+        let keywords = try await api.keywords(default: 1, for: "x")
+        #expect(keywords["query"] == "default=1&request2=x")
+
+        let mock = AwkwardMock()
+        mock.mockSend { request, handler, client in
+            #expect(request == 5 && handler == "h" && client == "c")
+            return "ok"
+        }
+        #expect(try await mock.send(request: 5, handler: "h", client: "c") == "ok")
+    }
+}

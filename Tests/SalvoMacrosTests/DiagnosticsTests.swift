@@ -238,6 +238,119 @@ final class DiagnosticsTests: XCTestCase {
             macros: self.macros)
     }
 
+    func testACompletionHandlerMustEscape() {
+        assertMacroExpansion(
+            """
+            @API
+            protocol Users {
+                @GET("/user")
+                func user(completion: @Sendable (Result<User, any Error>) -> Void)
+            }
+            """,
+            expandedSource: """
+            protocol Users {
+                func user(completion: @Sendable (Result<User, any Error>) -> Void)
+            }
+            """,
+            diagnostics: [DiagnosticSpec(message: "the completion handler is called after the function returns: mark it @escaping",
+                                         line: 4, column: 27, fixIts: [FixItSpec(message: "mark the handler @escaping")])],
+            macros: self.macros,
+            applyFixIts: ["mark the handler @escaping"],
+            fixedSource: """
+            @API
+            protocol Users {
+                @GET("/user")
+                func user(completion: @escaping @Sendable (Result<User, any Error>) -> Void)
+            }
+            """)
+    }
+
+    func testTheAsyncFixItKeepsTypedThrows() {
+        assertMacroExpansion(
+            """
+            @API
+            protocol Users {
+                @GET("/user")
+                func user() throws(ClientError) -> User
+            }
+            """,
+            expandedSource: """
+            protocol Users {
+                func user() throws(ClientError) -> User
+            }
+            """,
+            diagnostics: [DiagnosticSpec(
+                message: "an endpoint is 'async throws', or takes a completion handler as its last parameter",
+                line: 4, column: 14, fixIts: [FixItSpec(message: "make it 'async throws'")])],
+            macros: self.macros,
+            applyFixIts: ["make it 'async throws'"],
+            fixedSource: """
+            @API
+            protocol Users {
+                @GET("/user")
+                func user() async throws(ClientError) -> User
+            }
+            """)
+    }
+
+    func testAliasesAndColonsInsideSegmentsAreNotMisread() {
+        // An alias may be a Query or a Header: only the compiler knows, so no error here; and
+        // a colon inside a segment is text, not a placeholder.
+        assertMacroExpansion(
+            """
+            @Mock
+            protocol Items {
+                @POST("/v1/{name}:publish")
+                func publish(name: String, trace: Trace, item: Body<Item>) async throws
+            }
+            """,
+            expandedSource: """
+            protocol Items {
+                func publish(name: String, trace: Trace, item: Body<Item>) async throws
+            }
+
+            /// The `Items` endpoints answered by closures: `mock…` sets one per endpoint.
+            final class ItemsMock: Items, Sendable {
+                private let endpoints = SalvoMacros.MockEndpoints()
+
+                init() {
+                }
+
+                /// Answers `publish` with `handler` from now on.
+                func mockPublish(_ handler: @escaping @Sendable (String, Trace, Body<Item>) async throws -> Void) {
+                    self.endpoints.set("publish(name: String, trace: Trace, item: Body<Item>)", handler)
+                }
+
+                func publish(name: String, trace: Trace, item: Body<Item>) async throws {
+                    guard let handler = self.endpoints.handler("publish(name: String, trace: Trace, item: Body<Item>)", as: (@Sendable (String, Trace, Body<Item>) async throws -> Void).self) else {
+                        throw SalvoMacros.MockEndpoints.notMocked("publish(name: String, trace: Trace, item: Body<Item>)", in: "ItemsMock")
+                    }
+                    return try await handler(name, trace, item)
+                }
+            }
+            """,
+            macros: self.macros)
+    }
+
+    func testAParameterWithoutANameIsRefused() {
+        assertMacroExpansion(
+            """
+            @API
+            protocol Users {
+                @GET("/users")
+                func users(_: Int) async throws -> [User]
+            }
+            """,
+            expandedSource: """
+            protocol Users {
+                func users(_: Int) async throws -> [User]
+            }
+            """,
+            diagnostics: [DiagnosticSpec(message: "this parameter cannot be sent: a parameter without a name has no key to be sent under; name it",
+                                         line: 4, column: 16)],
+            macros: self.macros)
+    }
+
     func testAMissingMethodOffersGET() {
         assertMacroExpansion(
             """

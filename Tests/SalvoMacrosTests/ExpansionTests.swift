@@ -40,37 +40,37 @@ final class ExpansionTests: XCTestCase {
 
             /// The `Users` endpoints over a Salvo client.
             public struct UsersAPI: Users, Sendable {
-                public let client: Client
+                public let client: Salvo.Client
 
-                private static let scope = APIScope(authorization: .bearer("t0k"))
+                private static let scope = SalvoMacros.APIScope(authorization: .bearer("t0k"))
 
-                private static let todosEndpoint = APIEndpoint(method: .get, path: "/users/:name/todos", keys: ["name", "done"], scope: Self.scope, operationName: "Users.todos(name:done:)")
+                private static let todosEndpoint = SalvoMacros.APIEndpoint(method: .get, path: "/users/:name/todos", keys: ["name", "done"], scope: Self.scope, operationName: "Users.todos(name:done:)")
 
-                private static let createEndpoint = APIEndpoint(method: .post, path: "/users", keys: ["email", "password"], scope: Self.scope.merging(APIScope(encoding: .urlForm)), operationName: "Users.create(email:password:)")
+                private static let createEndpoint = SalvoMacros.APIEndpoint(method: .post, path: "/users", keys: ["email", "password"], scope: Self.scope.merging(SalvoMacros.APIScope(encoding: .urlForm)), operationName: "Users.create(email:password:)")
 
-                private static let removeEndpoint = APIEndpoint(method: .delete, path: "/users/:id", keys: ["id"], scope: Self.scope, operationName: "Users.remove(id:completion:)")
+                private static let removeEndpoint = SalvoMacros.APIEndpoint(method: .delete, path: "/users/:id", keys: ["id"], scope: Self.scope, operationName: "Users.remove(id:completion:)")
 
                 /// Sends the endpoints' requests with `client`: its base URL, middleware and policies.
-                public init(client: Client) {
+                public init(client: Salvo.Client) {
                     self.client = client
                 }
 
                 public func todos(name: String, done: Bool?) async throws -> [Todo] {
-                    var request = APIRequest(Self.todosEndpoint)
+                    var request = SalvoMacros.APIRequest(Self.todosEndpoint)
                     request.add(name, key: "name")
                     request.add(done, key: "done")
                     return try await request.send(with: self.client)
                 }
 
                 public func create(email: String, password: String) async throws {
-                    var request = APIRequest(Self.createEndpoint)
+                    var request = SalvoMacros.APIRequest(Self.createEndpoint)
                     request.add(email, key: "email")
                     request.add(password, key: "password")
                     return try await request.send(with: self.client)
                 }
 
                 public func remove(id: Path<Int>, completion: @escaping @Sendable (Result<Void, ClientError>) -> Void) {
-                    var request = APIRequest(Self.removeEndpoint, failure: Problem.self)
+                    var request = SalvoMacros.APIRequest(Self.removeEndpoint, failure: Problem.self)
                     request.add(id, key: "id")
                     request.send(with: self.client, completion: completion)
                 }
@@ -99,7 +99,7 @@ final class ExpansionTests: XCTestCase {
 
             /// The `Users` endpoints answered by closures: `mock…` sets one per endpoint.
             final class UsersMock: Users, Sendable {
-                private let endpoints = MockEndpoints()
+                private let endpoints = SalvoMacros.MockEndpoints()
 
                 init() {
                 }
@@ -111,7 +111,7 @@ final class ExpansionTests: XCTestCase {
 
                 func user(id: Int) async throws -> User {
                     guard let handler = self.endpoints.handler("user(id: Int)", as: (@Sendable (Int) async throws -> User).self) else {
-                        throw MockEndpoints.notMocked("user(id: Int)", in: "UsersMock")
+                        throw SalvoMacros.MockEndpoints.notMocked("user(id: Int)", in: "UsersMock")
                     }
                     return try await handler(id)
                 }
@@ -123,7 +123,7 @@ final class ExpansionTests: XCTestCase {
 
                 func purge(key: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
                     guard let handler = self.endpoints.handler("purge(key: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)", as: (@Sendable (String, @escaping @Sendable (Result<Void, any Error>) -> Void) -> Void).self) else {
-                        MockEndpoints.fail(completion, "purge(key: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)", in: "UsersMock")
+                        SalvoMacros.MockEndpoints.fail(completion, "purge(key: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)", in: "UsersMock")
                         return
                     }
                     return handler(key, completion)

@@ -138,3 +138,15 @@ public protocol Uploads {
     @POST("/multipart")
     func upload(file: Part, note: Part, count: Int) async throws -> JSONValue
 }
+
+/// Parameters named like the generated code's locals, backticked names and a public protocol
+/// with typed throws: the generated code must still compile and send the right values.
+@API
+@Mock
+public protocol Awkward {
+    @POST("/echo/requests/:request")
+    func send(request: Int, handler: String, client: String) async throws(ClientError) -> JSONValue
+
+    @GET("/echo/keywords")
+    func keywords(`default`: Int, `for` request2: String) async throws -> JSONValue
+}

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 @testable import SalvoMacros
 import Testing
@@ -12,7 +13,12 @@ import Testing
         #expect(PathTemplate.split("/plain").placeholders.isEmpty)
         // A lone colon or an unclosed brace is text.
         #expect(PathTemplate.split("/a:/b{c").placeholders.isEmpty)
-        #expect(PathTemplate.split("/:a:b").placeholders == ["a", "b"])
+        // A colon starts a placeholder only at the start of a segment.
+        #expect(PathTemplate.split("/:a:b").placeholders == ["a"])
+        #expect(PathTemplate.split("/v1/{name}:publish").placeholders == ["name"])
+        #expect(PathTemplate.split("/v1/{name}:publish").literals == ["/v1/", ":publish"])
+        #expect(PathTemplate.split("/at/10:30").placeholders.isEmpty)
+        #expect(PathTemplate.split("/a/:id/b/:id").placeholders == ["id", "id"])
     }
 
     @Test func headerNamesAreCapitalKebabCase() {
@@ -48,6 +54,36 @@ import Testing
         #expect(head.path == "/v1/users/a%2Fb/todos?all=1&page=2")
         #expect(head.headerFields[.accept] == "application/json")
         #expect(head.headerFields[HTTPField.Name("Trace-Id")!] == "t-1")
+    }
+
+    @Test func aRepeatedPlaceholderIsFilledEverywhereAndArgumentsReplaceFixedHeaders() throws {
+        let endpoint = APIEndpoint(method: .get, path: "/a/:id/b/:id", keys: ["id", "accept"],
+                                   scope: APIScope(headers: ["Accept": "application/json"], authorization: .bearer("app")))
+        var request = APIRequest(endpoint)
+        request.add(7, key: "id")
+        request.add(Header("text/plain"), key: "accept")
+        request.add(Header("Bearer user"), key: "authorization")
+        let head = try APICall<Empty, Empty>(request).makeHTTPRequest(baseURL: try BaseURL("http://api.test"), coders: .json)
+        #expect(head.path == "/a/7/b/7")
+        #expect(head.headerFields[values: .accept] == ["text/plain"])
+        #expect(head.headerFields[values: .authorization] == ["Bearer user"])
+    }
+
+    @Test func dotSegmentsAndEmptyValuesAreRefused() {
+        for bad in ["", ".", ".."] {
+            var request = APIRequest(APIEndpoint(method: .get, path: "/users/:id", scope: APIScope()))
+            request.add(bad, key: "id")
+            #expect(throws: ClientError.self) {
+                try APICall<Empty, Empty>(request).makeHTTPRequest(baseURL: try BaseURL("http://api.test"), coders: .json)
+            }
+        }
+    }
+
+    @Test func aKeyMappingLeavesTheSharedEncoderAlone() {
+        let shared = JSONEncoder()
+        let protocolScope = APIScope(jsonEncoder: shared)
+        _ = protocolScope.merging(APIScope(keys: .snakeCase))
+        if case .useDefaultKeys = shared.keyEncodingStrategy {} else { Issue.record("the shared encoder's key strategy changed") }
     }
 
     @Test func misuseFailsWhenTheRequestIsMade() throws {

@@ -116,6 +116,17 @@ import Testing
         #expect(refused?.code == .transportFailed)
     }
 
+    @Test func aMockedRequestStillGoesThroughTheClientsMiddleware() async throws {
+        struct Plain: Service { var baseURL: URL { URL(string: "http://plain.test")! } }
+        let client = try Client(baseURL: "http://unused.test", transport: MockTransport(), configuration: .init(middleware: [
+            StaticAuthorization(.bearer("t0k")),
+        ]))
+        let request = Get("me", from: Plain()).responseBody(String.self).mocked(where: { request in
+            request.head.headerFields[.authorization] == "Bearer t0k" ? .text("authorized") : .status(.unauthorized)
+        })
+        #expect(try await client.value(request) == "authorized")
+    }
+
     @Test func aQueueSendsInOrderAndCanStopAtAFailure() async throws {
         let server = try await APIServer.start()
         let seen = Seen()

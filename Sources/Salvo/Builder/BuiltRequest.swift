@@ -114,7 +114,7 @@ enum PathSegment {
 // MARK: Modifiers
 
 extension BuiltRequest {
-    /// Adds the header fields the builder lists (``Header``, ``Authorization``, or your own
+    /// Adds the header fields the builder lists (``HeaderField``, ``Authorization``, or your own
     /// ``HeaderComponent``); a name given again replaces the earlier value.
     public func headers(@HeaderBuilder _ fields: () -> [HeaderEntry]) -> Self {
         var copy = self

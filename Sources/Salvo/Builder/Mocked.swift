@@ -2,7 +2,8 @@ import HTTPTypes
 
 extension BuiltRequest {
     /// This request answered by `reply` instead of the network: the service's hooks, the
-    /// client's middleware, validation and decoding all run as for a real answer.
+    /// client's middleware (authorization, retries, logging, cache), validation and decoding
+    /// all run as for a real answer.
     ///
     /// ```swift
     /// let request = Get("users", 7, from: Backend())
@@ -23,23 +24,20 @@ extension BuiltRequest {
     /// ```
     public func mocked(where answer: @escaping @Sendable (ClientRequest) throws -> MockTransport.Reply) -> Self {
         var copy = self
-        var own = copy.endpoint.metadata[RequestMiddleware.self] ?? []
-        own.append(MockedAnswer(answer: answer))
-        copy.endpoint = copy.endpoint.with(RequestMiddleware.self, own)
+        copy.endpoint = copy.endpoint.with(StandInTransport.self) { (request) async throws(ClientError) -> ClientResponse in
+            try await MockedAnswer.answer(request, with: answer)
+        }
         return copy
     }
 }
 
 /// Answers a request in place of the network.
-struct MockedAnswer: Middleware {
-    let answer: @Sendable (ClientRequest) throws -> MockTransport.Reply
-
-    func intercept(_ request: ClientRequest, next: MiddlewareNext) async throws(ClientError) -> ClientResponse {
+enum MockedAnswer {
+    static func answer(_ request: ClientRequest,
+                       with answer: @Sendable (ClientRequest) throws -> MockTransport.Reply) async throws(ClientError) -> ClientResponse {
         let reply: MockTransport.Reply
         do {
-            reply = try self.answer(request)
-        } catch let error as ClientError {
-            throw error
+            reply = try answer(request)
         } catch {
             throw ClientError.middleware(error, in: "mocked")
         }

@@ -24,7 +24,8 @@ import Logging
 ///
 /// The hooks run for every request built `from:` the service, inside the client that sends it
 /// (before the client's own middleware). `beforeEach` may change the request or throw to refuse
-/// it; `afterEach` sees every response — any status — and may change it or throw; a request that
+/// it (the caller gets `.middlewareFailed`, or the error itself when it is a ``ClientError``);
+/// `afterEach` sees every response — any status — and may change it or throw; a request that
 /// got no response (a transport failure) reaches the caller as its error without `afterEach`.
 public protocol Service: Sendable {
     /// The base URL of the service's requests; the client's own base URL is not used for them.

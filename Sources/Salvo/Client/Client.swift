@@ -103,6 +103,9 @@ public final class Client: Sendable {
     public let configuration: Configuration
     /// The middleware, linked once (nil without any).
     let chain: MiddlewareNext?
+    /// The same middleware as a list (the cache's last), for a request answered by a stand-in
+    /// for the transport.
+    let middleware: [any Middleware]
     /// The client's cache when it is the only middleware: then a fresh answer it holds is
     /// given before the call builds its way through the chain.
     let cacheAlone: HTTPCache?
@@ -115,7 +118,8 @@ public final class Client: Sendable {
         self.transport = transport ?? DefaultTransport.shared
         self.configuration = configuration
         let cache = configuration.cache.map { [CacheMiddleware(cache: $0) as any Middleware] } ?? []
-        self.chain = Self.chain(configuration.middleware + cache, transport: self.transport, defaults: configuration)
+        self.middleware = configuration.middleware + cache
+        self.chain = Self.chain(self.middleware, transport: self.transport, defaults: configuration)
         self.cacheAlone = configuration.middleware.isEmpty ? configuration.cache : nil
     }
 
@@ -207,7 +211,7 @@ public final class Client: Sendable {
         let successDecoder = { @Sendable (bytes: [UInt8]) throws(ClientError) in try request.decodeSuccessBody(from: bytes, coders: coders) }
         let failureDecoder = { @Sendable (bytes: [UInt8]) throws(ClientError) in try request.decodeFailureBody(from: bytes, coders: coders) }
         let validators = self.validators(for: options)
-        if self.chain == nil, options.id == nil, self.configuration.activity == nil, metadata.isEmpty || metadata[RequestMiddleware.self] == nil {
+        if self.chain == nil, options.id == nil, self.configuration.activity == nil, !metadata.routesOnItsOwn {
             // The fast case — no middleware, no id to cancel by, no activity view — reaches
             // the transport's collected form with no wrapper around the call: each one costs
             // frames in an async function, and this is the typed client's hot path.

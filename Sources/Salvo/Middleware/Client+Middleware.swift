@@ -40,8 +40,8 @@ extension Client {
     @inline(__always)
     private func send(_ head: HTTPRequest, body: HTTPBody?, operationName: String, metadata: RequestMetadata,
                       options: CallOptions, streaming: Bool) async throws(ClientError) -> ClientResponse {
-        if !metadata.isEmpty, let own = metadata[RequestMiddleware.self], !own.isEmpty {
-            return try await self.chain(before: own)(ClientRequest(
+        if metadata.routesOnItsOwn {
+            return try await self.chain(for: metadata)(ClientRequest(
                 head: head, body: body, operationName: operationName, baseURL: self.baseURL, options: self.middlewareOptions(options),
                 metadata: metadata, isStreaming: streaming, coders: self.configuration.coders))
         }
@@ -60,11 +60,19 @@ extension Client {
                                              coders: self.configuration.coders))
     }
 
-    /// A request's own middleware in front of the client's chain (or its transport): built for
-    /// each such request.
-    private func chain(before own: [any Middleware]) -> MiddlewareNext {
-        var link = self.chain?.link ?? MiddlewareLink(.transport(self.transport, maxBodySize: self.configuration.maxBodySize))
-        for middleware in own.reversed() {
+    /// The way of a request that brings its own middleware (in front of the client's) or a
+    /// stand-in for the transport (behind the client's middleware): built for each such request.
+    private func chain(for metadata: RequestMetadata) -> MiddlewareNext {
+        var link: MiddlewareLink
+        if let standIn = metadata[StandInTransport.self] {
+            link = MiddlewareLink(.function(standIn))
+            for middleware in self.middleware.reversed() {
+                link = MiddlewareLink(.middleware(middleware, link))
+            }
+        } else {
+            link = self.chain?.link ?? MiddlewareLink(.transport(self.transport, maxBodySize: self.configuration.maxBodySize))
+        }
+        for middleware in (metadata[RequestMiddleware.self] ?? []).reversed() {
             link = MiddlewareLink(.middleware(middleware, link))
         }
         return MiddlewareNext(link: link)

@@ -43,6 +43,20 @@ public enum RequestMiddleware: RequestMetadataKey {
     public typealias Value = [any Middleware]
 }
 
+/// What answers a request in place of the client's transport (a built request's `.mocked`):
+/// the client's middleware still run, then this instead of the network.
+enum StandInTransport: RequestMetadataKey {
+    typealias Value = @Sendable (ClientRequest) async throws(ClientError) -> ClientResponse
+}
+
+extension RequestMetadata {
+    /// Whether the request brings middleware of its own or a stand-in for the transport: then
+    /// it takes a chain built for it.
+    var routesOnItsOwn: Bool {
+        !self.isEmpty && (self[RequestMiddleware.self] != nil || self[StandInTransport.self] != nil)
+    }
+}
+
 /// A request's own timeout (``Endpoint/timeout(_:)``), between the call's and the client's:
 /// `options.timeout ?? endpoint's ?? configuration.timeout`.
 public enum RequestTimeout: RequestMetadataKey {
