@@ -13,6 +13,9 @@ public struct LoadReport: Sendable, Codable {
     public var pipeline: Int
     /// Requests per second asked for, when the run had a constant rate.
     public var rate: Double?
+    /// When the load began, in seconds since 1970 (UTC): set by `salvo bench`, so that runs on
+    /// several machines merge into one span of time.
+    public var startedAt: Double?
     public var statistics: LoadStatistics
 
     public init(configuration: LoadConfiguration, statistics: LoadStatistics) {
@@ -24,11 +27,24 @@ public struct LoadReport: Sendable, Codable {
         self.statistics = statistics
     }
 
-    /// Adds another report's statistics (its settings are not compared).
+    /// Adds another report's statistics (its settings are not compared). Runs that say when
+    /// they started span from the first start to the last end; others count as simultaneous
+    /// (the longest run's time).
     public mutating func merge(_ other: LoadReport) {
+        let span: (start: Double, end: Double)? = self.startedAt.flatMap { start in
+            other.startedAt.map { otherStart in
+                (min(start, otherStart), max(start + self.statistics.elapsedSeconds, otherStart + other.statistics.elapsedSeconds))
+            }
+        }
         self.statistics.add(other.statistics)
         self.connections += other.connections
         self.threads += other.threads
+        if let span {
+            self.startedAt = span.start
+            self.statistics.elapsedNanoseconds = UInt64(max(0, (span.end - span.start) * 1e9).rounded())
+        } else {
+            self.startedAt = nil
+        }
     }
 
     // MARK: JSON

@@ -78,6 +78,9 @@ struct Bench: AsyncParsableCommand {
     @Option(name: .customLong("api"), help: "Drive the load through: native (default), async, async-loop, callbacks.")
     var api = "native"
 
+    @Option(name: .customLong("start-at"), help: "Begin the load at this time — 2026-11-26T08:00:00Z, or seconds since 1970 — so that runs on several machines start together; a time already past begins at once.")
+    var startAt: String?
+
     mutating func run() async throws {
         var configuration: LoadConfiguration
         do {
@@ -85,10 +88,12 @@ struct Bench: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.description)
         }
+        let start = try self.startTime()
         if self.api != "native" {
             guard let api = ClientAPI(rawValue: self.api) else {
                 throw ValidationError("--api must be native, async, async-loop or callbacks")
             }
+            if let start { _ = await StartTime.wait(until: start, interrupted: { false }) }
             try await self.runThroughClient(configuration, api: api)
             return
         }
@@ -114,6 +119,10 @@ struct Bench: AsyncParsableCommand {
         if !self.json {
             print("Running \(self.describeLength(configuration)) test @ \(configuration.url)")
         }
+        if let start, !(await StartTime.wait(until: start, interrupted: { count.value > 0 })) {
+            throw ExitCode(130)
+        }
+        let startedAt = StartTime.now()
         let progress = interactive ? ProgressLine(generator: generator) : nil
         progress?.start()
         let statistics: LoadStatistics
@@ -124,7 +133,8 @@ struct Bench: AsyncParsableCommand {
             throw BenchFailure(error)
         }
         progress?.stop()
-        let report = LoadReport(configuration: configuration, statistics: statistics)
+        var report = LoadReport(configuration: configuration, statistics: statistics)
+        report.startedAt = startedAt
         if self.json {
             print(try Self.encode(report))
         } else {
@@ -146,15 +156,33 @@ struct Bench: AsyncParsableCommand {
         if !self.json {
             print("Running \(self.describeLength(configuration)) test @ \(configuration.url) through the \(api.rawValue) API")
         }
+        let startedAt = StartTime.now()
         let statistics: LoadStatistics
         do {
             statistics = try await load.run()
         } catch {
             throw BenchFailure(error)
         }
-        let report = LoadReport(configuration: configuration, statistics: statistics)
+        var report = LoadReport(configuration: configuration, statistics: statistics)
+        report.startedAt = startedAt
         print(self.json ? try Self.encode(report) : report.text(latencyDistribution: self.latency))
         if statistics.requests == 0 { throw ExitCode(1) }
+    }
+
+    /// `--start-at` as seconds since 1970; nil without it.
+    func startTime() throws -> Double? {
+        guard let text = self.startAt else { return nil }
+        guard let time = StartTime.parse(text) else {
+            throw ValidationError("--start-at takes a time like 2026-11-26T08:00:00Z, or seconds since 1970: \"\(text)\"")
+        }
+        let ahead = time - StartTime.now()
+        guard ahead <= StartTime.longestWait else {
+            throw ValidationError("--start-at is \(Int(ahead)) s away; a run waits a day at the most")
+        }
+        if ahead < -1 {
+            FileHandle.standardError.write(Data("salvo bench: --start-at was \(String(format: "%.1f", -ahead)) s ago; starting now\n".utf8))
+        }
+        return time
     }
 
     func describeLength(_ configuration: LoadConfiguration) -> String {
@@ -238,12 +266,17 @@ final class InterruptCount: @unchecked Sendable {
     // @unchecked Sendable: touched only on the serial signal-source queue... which is the
     // global queue here, so a lock guards it.
     private let lock = NSLock()
-    private var value = 0
+    private var count = 0
+    var value: Int {
+        self.lock.lock()
+        defer { self.lock.unlock() }
+        return self.count
+    }
     func increment() -> Int {
         self.lock.lock()
         defer { self.lock.unlock() }
-        self.value += 1
-        return self.value
+        self.count += 1
+        return self.count
     }
 }
 

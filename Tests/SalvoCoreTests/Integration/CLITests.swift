@@ -436,6 +436,61 @@ import Testing
         #expect(bad.stderr.contains("connections"))
     }
 
+    /// Distributed load, simulated: N runs told to start at the same time overlap, and their
+    /// merged report is the sum of its parts — counts exactly, duration the span they cover,
+    /// percentiles from the merged histogram (so between the parts' own).
+    @Test func runsStartTogetherAndMergeIntoTheirSum() async throws {
+        let nginx = try await Shared.nginx.get()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-start-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let start = Date().timeIntervalSince1970 + 2.5
+        let arguments = ["bench", "-c2", "-t1", "-d", "800ms", "--json", "--start-at", String(format: "%.3f", start), nginx.url("/small")]
+        let runs = try await withThrowingTaskGroup(of: Run.self) { group in
+            for _ in 0..<3 { group.addTask { try await Self.run(Self.salvoPath, arguments) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        var files: [String] = []
+        var parts: [(requests: Int, ok: Int, startedAt: Double, duration: Double, p50: Double, p99: Double)] = []
+        for (index, run) in runs.enumerated() {
+            #expect(run.status == 0, "\(run.stderr)")
+            let object = try #require(try JSONSerialization.jsonObject(with: run.stdout) as? [String: Any])
+            let summary = try #require(object["summary"] as? [String: Any])
+            let report = try #require(object["report"] as? [String: Any])
+            let latency = try #require(summary["latency_us"] as? [String: Double])
+            parts.append((summary["requests"] as? Int ?? 0, (summary["status_counts"] as? [String: Int])?["200"] ?? 0,
+                          report["startedAt"] as? Double ?? 0, summary["duration_seconds"] as? Double ?? 0,
+                          latency["p50"] ?? 0, latency["p99"] ?? 0))
+            let file = directory.appendingPathComponent("\(index).json").path
+            try run.stdout.write(to: URL(fileURLWithPath: file))
+            files.append(file)
+        }
+        for part in parts {
+            #expect(abs(part.startedAt - start) < 0.5, "started at \(part.startedAt), asked \(start)")
+            #expect(part.requests > 0)
+        }
+        let merged = try await Self.run(Self.salvoPath, ["merge", "--json"] + files)
+        #expect(merged.status == 0, "\(merged.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: merged.stdout) as? [String: Any])
+        let summary = try #require(object["summary"] as? [String: Any])
+        #expect(summary["requests"] as? Int == parts.map(\.requests).reduce(0, +))
+        #expect((summary["status_counts"] as? [String: Int])?["200"] == parts.map(\.ok).reduce(0, +))
+        let span = parts.map { $0.startedAt + $0.duration }.max()! - parts.map(\.startedAt).min()!
+        let duration = try #require(summary["duration_seconds"] as? Double)
+        #expect(abs(duration - span) < 0.001, "the merged run spans \(span) s, says \(duration)")
+        let latency = try #require(summary["latency_us"] as? [String: Double])
+        for (key, values) in [("p50", parts.map(\.p50)), ("p99", parts.map(\.p99))] {
+            let value = try #require(latency[key])
+            #expect(value >= values.min()! && value <= values.max()!, "\(key) \(value) outside the parts' \(values)")
+        }
+
+        let bad = try await Self.run(Self.salvoPath, ["bench", "-c1", "-t1", "-d", "100ms", "--start-at", "tomorrow", nginx.url("/small")])
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("--start-at"))
+        let tooFar = try await Self.run(Self.salvoPath, ["bench", "-c1", "-t1", "--start-at", String(Date().timeIntervalSince1970 + 90_000), nginx.url("/small")])
+        #expect(tooFar.status != 0)
+    }
+
     @Test func benchReportsMergeAndCtrlCPrintsWhatItHas() async throws {
         let nginx = try await Shared.nginx.get()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-merge-\(UUID().uuidString)")

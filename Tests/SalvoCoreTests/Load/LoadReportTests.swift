@@ -101,6 +101,28 @@ import Testing
         }
     }
 
+    @Test func runsWithStartTimesMergeOverTheirSpan() throws {
+        let configuration = LoadConfiguration(url: try RequestURL("http://127.0.0.1:8080/x"))
+        var first = LoadReport(configuration: configuration, statistics: self.sample(requests: 1000, latency: 400))
+        first.startedAt = 100          // 2 s: 100 to 102
+        var second = LoadReport(configuration: configuration, statistics: self.sample(requests: 500, latency: 400))
+        second.startedAt = 101.5       // 2 s: 101.5 to 103.5
+        let decoded = try JSONDecoder().decode(LoadReport.self, from: try JSONEncoder().encode(second))
+        #expect(decoded.startedAt == 101.5)
+        var merged = first
+        merged.merge(decoded)
+        #expect(merged.startedAt == 100)
+        #expect(merged.statistics.elapsedSeconds == 3.5)
+        #expect(merged.summary.requestsPerSecond == 1500 / 3.5)
+
+        // A report without a start time (an older run): simultaneous, the longest run's time.
+        var unknown = LoadReport(configuration: configuration, statistics: self.sample(requests: 10, latency: 400))
+        unknown.startedAt = nil
+        merged.merge(unknown)
+        #expect(merged.startedAt == nil)
+        #expect(merged.statistics.elapsedSeconds == 3.5)
+    }
+
     @Test func invalidConfigurations() throws {
         let url = try RequestURL("http://127.0.0.1:8080/")
         var configuration = LoadConfiguration(url: url)
