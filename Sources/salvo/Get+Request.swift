@@ -71,7 +71,7 @@ extension Get {
         if let credentials = request.headerFields[.authorization], fields[.authorization] == nil, !removed.contains("authorization") {
             ordered[.authorization] = credentials
         }
-        if fields[.userAgent] == nil && !removed.contains("user-agent") { ordered[.userAgent] = "salvo/0.1" }
+        if fields[.userAgent] == nil && !removed.contains("user-agent") { ordered[.userAgent] = SalvoVersion.userAgent }
         if fields[.accept] == nil && !removed.contains("accept") { ordered[.accept] = "*/*" }
         if self.unixSocket == nil, fields[Self.proxyConnection] == nil, !removed.contains("proxy-connection"),
            let key = try? RequestURL(url).key,

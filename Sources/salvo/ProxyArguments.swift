@@ -40,7 +40,7 @@ extension Get {
             proxy.tunnelsPlainHTTP = self.proxyTunnel
             // What curl sends with CONNECT besides Host and the credentials.
             if self.headers.allSatisfy({ !$0.lowercased().hasPrefix("user-agent:") }) {
-                proxy.connectHeaderFields[.userAgent] = "salvo/0.1"
+                proxy.connectHeaderFields[.userAgent] = SalvoVersion.userAgent
             }
             proxy.connectHeaderFields[Self.proxyConnection] = "Keep-Alive"
             return proxy

@@ -1,4 +1,5 @@
 import ArgumentParser
+import SalvoTransport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,6 +9,7 @@ struct SalvoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "salvo",
         abstract: "A fast HTTP/1.1 client and load generator.",
+        version: SalvoVersion.string,
         subcommands: [Get.self, Bench.self, Merge.self, Demo.self]
     )
 

@@ -27,9 +27,11 @@ public enum TestFixtures {
         .deletingLastPathComponent()  // Tests
         .appendingPathComponent("Fixtures", isDirectory: true)
 
+    /// The repository's root.
+    public static let repository: URL = directory.deletingLastPathComponent().deletingLastPathComponent()
+
     /// `…/scripts`, where the demo's own servers live.
-    public static let scripts: URL = directory.deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("scripts", isDirectory: true)
+    public static let scripts: URL = repository.appendingPathComponent("scripts", isDirectory: true)
 
     public static func file(_ name: String) throws -> URL {
         let url = directory.appendingPathComponent(name)

@@ -59,7 +59,7 @@ extension HTTPClient {
         /// Redirects: followed, up to 10, by default.
         public var redirects = RedirectPolicy.follow
         /// Sent as User-Agent when the request has none; nil sends none.
-        public var userAgent: String? = "salvo/0.1"
+        public var userAgent: String? = SalvoVersion.userAgent
         /// Fields added to every request that has none of that name (an API key, a tenant).
         public var headerFields: HTTPFields = [:]
         /// Host names to addresses: overrides, your own resolver, localhost, a cache.

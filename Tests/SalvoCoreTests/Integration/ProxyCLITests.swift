@@ -1,5 +1,6 @@
 import SalvoTestSupport
 import Foundation
+import SalvoTransport
 import Testing
 
 /// `salvo get -x/-U/-p/--noproxy` and the proxy environment, side by side with curl.
@@ -37,7 +38,7 @@ import Testing
             GET http://origin.test:8080/a?b=1 HTTP/1.1\r
             Host: origin.test:8080\r
             Proxy-Authorization: Basic dXNlcjpzZWNyZXQ=\r
-            User-Agent: salvo/0.1\r
+            User-Agent: \(SalvoVersion.userAgent)\r
             Accept: */*\r
             Proxy-Connection: Keep-Alive\r
             \r
@@ -46,7 +47,7 @@ import Testing
         if let curl {
             #expect(curl.status == 0)
             let curlsAgent = curl.stdout.split(separator: "\r\n").first { $0.hasPrefix("User-Agent:") }.map(String.init) ?? ""
-            #expect(salvo.stdout.replacingOccurrences(of: "User-Agent: salvo/0.1", with: curlsAgent) == curl.stdout)
+            #expect(salvo.stdout.replacingOccurrences(of: "User-Agent: \(SalvoVersion.userAgent)", with: curlsAgent) == curl.stdout)
         }
     }
 
