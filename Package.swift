@@ -165,6 +165,13 @@ let package = Package(
             path: "Tests/cache-store-child",
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
+        // A process that leaves with requests of the shared engine client in flight.
+        .executableTarget(
+            name: "shared-client-child",
+            dependencies: ["Salvo", "SalvoCore"],
+            path: "Tests/shared-client-child",
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
         // What the test targets share: servers the tests start, hang detectors.
         .target(
             name: "SalvoTestSupport",

@@ -27,6 +27,20 @@ public enum TestFixtures {
         .deletingLastPathComponent()  // Tests
         .appendingPathComponent("Fixtures", isDirectory: true)
 
+    /// The path of an executable product built beside the test bundle (`salvo`,
+    /// `cache-store-child`…), found by walking up from the running test binary; the bare name
+    /// (to be found on PATH) when there is none.
+    public static func product(_ name: String) -> String {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var directory = URL(fileURLWithPath: exe).deletingLastPathComponent()
+        while directory.path != "/" {
+            let candidate = directory.appendingPathComponent(name).path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        return name
+    }
+
     /// The repository's root.
     public static let repository: URL = directory.deletingLastPathComponent().deletingLastPathComponent()
 

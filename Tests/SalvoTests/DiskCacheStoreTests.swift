@@ -64,17 +64,7 @@ import Testing
         return all.filter { $0.hasSuffix(suffix) }.map { directory + "/" + $0 }
     }
 
-    static var childPath: String {
-        // The test bundle sits next to the products it was built with.
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        var directory = URL(fileURLWithPath: exe).deletingLastPathComponent()
-        while directory.path != "/" {
-            let candidate = directory.appendingPathComponent("cache-store-child").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        return "cache-store-child"
-    }
+    static var childPath: String { TestFixtures.product("cache-store-child") }
 
     // MARK: - Keeping
 

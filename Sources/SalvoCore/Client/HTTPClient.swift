@@ -35,6 +35,8 @@ public final class HTTPClient: Sendable {
     /// For a derived client (``with(_:)``): the client whose loops and pools it uses, kept
     /// alive by it. Nil for a client with its own.
     let base: HTTPClient?
+    /// Whether this is ``shared``, which lives as long as the process: ``shutdown()`` leaves it be.
+    let isShared: Bool
 
     /// Whether requests are refused: this client, or the one it derives from, was shut down.
     var isShutDown: Bool { self.life.isStopped }
@@ -54,6 +56,20 @@ public final class HTTPClient: Sendable {
         self.init(configuration: configuration, group: group, ownsGroup: true, tls: tls)
     }
 
+    /// The process's shared client (``shared``): the default configuration, its own loops.
+    convenience init(sharedWith configuration: Configuration) throws(TransportError) {
+        let tls = try TLSContext(configuration.tls)
+        let group: EventLoopGroup
+        do {
+            group = try EventLoopGroup(numberOfThreads: configuration.threads)
+        } catch let error as TransportError {
+            throw error
+        } catch {
+            throw TransportError(.shutdown, detail: "\(error)")
+        }
+        self.init(configuration: configuration, group: group, ownsGroup: true, tls: tls, isShared: true)
+    }
+
     /// A client on an existing group of loops (shared with other clients or code).
     public convenience init(configuration: Configuration = Configuration(), eventLoopGroup: EventLoopGroup) throws(TransportError) {
         try configuration.validate()
@@ -71,12 +87,14 @@ public final class HTTPClient: Sendable {
         self.stopHooks = []
         self.tlsContexts = base.tlsContexts
         self.base = base
+        self.isShared = false
         self.life = ClientLife(base: base.life)
         self.preparer = RequestPreparer(configuration: configuration, tlsContexts: base.tlsContexts, life: self.life)
     }
 
-    private init(configuration: Configuration, group: EventLoopGroup, ownsGroup: Bool, tls: TLSContext) {
+    private init(configuration: Configuration, group: EventLoopGroup, ownsGroup: Bool, tls: TLSContext, isShared: Bool = false) {
         self.base = nil
+        self.isShared = isShared
         self.configuration = configuration
         self.group = group
         self.ownsGroup = ownsGroup
@@ -136,12 +154,14 @@ public final class HTTPClient: Sendable {
     // MARK: Shutting down
 
     /// Closes every connection, fails requests in flight with `.shutdown`, and (for a client
-    /// that made its own loops) stops its threads. Idempotent.
+    /// that made its own loops) stops its threads. Idempotent. Does nothing to ``shared``,
+    /// which other code in the process may be using.
     ///
     /// Blocks until all of that is done, except when called on one of the client's own loop
     /// threads (from a completion handler, say): a loop cannot wait for itself, so the
     /// shutdown then finishes in the background after this returns.
     public func shutdown() {
+        guard !self.isShared else { return }
         guard self.life.stop() else { return }
         // A derived client only stops taking requests: the pools are its base's.
         guard self.base == nil else { return }

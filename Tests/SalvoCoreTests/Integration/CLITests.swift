@@ -5,17 +5,7 @@ import Testing
 /// `salvo get` run side by side with curl against the same hostile responses: the exit
 /// status must be curl's, except where Salvo is stricter on purpose (listed below).
 @Suite struct CLITests {
-    static var salvoPath: String {
-        // The test bundle sits next to the products it was built with.
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        var directory = URL(fileURLWithPath: exe).deletingLastPathComponent()
-        while directory.path != "/" {
-            let candidate = directory.appendingPathComponent("salvo").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        return "salvo"
-    }
+    static var salvoPath: String { TestFixtures.product("salvo") }
 
     struct Run {
         var status: Int32

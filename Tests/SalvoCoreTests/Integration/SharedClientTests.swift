@@ -1,0 +1,30 @@
+import Foundation
+import HTTPTypes
+import SalvoCore
+import SalvoTestSupport
+import Testing
+
+/// `HTTPClient.shared` lives as long as the process: one instance, `shutdown()` leaves it
+/// working, and a process may end with its requests in flight without a crash or a hang.
+@Suite struct SharedClientTests {
+    @Test func oneInstanceThatShutdownLeavesWorking() async throws {
+        let nginx = try await Shared.nginx.get()
+        let shared = try HTTPClient.shared
+        #expect(try HTTPClient.shared === shared)
+        shared.shutdown()
+        let response = try await HTTPClient.shared.execute(HTTPRequest(method: .get, url: nginx.url("/small")))
+        #expect(response.status == .ok)
+    }
+
+    @Test(arguments: ["return", "exit"])
+    func aProcessEndsWithRequestsInFlight(_ how: String) async throws {
+        let server = try await APIServer.start()
+        let started = Date()
+        let run = try await runChild(TestFixtures.product("shared-client-child"), [how, server.baseURL, "/slow?ms=5000"],
+                                     timeLimit: 30)
+        #expect(!run.signaled, "killed or crashed: \(run.errors)")
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(String(decoding: run.stdout, as: UTF8.self) == "STARTED\n")
+        #expect(Date().timeIntervalSince(started) < 4, "it left at once, not after its requests")
+    }
+}
