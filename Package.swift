@@ -12,6 +12,9 @@ let package = Package(
         // The declarative front ends (`@API`, `@Mock`, `@Request`): the only product that builds
         // swift-syntax, so that users of the engine or the typed layer alone never do.
         .library(name: "SalvoMacros", targets: ["SalvoMacros"]),
+        // The engine client as a swift-service-lifecycle Service, apart so that only those who
+        // want the dependency build it.
+        .library(name: "SalvoServiceLifecycle", targets: ["SalvoServiceLifecycle"]),
         .executable(name: "salvo", targets: ["salvo"]),
     ],
     dependencies: [
@@ -21,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax.git", "600.0.0"..<"700.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         // llhttp: from the distribution (libllhttp-dev) or built by scripts/setup; both
@@ -102,6 +106,14 @@ let package = Package(
                 "Salvo",
                 "SalvoMacrosPlugin",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
+            name: "SalvoServiceLifecycle",
+            dependencies: [
+                "SalvoCore",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
@@ -196,6 +208,17 @@ let package = Package(
                 "SalvoMacrosPlugin",
                 "SalvoTestSupport",
                 .product(name: "SwiftSyntaxMacrosTestSupport", package: "swift-syntax"),
+            ]
+        ),
+        .testTarget(
+            name: "SalvoServiceLifecycleTests",
+            dependencies: [
+                "SalvoServiceLifecycle",
+                "SalvoCore",
+                "SalvoTestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         .testTarget(
