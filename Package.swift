@@ -15,6 +15,8 @@ let package = Package(
         // The engine client as a swift-service-lifecycle Service, apart so that only those who
         // want the dependency build it.
         .library(name: "SalvoServiceLifecycle", targets: ["SalvoServiceLifecycle"]),
+        // A swift-openapi-runtime ClientTransport over the engine, for generated clients.
+        .library(name: "SalvoOpenAPI", targets: ["SalvoOpenAPI"]),
         .executable(name: "salvo", targets: ["salvo"]),
     ],
     dependencies: [
@@ -25,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax.git", "600.0.0"..<"700.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
     ],
     targets: [
         // llhttp: from the distribution (libllhttp-dev) or built by scripts/setup; both
@@ -114,6 +117,16 @@ let package = Package(
             dependencies: [
                 "SalvoCore",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
+            name: "SalvoOpenAPI",
+            dependencies: [
+                "SalvoCore",
+                "SalvoTransport",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
@@ -220,6 +233,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
+        ),
+        // A client generated once by swift-openapi-generator from OpenAPI/openapi.yaml and
+        // committed (Generated/), so that the build never runs the generator.
+        .testTarget(
+            name: "SalvoOpenAPITests",
+            dependencies: [
+                "SalvoOpenAPI",
+                "SalvoCore",
+                "SalvoTestSupport",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            exclude: ["OpenAPI"]
         ),
         .testTarget(
             name: "SalvoCoreTests",
