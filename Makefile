@@ -5,7 +5,7 @@ SWIFT_FLAGS ?=
 # thread's stack of the test process and kills the run, instead of leaving it to CI's limit.
 WATCHDOG ?= ./scripts/run-tests-with-watchdog
 
-.PHONY: all setup build release test demo cmake clean check-isolation
+.PHONY: all setup build release test demo cmake cmake-consumer clean check-isolation
 
 all: build
 
@@ -19,7 +19,7 @@ release: setup
 	$(SWIFT) build -c release --product salvo $(SWIFT_FLAGS)
 
 test: setup
-	@$(MAKE) --no-print-directory cmake
+	@$(MAKE) --no-print-directory cmake-consumer
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	SALVO_ISOLATED=1 $(WATCHDOG) $(SWIFT) test --skip-build --filter FDAccountingTests $(SWIFT_FLAGS)
 	$(WATCHDOG) $(SWIFT) test --skip-build --skip FDAccountingTests $(SWIFT_FLAGS)
@@ -30,6 +30,16 @@ cmake: setup
 		cmake -S . -B build/cmake -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null && \
 		cmake --build build/cmake; \
 	fi
+
+# An installed CMake build, and a small project that finds it with find_package(Salvo), links
+# Salvo::Salvo and runs (cmake/consumer).
+cmake-consumer: cmake
+	@rm -rf build/cmake-install build/cmake-consumer
+	cmake --install build/cmake --prefix build/cmake-install >/dev/null
+	cmake -S cmake/consumer -B build/cmake-consumer -G Ninja -DCMAKE_BUILD_TYPE=Release \
+		-DCMAKE_PREFIX_PATH=$(CURDIR)/build/cmake-install >/dev/null
+	cmake --build build/cmake-consumer
+	./build/cmake-consumer/salvo-consumer
 
 demo: release
 	$(SWIFT) build -c release --product TypedClientDemo $(SWIFT_FLAGS)

@@ -14,6 +14,11 @@ import Testing
         #expect(parts.count == 3 && parts.allSatisfy { Int($0) != nil }, "major.minor.patch")
     }
 
+    @Test func theCMakeProjectHasIt() throws {
+        let cmake = try String(contentsOf: TestFixtures.repository.appendingPathComponent("CMakeLists.txt"), encoding: .utf8)
+        #expect(cmake.contains("project(Salvo VERSION \(SalvoVersion.string) "), "CMakeLists.txt's project() version")
+    }
+
     @Test func theEnginesDefaultUserAgentCarriesIt() {
         #expect(HTTPClient.Configuration().userAgent == "salvo/\(SalvoVersion.string)")
     }
