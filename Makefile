@@ -5,7 +5,7 @@ SWIFT_FLAGS ?=
 # thread's stack of the test process and kills the run, instead of leaving it to CI's limit.
 WATCHDOG ?= ./scripts/run-tests-with-watchdog
 
-.PHONY: all setup build release test demo cmake cmake-consumer clean check-isolation
+.PHONY: all setup build release test demo cmake cmake-consumer docs clean check-isolation
 
 all: build
 
@@ -44,6 +44,17 @@ cmake-consumer: cmake
 demo: release
 	$(SWIFT) build -c release --product TypedClientDemo $(SWIFT_FLAGS)
 	./scripts/demo
+
+# The DocC catalogs (Sources/<Module>/<Module>.docc) with the guides of docs/ as their
+# articles (scripts/docs.py), into one static site in build/docs: open build/docs/index.html
+# through any static web server (`python3 -m http.server -d build/docs`).
+DOC_TARGETS = Salvo SalvoCore SalvoTransport SalvoLoad SalvoMacros SalvoServiceLifecycle SalvoOpenAPI
+docs: setup
+	python3 scripts/docs.py
+	$(SWIFT) package --allow-writing-to-directory build/docs generate-documentation \
+		--enable-experimental-combined-documentation $(addprefix --target ,$(DOC_TARGETS)) \
+		--output-path build/docs --transform-for-static-hosting $(SWIFT_FLAGS)
+	@test -f build/docs/index.html && echo "docs: build/docs/index.html"
 
 # The command line and the engine never build swift-syntax (only SalvoMacros needs it): build
 # the salvo product alone in a scratch folder and look for any of swift-syntax's objects.
