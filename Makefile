@@ -48,7 +48,7 @@ demo: release
 # The DocC catalogs (Sources/<Module>/<Module>.docc) with the guides of docs/ as their
 # articles (scripts/docs.py), into one static site in build/docs: open build/docs/index.html
 # through any static web server (`python3 -m http.server -d build/docs`).
-DOC_TARGETS = Salvo SalvoCore SalvoTransport SalvoLoad SalvoMacros SalvoServiceLifecycle SalvoOpenAPI
+DOC_TARGETS = Salvo SalvoCore SalvoTransport SalvoLoad SalvoMacros SalvoServiceLifecycle SalvoOpenAPI SalvoObservability
 docs: setup
 	python3 scripts/docs.py
 	$(SWIFT) package --allow-writing-to-directory build/docs generate-documentation \

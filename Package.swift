@@ -17,6 +17,10 @@ let package = Package(
         .library(name: "SalvoServiceLifecycle", targets: ["SalvoServiceLifecycle"]),
         // A swift-openapi-runtime ClientTransport over the engine, for generated clients.
         .library(name: "SalvoOpenAPI", targets: ["SalvoOpenAPI"]),
+        // The engine's logs, metrics and traces through swift-log, swift-metrics and
+        // swift-distributed-tracing (an EngineObserver), apart so that only those who want
+        // them build them.
+        .library(name: "SalvoObservability", targets: ["SalvoObservability"]),
         .executable(name: "salvo", targets: ["salvo"]),
     ],
     dependencies: [
@@ -30,6 +34,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         // `make docs`: the DocC catalogs into a static site. A plugin only: nothing of it is linked.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
     ],
     targets: [
         // llhttp: from the distribution (libllhttp-dev) or built by scripts/setup; both
@@ -128,6 +134,17 @@ let package = Package(
                 "SalvoCore",
                 "SalvoTransport",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
+            name: "SalvoObservability",
+            dependencies: [
+                "SalvoCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
@@ -248,6 +265,19 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             exclude: ["OpenAPI"]
+        ),
+        .testTarget(
+            name: "SalvoObservabilityTests",
+            dependencies: [
+                "SalvoObservability",
+                "SalvoCore",
+                "SalvoTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
         ),
         .testTarget(
             name: "SalvoCoreTests",

@@ -30,6 +30,7 @@ GUIDES = {
     "docs/load-testing.md": ("SalvoLoad", "LoadTesting"),
     "docs/distributed-load.md": ("SalvoLoad", "DistributedLoad"),
     "docs/openapi.md": ("SalvoOpenAPI", "OpenAPI"),
+    "docs/observability.md": ("SalvoObservability", "Observability"),
 }
 
 

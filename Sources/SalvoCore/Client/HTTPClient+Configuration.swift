@@ -60,6 +60,10 @@ extension HTTPClient {
         public var redirects = RedirectPolicy.follow
         /// Sent as User-Agent when the request has none; nil sends none.
         public var userAgent: String? = SalvoVersion.userAgent
+        /// Who watches the engine — logs, metrics, traces (`SalvoObservability` makes one from
+        /// swift-log, swift-metrics and swift-distributed-tracing). Nil, the default: nobody,
+        /// and nothing is spent on it.
+        public var observer: (any EngineObserver)?
         /// Fields added to every request that has none of that name (an API key, a tenant).
         public var headerFields: HTTPFields = [:]
         /// Host names to addresses: overrides, your own resolver, localhost, a cache.

@@ -19,6 +19,26 @@ extension HTTPClient {
     nonisolated(nonsending) public func execute(
         _ request: HTTPRequest, body: HTTPBody? = nil, options: RequestOptions = RequestOptions()
     ) async throws(TransportError) -> CollectedResponse {
+        guard let observer = self.configuration.observer else {
+            return try await self.executeObserved(request, body: body, options: options)
+        }
+        var request = request
+        let observation = observer.requestStarting(&request)
+        do {
+            let response = try await self.executeObserved(request, body: body, options: options)
+            observation?.ended(.success(response.head))
+            return response
+        } catch {
+            observation?.ended(.failure(error))
+            throw error
+        }
+    }
+
+    /// ``execute(_:body:options:)`` once the observer, if any, has seen the request.
+    @inline(__always)
+    nonisolated(nonsending) private func executeObserved(
+        _ request: HTTPRequest, body: HTTPBody?, options: RequestOptions
+    ) async throws(TransportError) -> CollectedResponse {
         await self.setUpTLS(for: request, options: options)
         var prepared = try self.prepare(request, body: body, options: options)
         if Task.isCancelled {
@@ -51,6 +71,27 @@ extension HTTPClient {
     nonisolated(nonsending) public func stream(
         _ request: HTTPRequest, body: HTTPBody? = nil, options: RequestOptions = RequestOptions()
     ) async throws(TransportError) -> TransportResponse {
+        guard let observer = self.configuration.observer else {
+            return try await self.streamObserved(request, body: body, options: options)
+        }
+        var request = request
+        let observation = observer.requestStarting(&request)
+        do {
+            // A streamed call's observation ends with its head: the body is the caller's to read.
+            let response = try await self.streamObserved(request, body: body, options: options)
+            observation?.ended(.success(response.head))
+            return response
+        } catch {
+            observation?.ended(.failure(error))
+            throw error
+        }
+    }
+
+    /// ``stream(_:body:options:)`` once the observer, if any, has seen the request.
+    @inline(__always)
+    nonisolated(nonsending) private func streamObserved(
+        _ request: HTTPRequest, body: HTTPBody?, options: RequestOptions
+    ) async throws(TransportError) -> TransportResponse {
         await self.setUpTLS(for: request, options: options)
         var prepared = try self.prepare(request, body: body, options: options)
         if Task.isCancelled {
@@ -82,6 +123,8 @@ extension HTTPClient {
         _ request: HTTPRequest, body: HTTPBody? = nil, options: RequestOptions = RequestOptions(),
         completion: @escaping @Sendable (Result<CollectedResponse, TransportError>) -> Void
     ) -> RequestHandle {
+        var request = request
+        let completion = Self.observing(completion, of: &request, by: self.configuration.observer)
         var prepared: PreparedRequest
         do {
             prepared = try self.prepare(request, body: body, options: options)
@@ -98,6 +141,19 @@ extension HTTPClient {
         // From a completion handler on this loop: no hop, no closure at all.
         self.start(owner, on: loop)
         return RequestHandle(owner: owner)
+    }
+}
+
+extension HTTPClient {
+    /// `completion`, telling the observer (if any) how the request ended before it runs.
+    static func observing(_ completion: @escaping @Sendable (Result<CollectedResponse, TransportError>) -> Void,
+                          of request: inout HTTPRequest, by observer: (any EngineObserver)?)
+        -> @Sendable (Result<CollectedResponse, TransportError>) -> Void {
+        guard let observer, let observation = observer.requestStarting(&request) else { return completion }
+        return { result in
+            observation.ended(result.map(\.head))
+            completion(result)
+        }
     }
 }
 

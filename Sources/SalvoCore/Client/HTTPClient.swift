@@ -109,6 +109,7 @@ public final class HTTPClient: Sendable {
             waitTimeout: configuration.poolWaitTimeout,
             resolver: HostResolver(configuration.nameResolution))
         poolConfiguration.pipeliningDepth = configuration.pipeliningDepth
+        poolConfiguration.observer = configuration.observer
         let coordinator = PoolCoordinator(loops: group.loops, maxConnectionsPerHost: configuration.maxConnectionsPerHost)
         self.coordinator = coordinator
         self.pools = group.loops.map { loop in

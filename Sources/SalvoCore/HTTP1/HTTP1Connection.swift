@@ -178,6 +178,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, E
                 self.pool.owner.tlsResumed += 1
                 self.pool.counters.tlsResumed += 1
             }
+            self.pool.observer?.connectionOpened(id: self.id, resumedTLS: socket.tls?.resumed == true)
             self.socket.setInterest(.read, on: self.loop)
             self.lastActivity = self.loop.now
             self.pool.connectionEstablished(self)
@@ -415,7 +416,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, E
         // When the response ended, for its metrics: this turn's clock reading (taken as the
         // loop woke to read it), read before handing the connection on can refresh it.
         let end = self.loop.now
-        self.pool.requestEnded()
+        self.pool.requestEnded(status: owner.metrics.status, startedAt: owner.metrics.startedAt, end: end)
         let bytesSent = self.exchange.writer.bytesWritten
         let trailers = self.exchange.trailers
         self.owner = nil

@@ -44,10 +44,14 @@ final class HostPool: TimerTarget {
         }
     }
 
+    /// Who watches this host's events, if anyone.
+    let observer: (any HostObserver)?
+
     init(key: ConnectionKey, tls: TLSContext?, owner: PoolShard, budget: HostBudget) {
         self.key = key
         self.tls = tls
         self.owner = owner
+        self.observer = owner.hostObserver(for: key)
         self.pipeliningDepth = owner.configuration.pipeliningDepth
         self.budget = budget
         self.shard = owner.index
@@ -162,6 +166,7 @@ final class HostPool: TimerTarget {
         self.waiters[owner.wait.id] = nil
         self.counters.reused += 1
         self.counters.pipelined += 1
+        self.observer?.connectionReused()
         connection.addToLine(owner)
         // Its wait deadline still holds while it waits in line; a later resubmission
         // starts a new wait.
@@ -176,11 +181,15 @@ final class HostPool: TimerTarget {
         (self.connections.count, self.machine.idle.count, self.machine.leased, self.machine.connecting, self.waiters.count)
     }
 
-    /// A request of this host got its whole response. (Failures are counted where a call
-    /// fails, by its owner: see ``PoolShard/countFailure(of:)``.)
+    /// A request of this host got its whole response, of `status`, `startedAt` to `end`.
+    /// (Failures are counted where a call fails, by its owner: see ``PoolShard/countFailure(of:)``.)
     @inline(__always)
-    func requestEnded() {
+    func requestEnded(status: Int, startedAt: Deadline, end: Deadline) {
         self.counters.requestsCompleted += 1
+        if let observer = self.observer {
+            let nanoseconds = end.nanoseconds > startedAt.nanoseconds ? end.nanoseconds - startedAt.nanoseconds : 0
+            observer.requestEnded(status: status, duration: .nanoseconds(Int64(clamping: nanoseconds)))
+        }
     }
 
     func removeWaiter(_ owner: RequestOwner, error: TransportError) {
@@ -276,6 +285,7 @@ final class HostPool: TimerTarget {
             case .started(let reused):
                 if reused {
                     self.counters.reused += 1
+                    self.observer?.connectionReused()
                     // More wait behind it: they may line up on this connection now.
                     if self.pipeliningDepth > 1, !self.machine.waiters.isEmpty { self.lineHasRoom(connection) }
                 }
@@ -345,6 +355,7 @@ final class HostPool: TimerTarget {
     private func discard(_ id: Int, error: TransportError) {
         guard let connection = self.connections.removeValue(forKey: id) else { return }
         self.counters.closedByUs += 1
+        self.observer?.connectionClosed(id: id, byServer: false)
         self.budget.release()
         connection.isLeased = false
         connection.close(failingWith: error)
@@ -411,6 +422,7 @@ final class HostPool: TimerTarget {
         defer { self.publish() }
         if self.connections[connection.id] != nil {
             if connection.closedByPeer { self.counters.closedByServer += 1 } else { self.counters.closedByUs += 1 }
+            self.observer?.connectionClosed(id: connection.id, byServer: connection.closedByPeer)
         }
         guard self.forget(connection) else { return }
         let action: PoolStateMachine.Action

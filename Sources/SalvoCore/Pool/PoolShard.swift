@@ -13,6 +13,8 @@ struct PoolConfiguration {
     var waitTimeout: Duration
     /// The client's name resolution, shared by its loops.
     var resolver: HostResolver
+    /// Who watches the engine, if anyone.
+    var observer: (any EngineObserver)?
 }
 
 /// The pools of one event loop (a shard): one ``HostPool`` per connection key. Loop-confined.
@@ -66,6 +68,19 @@ final class PoolShard {
     }
     /// Resumable TLS sessions by host, for new connections (see HostPool.tlsResumption).
     @exclusivity(unchecked) var tlsResumptions: [ConnectionKey: TLSResumption] = [:]
+    /// The observer's host observers, asked for once per host on this loop and kept (a
+    /// bounded number), so that their handles outlive the host pools that come and go.
+    @exclusivity(unchecked) private var hostObservers: [ConnectionKey: any HostObserver] = [:]
+
+    /// The observer of `key`'s events on this loop; nil when nobody watches.
+    func hostObserver(for key: ConnectionKey) -> (any HostObserver)? {
+        guard let observer = self.configuration.observer else { return nil }
+        if let known = self.hostObservers[key] { return known }
+        if self.hostObservers.count >= 1024 { self.hostObservers.removeAll(keepingCapacity: true) }
+        let made = observer.hostObserver(scheme: key.scheme.rawValue, host: key.host, port: key.port)
+        self.hostObservers[key] = made
+        return made
+    }
 
     init(loop: EventLoop, configuration: PoolConfiguration, coordinator: PoolCoordinator) {
         self.loop = loop

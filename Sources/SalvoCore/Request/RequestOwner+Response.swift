@@ -35,6 +35,8 @@ struct ExchangeMetrics {
     var runAt = Deadline(nanoseconds: 0)
     var firstByteAt = Deadline(nanoseconds: 0)
     var headAt = Deadline(nanoseconds: 0)
+    /// This hop's final status, once its head arrived.
+    var status = 0
     var bytesSent = 0
     var bytesReceived = 0
     var bodyBytesDelivered = 0
@@ -99,6 +101,7 @@ extension RequestOwner {
     /// `bytesSent` bytes of the request went out.
     func receiveHead(_ head: ParsedHead, version: HTTPVersion, bytesSent: Int, at now: Deadline) throws(TransportError) {
         self.metrics.headAt = now
+        self.metrics.status = head.status.code
         self.metrics.bytesSent = bytesSent
         self.metrics.version = version
         let status = head.status.code

@@ -269,6 +269,10 @@ final class RequestOwner: @unchecked Sendable {
     private func submitToPool(fresh: Bool, urgent: Bool = false) {
         self.wait.wantsFreshConnection = fresh
         let pool = self.place.withLock { $0.pool }
+        if urgent, pool.value.configuration.observer != nil {
+            // Sent again after its connection failed under it.
+            pool.value.hostObserver(for: self.key)?.requestRetried()
+        }
         pool.value.submit(self, fresh: fresh, urgent: urgent)
     }
 
