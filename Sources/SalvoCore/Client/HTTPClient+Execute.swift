@@ -123,8 +123,20 @@ extension HTTPClient {
         _ request: HTTPRequest, body: HTTPBody? = nil, options: RequestOptions = RequestOptions(),
         completion: @escaping @Sendable (Result<CollectedResponse, TransportError>) -> Void
     ) -> RequestHandle {
-        var request = request
-        let completion = Self.observing(completion, of: &request, by: self.configuration.observer)
+        if let observer = self.configuration.observer {
+            var request = request
+            let completion = Self.observing(completion, of: &request, by: observer)
+            return self.executeObserved(request, body: body, options: options, completion: completion)
+        }
+        return self.executeObserved(request, body: body, options: options, completion: completion)
+    }
+
+    /// ``execute(_:body:options:completion:)`` once the observer, if any, has seen the request.
+    @inline(__always)
+    private func executeObserved(
+        _ request: HTTPRequest, body: HTTPBody?, options: RequestOptions,
+        completion: @escaping @Sendable (Result<CollectedResponse, TransportError>) -> Void
+    ) -> RequestHandle {
         var prepared: PreparedRequest
         do {
             prepared = try self.prepare(request, body: body, options: options)
@@ -147,9 +159,9 @@ extension HTTPClient {
 extension HTTPClient {
     /// `completion`, telling the observer (if any) how the request ended before it runs.
     static func observing(_ completion: @escaping @Sendable (Result<CollectedResponse, TransportError>) -> Void,
-                          of request: inout HTTPRequest, by observer: (any EngineObserver)?)
+                          of request: inout HTTPRequest, by observer: any EngineObserver)
         -> @Sendable (Result<CollectedResponse, TransportError>) -> Void {
-        guard let observer, let observation = observer.requestStarting(&request) else { return completion }
+        guard let observation = observer.requestStarting(&request) else { return completion }
         return { result in
             observation.ended(result.map(\.head))
             completion(result)
