@@ -3,6 +3,7 @@ public import HTTPTypes
 public import Logging
 public import SalvoCore
 public import Tracing
+import Synchronization
 
 /// Logs, metrics and traces of Salvo's engine through swift-log, swift-metrics and
 /// swift-distributed-tracing: set it as the engine's observer, each part only if you want it.
@@ -53,6 +54,10 @@ public enum ObservabilityMetrics {
     public static let connectionsClosed = "salvo.http.client.connections.closed"
     /// Meter: connections open now.
     public static let connectionsOpen = "salvo.http.client.connections.open"
+    /// Meter: open connections idle now.
+    public static let connectionsIdle = "salvo.http.client.connections.idle"
+    /// Meter: requests waiting for a connection now.
+    public static let requestsQueued = "salvo.http.client.requests.queued"
     /// Counter: requests sent on a connection that had carried an earlier one.
     public static let connectionsReused = "salvo.http.client.connections.reused"
     /// Counter: TLS handshakes that resumed an earlier session.
@@ -70,12 +75,16 @@ final class HostEvents: HostObserver {
     let port: Int
     let logger: Logger?
     let handles: Handles?
+    /// What this loop last added to the idle and queued meters (every loop adds its own share).
+    private let shares = Mutex((idle: 0, queued: 0))
 
     struct Handles {
         let opened: Counter
         let closedByClient: Counter
         let closedByServer: Counter
         let open: Meter
+        let idle: Meter
+        let queued: Meter
         let reused: Counter
         let tlsResumed: Counter
         let retried: Counter
@@ -94,6 +103,8 @@ final class HostEvents: HostObserver {
                 closedByClient: Counter(label: ObservabilityMetrics.connectionsClosed, dimensions: dimensions + [("closed_by", "client")], factory: factory),
                 closedByServer: Counter(label: ObservabilityMetrics.connectionsClosed, dimensions: dimensions + [("closed_by", "server")], factory: factory),
                 open: Meter(label: ObservabilityMetrics.connectionsOpen, dimensions: dimensions, factory: factory),
+                idle: Meter(label: ObservabilityMetrics.connectionsIdle, dimensions: dimensions, factory: factory),
+                queued: Meter(label: ObservabilityMetrics.requestsQueued, dimensions: dimensions, factory: factory),
                 reused: Counter(label: ObservabilityMetrics.connectionsReused, dimensions: dimensions, factory: factory),
                 tlsResumed: Counter(label: ObservabilityMetrics.tlsResumed, dimensions: dimensions, factory: factory),
                 retried: Counter(label: ObservabilityMetrics.requestsRetried, dimensions: dimensions, factory: factory),
@@ -121,13 +132,24 @@ final class HostEvents: HostObserver {
 
     func connectionReused() {
         self.handles?.reused.increment()
-        self.logger?.trace("connection reused", metadata: ["server.address": "\(self.host)", "server.port": "\(self.port)"])
+        self.logger?.debug("connection reused", metadata: ["server.address": "\(self.host)", "server.port": "\(self.port)"])
     }
 
     func requestEnded(status: Int, duration: Duration) {
         guard let handles = self.handles else { return }
         let index = (100..<600).contains(status) ? status / 100 - 1 : 5
         handles.durations[index].recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+    }
+
+    func poolChanged(idle: Int, queued: Int) {
+        guard let handles = self.handles else { return }
+        // Called on one loop only; the lock is uncontended and keeps the type Sendable.
+        let (idleDelta, queuedDelta) = self.shares.withLock { last in
+            defer { last = (idle, queued) }
+            return (idle - last.idle, queued - last.queued)
+        }
+        if idleDelta != 0 { handles.idle.increment(by: Double(idleDelta)) }
+        if queuedDelta != 0 { handles.queued.increment(by: Double(queuedDelta)) }
     }
 
     func requestRetried() {

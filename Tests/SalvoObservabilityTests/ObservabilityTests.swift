@@ -34,6 +34,9 @@ import Tracing
         #expect(try metrics.expectCounter(ObservabilityMetrics.connectionsReused, dimensions).totalValue == 2)
         #expect(try metrics.expectCounter(ObservabilityMetrics.connectionsClosed, dimensions + [("closed_by", "client")]).totalValue == 1)
         #expect(try metrics.expectMeter(ObservabilityMetrics.connectionsOpen, dimensions).lastValue == 0)
+        // The connection was idle between the requests, and nobody waited for one.
+        #expect(try metrics.expectMeter(ObservabilityMetrics.connectionsIdle, dimensions).values.contains(1))
+        #expect(try metrics.expectMeter(ObservabilityMetrics.requestsQueued, dimensions).values.allSatisfy { $0 >= 0 })
         let ok = try metrics.expectTimer(ObservabilityMetrics.requestDuration, dimensions + [("http.response.status_class", "2xx")])
         #expect(ok.values.count == 2)
         #expect(ok.values.allSatisfy { $0 > 0 && $0 < 5_000_000_000 })
@@ -91,7 +94,7 @@ import Tracing
         let logged = lines.withLock { $0 }
         #expect(logged.contains { $0 == (.debug, "connection opened") })
         #expect(logged.contains { $0 == (.debug, "connection closed") })
-        #expect(logged.contains { $0 == (.trace, "connection reused") })
+        #expect(logged.contains { $0 == (.debug, "connection reused") })
         #expect(!logged.contains { $0.0 >= .info }, "nothing at info or above: \(logged)")
     }
 }

@@ -119,6 +119,21 @@ import Testing
         }
     }
 
+    @Test func responseLengthsAsTheHeadGivesThem() {
+        let get = HTTPRequest(method: .get, scheme: "http", authority: "a.test", path: "/")
+        let known = TransportResponse(head: HTTPResponse(status: .ok, headerFields: [.contentLength: "5"]), body: .bytes(Array("hello".utf8)))
+        #expect(OpenAPIRequests.body(of: known, for: get)?.length == .known(5))
+        // Chunked: no length to give.
+        let chunked = TransportResponse(head: HTTPResponse(status: .ok), body: .bytes([1, 2]))
+        #expect(OpenAPIRequests.body(of: chunked, for: get)?.length == .unknown)
+        // Decoded from gzip: the head's length is the compressed one's, not these bytes'.
+        var decoded = TransportResponse(head: HTTPResponse(status: .ok, headerFields: [.contentLength: "3"]), body: .bytes(Array("decoded".utf8)))
+        decoded.decodedContentEncoding = "gzip"
+        #expect(OpenAPIRequests.body(of: decoded, for: get)?.length == .unknown)
+        // A HEAD has no body at all.
+        #expect(OpenAPIRequests.body(of: known, for: HTTPRequest(method: .head, scheme: "http", authority: "a.test", path: "/")) == nil)
+    }
+
     @Test func aServerURLWithAPathPrefixesEveryPath() throws {
         let request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/users/1?x=1")
         let head = try OpenAPIRequests.head(request, baseURL: URL(string: "https://api.example.com:8443/v2/")!)

@@ -31,6 +31,8 @@ public protocol HostObserver: AnyObject, Sendable {
     func requestEnded(status: Int, duration: Duration)
     /// A request was sent again on another connection, its first never answered.
     func requestRetried()
+    /// The host's idle connections and requests waiting for one, on this loop, changed.
+    func poolChanged(idle: Int, queued: Int)
 }
 
 /// The end of one request, heard once: its response head, or why it failed.

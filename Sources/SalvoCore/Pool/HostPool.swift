@@ -46,6 +46,8 @@ final class HostPool: TimerTarget {
 
     /// Who watches this host's events, if anyone.
     let observer: (any HostObserver)?
+    /// The idle connections and queued requests last told to the observer.
+    @exclusivity(unchecked) private var observed = (idle: 0, queued: 0)
 
     init(key: ConnectionKey, tls: TLSContext?, owner: PoolShard, budget: HostBudget) {
         self.key = key
@@ -88,6 +90,13 @@ final class HostPool: TimerTarget {
 
     /// What placement and the other shards see of this one.
     private func publish() {
+        if let observer = self.observer {
+            let now = (idle: self.machine.idle.count, queued: self.waiters.count)
+            if now != self.observed {
+                self.observed = now
+                observer.poolChanged(idle: now.idle, queued: now.queued)
+            }
+        }
         guard self.shared, !self.detached else { return }
         let idle = self.machine.idle.count
         let waiting = self.machine.waiters.count
