@@ -148,8 +148,13 @@ final class HostEvents: HostObserver {
             defer { last = (idle, queued) }
             return (idle - last.idle, queued - last.queued)
         }
-        if idleDelta != 0 { handles.idle.increment(by: Double(idleDelta)) }
-        if queuedDelta != 0 { handles.queued.increment(by: Double(queuedDelta)) }
+        Self.move(handles.idle, by: idleDelta)
+        Self.move(handles.queued, by: queuedDelta)
+    }
+
+    /// A meter up or down by `delta` (its increment takes no negative amounts).
+    private static func move(_ meter: Meter, by delta: Int) {
+        if delta > 0 { meter.increment(by: Double(delta)) } else if delta < 0 { meter.decrement(by: Double(-delta)) }
     }
 
     func requestRetried() {

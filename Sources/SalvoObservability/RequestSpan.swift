@@ -17,8 +17,10 @@ struct RequestSpan: RequestObservation {
             let (host, port) = Self.split(authority, scheme: request.scheme)
             span.attributes["server.address"] = host
             if let port { span.attributes["server.port"] = port }
-            // The URL as sent: the authority has no user information (HTTPRequest keeps none).
-            span.attributes["url.full"] = "\(request.scheme ?? "http")://\(authority)\(request.path ?? "/")"
+            // The URL as sent, without its query (where tokens may sit); the authority has no
+            // user information (HTTPRequest keeps none).
+            let path = (request.path ?? "/").prefix { $0 != "?" }
+            span.attributes["url.full"] = "\(request.scheme ?? "http")://\(authority)\(path)"
         }
         tracer.inject(span.context, into: &request.headerFields, using: HTTPFieldsInjector())
         return RequestSpan(span: span)

@@ -61,10 +61,11 @@ enum OpenAPIRequests {
     /// The request with the base URL's scheme, authority and path in front of its own.
     static func head(_ request: HTTPRequest, baseURL: URL) throws(TransportError) -> HTTPRequest {
         guard let components = URLComponents(url: baseURL, resolvingAgainstBaseURL: true),
-              let scheme = components.scheme, let host = components.host else {
+              let scheme = components.scheme, let host = components.percentEncodedHost, !host.isEmpty else {
             throw TransportError(.invalidURL, detail: "the server URL \(baseURL.absoluteString) has no scheme or host")
         }
-        var authority = host.contains(":") ? "[\(host)]" : host
+        // An IPv6 literal is bracketed in the authority (Foundation may give it with or without).
+        var authority = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
         if let port = components.port { authority += ":\(port)" }
         var prefix = components.percentEncodedPath
         while prefix.hasSuffix("/") { prefix.removeLast() }

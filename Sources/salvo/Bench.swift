@@ -177,7 +177,7 @@ struct Bench: AsyncParsableCommand {
         }
         let ahead = time - StartTime.now()
         guard ahead <= StartTime.longestWait else {
-            throw ValidationError("--start-at is \(Int(ahead)) s away; a run waits a day at the most")
+            throw ValidationError("--start-at is \(String(format: "%.0f", ahead)) s away; a run waits a day at the most")
         }
         if ahead < -1 {
             FileHandle.standardError.write(Data("salvo bench: --start-at was \(String(format: "%.1f", -ahead)) s ago; starting now\n".utf8))

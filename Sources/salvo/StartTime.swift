@@ -30,7 +30,7 @@ enum StartTime {
         while true {
             let left = time - Self.now()
             if left <= 0 { return true }
-            if interrupted() { return false }
+            if interrupted() || Task.isCancelled { return false }
             try? await Task.sleep(for: .milliseconds(Int(min(left, 0.1) * 1000) + 1))
         }
     }

@@ -138,5 +138,9 @@ import Testing
         let request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/users/1?x=1")
         let head = try OpenAPIRequests.head(request, baseURL: URL(string: "https://api.example.com:8443/v2/")!)
         #expect(head.scheme == "https" && head.authority == "api.example.com:8443" && head.path == "/v2/users/1?x=1")
+        let ipv6 = try OpenAPIRequests.head(request, baseURL: URL(string: "http://[::1]:8080/v1")!)
+        #expect(ipv6.authority == "[::1]:8080" && ipv6.path == "/v1/users/1?x=1")
+        let encoded = try OpenAPIRequests.head(request, baseURL: URL(string: "http://caf%C3%A9.test/")!)
+        #expect(encoded.authority == "caf%C3%A9.test")
     }
 }

@@ -13,8 +13,8 @@ extension HTTPClient {
     /// `redirects`, `decompression`, `userAgent`, `headerFields`, `maxBodySize`,
     /// `expectContinueTimeout`, `unixSocketPath`, `proxy`. What belongs to the pools stays this
     /// client's, whatever `adjust` sets: threads, connection limits, pipelining, idle, connect and pool
-    /// wait timeouts, head limits, TLS (a request can still bring its own TLS settings) and
-    /// name resolution. The derived client keeps its base alive; shutting it down only
+    /// wait timeouts, head limits, TLS (a request can still bring its own TLS settings), name
+    /// resolution and the observer (whose host events come from the pools). The derived client keeps its base alive; shutting it down only
     /// stops it taking requests, while shutting the base down ends both.
     public func with(_ adjust: (inout Configuration) -> Void) -> HTTPClient {
         let root = self.base ?? self
@@ -30,6 +30,7 @@ extension HTTPClient {
         configuration.headLimits = pools.headLimits
         configuration.tls = pools.tls
         configuration.nameResolution = pools.nameResolution
+        configuration.observer = pools.observer
         return HTTPClient(deriving: root, configuration: configuration)
     }
 }

@@ -49,6 +49,8 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, E
     @exclusivity(unchecked) private(set) var life: Life = .resolving
 
     @exclusivity(unchecked) private var connector: SocketConnector
+    /// Whether the observer heard this connection open (so that it hears it close).
+    @exclusivity(unchecked) var reportedOpen = false
     @exclusivity(unchecked) var socket = Socket.none
     /// Its addresses, read once it is open.
     @exclusivity(unchecked) private(set) var endpoints = ConnectionEndpoints()
@@ -178,7 +180,10 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, E
                 self.pool.owner.tlsResumed += 1
                 self.pool.counters.tlsResumed += 1
             }
-            self.pool.observer?.connectionOpened(id: self.id, resumedTLS: socket.tls?.resumed == true)
+            if let observer = self.pool.observer {
+                self.reportedOpen = true
+                observer.connectionOpened(id: self.id, resumedTLS: socket.tls?.resumed == true)
+            }
             self.socket.setInterest(.read, on: self.loop)
             self.lastActivity = self.loop.now
             self.pool.connectionEstablished(self)

@@ -364,7 +364,7 @@ final class HostPool: TimerTarget {
     private func discard(_ id: Int, error: TransportError) {
         guard let connection = self.connections.removeValue(forKey: id) else { return }
         self.counters.closedByUs += 1
-        self.observer?.connectionClosed(id: id, byServer: false)
+        if connection.reportedOpen { self.observer?.connectionClosed(id: id, byServer: false) }
         self.budget.release()
         connection.isLeased = false
         connection.close(failingWith: error)
@@ -431,7 +431,7 @@ final class HostPool: TimerTarget {
         defer { self.publish() }
         if self.connections[connection.id] != nil {
             if connection.closedByPeer { self.counters.closedByServer += 1 } else { self.counters.closedByUs += 1 }
-            self.observer?.connectionClosed(id: connection.id, byServer: connection.closedByPeer)
+            if connection.reportedOpen { self.observer?.connectionClosed(id: connection.id, byServer: connection.closedByPeer) }
         }
         guard self.forget(connection) else { return }
         let action: PoolStateMachine.Action
@@ -469,6 +469,11 @@ final class HostPool: TimerTarget {
         }
         for id in Array(self.connections.keys) {
             self.discard(id, error: error)
+        }
+        // Nothing idle or waiting is left: the observer hears it before the pool goes.
+        if let observer = self.observer, self.observed != (0, 0) {
+            self.observed = (0, 0)
+            observer.poolChanged(idle: 0, queued: 0)
         }
         self.detach()
     }

@@ -479,6 +479,9 @@ import Testing
         #expect(bad.stderr.contains("--start-at"))
         let tooFar = try await Self.run(Self.salvoPath, ["bench", "-c1", "-t1", "--start-at", String(Date().timeIntervalSince1970 + 90_000), nginx.url("/small")])
         #expect(tooFar.status != 0)
+        let absurd = try await Self.run(Self.salvoPath, ["bench", "-c1", "-t1", "--start-at", "1e300", nginx.url("/small")])
+        #expect(absurd.status != 0)
+        #expect(absurd.stderr.contains("a day at the most"), "refused, not crashed: \(absurd.stderr)")
     }
 
     @Test func benchReportsMergeAndCtrlCPrintsWhatItHas() async throws {
