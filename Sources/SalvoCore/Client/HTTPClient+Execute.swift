@@ -22,15 +22,8 @@ extension HTTPClient {
         guard let observer = self.configuration.observer else {
             return try await self.executeObserved(request, body: body, options: options)
         }
-        var request = request
-        let observation = observer.requestStarting(&request)
-        do {
-            let response = try await self.executeObserved(request, body: body, options: options)
-            observation?.ended(.success(response.head))
-            return response
-        } catch {
-            observation?.ended(.failure(error))
-            throw error
+        return try await Self.observed(request, by: observer, head: \.head) { (request) async throws(TransportError) in
+            try await self.executeObserved(request, body: body, options: options)
         }
     }
 
@@ -74,16 +67,9 @@ extension HTTPClient {
         guard let observer = self.configuration.observer else {
             return try await self.streamObserved(request, body: body, options: options)
         }
-        var request = request
-        let observation = observer.requestStarting(&request)
-        do {
-            // A streamed call's observation ends with its head: the body is the caller's to read.
-            let response = try await self.streamObserved(request, body: body, options: options)
-            observation?.ended(.success(response.head))
-            return response
-        } catch {
-            observation?.ended(.failure(error))
-            throw error
+        // A streamed call's observation ends with its head: the body is the caller's to read.
+        return try await Self.observed(request, by: observer, head: \.head) { (request) async throws(TransportError) in
+            try await self.streamObserved(request, body: body, options: options)
         }
     }
 
@@ -157,6 +143,23 @@ extension HTTPClient {
 }
 
 extension HTTPClient {
+    /// `call` with the request as the observer saw it, the observer told how it ended.
+    nonisolated(nonsending) static func observed<Response>(
+        _ request: HTTPRequest, by observer: any EngineObserver, head: (Response) -> HTTPResponse,
+        _ call: (HTTPRequest) async throws(TransportError) -> Response
+    ) async throws(TransportError) -> Response {
+        var request = request
+        let observation = observer.requestStarting(&request)
+        do {
+            let response = try await call(request)
+            observation?.ended(.success(head(response)))
+            return response
+        } catch {
+            observation?.ended(.failure(error))
+            throw error
+        }
+    }
+
     /// `completion`, telling the observer (if any) how the request ended before it runs.
     static func observing(_ completion: @escaping @Sendable (Result<CollectedResponse, TransportError>) -> Void,
                           of request: inout HTTPRequest, by observer: any EngineObserver)

@@ -43,6 +43,16 @@ public final class HTTPClient: Sendable {
 
     /// Starts a client with its own event loops.
     public convenience init(configuration: Configuration = Configuration()) throws(TransportError) {
+        try self.init(ownLoopsWith: configuration, isShared: false)
+    }
+
+    /// The process's shared client (``shared``): the default configuration, its own loops.
+    convenience init(sharedWith configuration: Configuration) throws(TransportError) {
+        try self.init(ownLoopsWith: configuration, isShared: true)
+    }
+
+    /// A client with loops of its own, made for it.
+    private convenience init(ownLoopsWith configuration: Configuration, isShared: Bool) throws(TransportError) {
         try configuration.validate()
         let tls = try TLSContext(configuration.tls)
         let group: EventLoopGroup
@@ -53,21 +63,7 @@ public final class HTTPClient: Sendable {
         } catch {
             throw TransportError(.shutdown, detail: "\(error)")
         }
-        self.init(configuration: configuration, group: group, ownsGroup: true, tls: tls)
-    }
-
-    /// The process's shared client (``shared``): the default configuration, its own loops.
-    convenience init(sharedWith configuration: Configuration) throws(TransportError) {
-        let tls = try TLSContext(configuration.tls)
-        let group: EventLoopGroup
-        do {
-            group = try EventLoopGroup(numberOfThreads: configuration.threads)
-        } catch let error as TransportError {
-            throw error
-        } catch {
-            throw TransportError(.shutdown, detail: "\(error)")
-        }
-        self.init(configuration: configuration, group: group, ownsGroup: true, tls: tls, isShared: true)
+        self.init(configuration: configuration, group: group, ownsGroup: true, tls: tls, isShared: isShared)
     }
 
     /// A client on an existing group of loops (shared with other clients or code).
