@@ -57,6 +57,12 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        // nghttp2 (libnghttp2-dev), for HTTP/2.
+        .systemLibrary(
+            name: "CNGHTTP2",
+            pkgConfig: "libnghttp2",
+            providers: [.apt(["libnghttp2-dev"])]
+        ),
         // The only C of the project: Linux and OpenSSL macros that Swift cannot import, and
         // OpenSSL's socket BIO redone to write with MSG_NOSIGNAL.
         .target(name: "CSalvo", dependencies: ["COpenSSL"]),
@@ -77,6 +83,7 @@ let package = Package(
                 "CLLHTTP",
                 "COpenSSL",
                 "CZlib",
+                "CNGHTTP2",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],

@@ -5,7 +5,7 @@
 #   <prefix>/lib/salvo/lib*.a             Salvo, SalvoCore and what they link, in link order
 #   <prefix>/lib/swift/salvo/*.swiftmodule  the modules an importer compiles against
 #   <prefix>/include/salvo/<C module>/      module.modulemap and headers of CSalvo, CLLHTTP,
-#                                          COpenSSL, CZlib (the engine's module imports them)
+#                                          COpenSSL, CZlib, CNGHTTP2 (the engine imports them)
 #   <prefix>/lib/cmake/Salvo/               SalvoConfig.cmake, SalvoConfigVersion.cmake
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -33,7 +33,7 @@ file(CONFIGURE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/install-modulemaps/CSalvo/modu
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/install-modulemaps/CSalvo/module.modulemap
               ${CMAKE_CURRENT_SOURCE_DIR}/Sources/CSalvo/include/CSalvo.h
         DESTINATION ${salvo_install_clang}/CSalvo)
-foreach(module CLLHTTP COpenSSL CZlib)
+foreach(module CLLHTTP COpenSSL CZlib CNGHTTP2)
   install(FILES ${CMAKE_CURRENT_SOURCE_DIR}/Sources/${module}/module.modulemap ${CMAKE_CURRENT_SOURCE_DIR}/Sources/${module}/shim.h
           DESTINATION ${salvo_install_clang}/${module})
 endforeach()

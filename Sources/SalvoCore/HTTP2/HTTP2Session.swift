@@ -1,0 +1,386 @@
+internal import CNGHTTP2
+import HTTPTypes
+import SalvoTransport
+
+/// One HTTP/2 client connection's protocol over nghttp2, without a socket: the connection hands
+/// it the bytes it read (``receive(_:)``) and writes what it gives (``output()``); what happened
+/// on each stream comes back as ``Event``s. nghttp2 does the framing, HPACK and flow control;
+/// this type turns requests into its header lists and its callbacks into events, and keeps the
+/// bounds (header list size, streams) the engine promises.
+///
+/// Loop-confined, as an nghttp2 session must be: one thread at a time, the connection's loop.
+final class HTTP2Session {
+    /// What the peer did, in the order it did it.
+    enum Event: Equatable {
+        /// A stream's final response head; `endStream`: no body follows.
+        case head(streamID: Int32, HTTPResponse, endStream: Bool)
+        /// A 1xx head before the final one.
+        case informational(streamID: Int32, HTTPResponse)
+        /// Body bytes of a stream; `endStream` on the last.
+        case data(streamID: Int32, [UInt8], endStream: Bool)
+        /// Trailer fields, which end the stream.
+        case trailers(streamID: Int32, HTTPFields)
+        /// A stream is over: `errorCode` 0 when it ended well, else the RST_STREAM code (or the
+        /// code the session reset it with).
+        case streamClosed(streamID: Int32, errorCode: UInt32)
+        /// The peer is going away: streams above `lastStreamID` were never processed.
+        case goAway(lastStreamID: Int32, errorCode: UInt32)
+        /// The peer's SETTINGS: how many streams it allows at once (nil: no limit said).
+        case settings(maxConcurrentStreams: Int?)
+    }
+
+    /// What this client tells the server, and the bounds it keeps.
+    struct Settings: Sendable {
+        /// Streams the server may open towards us: none (server push is refused).
+        var maxConcurrentStreams: UInt32 = 100
+        /// Each stream's receive window.
+        var initialWindowSize: UInt32 = 1 << 20
+        /// The most bytes of names and values (plus 32 a field, as HTTP/2 counts) in one head;
+        /// a stream whose head is larger is reset.
+        var maxHeaderListSize: Int = 64 << 10
+    }
+
+    private var session: OpaquePointer?
+    private let settings: Settings
+    private var events: [Event] = []
+    /// Heads being received, by stream: their fields so far and their size.
+    private var heads: [Int32: HeadInProgress] = [:]
+    /// Request bodies nghttp2 has yet to read, by stream.
+    private var bodies: [Int32: BodyInProgress] = [:]
+    /// Whether the peer sent GOAWAY.
+    private var peerWentAway = false
+    /// The error code of a GOAWAY this session sent: the connection is broken.
+    private var sentGoAwayError: UInt32?
+    /// Bytes made, not yet taken by ``output()``.
+    private var pending: [UInt8] = []
+    /// nghttp2's last word on an error, for the detail of the one thrown.
+    private var lastError: String?
+
+    private struct HeadInProgress {
+        var status: Int?
+        var fields = HTTPFields()
+        var size = 0
+        var isTrailer = false
+    }
+
+    private struct BodyInProgress {
+        let bytes: [UInt8]
+        var offset = 0
+    }
+
+    /// A session that has queued the connection preface and its SETTINGS.
+    init(settings: Settings = Settings()) throws(TransportError) {
+        self.settings = settings
+        var callbacks: OpaquePointer?
+        guard nghttp2_session_callbacks_new(&callbacks) == 0, let callbacks else {
+            throw TransportError(.invalidRequest, detail: "nghttp2 could not allocate its callbacks")
+        }
+        defer { nghttp2_session_callbacks_del(callbacks) }
+        nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, user in
+            guard let frame, let user else { return 0 }
+            return HTTP2Session.from(user).beginHeaders(frame.pointee)
+        }
+        nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, user in
+            guard let frame, let name, let value, let user else { return 0 }
+            return HTTP2Session.from(user).header(frame.pointee, name: UnsafeBufferPointer(start: name, count: nameLength),
+                                                  value: UnsafeBufferPointer(start: value, count: valueLength))
+        }
+        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, user in
+            guard let frame, let user else { return 0 }
+            return HTTP2Session.from(user).frameReceived(frame.pointee)
+        }
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, flags, streamID, data, length, user in
+            guard let data, let user else { return 0 }
+            return HTTP2Session.from(user).dataReceived(streamID: streamID, UnsafeBufferPointer(start: data, count: length))
+        }
+        nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, streamID, errorCode, user in
+            guard let user else { return 0 }
+            return HTTP2Session.from(user).streamClosed(streamID: streamID, errorCode: errorCode)
+        }
+        nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { _, frame, user in
+            guard let frame, let user else { return 0 }
+            if frame.pointee.hd.type == UInt8(NGHTTP2_GOAWAY.rawValue), frame.pointee.goaway.error_code != NGHTTP2_NO_ERROR.rawValue {
+                HTTP2Session.from(user).sentGoAwayError = frame.pointee.goaway.error_code
+            }
+            return 0
+        }
+        nghttp2_session_callbacks_set_error_callback2(callbacks) { _, _, message, length, user in
+            guard let message, let user else { return 0 }
+            HTTP2Session.from(user).lastError = String(decoding: UnsafeRawBufferPointer(start: message, count: length), as: UTF8.self)
+            return 0
+        }
+        var session: OpaquePointer?
+        let status = nghttp2_session_client_new(&session, callbacks, Unmanaged.passUnretained(self).toOpaque())
+        guard status == 0, let session else {
+            throw TransportError(.invalidRequest, detail: "nghttp2 could not make a session (\(status))")
+        }
+        self.session = session
+        var entries = [
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue), value: settings.maxConcurrentStreams),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: settings.initialWindowSize),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue),
+                                   value: UInt32(clamping: settings.maxHeaderListSize)),
+        ]
+        let submitted = nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entries, entries.count)
+        guard submitted == 0 else {
+            throw TransportError(.invalidRequest, detail: "nghttp2 refused the client's SETTINGS (\(submitted))")
+        }
+    }
+
+    deinit {
+        if let session = self.session { nghttp2_session_del(session) }
+    }
+
+    private static func from(_ user: UnsafeMutableRawPointer) -> HTTP2Session {
+        Unmanaged<HTTP2Session>.fromOpaque(user).takeUnretainedValue()
+    }
+
+    // MARK: Requests
+
+    /// Queues `request` (its head and, if any, `body`) on a new stream; returns the stream's id.
+    /// The head's pseudo-fields come from the request's method, scheme, authority and path;
+    /// fields HTTP/2 forbids (Connection and the fields it names, Keep-Alive,
+    /// Proxy-Connection, Transfer-Encoding, Upgrade, TE but `trailers`) are left out.
+    func submit(_ request: HTTPRequest, body: [UInt8]? = nil) throws(TransportError) -> Int32 {
+        guard let session = self.session else { throw TransportError(.invalidRequest, detail: "the HTTP/2 session is closed") }
+        let fields = HTTP2Fields.requestList(request)
+        var storage: [UInt8] = []
+        storage.reserveCapacity(fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count })
+        var spans: [(name: Range<Int>, value: Range<Int>)] = []
+        for field in fields {
+            let nameStart = storage.count
+            storage += field.name.utf8
+            let valueStart = storage.count
+            storage += field.value.utf8
+            spans.append((nameStart..<valueStart, valueStart..<storage.count))
+        }
+        let streamID: Int32 = storage.withUnsafeMutableBufferPointer { bytes in
+            // Never empty: the list always has :method.
+            guard let base = bytes.baseAddress else { return Int32(NGHTTP2_ERR_INVALID_ARGUMENT.rawValue) }
+            var list = spans.map { span in
+                nghttp2_nv(name: base + span.name.lowerBound, value: base + span.value.lowerBound,
+                           namelen: span.name.count, valuelen: span.value.count, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+            }
+            guard body != nil else {
+                return nghttp2_submit_request(session, nil, &list, list.count, nil, nil)
+            }
+            var provider = nghttp2_data_provider()
+            provider.read_callback = { _, streamID, buffer, length, flags, _, user in
+                guard let buffer, let flags, let user else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
+                return HTTP2Session.from(user).readBody(streamID: streamID, into: buffer, length: length, flags: flags)
+            }
+            return nghttp2_submit_request(session, nil, &list, list.count, &provider, nil)
+        }
+        guard streamID > 0 else {
+            throw TransportError(.invalidRequest, detail: "nghttp2 refused the request: \(HTTP2Session.describe(streamID))")
+        }
+        if let body { self.bodies[streamID] = BodyInProgress(bytes: body) }
+        return streamID
+    }
+
+    /// Resets `streamID` with CANCEL (the caller gave up on it).
+    func cancel(streamID: Int32) {
+        guard let session = self.session else { return }
+        _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_CANCEL.rawValue)
+    }
+
+    // MARK: Bytes
+
+    /// Feeds what the socket read; returns the events it made. A protocol error of the
+    /// connection throws (nghttp2 has queued a GOAWAY to send first: write ``output()``).
+    func receive(_ bytes: UnsafeRawBufferPointer) throws(TransportError) -> [Event] {
+        guard let session = self.session else { throw TransportError(.invalidResponse, detail: "the HTTP/2 session is closed") }
+        let read = nghttp2_session_mem_recv(session, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
+        guard read >= 0 else {
+            self.events.removeAll()
+            throw TransportError(.invalidResponse, detail: "HTTP/2 protocol error: \(HTTP2Session.describe(Int32(truncatingIfNeeded: read)))")
+        }
+        // What nghttp2 answers (SETTINGS and PING acknowledgements, a stream reset for a head
+        // over the limit, a GOAWAY) is made now, so that its events come with these.
+        self.flush()
+        let events = self.events
+        self.events.removeAll(keepingCapacity: true)
+        // nghttp2 ends a session that broke the protocol (a first frame that is not SETTINGS, a
+        // HEADERS frame on stream 0…) with a GOAWAY of its own and no error from the call above.
+        if let code = self.sentGoAwayError {
+            throw TransportError(.invalidResponse, detail: "HTTP/2 protocol error (\(code)): \(self.lastError ?? "the server broke the protocol")")
+        }
+        return events
+    }
+
+    /// What to write to the socket now (empty when nothing is queued).
+    func output() -> [UInt8] {
+        self.flush()
+        defer { self.pending.removeAll(keepingCapacity: true) }
+        return self.pending
+    }
+
+    /// Moves what nghttp2 has to send into ``pending``.
+    private func flush() {
+        guard let session = self.session else { return }
+        while true {
+            var chunk: UnsafePointer<UInt8>?
+            let count = nghttp2_session_mem_send(session, &chunk)
+            guard count > 0, let chunk else { break }
+            self.pending.append(contentsOf: UnsafeBufferPointer(start: chunk, count: count))
+        }
+    }
+
+    /// Whether the session still wants to read or write (false once it is done, after a GOAWAY
+    /// both ways or a fatal error).
+    var isAlive: Bool {
+        guard let session = self.session else { return false }
+        return nghttp2_session_want_read(session) != 0 || nghttp2_session_want_write(session) != 0
+    }
+
+    // MARK: Callbacks
+
+    private func beginHeaders(_ frame: nghttp2_frame) -> Int32 {
+        guard frame.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
+        var head = HeadInProgress()
+        head.isTrailer = frame.headers.cat == NGHTTP2_HCAT_HEADERS && self.heads[frame.hd.stream_id] == nil
+            && self.sawFinalHead.contains(frame.hd.stream_id)
+        self.heads[frame.hd.stream_id] = head
+        return 0
+    }
+
+    /// Streams whose final head arrived (a later HEADERS frame is their trailers).
+    private var sawFinalHead: Set<Int32> = []
+
+    private func header(_ frame: nghttp2_frame, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) -> Int32 {
+        let streamID = frame.hd.stream_id
+        guard var head = self.heads[streamID] else { return 0 }
+        head.size += name.count + value.count + 32
+        guard head.size <= self.settings.maxHeaderListSize else {
+            // Resets this stream (nghttp2 sends RST_STREAM INTERNAL_ERROR); the others go on.
+            self.heads[streamID] = nil
+            return Int32(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
+        }
+        let nameText = String(decoding: name, as: UTF8.self)
+        let valueText = String(decoding: value, as: UTF8.self)
+        if nameText == ":status" {
+            head.status = Int(valueText)
+        } else if let fieldName = HTTPField.Name(nameText) {
+            head.fields.append(HTTPField(name: fieldName, value: valueText))
+        }
+        self.heads[streamID] = head
+        return 0
+    }
+
+    private func frameReceived(_ frame: nghttp2_frame) -> Int32 {
+        let streamID = frame.hd.stream_id
+        let endStream = frame.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+        switch UInt32(frame.hd.type) {
+        case NGHTTP2_HEADERS.rawValue:
+            guard let head = self.heads.removeValue(forKey: streamID) else { return 0 }
+            if head.isTrailer {
+                self.events.append(.trailers(streamID: streamID, head.fields))
+                return 0
+            }
+            // nghttp2 checked the pseudo-fields (one :status of three digits, no request ones).
+            let status = head.status ?? 0
+            let response = HTTPResponse(status: HTTPResponse.Status(code: status), headerFields: head.fields)
+            if (100..<200).contains(status) {
+                self.events.append(.informational(streamID: streamID, response))
+            } else {
+                self.sawFinalHead.insert(streamID)
+                self.events.append(.head(streamID: streamID, response, endStream: endStream))
+            }
+        case NGHTTP2_DATA.rawValue:
+            if endStream { self.events.append(.data(streamID: streamID, [], endStream: true)) }
+        case NGHTTP2_GOAWAY.rawValue:
+            self.peerWentAway = true
+            self.events.append(.goAway(lastStreamID: frame.goaway.last_stream_id, errorCode: frame.goaway.error_code))
+        case NGHTTP2_SETTINGS.rawValue:
+            guard frame.hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0, let session = self.session else { return 0 }
+            let limit = nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)
+            self.events.append(.settings(maxConcurrentStreams: limit == UInt32.max ? nil : Int(limit)))
+        default:
+            break
+        }
+        return 0
+    }
+
+    private func dataReceived(streamID: Int32, _ data: UnsafeBufferPointer<UInt8>) -> Int32 {
+        self.events.append(.data(streamID: streamID, Array(data), endStream: false))
+        return 0
+    }
+
+    private func streamClosed(streamID: Int32, errorCode: UInt32) -> Int32 {
+        self.heads[streamID] = nil
+        self.bodies[streamID] = nil
+        self.sawFinalHead.remove(streamID)
+        self.events.append(.streamClosed(streamID: streamID, errorCode: errorCode))
+        return 0
+    }
+
+    private func readBody(streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int,
+                          flags: UnsafeMutablePointer<UInt32>) -> Int {
+        guard var body = self.bodies[streamID] else {
+            flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+            return 0
+        }
+        let count = min(length, body.bytes.count - body.offset)
+        body.bytes.withUnsafeBufferPointer { bytes in
+            if count > 0, let base = bytes.baseAddress { buffer.update(from: base + body.offset, count: count) }
+        }
+        body.offset += count
+        if body.offset == body.bytes.count {
+            flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+            self.bodies[streamID] = nil
+        } else {
+            self.bodies[streamID] = body
+        }
+        return count
+    }
+
+    static func describe(_ code: Int32) -> String {
+        guard let text = nghttp2_strerror(code) else { return "error \(code)" }
+        return String(cString: text)
+    }
+}
+
+/// Request heads as HTTP/2 header lists.
+enum HTTP2Fields {
+    /// Fields a connection-specific HTTP/1.1 head may carry that HTTP/2 forbids (RFC 9113 §8.2.2).
+    static let connectionSpecific: Set<String> = ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"]
+
+    /// `:method`, `:scheme`, `:authority`, `:path`, then the request's fields with lowercase
+    /// names, less the connection-specific ones (and those Connection names), and TE unless
+    /// it is `trailers`.
+    static func requestList(_ request: HTTPRequest) -> [(name: String, value: String)] {
+        var list: [(name: String, value: String)] = [(":method", request.method.rawValue)]
+        if request.method != .connect {
+            list.append((":scheme", request.scheme ?? "https"))
+        }
+        if let authority = request.authority { list.append((":authority", authority)) }
+        if request.method != .connect {
+            list.append((":path", request.path ?? "/"))
+        }
+        var named = Set<String>()
+        for value in request.headerFields[values: .connection] {
+            for token in value.split(separator: ",") {
+                named.insert(token.trimmingCharacters(in: " \t").lowercased())
+            }
+        }
+        for field in request.headerFields {
+            let name = field.name.canonicalName
+            if Self.connectionSpecific.contains(name) || named.contains(name) { continue }
+            if name == "te", field.value.lowercased() != "trailers" { continue }
+            if name == "host" { continue }   // :authority says it
+            list.append((name, field.value))
+        }
+        return list
+    }
+}
+
+extension Substring {
+    /// Without the characters of `set` at either end.
+    fileprivate func trimmingCharacters(in set: String) -> Substring {
+        var text = self
+        while let first = text.first, set.contains(first) { text = text.dropFirst() }
+        while let last = text.last, set.contains(last) { text = text.dropLast() }
+        return text
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import HTTPTypes
+@testable import SalvoCore
+import SalvoTestSupport
+import Testing
+
+/// The HTTP/2 session against a real peer — nghttpd, nghttp2's own server, over cleartext with
+/// prior knowledge — through a plain socket the test drives: heads, bodies both ways, several
+/// streams at once on one connection.
+@Suite struct HTTP2SessionPeerTests {
+    /// A private nghttpd serving `directory` on 127.0.0.1.
+    final class Server {
+        let port: Int
+        let directory: URL
+        private let child: ChildProcess
+
+        init() throws {
+            self.directory = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-h2-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
+            try Data("hello over h2\n".utf8).write(to: self.directory.appendingPathComponent("hello.txt"))
+            try Data((0..<300_000).map { UInt8($0 % 251) }).write(to: self.directory.appendingPathComponent("big.bin"))
+            let port = try freePort()
+            let nghttpd = try TestFixtures.executable("nghttpd", candidates: ["/usr/sbin/nghttpd", "/usr/bin/nghttpd"])
+            self.child = try ChildProcess(name: "nghttpd", executable: nghttpd,
+                                          arguments: ["--no-tls", "--echo-upload", "-a", "127.0.0.1", "-d", self.directory.path, String(port)])
+            self.port = port
+            // Ready once it accepts.
+            let deadline = Date().addingTimeInterval(10)
+            while (try? PeerSocket(port: port)) == nil {
+                guard Date() < deadline else { throw TestServerError("nghttpd did not listen on \(port)") }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+
+        deinit {
+            self.child.stop(grace: 1)
+            try? FileManager.default.removeItem(at: self.directory)
+        }
+    }
+
+    /// A blocking socket with a 5 s read limit: enough for a test driving a session by hand.
+    final class PeerSocket {
+        let fd: Int32
+
+        init(port: Int) throws {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { throw TestServerError("socket: \(errno)") }
+            var timeout = timeval(tv_sec: 5, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = UInt16(port).bigEndian
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard connected == 0 else {
+                close(fd)
+                throw TestServerError("connect: \(errno)")
+            }
+            self.fd = fd
+        }
+
+        deinit { close(self.fd) }
+
+        func write(_ bytes: [UInt8]) {
+            var offset = 0
+            while offset < bytes.count {
+                let sent = bytes[offset...].withUnsafeBytes { send(self.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                guard sent > 0 else { return }
+                offset += sent
+            }
+        }
+
+        func read() -> [UInt8] {
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            let count = buffer.withUnsafeMutableBytes { recv(self.fd, $0.baseAddress, $0.count, 0) }
+            return count > 0 ? Array(buffer[..<count]) : []
+        }
+    }
+
+    /// The responses of `requests` sent at once on one connection: head and body per stream.
+    static func exchange(_ requests: [(HTTPRequest, [UInt8]?)], port: Int) throws -> [Int32: (head: HTTPResponse?, body: [UInt8], error: UInt32?)] {
+        let socket = try PeerSocket(port: port)
+        let session = try HTTP2Session()
+        var results: [Int32: (head: HTTPResponse?, body: [UInt8], error: UInt32?)] = [:]
+        for (request, body) in requests {
+            results[try session.submit(request, body: body)] = (nil, [], nil)
+        }
+        socket.write(session.output())
+        var open = Set(results.keys)
+        while !open.isEmpty {
+            let bytes = socket.read()
+            guard !bytes.isEmpty else { throw TestServerError("nghttpd closed or went silent with streams \(open) open") }
+            for event in try bytes.withUnsafeBytes({ try session.receive($0) }) {
+                switch event {
+                case .head(let stream, let head, _): results[stream]?.head = head
+                case .data(let stream, let chunk, _): results[stream]?.body += chunk
+                case .streamClosed(let stream, let code):
+                    results[stream]?.error = code
+                    open.remove(stream)
+                default: break
+                }
+            }
+            socket.write(session.output())
+        }
+        return results
+    }
+
+    func request(_ method: HTTPRequest.Method, _ path: String, port: Int) -> HTTPRequest {
+        HTTPRequest(method: method, scheme: "http", authority: "127.0.0.1:\(port)", path: path)
+    }
+
+    @Test func headsAndBodiesFromNghttpd() throws {
+        let server = try Server()
+        let results = try Self.exchange([(self.request(.get, "/hello.txt", port: server.port), nil),
+                                         (self.request(.get, "/missing", port: server.port), nil),
+                                         (self.request(.get, "/big.bin", port: server.port), nil)], port: server.port)
+        let hello = try #require(results[1])
+        #expect(hello.head?.status == .ok)
+        #expect(hello.body == Array("hello over h2\n".utf8))
+        #expect(hello.error == 0)
+        #expect(results[3]?.head?.status == .notFound)
+        let big = try #require(results[5])
+        #expect(big.body.count == 300_000)
+        #expect(big.body == (0..<300_000).map { UInt8($0 % 251) }, "a body over several windows, whole and in order")
+    }
+
+    @Test func aBodyUpAndBack() throws {
+        let server = try Server()
+        let body = (0..<100_000).map { UInt8($0 % 7) }
+        var upload = self.request(.post, "/echo", port: server.port)
+        upload.headerFields[.contentType] = "application/octet-stream"
+        let results = try Self.exchange([(upload, body)], port: server.port)
+        let echoed = try #require(results[1])
+        #expect(echoed.head?.status == .ok)
+        #expect(echoed.body == body, "nghttpd --echo-upload sends the body back")
+    }
+}
