@@ -27,6 +27,18 @@ final class HTTP2Session {
         case goAway(lastStreamID: Int32, errorCode: UInt32)
         /// The peer's SETTINGS: how many streams it allows at once (nil: no limit said).
         case settings(maxConcurrentStreams: Int?)
+        /// A streamed request body has sent all it was given and waits for more
+        /// (``provide(_:to:)``): the producer may go on.
+        case bodyWanted(streamID: Int32)
+    }
+
+    /// What a request's body is.
+    enum RequestBody {
+        /// All of it, now.
+        case bytes([UInt8])
+        /// Given later, piece by piece (``provide(_:to:)``, ``finishBody(of:)``), sent as the
+        /// peer's window allows.
+        case streamed
     }
 
     /// What this client tells the server, and the bounds it keeps.
@@ -64,8 +76,12 @@ final class HTTP2Session {
     }
 
     private struct BodyInProgress {
-        let bytes: [UInt8]
+        var bytes: [UInt8]
         var offset = 0
+        /// More may come (a streamed body not yet finished).
+        var open: Bool
+        /// nghttp2 was told to wait for more (NGHTTP2_ERR_DEFERRED): it must be resumed.
+        var deferred = false
     }
 
     /// A session that has queued the connection preface and its SETTINGS.
@@ -109,8 +125,16 @@ final class HTTP2Session {
             HTTP2Session.from(user).lastError = String(decoding: UnsafeRawBufferPointer(start: message, count: length), as: UTF8.self)
             return 0
         }
+        // Window updates only as the caller consumes (``consume(_:of:)``): a slow reader holds
+        // the server back instead of filling memory.
+        var option: OpaquePointer?
+        guard nghttp2_option_new(&option) == 0, let option else {
+            throw TransportError(.invalidRequest, detail: "nghttp2 could not allocate its options")
+        }
+        defer { nghttp2_option_del(option) }
+        nghttp2_option_set_no_auto_window_update(option, 1)
         var session: OpaquePointer?
-        let status = nghttp2_session_client_new(&session, callbacks, Unmanaged.passUnretained(self).toOpaque())
+        let status = nghttp2_session_client_new2(&session, callbacks, Unmanaged.passUnretained(self).toOpaque(), option)
         guard status == 0, let session else {
             throw TransportError(.invalidRequest, detail: "nghttp2 could not make a session (\(status))")
         }
@@ -125,6 +149,10 @@ final class HTTP2Session {
         let submitted = nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entries, entries.count)
         guard submitted == 0 else {
             throw TransportError(.invalidRequest, detail: "nghttp2 refused the client's SETTINGS (\(submitted))")
+        }
+        // The connection's window as large as a stream's, so that one stream can use its own.
+        if settings.initialWindowSize > 65_535 {
+            _ = nghttp2_session_set_local_window_size(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, Int32(clamping: settings.initialWindowSize))
         }
     }
 
@@ -142,7 +170,12 @@ final class HTTP2Session {
     /// The head's pseudo-fields come from the request's method, scheme, authority and path;
     /// fields HTTP/2 forbids (Connection and the fields it names, Keep-Alive,
     /// Proxy-Connection, Transfer-Encoding, Upgrade, TE but `trailers`) are left out.
-    func submit(_ request: HTTPRequest, body: [UInt8]? = nil) throws(TransportError) -> Int32 {
+    func submit(_ request: HTTPRequest, body: [UInt8]) throws(TransportError) -> Int32 {
+        try self.submit(request, body: .bytes(body))
+    }
+
+    /// Queues `request` on a new stream with `body` (none: the HEADERS frame ends the stream).
+    func submit(_ request: HTTPRequest, body: RequestBody? = nil) throws(TransportError) -> Int32 {
         guard let session = self.session else { throw TransportError(.invalidRequest, detail: "the HTTP/2 session is closed") }
         let fields = HTTP2Fields.requestList(request)
         var storage: [UInt8] = []
@@ -175,8 +208,48 @@ final class HTTP2Session {
         guard streamID > 0 else {
             throw TransportError(.invalidRequest, detail: "nghttp2 refused the request: \(HTTP2Session.describe(streamID))")
         }
-        if let body { self.bodies[streamID] = BodyInProgress(bytes: body) }
+        switch body {
+        case .bytes(let bytes): self.bodies[streamID] = BodyInProgress(bytes: bytes, open: false)
+        case .streamed: self.bodies[streamID] = BodyInProgress(bytes: [], open: true)
+        case nil: break
+        }
         return streamID
+    }
+
+    /// More of a streamed body; sent as the peer's window allows. Nothing happens for a
+    /// stream that is over.
+    func provide(_ bytes: [UInt8], to streamID: Int32) {
+        guard var body = self.bodies[streamID], body.open else { return }
+        if body.offset == body.bytes.count {
+            body.bytes = bytes
+            body.offset = 0
+        } else {
+            body.bytes += bytes
+        }
+        self.bodies[streamID] = body
+        self.resumeIfDeferred(streamID)
+    }
+
+    /// The end of a streamed body.
+    func finishBody(of streamID: Int32) {
+        guard var body = self.bodies[streamID], body.open else { return }
+        body.open = false
+        self.bodies[streamID] = body
+        self.resumeIfDeferred(streamID)
+    }
+
+    private func resumeIfDeferred(_ streamID: Int32) {
+        guard let session = self.session, var body = self.bodies[streamID], body.deferred else { return }
+        body.deferred = false
+        self.bodies[streamID] = body
+        _ = nghttp2_session_resume_data(session, streamID)
+    }
+
+    /// The caller has taken `count` bytes of `streamID`'s body: the window opens by as much
+    /// (a WINDOW_UPDATE goes out once enough is consumed).
+    func consume(_ count: Int, of streamID: Int32) {
+        guard let session = self.session, count > 0 else { return }
+        _ = nghttp2_session_consume(session, streamID, count)
     }
 
     /// Resets `streamID` with CANCEL (the caller gave up on it).
@@ -187,7 +260,8 @@ final class HTTP2Session {
 
     // MARK: Bytes
 
-    /// Feeds what the socket read; returns the events it made. A protocol error of the
+    /// Feeds what the socket read; returns the events it made (and any made while writing that
+    /// ``drainEvents()`` has not taken). A protocol error of the
     /// connection throws (nghttp2 has queued a GOAWAY to send first: write ``output()``).
     func receive(_ bytes: UnsafeRawBufferPointer) throws(TransportError) -> [Event] {
         guard let session = self.session else { throw TransportError(.invalidResponse, detail: "the HTTP/2 session is closed") }
@@ -207,6 +281,13 @@ final class HTTP2Session {
             throw TransportError(.invalidResponse, detail: "HTTP/2 protocol error (\(code)): \(self.lastError ?? "the server broke the protocol")")
         }
         return events
+    }
+
+    /// Events that came while writing (``output()``): a streamed body asking for more, a stream
+    /// closed by a reset this session sent. Take them after each write.
+    func drainEvents() -> [Event] {
+        defer { self.events.removeAll(keepingCapacity: true) }
+        return self.events
     }
 
     /// What to write to the socket now (empty when nothing is queued).
@@ -321,12 +402,19 @@ final class HTTP2Session {
             flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
             return 0
         }
+        if body.offset == body.bytes.count, body.open {
+            // Nothing given yet: wait, and ask the producer for more.
+            body.deferred = true
+            self.bodies[streamID] = body
+            self.events.append(.bodyWanted(streamID: streamID))
+            return Int(NGHTTP2_ERR_DEFERRED.rawValue)
+        }
         let count = min(length, body.bytes.count - body.offset)
         body.bytes.withUnsafeBufferPointer { bytes in
             if count > 0, let base = bytes.baseAddress { buffer.update(from: base + body.offset, count: count) }
         }
         body.offset += count
-        if body.offset == body.bytes.count {
+        if body.offset == body.bytes.count, !body.open {
             flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
             self.bodies[streamID] = nil
         } else {

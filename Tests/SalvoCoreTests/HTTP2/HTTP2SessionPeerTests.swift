@@ -80,29 +80,51 @@ import Testing
     }
 
     /// The responses of `requests` sent at once on one connection: head and body per stream.
-    static func exchange(_ requests: [(HTTPRequest, [UInt8]?)], port: Int) throws -> [Int32: (head: HTTPResponse?, body: [UInt8], error: UInt32?)] {
+    /// `streamed`: a body given piece by piece, each piece when the session asks for more.
+    static func exchange(_ requests: [(HTTPRequest, [UInt8]?)], port: Int, streamed: [[UInt8]]? = nil,
+                         settings: HTTP2Session.Settings = HTTP2Session.Settings())
+        throws -> [Int32: (head: HTTPResponse?, body: [UInt8], error: UInt32?)] {
         let socket = try PeerSocket(port: port)
-        let session = try HTTP2Session()
+        let session = try HTTP2Session(settings: settings)
         var results: [Int32: (head: HTTPResponse?, body: [UInt8], error: UInt32?)] = [:]
+        var pieces = streamed ?? []
         for (request, body) in requests {
-            results[try session.submit(request, body: body)] = (nil, [], nil)
+            let stream = try session.submit(request, body: streamed != nil ? .streamed : body.map { .bytes($0) })
+            results[stream] = (nil, [], nil)
         }
-        socket.write(session.output())
         var open = Set(results.keys)
-        while !open.isEmpty {
-            let bytes = socket.read()
-            guard !bytes.isEmpty else { throw TestServerError("nghttpd closed or went silent with streams \(open) open") }
-            for event in try bytes.withUnsafeBytes({ try session.receive($0) }) {
+        func handle(_ events: [HTTP2Session.Event]) {
+            for event in events {
                 switch event {
                 case .head(let stream, let head, _): results[stream]?.head = head
-                case .data(let stream, let chunk, _): results[stream]?.body += chunk
+                case .data(let stream, let chunk, _):
+                    results[stream]?.body += chunk
+                    // Taken by the caller: the window opens again.
+                    session.consume(chunk.count, of: stream)
+                case .bodyWanted(let stream):
+                    if pieces.isEmpty { session.finishBody(of: stream) } else { session.provide(pieces.removeFirst(), to: stream) }
                 case .streamClosed(let stream, let code):
                     results[stream]?.error = code
                     open.remove(stream)
                 default: break
                 }
             }
-            socket.write(session.output())
+        }
+        // Writes what is queued and answers what writing brought (a body asking for more), until quiet.
+        func pump() {
+            while true {
+                socket.write(session.output())
+                let events = session.drainEvents()
+                if events.isEmpty { return }
+                handle(events)
+            }
+        }
+        pump()
+        while !open.isEmpty {
+            let bytes = socket.read()
+            guard !bytes.isEmpty else { throw TestServerError("nghttpd closed or went silent with streams \(open) open") }
+            handle(try bytes.withUnsafeBytes { try session.receive($0) })
+            pump()
         }
         return results
     }
@@ -135,5 +157,21 @@ import Testing
         let echoed = try #require(results[1])
         #expect(echoed.head?.status == .ok)
         #expect(echoed.body == body, "nghttpd --echo-upload sends the body back")
+    }
+
+    @Test func aStreamedBodyGivenAsAskedAndABigBodyThroughSmallWindows() throws {
+        let server = try Server()
+        let pieces = (0..<20).map { index in [UInt8](repeating: UInt8(index), count: 10_000) }
+        var upload = self.request(.post, "/echo", port: server.port)
+        upload.headerFields[.contentType] = "application/octet-stream"
+        let results = try Self.exchange([(upload, nil)], port: server.port, streamed: pieces)
+        #expect(results[1]?.head?.status == .ok)
+        #expect(results[1]?.body == pieces.flatMap { $0 }, "every piece, in order, then the end")
+
+        // A 16 KB window: 300 KB come through only as the caller consumes them.
+        var small = HTTP2Session.Settings()
+        small.initialWindowSize = 16_384
+        let big = try Self.exchange([(self.request(.get, "/big.bin", port: server.port), nil)], port: server.port, settings: small)
+        #expect(big[1]?.body == (0..<300_000).map { UInt8($0 % 251) })
     }
 }

@@ -66,9 +66,11 @@ import Testing
         return try bytes.withUnsafeBytes { try session.receive($0) }
     }
 
-    /// The server's connection preface: an empty SETTINGS frame (its events left out).
+    /// The server's connection preface, an empty SETTINGS frame, and its acknowledgement of
+    /// ours (which puts our settings in force); their events left out.
     static func greet(_ session: HTTP2Session) throws {
-        _ = try Self.feed(session, [Frame(type: Frame.settings, flags: 0, stream: 0, payload: [])])
+        _ = try Self.feed(session, [Frame(type: Frame.settings, flags: 0, stream: 0, payload: []),
+                                    Frame(type: Frame.settings, flags: Frame.ack, stream: 0, payload: [])])
     }
 
     func request(_ method: HTTPRequest.Method = .get, _ path: String = "/", fields: HTTPFields = [:]) -> HTTPRequest {
@@ -196,6 +198,55 @@ import Testing
             _ = try Self.feed(broken, [Frame(type: Frame.headers, flags: Frame.endHeaders, stream: 0, payload: Self.status200)])
         }
         #expect(Frame.parse(broken.output()).contains { $0.type == Frame.goAway })
+    }
+
+    @Test func windowsOpenOnlyAsTheCallerConsumes() throws {
+        var settings = HTTP2Session.Settings()
+        settings.initialWindowSize = 16_384
+        let session = try HTTP2Session(settings: settings)
+        let stream = try session.submit(self.request())
+        _ = session.output()
+        try Self.greet(session)
+        _ = session.output()
+        let chunk = [UInt8](repeating: 7, count: 16_384)
+        let events = try Self.feed(session, [
+            Frame(type: Frame.headers, flags: Frame.endHeaders, stream: stream, payload: Self.status200),
+            Frame(type: Frame.data, flags: 0, stream: stream, payload: chunk),
+        ])
+        #expect(events.contains(.data(streamID: stream, chunk, endStream: false)))
+        let windowUpdate: UInt8 = 8
+        #expect(!Frame.parse(session.output()).contains { $0.type == windowUpdate }, "nothing consumed: no window update")
+        session.consume(16_384, of: stream)
+        let updates = Frame.parse(session.output()).filter { $0.type == windowUpdate }
+        #expect(updates.contains { $0.stream == stream }, "the stream's window reopens")
+        // More than the window without a WINDOW_UPDATE is the server's flow-control error.
+        let greedy = try HTTP2Session(settings: settings)
+        let only = try greedy.submit(self.request())
+        _ = greedy.output()
+        try Self.greet(greedy)
+        let overflow = try Self.feed(greedy, [
+            Frame(type: Frame.headers, flags: Frame.endHeaders, stream: only, payload: Self.status200),
+            Frame(type: Frame.data, flags: 0, stream: only, payload: chunk),
+            Frame(type: Frame.data, flags: 0, stream: only, payload: [1, 2, 3]),
+        ])
+        #expect(overflow.contains { if case .streamClosed(only, let code) = $0 { code != 0 } else { false } } ||
+                Frame.parse(greedy.output()).contains { $0.type == Frame.rstStream || $0.type == Frame.goAway })
+    }
+
+    @Test func aStreamedBodyWaitsForItsPieces() throws {
+        let session = try HTTP2Session()
+        let stream = try session.submit(self.request(.post, "/upload"), body: .streamed)
+        var frames = Frame.parse(Array(session.output().dropFirst(Self.preface.count)))
+        #expect(frames.contains { $0.type == Frame.headers && $0.flags & Frame.endStream == 0 })
+        #expect(!frames.contains { $0.type == Frame.data }, "no piece yet, no DATA")
+        #expect(session.drainEvents().contains(.bodyWanted(streamID: stream)), "the producer is asked for a piece")
+        try Self.greet(session)
+        session.provide(Array("abc".utf8), to: stream)
+        frames = Frame.parse(session.output())
+        #expect(frames.filter { $0.type == Frame.data }.flatMap(\.payload) == Array("abc".utf8))
+        session.finishBody(of: stream)
+        frames = Frame.parse(session.output())
+        #expect(frames.contains { $0.type == Frame.data && $0.flags & Frame.endStream != 0 && $0.stream == stream })
     }
 
     @Test func aFirstFrameThatIsNotSettingsBreaksTheConnection() throws {
