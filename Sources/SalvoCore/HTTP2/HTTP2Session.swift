@@ -133,6 +133,13 @@ final class HTTP2Session {
         }
         defer { nghttp2_option_del(option) }
         nghttp2_option_set_no_auto_window_update(option, 1)
+        // Bounds against a hostile server, said here rather than left to the library's
+        // defaults: acknowledgements (SETTINGS, PING) waiting to go out, entries in one SETTINGS
+        // frame, CONTINUATION frames after a HEADERS frame (CVE-2024-28182's class). Past any
+        // of them the connection ends with an error, its memory bounded.
+        nghttp2_option_set_max_outbound_ack(option, Self.maxOutboundAcknowledgements)
+        nghttp2_option_set_max_settings(option, Self.maxSettingsEntries)
+        nghttp2_option_set_max_continuations(option, Self.maxContinuations)
         var session: OpaquePointer?
         let status = nghttp2_session_client_new2(&session, callbacks, Unmanaged.passUnretained(self).toOpaque(), option)
         guard status == 0, let session else {
@@ -160,6 +167,13 @@ final class HTTP2Session {
         if let session = self.session { nghttp2_session_del(session) }
     }
 
+    /// SETTINGS and PING acknowledgements that may wait to be written.
+    static let maxOutboundAcknowledgements = 1000
+    /// Entries one SETTINGS frame may carry.
+    static let maxSettingsEntries = 32
+    /// CONTINUATION frames one head may take.
+    static let maxContinuations = 8
+
     private static func from(_ user: UnsafeMutableRawPointer) -> HTTP2Session {
         Unmanaged<HTTP2Session>.fromOpaque(user).takeUnretainedValue()
     }
@@ -177,6 +191,11 @@ final class HTTP2Session {
     /// Queues `request` on a new stream with `body` (none: the HEADERS frame ends the stream).
     func submit(_ request: HTTPRequest, body: RequestBody? = nil) throws(TransportError) -> Int32 {
         guard let session = self.session else { throw TransportError(.invalidRequest, detail: "the HTTP/2 session is closed") }
+        // A request the server can no longer take was never sent: whoever owns it may send it
+        // on another connection.
+        guard !self.peerWentAway else {
+            throw TransportError(.remoteClosed, detail: "the server sent GOAWAY: no new stream on this connection")
+        }
         let fields = HTTP2Fields.requestList(request)
         var storage: [UInt8] = []
         storage.reserveCapacity(fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count })

@@ -260,6 +260,82 @@ import Testing
         #expect(!session.isAlive || session.output().isEmpty)
     }
 
+    // MARK: A hostile server
+
+    /// A session with a request out and the server's preface in.
+    func started() throws -> (HTTP2Session, Int32) {
+        let session = try HTTP2Session()
+        let stream = try session.submit(self.request())
+        _ = session.output()
+        try Self.greet(session)
+        _ = session.output()
+        return (session, stream)
+    }
+
+    @Test func floodsOfPingsOrSettingsEndTheConnection() throws {
+        let ping = Frame(type: 6, flags: 0, stream: 0, payload: [UInt8](repeating: 1, count: 8))
+        let (pinged, _) = try self.started()
+        // Acknowledgements pile up while nothing is written: past the bound, an error, not memory.
+        #expect(throws: TransportError.self) {
+            _ = try Self.feed(pinged, Array(repeating: ping, count: HTTP2Session.maxOutboundAcknowledgements + 100))
+        }
+        let (settled, _) = try self.started()
+        #expect(throws: TransportError.self) {
+            _ = try Self.feed(settled, Array(repeating: Frame(type: Frame.settings, flags: 0, stream: 0, payload: []),
+                                             count: HTTP2Session.maxOutboundAcknowledgements + 100))
+        }
+        // One SETTINGS frame with too many entries.
+        let (crowded, _) = try self.started()
+        let entries = (0..<(HTTP2Session.maxSettingsEntries + 1)).flatMap { _ in [UInt8]([0, 3, 0, 0, 0, 100]) }
+        #expect(throws: TransportError.self) {
+            _ = try Self.feed(crowded, [Frame(type: Frame.settings, flags: 0, stream: 0, payload: entries)])
+        }
+    }
+
+    @Test func endlessContinuationFramesEndTheConnection() throws {
+        let (session, stream) = try self.started()
+        let continuation: UInt8 = 9
+        var frames = [Frame(type: Frame.headers, flags: 0, stream: stream, payload: Self.status200)]
+        for index in 0..<(HTTP2Session.maxContinuations + 4) {
+            frames.append(Frame(type: continuation, flags: 0, stream: stream, payload: Self.literal("x-\(index)", "v")))
+        }
+        #expect(throws: TransportError.self) { _ = try Self.feed(session, frames) }
+    }
+
+    @Test func anHPACKBombResetsItsStreamOnly() throws {
+        let (session, stream) = try self.started()
+        // One 4000-byte field into the dynamic table (literal with incremental indexing, new
+        // name), then referenced again and again: 1 byte on the wire each, 4 KB in the list.
+        let insert = [0x40] + Self.integer(6, prefix: 7) + Array("x-bomb".utf8) + Self.integer(4000, prefix: 7)
+            + [UInt8](repeating: UInt8(ascii: "a"), count: 4000)
+        let references = [UInt8](repeating: 0xBE, count: 200)   // index 62: the newest dynamic entry
+        let events = try Self.feed(session, [
+            Frame(type: Frame.headers, flags: Frame.endHeaders | Frame.endStream, stream: stream,
+                  payload: Self.status200 + insert + references),
+        ])
+        #expect(events.contains { if case .streamClosed(stream, let code) = $0 { code != 0 } else { false } }, "\(events)")
+        #expect(!events.contains { if case .head = $0 { true } else { false } })
+        // The connection goes on: another request is answered.
+        let next = try session.submit(self.request())
+        _ = session.output()
+        let answered = try Self.feed(session, [Frame(type: Frame.headers, flags: Frame.endHeaders | Frame.endStream, stream: next, payload: Self.status200)])
+        #expect(answered.contains { if case .head(next, _, true) = $0 { true } else { false } })
+    }
+
+    @Test func aStormOfResetsAndGoAways() throws {
+        let (session, _) = try self.started()
+        var streams: [Int32] = []
+        for _ in 0..<50 { streams.append(try session.submit(self.request())) }
+        _ = session.output()
+        let resets = streams.map { Frame(type: Frame.rstStream, flags: 0, stream: $0, payload: [0, 0, 0, 8]) }
+        let events = try Self.feed(session, resets)
+        #expect(events.filter { if case .streamClosed(_, 8) = $0 { true } else { false } }.count == 50)
+        let goAways = (0..<20).map { _ in Frame(type: Frame.goAway, flags: 0, stream: 0, payload: [0, 0, 0, 0, 0, 0, 0, 0]) }
+        let gone = try Self.feed(session, goAways)
+        #expect(gone.contains(.goAway(lastStreamID: 0, errorCode: 0)))
+        #expect(throws: TransportError.self, "no new stream after the server went away") { _ = try session.submit(self.request()) }
+    }
+
     @Test func headListsDropConnectionSpecificFields() {
         var fields = HTTPFields()
         fields[.connection] = "keep-alive, x-hop"
