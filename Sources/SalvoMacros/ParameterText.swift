@@ -87,39 +87,13 @@ enum PathTemplate {
 
 /// Header names from parameter names.
 enum HeaderName {
-    /// `customHeader` → `Custom-Header`, `requestID` → `Request-Id`, `x_trace` → `X-Trace`: a
-    /// new word at a capital after a lowercase letter or a digit, at the last capital of a run
-    /// followed by a lowercase letter, and at `_`; each word capitalized.
+    /// `customHeader` → `Custom-Header`, `requestID` → `Request-Id`, `x_trace` → `X-Trace`: the
+    /// words of the kebab-case key mapping, each capitalized. (Worked out once per endpoint key,
+    /// by ``APIEndpoint``.)
     static func capitalKebab(_ key: String) -> String {
-        let bytes = Array(key.utf8)
-        var name: [UInt8] = []
-        name.reserveCapacity(bytes.count + 4)
-        var wordStart = true
-        for (index, byte) in bytes.enumerated() {
-            if byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") {
-                if !wordStart { name.append(UInt8(ascii: "-")) }
-                wordStart = true
-                continue
-            }
-            if Self.isUpper(byte), index > 0, !wordStart {
-                let previous = bytes[index - 1]
-                let nextIsLower = index + 1 < bytes.count && Self.isLower(bytes[index + 1])
-                if Self.isLower(previous) || Self.isDigit(previous) || (Self.isUpper(previous) && nextIsLower) {
-                    name.append(UInt8(ascii: "-"))
-                    wordStart = true
-                }
-            }
-            if wordStart {
-                name.append(Self.isLower(byte) ? byte - 32 : byte)
-            } else {
-                name.append(Self.isUpper(byte) ? byte + 32 : byte)
-            }
-            wordStart = false
-        }
-        return String(decoding: name, as: UTF8.self)
+        KeyMapping.kebabCase.wireName(key)
+            .split(whereSeparator: { $0 == "-" || $0 == "_" })
+            .map { $0.prefix(1).uppercased() + $0.dropFirst() }
+            .joined(separator: "-")
     }
-
-    private static func isUpper(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") }
-    private static func isLower(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") }
-    private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 }

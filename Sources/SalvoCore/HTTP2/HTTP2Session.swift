@@ -339,8 +339,8 @@ final class HTTP2Session {
     private func beginHeaders(_ frame: nghttp2_frame) -> Int32 {
         guard frame.hd.type == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
         var head = HeadInProgress()
-        head.isTrailer = frame.headers.cat == NGHTTP2_HCAT_HEADERS && self.heads[frame.hd.stream_id] == nil
-            && self.sawFinalHead.contains(frame.hd.stream_id)
+        // A HEADERS frame after the final head (not after a 1xx one) carries trailers.
+        head.isTrailer = frame.headers.cat == NGHTTP2_HCAT_HEADERS && self.sawFinalHead.contains(frame.hd.stream_id)
         self.heads[frame.hd.stream_id] = head
         return 0
     }
