@@ -12,8 +12,10 @@ public struct HTTPVersion: Sendable, Hashable, CustomStringConvertible {
 
     public static let http1_0 = HTTPVersion(major: 1, minor: 0)
     public static let http1_1 = HTTPVersion(major: 1, minor: 1)
+    /// HTTP/2 (RFC 9113), written `HTTP/2` as its status lines are shown.
+    public static let http2 = HTTPVersion(major: 2, minor: 0)
 
-    public var description: String { "HTTP/\(self.major).\(self.minor)" }
+    public var description: String { self.major >= 2 && self.minor == 0 ? "HTTP/\(self.major)" : "HTTP/\(self.major).\(self.minor)" }
 }
 
 /// One redirect that was followed: the request as sent, and the 3xx response that sent it on.

@@ -32,6 +32,7 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
             case bodyAlreadyIterated, headTimeout
             case proxyDNSFailure, proxyTunnelFailed, proxyAuthenticationRequired
             case tlsHandshakeTimeout
+            case http2StreamReset, http2ProtocolError
         }
         let base: Base
 
@@ -60,6 +61,12 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         /// The TLS handshake did not finish within `TLSConfiguration.handshakeTimeout` (or
         /// what was left of the connect timeout).
         public static let tlsHandshakeTimeout = Code(base: .tlsHandshakeTimeout)
+        /// The server reset the request's HTTP/2 stream (RST_STREAM; its error code in
+        /// ``TransportError/detail``). Other requests on the connection go on.
+        public static let http2StreamReset = Code(base: .http2StreamReset)
+        /// The server broke HTTP/2's rules (framing, HPACK, flow control, a flood the client
+        /// will not answer): the connection ends with a GOAWAY saying why.
+        public static let http2ProtocolError = Code(base: .http2ProtocolError)
         /// The server sent nothing for longer than the read timeout.
         public static let readTimeout = Code(base: .readTimeout)
         /// The server took none of the request's bytes for longer than the write timeout.
@@ -150,6 +157,8 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
             case .connectFailed: "could not connect"
             case .connectTimeout: "connect timed out"
             case .tlsHandshakeTimeout: "TLS handshake timed out"
+            case .http2StreamReset: "HTTP/2 stream reset by the server"
+            case .http2ProtocolError: "HTTP/2 protocol error"
             case .readTimeout: "read timed out"
             case .writeTimeout: "write timed out"
             case .totalTimeout: "request timed out"
@@ -299,14 +308,14 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         switch self.code.base {
         case .dnsFailure, .proxyDNSFailure, .connectionRefused, .connectFailed, .connectTimeout, .tlsHandshakeTimeout,
              .readTimeout, .writeTimeout, .readFailed, .writeFailed, .emptyResponse, .truncatedHead, .truncatedBody,
-             .remoteClosed, .poolWaitTimeout, .headTimeout, .totalTimeout, .proxyTunnelFailed:
+             .remoteClosed, .poolWaitTimeout, .headTimeout, .totalTimeout, .proxyTunnelFailed, .http2StreamReset:
             return true
         case .invalidURL, .invalidRequest, .invalidConfiguration, .unsupportedScheme, .requestBodyFailed, .bodyAlreadyIterated,
              .tooManyRedirects, .redirectLoop, .redirectRefused,
              .tlsHandshakeFailed, .tlsCertificateInvalid, .tlsLocalCertificate, .tlsPinMismatch,
              .invalidResponse, .notHTTPResponse, .unsupportedEncoding, .chunkLineTooLong,
              .headerTooLarge, .tooManyHeaders, .bodyTooLarge, .decodedBodyTooLarge, .compressionRatioExceeded,
-             .contentDecodingFailed, .proxyAuthenticationRequired, .cancelled, .shutdown:
+             .contentDecodingFailed, .proxyAuthenticationRequired, .cancelled, .shutdown, .http2ProtocolError:
             return false
         }
     }

@@ -40,6 +40,9 @@ enum CurlExitCode {
         case .tlsLocalCertificate: 58
         case .tlsCertificateInvalid: 60
         case .tlsPinMismatch: 90
+        // curl's CURLE_HTTP2 ("a problem in the HTTP2 framing layer") and CURLE_HTTP2_STREAM.
+        case .http2ProtocolError: 16
+        case .http2StreamReset: 92
         default: 1
         }
     }

@@ -159,12 +159,23 @@ can_connect() { # port
 }
 
 # HTTPS too when SALVO_NGINX_TLS_CERT and SALVO_NGINX_TLS_KEY name a PEM certificate and
-# key: a second listener on TLSPORT (announced as "TLSPORT <n>").
+# key: a second listener on TLSPORT (announced as "TLSPORT <n>"). With SALVO_NGINX_HTTP2=1
+# that listener offers HTTP/2 through ALPN, and a third speaks HTTP/2 over cleartext with
+# prior knowledge on H2CPORT (announced as "H2CPORT <n>").
 TLS_LISTEN=""
 TLSPORT=""
+H2CPORT=""
 if [ -n "${SALVO_NGINX_TLS_CERT:-}" ] && [ -n "${SALVO_NGINX_TLS_KEY:-}" ]; then
     TLSPORT=$(pick_port) || die "cannot pick a TLS port"
-    TLS_LISTEN="listen 127.0.0.1:$TLSPORT ssl; ssl_certificate $SALVO_NGINX_TLS_CERT; ssl_certificate_key $SALVO_NGINX_TLS_KEY; ssl_protocols TLSv1.2 TLSv1.3;"
+    H2=""
+    if [ "${SALVO_NGINX_HTTP2:-}" = 1 ]; then
+        H2=" http2"
+        H2CPORT=$(pick_port) || die "cannot pick an h2c port"
+    fi
+    TLS_LISTEN="listen 127.0.0.1:$TLSPORT ssl$H2; ssl_certificate $SALVO_NGINX_TLS_CERT; ssl_certificate_key $SALVO_NGINX_TLS_KEY; ssl_protocols TLSv1.2 TLSv1.3;"
+    if [ -n "$H2CPORT" ]; then
+        TLS_LISTEN="$TLS_LISTEN listen 127.0.0.1:$H2CPORT http2;"
+    fi
 fi
 
 NGINX_PID=""
@@ -245,6 +256,7 @@ trap 'kill -TERM "$NGINX_PID" 2>/dev/null' TERM INT HUP
 
 echo "PORT $PORT"
 [ -n "$TLSPORT" ] && echo "TLSPORT $TLSPORT"
+[ -n "$H2CPORT" ] && echo "H2CPORT $H2CPORT"
 echo "PID $NGINX_PID"
 
 status=0

@@ -498,13 +498,17 @@ public final class NginxServer: Sendable {
 
     /// The HTTPS port, when started with a certificate (0 otherwise).
     public let tlsPort: Int
+    /// Started with `http2`: the port speaking HTTP/2 over cleartext with prior knowledge (the
+    /// HTTPS port then offers `h2` through ALPN too); 0 otherwise.
+    public let h2cPort: Int
 
-    private init(port: Int, pid: pid_t, directory: URL, child: ChildProcess, tlsPort: Int = 0) {
+    private init(port: Int, pid: pid_t, directory: URL, child: ChildProcess, tlsPort: Int = 0, h2cPort: Int = 0) {
         self.port = port
         self.pid = pid
         self.directory = directory
         self.child = child
         self.tlsPort = tlsPort
+        self.h2cPort = h2cPort
     }
 
     deinit {
@@ -512,13 +516,16 @@ public final class NginxServer: Sendable {
     }
 
     /// ``launch(lifetime:tls:)`` off the cooperative pool: what a test calls.
-    public static func start(lifetime: Int = 600, tls: (certificate: String, key: String)? = nil) async throws -> NginxServer {
-        try await offThePool { try launch(lifetime: lifetime, tls: tls) }
+    public static func start(lifetime: Int = 600, tls: (certificate: String, key: String)? = nil,
+                             http2: Bool = false) async throws -> NginxServer {
+        try await offThePool { try launch(lifetime: lifetime, tls: tls, http2: http2) }
     }
 
     /// Launches a new instance and waits (up to 10 s) for its port and pid.
     /// With `tls` (certificate and key PEM paths) nginx also serves HTTPS on `tlsPort`.
-    public static func launch(lifetime: Int = 600, tls: (certificate: String, key: String)? = nil) throws -> NginxServer {
+    /// With `http2` (and `tls`), the HTTPS port offers HTTP/2 and `h2cPort` speaks it in cleartext.
+    public static func launch(lifetime: Int = 600, tls: (certificate: String, key: String)? = nil,
+                              http2: Bool = false) throws -> NginxServer {
         let script = try TestFixtures.file("start-nginx.sh")
         _ = try TestFixtures.file("nginx.conf.template")
         let bash = try TestFixtures.executable("bash", candidates: ["/bin/bash", "/usr/bin/bash"])
@@ -532,21 +539,25 @@ public final class NginxServer: Sendable {
                 name: "start-nginx.sh",
                 executable: bash,
                 arguments: [script.path, directory.path, "--lifetime", String(lifetime)],
-                environment: tls.map { ["SALVO_NGINX_TLS_CERT": $0.certificate, "SALVO_NGINX_TLS_KEY": $0.key] } ?? [:]
+                environment: (tls.map { ["SALVO_NGINX_TLS_CERT": $0.certificate, "SALVO_NGINX_TLS_KEY": $0.key] } ?? [:])
+                    .merging(http2 ? ["SALVO_NGINX_HTTP2": "1"] : [:]) { first, _ in first }
             )
         } catch {
             try? FileManager.default.removeItem(at: directory)
             throw error
         }
         do {
-            let announced = try child.readAnnouncements(tls == nil ? ["PORT", "PID"] : ["PORT", "TLSPORT", "PID"], timeout: 10)
+            var expected: Set<String> = tls == nil ? ["PORT", "PID"] : ["PORT", "TLSPORT", "PID"]
+            if http2 && tls != nil { expected.insert("H2CPORT") }
+            let announced = try child.readAnnouncements(expected, timeout: 10)
             guard let portText = announced["PORT"], let port = Int(portText), port > 0,
                   let pidText = announced["PID"], let pid = pid_t(pidText), pid > 0
             else {
                 throw TestServerError("start-nginx.sh announced bad values: \(announced)")
             }
             return NginxServer(port: port, pid: pid, directory: directory, child: child,
-                               tlsPort: announced["TLSPORT"].flatMap { Int($0) } ?? 0)
+                               tlsPort: announced["TLSPORT"].flatMap { Int($0) } ?? 0,
+                               h2cPort: announced["H2CPORT"].flatMap { Int($0) } ?? 0)
         } catch {
             child.stop(grace: 2)
             try? FileManager.default.removeItem(at: directory)

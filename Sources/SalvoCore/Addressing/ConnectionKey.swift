@@ -18,6 +18,9 @@ public struct ConnectionKey: Hashable, Sendable, CustomStringConvertible {
     /// The HTTP proxy the connection goes through, if any: connections through different
     /// proxies (or credentials) are never shared.
     public var proxy: HTTPProxy?
+    /// Which HTTP versions the connection may speak: part of its identity, so a request that
+    /// asked for HTTP/1.1 never rides an HTTP/2 connection, nor the other way round.
+    package var httpVersion = HTTPClient.HTTPVersionPolicy.automatic
 
     public init(scheme: Scheme, host: String, port: Int) {
         self.scheme = scheme
@@ -39,7 +42,7 @@ public struct ConnectionKey: Hashable, Sendable, CustomStringConvertible {
     /// stays the synthesized one, over the same fields.
     public static func == (lhs: ConnectionKey, rhs: ConnectionKey) -> Bool {
         guard lhs.port == rhs.port, lhs.scheme == rhs.scheme, lhs.tlsConfigurationID == rhs.tlsConfigurationID,
-              lhs.host == rhs.host, lhs.unixSocketPath == rhs.unixSocketPath else { return false }
+              lhs.httpVersion == rhs.httpVersion, lhs.host == rhs.host, lhs.unixSocketPath == rhs.unixSocketPath else { return false }
         switch (lhs.proxy == nil, rhs.proxy == nil) {
         case (true, true): return true
         case (false, false): return lhs.proxy == rhs.proxy

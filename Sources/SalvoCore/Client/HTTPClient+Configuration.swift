@@ -51,6 +51,11 @@ extension HTTPClient {
         public var headLimits = ResponseHeadLimits()
         /// TLS for https URLs: verification on, system trust store, TLS 1.2 at least.
         public var tls = TLSConfiguration()
+        /// Which HTTP versions connections speak: by default HTTP/2 with TLS servers that offer
+        /// it, HTTP/1.1 otherwise (per request: ``RequestOptions/httpVersion``).
+        public var httpVersion = HTTPVersionPolicy.automatic
+        /// HTTP/2: what this client tells servers and the bounds it keeps against them.
+        public var http2 = HTTP2Settings()
         /// How long a request with `Expect: 100-continue` waits for the interim answer before
         /// it sends its body anyway (default 1 s).
         public var expectContinueTimeout: Duration = .seconds(1)

@@ -106,6 +106,7 @@ public final class HTTPClient: Sendable {
             resolver: HostResolver(configuration.nameResolution))
         poolConfiguration.pipeliningDepth = configuration.pipeliningDepth
         poolConfiguration.observer = configuration.observer
+        poolConfiguration.http2 = configuration.http2
         let coordinator = PoolCoordinator(loops: group.loops, maxConnectionsPerHost: configuration.maxConnectionsPerHost)
         self.coordinator = coordinator
         self.pools = group.loops.map { loop in

@@ -24,6 +24,9 @@ public struct HostPoolStatistics: Sendable, Hashable {
     public var connecting = 0
     /// Requests waiting for a connection.
     public var queued = 0
+    /// Of the open connections, those speaking HTTP/2, and the streams they carry now.
+    public var http2Connections = 0
+    public var openStreams = 0
     // Since the client was made:
     public var opened = 0
     /// Requests that ran on a connection which had carried an earlier one.
@@ -36,6 +39,8 @@ public struct HostPoolStatistics: Sendable, Hashable {
     public var requestsFailed = 0
     /// Requests written behind another on a busy connection (``HTTPClient/Configuration/pipeliningDepth``).
     public var pipelined = 0
+    /// Requests started on an HTTP/2 connection while it carried others.
+    public var multiplexed = 0
     public var tlsResumed = 0
 
     public init() {}
@@ -52,6 +57,9 @@ public struct HostPoolStatistics: Sendable, Hashable {
         sum.closedByUs += other.closedByUs
         sum.closedByServer += other.closedByServer
         sum.pipelined += other.pipelined
+        sum.multiplexed += other.multiplexed
+        sum.http2Connections += other.http2Connections
+        sum.openStreams += other.openStreams
         sum.requestsCompleted += other.requestsCompleted
         sum.requestsFailed += other.requestsFailed
         sum.tlsResumed += other.tlsResumed

@@ -26,6 +26,9 @@ extension HTTPClient {
         /// Send no `Host` field (curl's `-H "Host:"`), to see how a server takes a request
         /// without one; HTTP/1.1 requires it (RFC 9112 §3.2), so leave this off otherwise.
         public var omitsHost = false
+        /// Which HTTP versions this request's connection may speak; nil: the client's
+        /// ``HTTPClient/Configuration/httpVersion``. Connections are pooled apart by it.
+        public var httpVersion: HTTPVersionPolicy? = nil
 
         /// The options that hold references (configurations, strings, a closure), which most
         /// requests leave unset: behind one immutable box, nil while all are unset, so that

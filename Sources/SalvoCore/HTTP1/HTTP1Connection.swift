@@ -21,7 +21,7 @@ import HTTPTypes
 /// every method runs on `loop`'s thread. Stored properties are `@exclusivity(unchecked)`:
 /// the object is touched by its loop's thread only, and no access to a property spans a call
 /// that could reach it again, so Swift's dynamic exclusivity checks buy nothing here.
-final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, ExchangeCarrier {
+final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, ExchangeCarrier, StreamedBodyConsumer {
     enum Life {
         case resolving
         /// Connecting to an address, or in the TLS handshake.
@@ -107,7 +107,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, E
         self.setup = ConnectionSetup(createdAt: now)
         self.connector = SocketConnector(host: key.host, port: key.port, tls: tls,
                                          resumption: tls == nil ? nil : pool.tlsResumption, deadline: now + connectTimeout,
-                                         proxy: key.proxy)
+                                         proxy: key.proxy, applicationProtocols: key.httpVersion.applicationProtocols)
         self.decoder = ResponseDecoder(limits: limits)
         self.decoder.delegate = self
     }
@@ -197,6 +197,26 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, E
         self.life = .closed
         self.armedTimer = nil
         self.pool.connectionFailed(self, error: error)
+    }
+
+    /// Whether the connection that just opened goes on in HTTP/2: ALPN chose `h2`, or the key
+    /// asks for HTTP/2 with prior knowledge over cleartext (not through a proxy that forwards
+    /// requests, which would be the one to speak it).
+    var negotiatedHTTP2: Bool {
+        if let tls = self.socket.tls { return tls.negotiatedProtocol == "h2" }
+        guard self.key.httpVersion.cleartextHTTP2 else { return false }
+        return self.key.proxy.map { $0.tunnelsPlainHTTP } ?? true
+    }
+
+    /// Gives the open socket up to the ``HTTP2Connection`` that carries on from here: out of
+    /// epoll (its new owner registers it), and this connection closed without closing it.
+    func handOver() -> (socket: Socket, setup: ConnectionSetup) {
+        var socket = self.socket
+        socket.detachFromEpoll(on: self.loop)
+        self.socket = .none
+        self.life = .closed
+        self.armedTimer = nil
+        return (socket, self.setup)
     }
 
     // MARK: Requests

@@ -1,6 +1,11 @@
 import SalvoTransport
 import DequeModule
 
+/// What a ``StreamedBody`` wakes when its producer queued data, finished or failed (on the loop).
+protocol StreamedBodyConsumer: AnyObject {
+    func streamedBodyChanged()
+}
+
 /// Where a streamed request body's producer (a task anywhere) and the connection sending it
 /// (on its loop) meet: a queue of chunks, bounded, so a slow socket slows the producer down.
 ///
@@ -35,13 +40,16 @@ final class StreamedBody: @unchecked Sendable {
     private var waitingProducer: UnsafeContinuation<TransportError?, Never>?
     private(set) var state = State.producing
     private var producer: Task<Void, Never>?
-    /// The connection to wake when data arrives; cleared when the request ends.
-    weak var connection: HTTP1Connection?
+    /// The connection (or HTTP/2 stream) to wake when data arrives; cleared when the request ends.
+    weak var connection: (any StreamedBodyConsumer)?
+    /// Chunked framing is added when the length is unknown (HTTP/1.1); HTTP/2 frames itself.
+    private let chunked: Bool
 
-    init(loop: EventLoop, length: Int?, connection: HTTP1Connection) {
+    init(loop: EventLoop, length: Int?, connection: any StreamedBodyConsumer, chunked: Bool = true) {
         self.loop = loop
         self.length = length
         self.connection = connection
+        self.chunked = chunked && length == nil
     }
 
     /// Runs `produce` in a task of its own.
@@ -88,7 +96,7 @@ final class StreamedBody: @unchecked Sendable {
             return
         }
         let framed: [UInt8]
-        if self.length == nil {
+        if self.chunked {
             // chunk-size CRLF chunk-data CRLF
             var bytes = Array(String(chunk.count, radix: 16).utf8)
             bytes.reserveCapacity(bytes.count + chunk.count + 4)
@@ -137,7 +145,7 @@ final class StreamedBody: @unchecked Sendable {
             self.state = .failed(TransportError(.requestBodyFailed, phase: .write,
                                                  detail: "the body stream ended after \(self.produced) of its announced \(length) bytes"))
         } else {
-            if self.length == nil { self.chunks.append(Array("0\r\n\r\n".utf8)) }
+            if self.chunked { self.chunks.append(Array("0\r\n\r\n".utf8)) }
             self.state = .finished
         }
         self.connection?.streamedBodyChanged()

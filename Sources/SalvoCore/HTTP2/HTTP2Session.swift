@@ -1,6 +1,6 @@
 internal import CNGHTTP2
 import HTTPTypes
-import SalvoTransport
+@_spi(Benchmarks) import SalvoTransport
 
 /// One HTTP/2 client connection's protocol over nghttp2, without a socket: the connection hands
 /// it the bytes it read (``receive(_:)``) and writes what it gives (``output()``); what happened
@@ -13,7 +13,7 @@ final class HTTP2Session {
     /// What the peer did, in the order it did it.
     enum Event: Equatable {
         /// A stream's final response head; `endStream`: no body follows.
-        case head(streamID: Int32, HTTPResponse, endStream: Bool)
+        case head(streamID: Int32, Head, endStream: Bool)
         /// A 1xx head before the final one.
         case informational(streamID: Int32, HTTPResponse)
         /// Body bytes of a stream; `endStream` on the last.
@@ -27,9 +27,26 @@ final class HTTP2Session {
         case goAway(lastStreamID: Int32, errorCode: UInt32)
         /// The peer's SETTINGS: how many streams it allows at once (nil: no limit said).
         case settings(maxConcurrentStreams: Int?)
+        /// The peer answered the PING this session sent (``ping()``).
+        case pingAcknowledged
         /// A streamed request body has sent all it was given and waits for more
         /// (``provide(_:to:)``): the producer may go on.
         case bodyWanted(streamID: Int32)
+    }
+
+    /// A final response head: its status and its fields as records (no `HTTPFields` built
+    /// unless someone asks: see ``ParsedHead``).
+    struct Head: Equatable {
+        var status: HTTPResponse.Status
+        var fields: FieldRecords
+
+        var response: HTTPResponse { HTTPResponse(status: self.status, headerFields: self.fields.makeFields()) }
+        /// What the engine hands a request's owner.
+        var parsed: ParsedHead { ParsedHead(status: self.status, fields: self.fields) }
+        /// The bytes of names and values, plus 32 a field as HTTP/2 counts them.
+        var size: Int { self.fields.byteCount - self.fields.count * FieldRecords.recordHeaderSize + self.fields.count * 32 }
+
+        static func == (lhs: Head, rhs: Head) -> Bool { lhs.response == rhs.response }
     }
 
     /// What a request's body is.
@@ -41,16 +58,7 @@ final class HTTP2Session {
         case streamed
     }
 
-    /// What this client tells the server, and the bounds it keeps.
-    struct Settings: Sendable {
-        /// Streams the server may open towards us: none (server push is refused).
-        var maxConcurrentStreams: UInt32 = 100
-        /// Each stream's receive window.
-        var initialWindowSize: UInt32 = 1 << 20
-        /// The most bytes of names and values (plus 32 a field, as HTTP/2 counts) in one head;
-        /// a stream whose head is larger is reset.
-        var maxHeaderListSize: Int = 64 << 10
-    }
+    typealias Settings = HTTP2Settings
 
     private var session: OpaquePointer?
     private let settings: Settings
@@ -70,7 +78,7 @@ final class HTTP2Session {
 
     private struct HeadInProgress {
         var status: Int?
-        var fields = HTTPFields()
+        var fields = FieldRecords()
         var size = 0
         var isTrailer = false
     }
@@ -182,35 +190,29 @@ final class HTTP2Session {
 
     /// Queues `request` (its head and, if any, `body`) on a new stream; returns the stream's id.
     /// The head's pseudo-fields come from the request's method, scheme, authority and path;
-    /// fields HTTP/2 forbids (Connection and the fields it names, Keep-Alive,
-    /// Proxy-Connection, Transfer-Encoding, Upgrade, TE but `trailers`) are left out.
+    /// fields HTTP/2 forbids are left out (see ``HTTP2HeaderBlock``).
     func submit(_ request: HTTPRequest, body: [UInt8]) throws(TransportError) -> Int32 {
-        try self.submit(request, body: .bytes(body))
+        try self.submit(HTTP2HeaderBlock(request), body: .bytes(body))
     }
 
-    /// Queues `request` on a new stream with `body` (none: the HEADERS frame ends the stream).
     func submit(_ request: HTTPRequest, body: RequestBody? = nil) throws(TransportError) -> Int32 {
+        try self.submit(HTTP2HeaderBlock(request), body: body)
+    }
+
+    /// Queues a request of header list `block` on a new stream with `body` (none: the HEADERS
+    /// frame ends the stream); returns the stream's id.
+    func submit(_ block: HTTP2HeaderBlock, body: RequestBody? = nil) throws(TransportError) -> Int32 {
         guard let session = self.session else { throw TransportError(.invalidRequest, detail: "the HTTP/2 session is closed") }
         // A request the server can no longer take was never sent: whoever owns it may send it
         // on another connection.
         guard !self.peerWentAway else {
             throw TransportError(.remoteClosed, detail: "the server sent GOAWAY: no new stream on this connection")
         }
-        let fields = HTTP2Fields.requestList(request)
-        var storage: [UInt8] = []
-        storage.reserveCapacity(fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count })
-        var spans: [(name: Range<Int>, value: Range<Int>)] = []
-        for field in fields {
-            let nameStart = storage.count
-            storage += field.name.utf8
-            let valueStart = storage.count
-            storage += field.value.utf8
-            spans.append((nameStart..<valueStart, valueStart..<storage.count))
-        }
+        var storage = block.storage
         let streamID: Int32 = storage.withUnsafeMutableBufferPointer { bytes in
             // Never empty: the list always has :method.
             guard let base = bytes.baseAddress else { return Int32(NGHTTP2_ERR_INVALID_ARGUMENT.rawValue) }
-            var list = spans.map { span in
+            var list = block.spans.map { span in
                 nghttp2_nv(name: base + span.name.lowerBound, value: base + span.value.lowerBound,
                            namelen: span.name.count, valuelen: span.value.count, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
             }
@@ -233,6 +235,28 @@ final class HTTP2Session {
         case nil: break
         }
         return streamID
+    }
+
+    /// Sends a PING; ``Event/pingAcknowledged`` comes when the peer answers it.
+    func ping() {
+        guard let session = self.session else { return }
+        _ = nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil)
+    }
+
+    /// Says goodbye: a GOAWAY with NO_ERROR and the last stream the peer opened (none).
+    func goAway() {
+        guard let session = self.session else { return }
+        _ = nghttp2_session_terminate_session(session, NGHTTP2_NO_ERROR.rawValue)
+    }
+
+    /// Whether the peer sent GOAWAY: no new stream may start.
+    var isGoingAway: Bool { self.peerWentAway }
+
+    /// Resets `streamID` with NO_ERROR: the response is complete and the rest of the request's
+    /// body is not needed (RFC 9113 §8.1).
+    func finishEarly(streamID: Int32) {
+        guard let session = self.session else { return }
+        _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_NO_ERROR.rawValue)
     }
 
     /// More of a streamed body; sent as the peer's window allows. Nothing happens for a
@@ -264,11 +288,13 @@ final class HTTP2Session {
         _ = nghttp2_session_resume_data(session, streamID)
     }
 
-    /// The caller has taken `count` bytes of `streamID`'s body: the window opens by as much
-    /// (a WINDOW_UPDATE goes out once enough is consumed).
+    /// The caller has taken `count` bytes of `streamID`'s body: the stream's window opens by as
+    /// much (a WINDOW_UPDATE goes out once enough is consumed). The connection's window opened
+    /// for them as they arrived (``dataReceived``): a stream whose reader pauses holds back its
+    /// own sender, never the other streams.
     func consume(_ count: Int, of streamID: Int32) {
         guard let session = self.session, count > 0 else { return }
-        _ = nghttp2_session_consume(session, streamID, count)
+        _ = nghttp2_session_consume_stream(session, streamID, count)
     }
 
     /// Resets `streamID` with CANCEL (the caller gave up on it).
@@ -359,10 +385,11 @@ final class HTTP2Session {
         }
         let nameText = String(decoding: name, as: UTF8.self)
         let valueText = String(decoding: value, as: UTF8.self)
-        if nameText == ":status" {
-            head.status = Int(valueText)
-        } else if let fieldName = HTTPField.Name(nameText) {
-            head.fields.append(HTTPField(name: fieldName, value: valueText))
+        if name.first == UInt8(ascii: ":") {
+            // nghttp2 lets only :status through in a response.
+            if nameText == ":status" { head.status = Int(valueText) }
+        } else {
+            _ = head.fields.appendField(name: UnsafeRawBufferPointer(name), value: UnsafeRawBufferPointer(value))
         }
         self.heads[streamID] = head
         return 0
@@ -375,23 +402,24 @@ final class HTTP2Session {
         case NGHTTP2_HEADERS.rawValue:
             guard let head = self.heads.removeValue(forKey: streamID) else { return 0 }
             if head.isTrailer {
-                self.events.append(.trailers(streamID: streamID, head.fields))
+                self.events.append(.trailers(streamID: streamID, head.fields.makeFields()))
                 return 0
             }
             // nghttp2 checked the pseudo-fields (one :status of three digits, no request ones).
-            let status = head.status ?? 0
-            let response = HTTPResponse(status: HTTPResponse.Status(code: status), headerFields: head.fields)
-            if (100..<200).contains(status) {
-                self.events.append(.informational(streamID: streamID, response))
+            let status = HTTPResponse.Status(code: head.status ?? 0)
+            if (100..<200).contains(status.code) {
+                self.events.append(.informational(streamID: streamID, HTTPResponse(status: status, headerFields: head.fields.makeFields())))
             } else {
                 self.sawFinalHead.insert(streamID)
-                self.events.append(.head(streamID: streamID, response, endStream: endStream))
+                self.events.append(.head(streamID: streamID, Head(status: status, fields: head.fields), endStream: endStream))
             }
         case NGHTTP2_DATA.rawValue:
             if endStream { self.events.append(.data(streamID: streamID, [], endStream: true)) }
         case NGHTTP2_GOAWAY.rawValue:
             self.peerWentAway = true
             self.events.append(.goAway(lastStreamID: frame.goaway.last_stream_id, errorCode: frame.goaway.error_code))
+        case NGHTTP2_PING.rawValue:
+            if frame.hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0 { self.events.append(.pingAcknowledged) }
         case NGHTTP2_SETTINGS.rawValue:
             guard frame.hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0, let session = self.session else { return 0 }
             let limit = nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)
@@ -403,6 +431,7 @@ final class HTTP2Session {
     }
 
     private func dataReceived(streamID: Int32, _ data: UnsafeBufferPointer<UInt8>) -> Int32 {
+        if let session = self.session { _ = nghttp2_session_consume_connection(session, data.count) }
         self.events.append(.data(streamID: streamID, Array(data), endStream: false))
         return 0
     }
@@ -445,49 +474,5 @@ final class HTTP2Session {
     static func describe(_ code: Int32) -> String {
         guard let text = nghttp2_strerror(code) else { return "error \(code)" }
         return String(cString: text)
-    }
-}
-
-/// Request heads as HTTP/2 header lists.
-enum HTTP2Fields {
-    /// Fields a connection-specific HTTP/1.1 head may carry that HTTP/2 forbids (RFC 9113 §8.2.2).
-    static let connectionSpecific: Set<String> = ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"]
-
-    /// `:method`, `:scheme`, `:authority`, `:path`, then the request's fields with lowercase
-    /// names, less the connection-specific ones (and those Connection names), and TE unless
-    /// it is `trailers`.
-    static func requestList(_ request: HTTPRequest) -> [(name: String, value: String)] {
-        var list: [(name: String, value: String)] = [(":method", request.method.rawValue)]
-        if request.method != .connect {
-            list.append((":scheme", request.scheme ?? "https"))
-        }
-        if let authority = request.authority { list.append((":authority", authority)) }
-        if request.method != .connect {
-            list.append((":path", request.path ?? "/"))
-        }
-        var named = Set<String>()
-        for value in request.headerFields[values: .connection] {
-            for token in value.split(separator: ",") {
-                named.insert(token.trimmingCharacters(in: " \t").lowercased())
-            }
-        }
-        for field in request.headerFields {
-            let name = field.name.canonicalName
-            if Self.connectionSpecific.contains(name) || named.contains(name) { continue }
-            if name == "te", field.value.lowercased() != "trailers" { continue }
-            if name == "host" { continue }   // :authority says it
-            list.append((name, field.value))
-        }
-        return list
-    }
-}
-
-extension Substring {
-    /// Without the characters of `set` at either end.
-    fileprivate func trimmingCharacters(in set: String) -> Substring {
-        var text = self
-        while let first = text.first, set.contains(first) { text = text.dropFirst() }
-        while let last = text.last, set.contains(last) { text = text.dropLast() }
-        return text
     }
 }

@@ -51,6 +51,36 @@ final class HostBudget: Sendable {
 
     let limit: Int
     private let open = Atomic<Int>(0)
+    private let versions = Atomic<UInt8>(0)
+
+    /// A connection to the host negotiated HTTP/2: requests go to a connection with a stream
+    /// to spare, on any loop, before a new one is opened.
+    var speaksHTTP2: Bool {
+        get { self.versions.load(ordering: .relaxed) & 1 != 0 }
+        set { if newValue { self.versions.bitwiseOr(1, ordering: .relaxed) } }
+    }
+
+    /// A connection is on its way to learn which version the host speaks (see
+    /// ``startProbe()``).
+    private let probing = Atomic<Bool>(false)
+
+    /// Takes the right to open the one connection that learns whether the host speaks HTTP/2,
+    /// before any other opens: false when another shard's is on its way.
+    func startProbe() -> Bool {
+        self.probing.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+    }
+
+    /// The probe's connection opened (the version is known) or failed.
+    func endProbe() {
+        self.probing.store(false, ordering: .releasing)
+    }
+
+    /// A connection that could have been HTTP/2 came up as HTTP/1.1: connections are opened
+    /// one per waiting request again, not one at a time.
+    var speaksOnlyHTTP1: Bool {
+        get { self.versions.load(ordering: .relaxed) & 2 != 0 }
+        set { if newValue { self.versions.bitwiseOr(2, ordering: .relaxed) } }
+    }
     let shards: [ShardCounts]
     /// Where placement starts looking, turned on each time, so ties spread over the shards.
     private let rotation = Atomic<Int>(0)

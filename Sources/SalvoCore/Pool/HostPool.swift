@@ -27,6 +27,10 @@ final class HostPool: TimerTarget {
     private let shared: Bool
     @exclusivity(unchecked) private var machine: PoolStateMachine
     @exclusivity(unchecked) private(set) var connections: [Int: HTTP1Connection] = [:]
+    /// Open HTTP/2 connections, each carrying many requests at once. The machine does not
+    /// count them (it knows connections that carry one request); each holds its place in
+    /// the host's budget until it closes.
+    @exclusivity(unchecked) private(set) var multiplexed: [Int: HTTP2Connection] = [:]
     @exclusivity(unchecked) private var waiters: [Int: RequestOwner] = [:]
     /// Set when the owner shut this pool down or dropped it; nothing may touch `owner` then.
     @exclusivity(unchecked) private(set) var detached = false
@@ -63,7 +67,17 @@ final class HostPool: TimerTarget {
         self.machine = PoolStateMachine(maxConnections: budget.limit)
     }
 
-    var isEmpty: Bool { self.machine.isEmpty && self.connections.isEmpty && self.waiters.isEmpty }
+    var isEmpty: Bool { self.machine.isEmpty && self.connections.isEmpty && self.multiplexed.isEmpty && self.waiters.isEmpty }
+
+    /// Connections of this shard, of either version, connecting ones included.
+    private var openCount: Int { self.connections.count + self.multiplexed.count }
+
+    /// Connections free for a request now: idle HTTP/1.1 ones and HTTP/2 ones with a stream to spare.
+    private var idleCount: Int {
+        var idle = self.machine.idle.count
+        for connection in self.multiplexed.values where connection.hasRoom { idle += 1 }
+        return idle
+    }
 
     /// Has the owner drop this pool if it is empty (asked only then: see ``pipeliningDepth``).
     private func dropIfEmpty() {
@@ -91,16 +105,16 @@ final class HostPool: TimerTarget {
     /// What placement and the other shards see of this one.
     private func publish() {
         if let observer = self.observer {
-            let now = (idle: self.machine.idle.count, queued: self.waiters.count)
+            let now = (idle: self.idleCount, queued: self.waiters.count)
             if now != self.observed {
                 self.observed = now
                 observer.poolChanged(idle: now.idle, queued: now.queued)
             }
         }
         guard self.shared, !self.detached else { return }
-        let idle = self.machine.idle.count
+        let idle = self.idleCount
         let waiting = self.machine.waiters.count
-        let open = self.connections.count
+        let open = self.openCount
         let oldest = self.oldestWaiting
         guard (idle, waiting, open, oldest) != self.published else { return }
         self.published = (idle, waiting, open, oldest)
@@ -114,6 +128,12 @@ final class HostPool: TimerTarget {
     /// waited on another shard already, or is being sent again).
     func submit(_ owner: RequestOwner, fresh: Bool, movable: Bool = true, urgent: Bool = false) {
         defer { self.publish() }
+        if !self.multiplexed.isEmpty, let connection = self.multiplexedWithRoom() {
+            // HTTP/2 with a stream to spare: no queue. (A request that asked for a new
+            // connection is served too: the one it left is going away and has no room.)
+            self.startStream(owner, on: connection)
+            return
+        }
         let id = self.owner.nextWaiterID
         self.owner.nextWaiterID &+= 1
         owner.wait.id = id
@@ -182,12 +202,130 @@ final class HostPool: TimerTarget {
         owner.wait.queuedAt = Deadline(nanoseconds: 0)
     }
 
+    // MARK: HTTP/2
+
+    /// The HTTP/2 connection with the fewest streams that can take one more, if any.
+    private func multiplexedWithRoom() -> HTTP2Connection? {
+        var best: HTTP2Connection? = nil
+        for connection in self.multiplexed.values where connection.hasRoom {
+            if best.map({ connection.streams.count < $0.streams.count }) ?? true { best = connection }
+        }
+        return best
+    }
+
+    private func startStream(_ owner: RequestOwner, on connection: HTTP2Connection) {
+        owner.wait.queuedAt = Deadline(nanoseconds: 0)
+        if connection.streamsStarted > 0 {
+            self.counters.reused += 1
+            self.observer?.connectionReused()
+        }
+        if !connection.streams.isEmpty { self.counters.multiplexed += 1 }
+        connection.run(owner)
+    }
+
+    /// Waiting requests go to the HTTP/2 connections' free streams; if some still wait, and
+    /// the machine has room, another connection is started for them.
+    private func serveWaitersOnMultiplexed() {
+        while !self.machine.waiters.isEmpty, let connection = self.multiplexedWithRoom(),
+              let id = self.machine.removeOldestWaiter() {
+            guard let owner = self.waiters.removeValue(forKey: id) else { continue }
+            self.startStream(owner, on: connection)
+        }
+        if self.machine.waiters.count > self.machine.connecting {
+            self.run(self.machine.capacityAvailable())
+        }
+        self.publish()
+    }
+
+    /// The connection opened to learn the host's version, while it is on its way.
+    @exclusivity(unchecked) private var probe: Int?
+
+    /// `connection` is open or gone: if it was the probe, the version is known (or the probe
+    /// failed), and the shards that held back may connect, or send their requests to it.
+    private func probeEnded(_ connection: HTTP1Connection) {
+        guard self.probe == connection.id else { return }
+        self.probe = nil
+        self.budget.endProbe()
+        if self.shared { self.coordinator.announceCapacity(self.key, budget: self.budget, from: self.shard) }
+    }
+
+    /// Whether connections to this host may turn out HTTP/2 (TLS offering h2, or cleartext
+    /// with prior knowledge) and no connection has yet shown it speaks only HTTP/1.1.
+    private var mayMultiplex: Bool {
+        guard self.key.httpVersion != .http1Only, !self.budget.speaksOnlyHTTP1 else { return false }
+        return self.key.scheme == .https || self.key.httpVersion.cleartextHTTP2
+    }
+
+    /// A connection came up speaking HTTP/2: an ``HTTP2Connection`` carries on with its socket
+    /// (and its place in the budget), and the waiting requests go to its streams.
+    private func multiplex(_ opened: HTTP1Connection) {
+        let (socket, setup) = opened.handOver()
+        let configuration = self.owner.configuration
+        let connection: HTTP2Connection
+        do throws(TransportError) {
+            connection = try HTTP2Connection(
+                id: opened.id, key: self.key, loop: self.owner.loop, pool: self, socket: socket, endpoints: opened.endpoints,
+                setup: setup, reportedOpen: opened.reportedOpen, settings: configuration.http2, idleTimeout: configuration.idleTimeout)
+            try connection.start()
+        } catch {
+            var socket = socket
+            socket.close(on: self.owner.loop)
+            self.connectionFailed(opened, error: error)
+            return
+        }
+        self.machine.connectedElsewhere()
+        self.connections[opened.id] = nil
+        self.multiplexed[opened.id] = connection
+        self.budget.speaksHTTP2 = true
+        self.serveWaitersOnMultiplexed()
+        // After this shard published its connection's room: the others send their requests here.
+        self.probeEnded(opened)
+    }
+
+    /// A stream of `connection` ended (or its server allowed more): waiting requests may take its place.
+    func streamEnded(on connection: HTTP2Connection) {
+        guard self.multiplexed[connection.id] === connection else { return }
+        if !self.machine.waiters.isEmpty {
+            self.serveWaitersOnMultiplexed()
+        } else {
+            self.publish()
+        }
+    }
+
+    /// The server of `connection` sent GOAWAY: no new stream goes there; requests waiting may
+    /// need another connection.
+    func connectionGoingAway(_ connection: HTTP2Connection) {
+        guard self.multiplexed[connection.id] === connection else { return }
+        self.serveWaitersOnMultiplexed()
+    }
+
+    /// An HTTP/2 connection closed: its place in the budget goes back.
+    func connectionClosed(_ connection: HTTP2Connection) {
+        guard self.multiplexed.removeValue(forKey: connection.id) != nil else { return }
+        self.budget.release()
+        if connection.closedByPeer { self.counters.closedByServer += 1 } else { self.counters.closedByUs += 1 }
+        if connection.reportedOpen { self.observer?.connectionClosed(id: connection.id, byServer: connection.closedByPeer) }
+        if self.machine.waiters.count > self.machine.connecting {
+            self.run(self.machine.capacityAvailable())
+        }
+        self.announceIfRoomLeft()
+        self.publish()
+        self.dropIfEmpty()
+    }
+
     /// This host's counters on this loop, since the pool was made.
     @exclusivity(unchecked) var counters = HostPoolStatistics()
 
     /// This host's connections and queue on this loop now.
-    var gauges: (open: Int, idle: Int, leased: Int, connecting: Int, queued: Int) {
-        (self.connections.count, self.machine.idle.count, self.machine.leased, self.machine.connecting, self.waiters.count)
+    var gauges: (open: Int, idle: Int, leased: Int, connecting: Int, queued: Int, http2: Int, streams: Int) {
+        var busy = 0
+        var streams = 0
+        for connection in self.multiplexed.values {
+            streams += connection.streams.count
+            if !connection.streams.isEmpty { busy += 1 }
+        }
+        return (self.openCount, self.machine.idle.count + self.multiplexed.count - busy, self.machine.leased + busy,
+                self.machine.connecting, self.waiters.count, self.multiplexed.count, streams)
     }
 
     /// A request of this host got its whole response, of `status`, `startedAt` to `end`.
@@ -330,8 +468,18 @@ final class HostPool: TimerTarget {
     /// Starts the connection the machine asked for, if the host's budget has a place and this
     /// shard is within its share of it; otherwise the waiters stay queued, and the oldest moves
     /// to a shard with an idle connection if one has.
-    private func connectIfBudgetAllows(movable: Bool = true) {
-        let allowed = !self.shared || self.budget.mayConnect(shard: self.shard, open: self.connections.count)
+    @discardableResult
+    private func connectIfBudgetAllows(movable: Bool = true) -> Bool {
+        if self.mayMultiplex, self.shared, self.budget.speaksHTTP2, movable,
+           let shard = self.budget.shardWithIdleConnection(besides: self.shard) {
+            // One HTTP/2 connection serves the host's requests from every loop: the waiting
+            // requests go to the loop whose connection has streams to spare.
+            self.machine.connectDeclined()
+            for _ in 0..<self.machine.waiters.count { self.moveOldestWaiter(to: shard, urgent: false) }
+            self.publish()
+            return false
+        }
+        let allowed = !self.shared || self.budget.mayConnect(shard: self.shard, open: self.openCount)
         guard allowed, self.budget.tryAcquire() else {
             self.machine.connectDeclined()
             if movable && self.shared {
@@ -345,9 +493,21 @@ final class HostPool: TimerTarget {
                 }
             }
             self.publish()
-            return
+            return false
         }
         let id = self.owner.nextConnectionID
+        if self.mayMultiplex && !self.budget.speaksHTTP2 {
+            // One connection at a time, host-wide, until the host shows which version it
+            // speaks: if HTTP/2, that one carries every waiting request, and a burst opens one
+            // connection, not one per request.
+            guard self.budget.startProbe() else {
+                self.budget.release()
+                self.machine.connectDeclined()
+                self.publish()
+                return false
+            }
+            self.probe = id
+        }
         self.owner.nextConnectionID &+= 1
         let configuration = self.owner.configuration
         let connection = HTTP1Connection(
@@ -358,11 +518,13 @@ final class HostPool: TimerTarget {
         self.owner.connectionsOpened += 1
         self.counters.opened += 1
         connection.connect()
+        return true
     }
 
     /// Closes a connection the machine no longer counts, and gives its place back.
     private func discard(_ id: Int, error: TransportError) {
         guard let connection = self.connections.removeValue(forKey: id) else { return }
+        self.probeEnded(connection)
         self.counters.closedByUs += 1
         if connection.reportedOpen { self.observer?.connectionClosed(id: id, byServer: false) }
         self.budget.release()
@@ -373,6 +535,7 @@ final class HostPool: TimerTarget {
     /// A connection left `connections` on its own (closed or failed): its place goes back.
     private func forget(_ connection: HTTP1Connection) -> Bool {
         guard self.connections.removeValue(forKey: connection.id) != nil else { return false }
+        self.probeEnded(connection)
         self.budget.release()
         return true
     }
@@ -389,13 +552,33 @@ final class HostPool: TimerTarget {
     /// What the other shards need of a connection of this one that is free now.
     private var demand: PoolStateMachine.Demand {
         guard self.shared else { return .none }
-        return self.budget.demand(besides: self.shard, open: self.connections.count, oldestWaiting: self.oldestWaiting,
+        return self.budget.demand(besides: self.shard, open: self.openCount, oldestWaiting: self.oldestWaiting,
                            now: self.owner.loop.now)
     }
 
     func connectionEstablished(_ connection: HTTP1Connection) {
+        if connection.negotiatedHTTP2 {
+            self.multiplex(connection)
+            return
+        }
+        let probed = self.mayMultiplex
+        if probed {
+            // This host speaks HTTP/1.1: the connections held back for the probe may start.
+            self.budget.speaksOnlyHTTP1 = true
+            self.probeEnded(connection)
+        }
         let action = self.machine.connected(connection.id, demand: self.demand)
         self.runOrClose(action, connection)
+        if probed { self.connectForWaiters() }
+        self.publish()
+    }
+
+    /// Starts connections for the requests that wait without one on its way, as the
+    /// machine and the budget allow.
+    private func connectForWaiters() {
+        while self.machine.waiters.count > self.machine.connecting, case .connect = self.machine.capacityAvailable() {
+            guard self.connectIfBudgetAllows() else { break }
+        }
         self.publish()
     }
 
@@ -469,6 +652,13 @@ final class HostPool: TimerTarget {
         }
         for id in Array(self.connections.keys) {
             self.discard(id, error: error)
+        }
+        for connection in Array(self.multiplexed.values) {
+            self.multiplexed[connection.id] = nil
+            self.counters.closedByUs += 1
+            if connection.reportedOpen { self.observer?.connectionClosed(id: connection.id, byServer: false) }
+            self.budget.release()
+            connection.close(failingWith: error)
         }
         // Nothing idle or waiting is left: the observer hears it before the pool goes.
         if let observer = self.observer, self.observed != (0, 0) {

@@ -15,6 +15,8 @@ struct PoolConfiguration {
     var resolver: HostResolver
     /// Who watches the engine, if anyone.
     var observer: (any EngineObserver)?
+    /// What HTTP/2 connections tell servers, and their bounds.
+    var http2 = HTTP2Settings()
 }
 
 /// The pools of one event loop (a shard): one ``HostPool`` per connection key. Loop-confined.
@@ -62,6 +64,8 @@ final class PoolShard {
             entry.leased = gauges.leased
             entry.connecting = gauges.connecting
             entry.queued = gauges.queued
+            entry.http2Connections = gauges.http2
+            entry.openStreams = gauges.streams
             result[key] = entry
         }
         return result

@@ -112,6 +112,13 @@ import DequeModule
         self.connecting -= 1
     }
 
+    /// A connection the machine asked for came up as one it does not manage (HTTP/2, which
+    /// carries many requests at once; its driver serves waiters on it): it is no longer counted.
+    public mutating func connectedElsewhere() {
+        precondition(self.connecting > 0)
+        self.connecting -= 1
+    }
+
     /// The host's budget has room again: connect if anyone waits.
     public mutating func capacityAvailable() -> Action {
         self.replacementIfNeeded()

@@ -43,6 +43,7 @@ final class RequestPreparer: Sendable {
         var (key, rewriteAuthority) = try request.canonicalConnectionKey()
         if rewriteAuthority { request.authority = key.authority }
         key.unixSocketPath = options.unixSocketPath ?? self.configuration.unixSocketPath
+        key.httpVersion = options.httpVersion ?? self.configuration.httpVersion
         if key.unixSocketPath == nil, options.proxy != nil || self.usesProxies,
            case let proxies = options.proxy ?? self.configuration.proxy, proxies.isEnabled {
             key.proxy = proxies.proxy(for: key.scheme, host: key.host)

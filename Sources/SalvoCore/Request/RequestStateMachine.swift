@@ -21,6 +21,7 @@ import SalvoTransport
 /// | receiving  | response ended                      | finished             | complete                        |
 /// | skipping   | response ended (or body abandoned)  | waiting / finished   | follow the redirect / fail      |
 /// | exchanging | peer closed a reused connection, no response byte | waiting | send again once, fresh (rules below) |
+/// | exchanging | server refused it unprocessed (HTTP/2) | waiting            | send again, fresh, if replayable |
 /// | any        | failure, cancellation, timeout      | finished             | fail                            |
 ///
 /// Sending again is bounded, whatever asks for it: a hop is taken by at most
@@ -232,8 +233,14 @@ struct RequestStateMachine {
 
     /// The exchange ended without a whole response: the connection's error and what it saw.
     mutating func exchangeFailed(_ error: TransportError, facts: ExchangeFacts) -> Decision {
-        if facts.requestBytesWritten > 0 { self.attempt.mayHaveReachedServer = true }
+        if facts.requestBytesWritten > 0 && !facts.refusedUnprocessed { self.attempt.mayHaveReachedServer = true }
         switch self.state {
+        case .exchanging where facts.refusedUnprocessed:
+            // Not processed, by the server's own word: it may go again on another connection,
+            // if what it sends can be sent again.
+            guard self.attempt.connectionsLeft, facts.requestBytesWritten == 0 || !self.hasBody || self.replayableBody else { break }
+            self.state = .waiting
+            return .sendAgain(fresh: true, urgent: true)
         case .skipping(let target, abandoned: true):
             // Closed because the redirect's body was not worth reading: the redirect stands.
             return self.afterSkipping(target)
@@ -337,6 +344,9 @@ struct ExchangeFacts: Equatable {
     var responseBytesRead: Int
     /// The peer closed or reset the connection (not a timeout, a cancellation or a protocol error).
     var closedByPeer: Bool
+    /// The server said it never processed the request: HTTP/2's REFUSED_STREAM, or a GOAWAY
+    /// whose last stream id is below the request's (RFC 9113 §8.7).
+    var refusedUnprocessed = false
 }
 
 /// A redirect chain's ``RedirectState``, boxed (see ``RequestStateMachine/redirects``).

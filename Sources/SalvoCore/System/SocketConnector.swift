@@ -32,6 +32,8 @@ package struct SocketConnector {
     private var tunnel: ProxyTunnel?
     private let tls: TLSContext?
     private let resumption: TLSResumption?
+    /// The ALPN protocols offered when the TLS configuration names none.
+    private let applicationProtocols: [String]?
     /// When connecting must be done by: the connect timeout, or the handshake timeout once the
     /// handshake starts, whichever is sooner.
     package private(set) var deadline: Deadline
@@ -56,7 +58,8 @@ package struct SocketConnector {
     /// A connector to `host`, directly or through `proxy` (then the addresses it is given are
     /// the proxy's, and a tunnel is asked for when `tls` is set or the proxy tunnels all).
     package init(host: String, port: Int, tls: TLSContext?, resumption: TLSResumption?, deadline: Deadline,
-                 proxy: HTTPProxy? = nil) {
+                 proxy: HTTPProxy? = nil, applicationProtocols: [String]? = nil) {
+        self.applicationProtocols = applicationProtocols
         self.host = host
         self.port = port
         self.proxy = proxy
@@ -145,7 +148,8 @@ package struct SocketConnector {
     private mutating func startTLS(loop: EventLoop) -> Step {
         guard let context = self.tls else { return self.opened() }
         do {
-            let session = try TLSSession(context: context, fd: self.socket.fd, host: self.host)
+            let session = try TLSSession(context: context, fd: self.socket.fd, host: self.host,
+                                         applicationProtocols: self.applicationProtocols)
             if let resumption = self.resumption { session.offer(resumption) }
             self.socket.attach(session)
         } catch {

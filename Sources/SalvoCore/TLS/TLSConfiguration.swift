@@ -39,8 +39,9 @@ public struct TLSConfiguration: Sendable, Hashable {
     /// Longest a TLS handshake may take once TCP is up (nil: only the connect timeout,
     /// which covers both).
     public var handshakeTimeout: Duration? = nil
-    /// ALPN protocols offered, in order.
-    public var applicationProtocols = ["http/1.1"]
+    /// ALPN protocols offered, in order; nil (the default): those of the request's
+    /// ``HTTPClient/HTTPVersionPolicy`` (`h2` and `http/1.1`, or `http/1.1` alone).
+    public var applicationProtocols: [String]? = nil
 
     public init() {}
 

@@ -104,14 +104,20 @@ package final class TLSContext: @unchecked Sendable {
                 throw TLSError.local("the private key does not match the client certificate")
             }
         }
-        if !c.applicationProtocols.isEmpty {
-            var wire: [UInt8] = []
-            for proto in c.applicationProtocols where !proto.isEmpty && proto.utf8.count < 256 {
-                wire.append(UInt8(proto.utf8.count))
-                wire.append(contentsOf: proto.utf8)
-            }
+        if let protocols = c.applicationProtocols, !protocols.isEmpty {
+            let wire = Self.alpnWire(protocols)
             _ = wire.withUnsafeBufferPointer { SSL_CTX_set_alpn_protos(self.context, $0.baseAddress, UInt32($0.count)) }
         }
+    }
+
+    /// ALPN's wire form of a protocol list: each name after its length byte (RFC 7301 §3.1).
+    static func alpnWire(_ protocols: [String]) -> [UInt8] {
+        var wire: [UInt8] = []
+        for name in protocols where !name.isEmpty && name.utf8.count < 256 {
+            wire.append(UInt8(name.utf8.count))
+            wire.append(contentsOf: name.utf8)
+        }
+        return wire
     }
 
     private func addTrusted(pem: String) throws(TransportError) {

@@ -26,7 +26,9 @@ package final class TLSSession {
     /// SSL_shutdown after one, and the peer is likely gone anyway.
     private var broken = false
 
-    package init(context: TLSContext, fd: Int32, host: String) throws(TransportError) {
+    /// `applicationProtocols`: the ALPN list this connection offers, when its configuration
+    /// names none of its own.
+    package init(context: TLSContext, fd: Int32, host: String, applicationProtocols: [String]? = nil) throws(TransportError) {
         // Done already where the request was prepared, unless it came another way.
         context.loadDeferredTrust()
         guard let ssl = SSL_new(context.context) else {
@@ -39,6 +41,10 @@ package final class TLSSession {
         }
         // One reference for both directions (SSL_set_bio consumes one when they are equal).
         SSL_set_bio(ssl, bio, bio)
+        if context.configuration.applicationProtocols == nil, let protocols = applicationProtocols, !protocols.isEmpty {
+            let wire = TLSContext.alpnWire(protocols)
+            _ = wire.withUnsafeBufferPointer { SSL_set_alpn_protos(ssl, $0.baseAddress, UInt32($0.count)) }
+        }
         // An IPv6 zone (fe80::1%eth0) is the local machine's business, not the certificate's.
         let address = String(HostName.withoutZone(host))
         let isIPAddress = SocketAddress(numericHost: address, port: 0) != nil
@@ -96,7 +102,7 @@ package final class TLSSession {
     }
 
     /// The ALPN protocol the server chose, if any.
-    var negotiatedProtocol: String? {
+    package var negotiatedProtocol: String? {
         var data: UnsafePointer<UInt8>? = nil
         var length: UInt32 = 0
         SSL_get0_alpn_selected(self.ssl, &data, &length)

@@ -96,7 +96,7 @@ import Testing
         func handle(_ events: [HTTP2Session.Event]) {
             for event in events {
                 switch event {
-                case .head(let stream, let head, _): results[stream]?.head = head
+                case .head(let stream, let head, _): results[stream]?.head = head.response
                 case .data(let stream, let chunk, _):
                     results[stream]?.body += chunk
                     // Taken by the caller: the window opens again.

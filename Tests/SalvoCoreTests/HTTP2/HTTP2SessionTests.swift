@@ -61,6 +61,12 @@ import Testing
     /// `:status: 200` from the static table (index 8), `:status: 404` (index 13).
     static let status200: [UInt8] = [0x88], status404: [UInt8] = [0x8D]
 
+    static func records(_ fields: HTTPFields) -> FieldRecords {
+        var records = FieldRecords()
+        for field in fields { records.append(name: field.name.canonicalName, value: field.value) }
+        return records
+    }
+
     static func feed(_ session: HTTP2Session, _ frames: [Frame]) throws -> [HTTP2Session.Event] {
         let bytes = frames.flatMap(\.bytes)
         return try bytes.withUnsafeBytes { try session.receive($0) }
@@ -114,7 +120,7 @@ import Testing
         head.headerFields[HTTPField.Name("x-served-by")!] = "test"
         #expect(events == [
             .settings(maxConcurrentStreams: 10),
-            .head(streamID: stream, head, endStream: false),
+            .head(streamID: stream, HTTP2Session.Head(status: .ok, fields: Self.records(head.headerFields)), endStream: false),
             .data(streamID: stream, Array("hel".utf8), endStream: false),
             .data(streamID: stream, Array("lo".utf8), endStream: false),
             .data(streamID: stream, [], endStream: true),
@@ -345,7 +351,7 @@ import Testing
         fields[.transferEncoding] = "chunked"
         fields[HTTPField.Name("host")!] = "example.com"
         fields[.accept] = "application/json"
-        let list = HTTP2Fields.requestList(self.request(.get, "/a", fields: fields))
+        let list = HTTP2HeaderBlock(self.request(.get, "/a", fields: fields)).fields
         #expect(list.map(\.name) == [":method", ":scheme", ":authority", ":path", "te", "accept"])
         #expect(list.first { $0.name == ":path" }?.value == "/a")
     }

@@ -12,6 +12,7 @@ import Testing
         (.readTimeout, true), (.writeTimeout, true), (.readFailed, true), (.writeFailed, true),
         (.emptyResponse, true), (.truncatedHead, true), (.truncatedBody, true), (.remoteClosed, true),
         (.poolWaitTimeout, true), (.headTimeout, true), (.totalTimeout, true), (.proxyTunnelFailed, true),
+        (.http2StreamReset, true),
         // The caller's mistakes.
         (.invalidURL, false), (.invalidRequest, false), (.invalidConfiguration, false), (.unsupportedScheme, false),
         (.requestBodyFailed, false), (.bodyAlreadyIterated, false),
@@ -23,7 +24,7 @@ import Testing
         (.invalidResponse, false), (.notHTTPResponse, false), (.unsupportedEncoding, false), (.chunkLineTooLong, false),
         (.headerTooLarge, false), (.tooManyHeaders, false), (.bodyTooLarge, false),
         (.contentDecodingFailed, false), (.decodedBodyTooLarge, false), (.compressionRatioExceeded, false),
-        (.proxyAuthenticationRequired, false),
+        (.proxyAuthenticationRequired, false), (.http2ProtocolError, false),
         // The request's end, decided on this side.
         (.cancelled, false), (.shutdown, false),
     ]

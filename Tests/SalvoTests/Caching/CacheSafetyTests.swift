@@ -108,7 +108,9 @@ import Testing
     /// A follower of a collapsed miss waits no longer than its own deadline: it ends before
     /// the slow leader does.
     @Test func aFollowerKeepsItsOwnDeadline() async throws {
-        self.mock.on(.get, "/slow", reply: .init(headerFields: [.cacheControl: "max-age=100"], body: Array("s".utf8), delay: .seconds(5)))
+        // The leader's answer would take a minute: a follower that waited for it could not
+        // end first, however slow the machine.
+        self.mock.on(.get, "/slow", reply: .init(headerFields: [.cacheControl: "max-age=100"], body: Array("s".utf8), delay: .seconds(60)))
         let client = try self.client()
         let order = Mutex<[String]>([])
         let leader = Task {
@@ -118,6 +120,7 @@ import Testing
         while self.requests("/slow") == 0 { try await Task.sleep(for: .milliseconds(2)) }
         _ = try? await client.send(self.get("/slow"), options: Client.CallOptions(timeout: .milliseconds(200)))
         order.withLock { $0.append("follower") }
+        leader.cancel()
         await leader.value
         #expect(order.withLock { $0 } == ["follower", "leader"])
     }

@@ -1,0 +1,21 @@
+/// What an HTTP/2 connection tells the server, and the bounds it keeps against it
+/// (``HTTPClient/Configuration/http2``).
+public struct HTTP2Settings: Sendable, Hashable {
+    /// Streams the server may open towards the client (SETTINGS_MAX_CONCURRENT_STREAMS).
+    /// Server push is refused whatever this says.
+    public var maxConcurrentStreams: UInt32 = 100
+    /// Each stream's receive window, and the connection's (default 1 MiB): how much of a
+    /// response may arrive before the caller reads it. Window updates go out only as the
+    /// caller consumes, so a slow reader holds the server back instead of filling memory.
+    public var initialWindowSize: UInt32 = 1 << 20
+    /// The most bytes of names and values (plus 32 a field, as HTTP/2 counts them) in one
+    /// response head; a stream whose head is larger is reset and fails alone (default 64 KiB).
+    public var maxHeaderListSize: Int = 64 << 10
+    /// A connection idle this long is asked for a PING before it is used again, and closed if
+    /// no answer comes within ``pingTimeout`` (default 30 s; nil: never).
+    public var pingInterval: Duration? = .seconds(30)
+    /// How long a PING may go unanswered (default 10 s).
+    public var pingTimeout: Duration = .seconds(10)
+
+    public init() {}
+}
