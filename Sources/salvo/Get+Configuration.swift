@@ -27,6 +27,7 @@ extension Get {
         if let maxFilesize, maxFilesize < 0 { throw UsageError(code: 2, message: "option --max-filesize: is badly used here") }
         try self.applyResolve(to: &configuration)
         configuration.unixSocketPath = self.unixSocket
+        configuration.httpVersion = Self.httpVersion(OptionOrder.commandLine)
         configuration.proxy = try self.proxyConfiguration()
         if self.ipv4Only || self.ipv6Only {
             // Both given: the last one counts, as with curl.
@@ -93,5 +94,15 @@ extension Get {
         guard value > 0 else { throw UsageError(code: 2, message: "option \(option): expected a positive numerical parameter") }
         guard value.isFinite, value <= 9.2e15 else { throw UsageError(code: 2, message: "option \(option): too large number") }
         return .milliseconds(Int64((value * 1000).rounded(.up)))
+    }
+
+    /// The version policy the last of `--http1.1`, `--http2` and `--http2-prior-knowledge`
+    /// asks for, as curl takes the last; `.automatic` when none is given.
+    static func httpVersion(_ order: OptionOrder) -> HTTPClient.HTTPVersionPolicy {
+        switch order.named(["http1.1", "http2", "http2-prior-knowledge"]).last?.name {
+        case "http1.1": .http1Only
+        case "http2-prior-knowledge": .http2PriorKnowledge
+        default: .automatic
+        }
     }
 }

@@ -85,9 +85,10 @@ extension Get {
     }
 
 
-    static func describe(_ request: HTTPRequest, body: RequestBodyLength?, absoluteForm: Bool = false) -> String {
+    static func describe(_ request: HTTPRequest, body: RequestBodyLength?, absoluteForm: Bool = false,
+                         version: HTTPVersion = .http1_1) -> String {
         let target = (absoluteForm ? "\(request.scheme ?? "http")://\(request.authority ?? "")" : "") + (request.path ?? "/")
-        var text = "> \(request.method.rawValue) \(target) HTTP/1.1\r\n"
+        var text = "> \(request.method.rawValue) \(target) \(version)\r\n"
         if let authority = request.authority { text += "> Host: \(authority)\r\n" }
         for field in request.headerFields { text += "> \(field.name.rawName): \(field.value)\r\n" }
         switch body {

@@ -40,11 +40,6 @@ extension Get {
         let client = session.client
         let target = request.path ?? "/"
 
-        if self.verbose {
-            // A request a proxy gets whole shows its absolute form, as it goes on the wire.
-            let viaProxy = request.headerFields[Self.proxyConnection] != nil
-            Output.stderr(Self.describe(request, body: body?.announcedLength, absoluteForm: viaProxy))
-        }
 
         // Opened at the first byte to write, as curl does: a failed request leaves an
         // existing file as it was.
@@ -71,6 +66,23 @@ extension Get {
         options.omitsHost = removesHost
         if self.include || self.headOnly || self.verbose || session.dump != nil || session.format != nil {
             options.headObserver = { head in heads.withLock { $0.append(head) } }
+        }
+        if self.verbose {
+            // Shown as the connection takes the request, in the version it speaks, as curl
+            // does; a request a proxy gets whole shows its absolute form, as it goes on the wire.
+            let viaProxy = request.headerFields[Self.proxyConnection] != nil
+            let described = Mutex(false)
+            let length = body?.announcedLength
+            options.connectionObserver = { report in
+                // The first connection only: a request sent again shows once.
+                let first = described.withLock { shown in
+                    defer { shown = true }
+                    return !shown
+                }
+                guard first else { return }
+                if report.version == .http2 { Output.stderr("* using HTTP/2\r\n") }
+                Output.stderr(Self.describe(request, body: length, absoluteForm: viaProxy, version: report.version))
+            }
         }
         /// The last response head (a redirect's, or the final one).
         var lastHead: ReceivedHead?

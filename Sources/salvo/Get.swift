@@ -163,6 +163,15 @@ struct Get: AsyncParsableCommand {
     @Flag(name: .customLong("tlsv1.3"), help: "Use TLS 1.3 or later.")
     var tls13 = false
 
+    @Flag(name: .customLong("http1.1"), help: "Speak HTTP/1.1 only.")
+    var http11 = false
+
+    @Flag(name: .customLong("http2"), help: "HTTP/2 where a TLS server offers it (ALPN), else HTTP/1.1 (the default).")
+    var http2 = false
+
+    @Flag(name: .customLong("http2-prior-knowledge"), help: "HTTP/2 from the first byte for http:// URLs (h2c, no Upgrade); for https:// as --http2.")
+    var http2PriorKnowledge = false
+
     @Flag(name: .customLong("compressed"), help: "Ask for gzip or deflate and decode the response.")
     var compressed = false
 

@@ -48,10 +48,11 @@ extension HTTPClient {
             var unixSocketPath: String?
             var proxy: ProxyConfiguration?
             var headObserver: (@Sendable (ReceivedHead) -> Void)?
+            var connectionObserver: (@Sendable (ConnectionReport) -> Void)?
 
             var isEmpty: Bool {
                 self.tls == nil && self.redirects == nil && self.decompression == nil && self.unixSocketPath == nil
-                    && self.proxy == nil && self.headObserver == nil
+                    && self.proxy == nil && self.headObserver == nil && self.connectionObserver == nil
             }
         }
 
@@ -104,6 +105,17 @@ extension HTTPClient {
             get { self.rare?.values.headObserver }
             set { self.setRare { $0.headObserver = newValue } }
         }
+        /// Told each time a connection takes the request (each attempt, each redirect's hop):
+        /// the HTTP version it speaks, whether it carried requests before, its addresses. Called
+        /// on the event loop's thread before the request's first byte goes out: keep it short.
+        ///
+        /// ```swift
+        /// options.connectionObserver = { report in print("* using \(report.version)") }
+        /// ```
+        public var connectionObserver: (@Sendable (ConnectionReport) -> Void)? {
+            get { self.rare?.values.connectionObserver }
+            set { self.setRare { $0.connectionObserver = newValue } }
+        }
 
         public init(timeout: Duration? = nil, maxBodySize: Int? = nil, tls: TLSConfiguration? = nil,
                     redirects: RedirectPolicy? = nil, decompression: Decompression? = nil,
@@ -120,6 +132,24 @@ extension HTTPClient {
             self.transport = transport
             self.maxBodySize = maxBodySize
         }
+    }
+}
+
+/// A connection that took a request (``HTTPClient/RequestOptions/connectionObserver``).
+public struct ConnectionReport: Sendable, Hashable {
+    /// The version the connection speaks: HTTP/1.1, or HTTP/2 when ALPN chose it (or the
+    /// request asked for prior knowledge over cleartext).
+    public var version: HTTPVersion
+    /// The connection carried requests before this one (or carries others now, over HTTP/2).
+    public var reused: Bool
+    public var remote: SocketEndpoint?
+    public var local: SocketEndpoint?
+
+    public init(version: HTTPVersion, reused: Bool, remote: SocketEndpoint?, local: SocketEndpoint?) {
+        self.version = version
+        self.reused = reused
+        self.remote = remote
+        self.local = local
     }
 }
 

@@ -219,6 +219,8 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, E
         return (socket, self.setup)
     }
 
+    var httpVersion: HTTPVersion { .http1_1 }
+
     // MARK: Requests
 
     /// Runs `owner`'s request on this idle, open connection.

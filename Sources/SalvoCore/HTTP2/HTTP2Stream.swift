@@ -44,6 +44,7 @@ final class HTTP2Stream: ExchangeCarrier, StreamedBodyConsumer {
     }
 
     var endpoints: ConnectionEndpoints { self.connection.endpoints }
+    var httpVersion: HTTPVersion { .http2 }
 
     /// The caller gave up, or the response could not be delivered: the stream is reset.
     func fail(_ error: TransportError) {

@@ -17,6 +17,8 @@ protocol ExchangeCarrier: AnyObject {
     func cancelWaiting(_ owner: RequestOwner, error: TransportError)
     /// The addresses of the connection, for the metrics.
     var endpoints: ConnectionEndpoints { get }
+    /// The version the exchange is carried in.
+    var httpVersion: HTTPVersion { get }
 }
 
 /// The two ends of a connection, as its socket reports them once open.

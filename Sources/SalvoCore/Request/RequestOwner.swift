@@ -180,6 +180,10 @@ final class RequestOwner: @unchecked Sendable {
             self.metrics.connectionSetup = setup
             self.metrics.connectionsOpened += 1
         }
+        if let observer = self.prepared.options.connectionObserver {
+            observer(ConnectionReport(version: carrier.httpVersion, reused: reused, remote: carrier.endpoints.remote,
+                                      local: carrier.endpoints.local))
+        }
     }
 
     /// The request was written behind another on `connection`, and waits for its answer.
