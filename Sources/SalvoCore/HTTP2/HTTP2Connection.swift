@@ -333,6 +333,8 @@ final class HTTP2Connection: Selectable, TimerTarget {
                 if self.maxStreams > before { self.pool.streamEnded(on: self) }
             case .bodyWanted(let id):
                 guard let stream = self.streams[id] else { continue }
+                // All it was given went out: the server's window let it through.
+                stream.lastActivity = self.loop.now
                 stream.bodyWanted = true
                 self.feedBody(of: stream)
             case .pingAcknowledged:

@@ -181,6 +181,9 @@ final class HTTP2Session {
     static let maxSettingsEntries = 32
     /// CONTINUATION frames one head may take.
     static let maxContinuations = 8
+    /// Empty DATA frames (that do not end their stream) in a row.
+    static let maxEmptyDataFrames = 1000
+    private var emptyDataFrames = 0
 
     private static func from(_ user: UnsafeMutableRawPointer) -> HTTP2Session {
         Unmanaged<HTTP2Session>.fromOpaque(user).takeUnretainedValue()
@@ -313,7 +316,8 @@ final class HTTP2Session {
         let read = nghttp2_session_mem_recv(session, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
         guard read >= 0 else {
             self.events.removeAll()
-            throw TransportError(.invalidResponse, detail: "HTTP/2 protocol error: \(HTTP2Session.describe(Int32(truncatingIfNeeded: read)))")
+            let reason = self.lastError.map { ": \($0)" } ?? ""
+            throw TransportError(.invalidResponse, detail: "HTTP/2 protocol error: \(HTTP2Session.describe(Int32(truncatingIfNeeded: read)))\(reason)")
         }
         // What nghttp2 answers (SETTINGS and PING acknowledgements, a stream reset for a head
         // over the limit, a GOAWAY) is made now, so that its events come with these.
@@ -415,6 +419,17 @@ final class HTTP2Session {
             }
         case NGHTTP2_DATA.rawValue:
             if endStream { self.events.append(.data(streamID: streamID, [], endStream: true)) }
+            if frame.hd.length == 0 && !endStream {
+                // Empty DATA frames cost the peer nothing and us a callback each: a run of
+                // them is a flood (the "0-length headers/data" class), not a body.
+                self.emptyDataFrames += 1
+                if self.emptyDataFrames > Self.maxEmptyDataFrames {
+                    self.lastError = "more than \(Self.maxEmptyDataFrames) empty DATA frames in a row"
+                    return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue)
+                }
+            } else {
+                self.emptyDataFrames = 0
+            }
         case NGHTTP2_GOAWAY.rawValue:
             self.peerWentAway = true
             self.events.append(.goAway(lastStreamID: frame.goaway.last_stream_id, errorCode: frame.goaway.error_code))

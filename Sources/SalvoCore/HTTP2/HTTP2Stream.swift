@@ -74,13 +74,14 @@ final class HTTP2Stream: ExchangeCarrier, StreamedBodyConsumer {
     /// while the response is due and the caller is reading.
     var deadlines: ConnectionDeadlines {
         var deadlines = ConnectionDeadlines(total: self.owner.deadline)
-        // Neither the head nor the server's silence is due while the request's own body is
-        // still on its way (an upload has its producer to wait for).
+        // The head is not due while the request's own body is still on its way; nor is the
+        // server's silence a fault while we wait for our own producer. A body held back by the
+        // server's window is the server's silence: the read timeout covers it.
         let sending = self.body != nil && !self.bodyHandedOver
         if !self.headReceived, self.owner.headDeadline != .distantFuture, !sending {
             deadlines.head = self.owner.headDeadline
         }
-        if let readTimeout = self.owner.readTimeout, !self.paused, !sending {
+        if let readTimeout = self.owner.readTimeout, !self.paused, !(sending && self.bodyWanted) {
             deadlines.read = self.lastActivity + readTimeout
         }
         return deadlines

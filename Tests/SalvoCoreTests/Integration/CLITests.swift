@@ -88,8 +88,10 @@ import Testing
         #expect(ours.status == theirs.status, "\(arguments): salvo \(ours.status), curl \(theirs.status)", sourceLocation: sourceLocation)
         let clean = { (data: Data) -> Data in
             guard ignoringDate else { return data }
-            let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-            return Data(lines.filter { !$0.lowercased().hasPrefix("date:") }.joined(separator: "\n").utf8)
+            // Split as bytes: a String would hold each CR LF as one character.
+            let lines = [UInt8](data).split(separator: 0x0A, omittingEmptySubsequences: false)
+            let kept = lines.filter { !String(decoding: $0.prefix(5), as: UTF8.self).lowercased().hasPrefix("date:") }
+            return Data(kept.joined(separator: [0x0A]))
         }
         #expect(clean(ours.stdout) == clean(theirs.stdout), "\(arguments): output differs", sourceLocation: sourceLocation)
     }
