@@ -193,6 +193,7 @@ let package = Package(
                 "SalvoCore",
                 "CSalvo",
                 "CLLHTTP",
+                "CNGHTTP2",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],

@@ -43,7 +43,9 @@ public struct ClientLoad: Sendable {
         clientConfiguration.pipeliningDepth = configuration.pipeline
         clientConfiguration.unixSocketPath = configuration.unixSocketPath
         if let proxy = configuration.proxy { clientConfiguration.proxy = .all(proxy) }
-        let callers = configuration.callers ?? configuration.connections * configuration.pipeline
+        // The version asked for, whatever the server offers: runs stay comparable.
+        clientConfiguration.httpVersion = configuration.http2 ? .http2PriorKnowledge : .http1Only
+        let callers = configuration.callers ?? configuration.connections * configuration.pipeline * configuration.streams
         clientConfiguration.connectTimeout = configuration.connectTimeout
         clientConfiguration.tls = configuration.tls
         let client = try HTTPClient(configuration: clientConfiguration, eventLoopGroup: group)

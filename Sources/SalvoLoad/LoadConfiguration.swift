@@ -41,6 +41,11 @@ public struct LoadConfiguration: Sendable {
     public var tlsResumption = true
     /// How long to wait for the first connection attempts.
     public var connectTimeout: Duration = .seconds(5)
+    /// Speak HTTP/2: with prior knowledge over cleartext, through ALPN (`h2` only) over TLS.
+    public var http2 = false
+    /// HTTP/2: requests in flight on each connection at once, each on its stream (h2load's
+    /// `-m`); the server's SETTINGS_MAX_CONCURRENT_STREAMS caps it.
+    public var streams = 1
 
     public init(url: RequestURL) {
         self.url = url
@@ -62,6 +67,26 @@ public struct LoadConfiguration: Sendable {
             guard self.pipeline == 1 else { throw invalid("a constant rate cannot be combined with pipelining") }
         }
         guard self.timeout > .zero else { throw invalid("timeout must be positive") }
+        guard self.streams >= 1, self.streams <= 1000 else { throw invalid("streams must be 1...1000") }
+        if self.http2 {
+            guard self.pipeline == 1 else { throw invalid("HTTP/2 multiplexes with --streams, not --pipeline") }
+            if self.rate != nil, self.streams > 1 { throw invalid("a constant rate cannot be combined with several streams") }
+            if let proxy = self.proxy, self.unixSocketPath == nil, self.url.scheme == .http, !proxy.tunnelsPlainHTTP {
+                throw invalid("HTTP/2 cannot go through a proxy that forwards requests (use one that tunnels)")
+            }
+        } else if self.streams > 1 {
+            throw invalid("--streams needs HTTP/2 (--http2)")
+        }
+    }
+
+    /// The request as an HTTP/2 header list, built once for the whole run.
+    func http2Block() throws(TransportError) -> HTTP2HeaderBlock {
+        var head = try self.requestBytes()
+        head.removeLast(self.body.count)
+        guard let block = HTTP2HeaderBlock(encodedHead: head, scheme: self.url.scheme.rawValue, authority: self.url.key.authority) else {
+            throw TransportError(.invalidRequest, detail: "the request has no HTTP/2 form")
+        }
+        return block
     }
 
     /// The serialized request, built once for the whole run.

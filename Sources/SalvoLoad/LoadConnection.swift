@@ -46,6 +46,10 @@ final class LoadConnection: Selectable, TimerTarget {
     private var nextDue: UInt64 = 0
     private var waitingForDue = false
     private var connectStarted: UInt64 = 0
+    /// HTTP/2: the session, while the connection is open (see `LoadHTTP2Session`).
+    private var http2: LoadHTTP2Session?
+    /// HTTP/2: when a response last ended (streams end out of order: no ring of send times).
+    private var lastProgress: UInt64 = 0
 
     init(worker: LoadWorker, settings: UnsafeMutablePointer<llhttp_settings_t>) {
         self.worker = worker
@@ -68,7 +72,7 @@ final class LoadConnection: Selectable, TimerTarget {
         var connector = SocketConnector(
             host: self.worker.host, port: self.worker.port, tls: self.worker.tls,
             resumption: self.worker.resumeSessions ? self.worker.resumption : nil, deadline: .distantFuture,
-            proxy: self.worker.proxy)
+            proxy: self.worker.proxy, applicationProtocols: self.worker.http2 == nil ? nil : ["h2"])
         let step = connector.connect(to: [self.worker.address], loop: self.worker.loop, target: self)
         self.connector = connector
         self.connectorStepped(step)
@@ -100,6 +104,23 @@ final class LoadConnection: Selectable, TimerTarget {
         self.writeEnd = 0
         llhttp_init(self.parser, HTTP_RESPONSE, self.worker.settings)
         self.parser.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        if let block = self.worker.http2 {
+            // Over TLS the server must have chosen h2 (the only protocol offered).
+            if let tls = self.socket.tls, tls.negotiatedProtocol != "h2" {
+                self.worker.statistics.errors.protocol += 1
+                self.closeSocket()
+                self.worker.connectFailed(self)
+                return
+            }
+            do {
+                self.http2 = try LoadHTTP2Session(connection: self, block: block, body: self.worker.body, maxStreams: self.worker.depth)
+            } catch {
+                self.closeSocket()
+                self.worker.connectFailed(self)
+                return
+            }
+            self.lastProgress = LoadClock.now()
+        }
         self.worker.statistics.connectionsOpened += 1
         self.socket.setInterest(.read, on: self.worker.loop)
         self.fill(now: LoadClock.now())
@@ -112,6 +133,7 @@ final class LoadConnection: Selectable, TimerTarget {
         case .connecting:
             return now &- self.connectStarted > self.worker.connectTimeoutNanoseconds
         case .open:
+            if self.http2 != nil { return self.inFlight > 0 && now &- self.lastProgress > self.worker.timeoutNanoseconds }
             return self.inFlight > 0 && now &- self.sendTimes[self.ringStart] > self.worker.timeoutNanoseconds
         case .closed:
             return false
@@ -136,6 +158,9 @@ final class LoadConnection: Selectable, TimerTarget {
             }
             guard self.worker.takeBudget(1) == 1 else { return }
             // Latency counts from when the request was due, however late it goes out.
+            if let http2 = self.http2 {
+                guard http2.submit(sentAt: self.nextDue) else { return self.streamRefused(1) }
+            }
             self.sendTimes[(self.ringStart + self.inFlight) % self.worker.depth] = self.nextDue
             self.inFlight += 1
             self.nextDue &+= interval
@@ -143,9 +168,20 @@ final class LoadConnection: Selectable, TimerTarget {
         } else {
             let room = self.worker.depth - self.inFlight
             guard room > 0 else { return }
+            if let http2 = self.http2, !http2.acceptsStreams {
+                // The server is going away: its streams finish, then a new connection carries on.
+                if self.inFlight == 0 { self.reconnect() }
+                return
+            }
             count = self.worker.takeBudget(room)
             guard count > 0 else { return }
-            for i in 0..<count {
+            if let http2 = self.http2 {
+                for i in 0..<count where !http2.submit(sentAt: now) {
+                    self.inFlight += i
+                    return self.streamRefused(count - i)
+                }
+            }
+            for i in 0..<count where self.http2 == nil {
                 self.sendTimes[(self.ringStart + self.inFlight + i) % self.worker.depth] = now
             }
             self.inFlight += count
@@ -153,6 +189,10 @@ final class LoadConnection: Selectable, TimerTarget {
         if self.carriedRequest { self.worker.statistics.connectionsReused += count } else {
             self.worker.statistics.connectionsReused += count - 1
             self.carriedRequest = true
+        }
+        if self.http2 != nil {
+            self.flush()
+            return
         }
         let length = self.worker.requestLength
         if self.writeOffset == self.writeEnd {
@@ -169,6 +209,18 @@ final class LoadConnection: Selectable, TimerTarget {
     }
 
     private func flush() {
+        if let http2 = self.http2 {
+            switch http2.flush(to: self.socket) {
+            case .done:
+                if self.socket.interest != .read { self.socket.setInterest(.read, on: self.worker.loop) }
+            case .blocked(let wantsRead):
+                self.socket.setInterest(wantsRead ? .read : [.read, .write], on: self.worker.loop)
+            case .failed:
+                self.worker.statistics.errors.write += 1
+                self.reconnect()
+            }
+            return
+        }
         let buffer = self.worker.requestBuffer
         while self.writeOffset < self.writeEnd {
             switch self.socket.write(UnsafeRawBufferPointer(start: buffer + self.writeOffset, count: self.writeEnd - self.writeOffset)) {
@@ -217,6 +269,22 @@ final class LoadConnection: Selectable, TimerTarget {
         self.worker.statistics.bytesRead += n
         self.readTime = LoadClock.now()
         let before = self.inFlight
+        if let http2 = self.http2 {
+            guard http2.receive(UnsafeRawBufferPointer(start: buffer.baseAddress, count: n)) else {
+                self.worker.statistics.errors.protocol += 1
+                self.reconnect()
+                return false
+            }
+            if self.state == .open && self.http2 != nil { self.fill(now: self.readTime) }
+            // The server's answers (SETTINGS and PING acknowledgements, window updates).
+            if self.state == .open && self.http2 != nil { self.flush() }
+            if self.state == .open, let http2 = self.http2, !http2.isAlive {
+                // GOAWAY (or the session's own end): a new connection carries on.
+                self.reconnect()
+                return false
+            }
+            return self.state == .open
+        }
         let rc = llhttp_execute(self.parser, buffer.baseAddress!.assumingMemoryBound(to: CChar.self), n)
         if rc != HPE_OK {
             self.worker.statistics.errors.protocol += 1
@@ -246,7 +314,7 @@ final class LoadConnection: Selectable, TimerTarget {
             case .closed:
                 // The server closed: a close-delimited response may end here.
                 self.readTime = LoadClock.now()
-                _ = llhttp_finish(self.parser)
+                if self.http2 == nil { _ = llhttp_finish(self.parser) }
                 if self.inFlight > 0 { self.worker.statistics.errors.read += 1 }
                 self.reconnect()
                 return
@@ -279,6 +347,34 @@ final class LoadConnection: Selectable, TimerTarget {
         self.inFlight -= 1
         self.worker.record(status: self.status, latencyNanoseconds: self.readTime &- sent)
         if !keepAlive { self.mustReconnect = true }
+    }
+
+    /// HTTP/2: a stream ended — with its response's `status`, or nil when it was reset.
+    @inline(__always)
+    func http2StreamClosed(status: Int?, sentAt: UInt64) {
+        guard self.inFlight > 0 else { return }
+        self.inFlight -= 1
+        self.lastProgress = self.readTime
+        if let status {
+            self.worker.record(status: status, latencyNanoseconds: self.readTime &- sentAt)
+        } else {
+            self.worker.statistics.errors.read += 1
+        }
+    }
+
+    /// HTTP/2: the server refused a stream it never processed (above its GOAWAY's last
+    /// stream, or REFUSED_STREAM): the request goes back to the budget, not counted as an error.
+    func http2StreamRefused() {
+        guard self.inFlight > 0 else { return }
+        self.inFlight -= 1
+        self.worker.returnBudget(1)
+    }
+
+    /// HTTP/2: the session took no new stream (the server went away): the requests not
+    /// started go back, and a new connection carries on.
+    private func streamRefused(_ notStarted: Int) {
+        self.worker.returnBudget(notStarted)
+        self.reconnect()
     }
 
     // MARK: Timers and closing
@@ -316,6 +412,7 @@ final class LoadConnection: Selectable, TimerTarget {
             self.connector = nil
         }
         self.socket.close(on: self.worker.loop)
+        self.http2 = nil
         self.state = .closed
         self.writeOffset = 0
         self.writeEnd = 0

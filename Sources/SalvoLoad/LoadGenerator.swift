@@ -45,6 +45,7 @@ public final class LoadGenerator: Sendable {
     public func run() async throws(TransportError) -> LoadStatistics {
         let configuration = self.configuration
         let request = try configuration.requestBytes()
+        let http2 = configuration.http2 ? try configuration.http2Block() : nil
         let addresses: [SocketAddress]
         if let path = configuration.unixSocketPath {
             guard let address = SocketAddress(unixPath: path) else {
@@ -83,7 +84,7 @@ public final class LoadGenerator: Sendable {
                 loop.execute {
                     let worker = LoadWorker(
                         loop: loop, address: addresses[0], request: request, configuration: configuration,
-                        connections: connections, budget: budget, live: live, tls: tls
+                        connections: connections, budget: budget, live: live, tls: tls, http2: http2
                     ) { statistics in
                         results.withLock { $0.append(statistics) }
                         if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 {

@@ -32,6 +32,9 @@ final class LoadWorker: TimerTarget {
     let proxy: HTTPProxy?
     let resumeSessions: Bool
     var resumption: TLSResumption?
+    /// HTTP/2: the request's header list (nil: the run speaks HTTP/1.1), and its body.
+    let http2: HTTP2HeaderBlock?
+    let body: [UInt8]
 
     var statistics = LoadStatistics()
     private var statusCounts = [Int](repeating: 0, count: 1000)
@@ -45,16 +48,18 @@ final class LoadWorker: TimerTarget {
     private let completion: @Sendable (LoadStatistics) -> Void
 
     init(loop: EventLoop, address: SocketAddress, request: [UInt8], configuration: LoadConfiguration,
-         connections: Int, budget: Int?, live: LiveCounters, tls: TLSContext? = nil,
+         connections: Int, budget: Int?, live: LiveCounters, tls: TLSContext? = nil, http2: HTTP2HeaderBlock? = nil,
          completion: @escaping @Sendable (LoadStatistics) -> Void) {
         self.tls = tls
+        self.http2 = http2
+        self.body = configuration.body
         self.proxy = configuration.unixSocketPath == nil ? configuration.proxy : nil
         self.resumeSessions = configuration.tlsResumption
         self.loop = loop
         self.address = address
         self.host = configuration.url.host
         self.port = configuration.url.port
-        self.depth = configuration.pipeline
+        self.depth = http2 == nil ? configuration.pipeline : configuration.streams
         self.requestLength = request.count
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: request.count * (configuration.pipeline + 1), alignment: 16)
         for copy in 0...configuration.pipeline {

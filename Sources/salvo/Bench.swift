@@ -51,6 +51,12 @@ struct Bench: AsyncParsableCommand {
     @Option(name: .customLong("pipeline"), help: "Requests in flight per connection (HTTP/1.1 pipelining; with --api, the client's pipelining depth and that many callers per connection).")
     var pipeline = 1
 
+    @Flag(name: .customLong("http2"), help: "Speak HTTP/2: with prior knowledge for http://, through ALPN (h2 only) for https://.")
+    var http2 = false
+
+    @Option(name: .customLong("streams"), help: "With --http2: requests in flight per connection, each on its own stream (h2load's -m).")
+    var streams = 1
+
     @Option(name: .customLong("unix-socket"), help: "Connect to this Unix domain socket instead of the URL's host.")
     var unixSocket: String?
 
@@ -207,6 +213,8 @@ struct Bench: AsyncParsableCommand {
         configuration.connections = self.connections
         configuration.threads = self.threads
         configuration.pipeline = self.pipeline
+        configuration.http2 = self.http2
+        configuration.streams = self.streams
         configuration.callers = self.callers
         configuration.unixSocketPath = self.unixSocket
         if let proxy = self.proxy, !proxy.isEmpty { configuration.proxy = try HTTPProxy(proxy) }

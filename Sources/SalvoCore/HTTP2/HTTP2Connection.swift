@@ -390,10 +390,8 @@ final class HTTP2Connection: Selectable, TimerTarget {
             return
         }
         self.streams[stream.id] = nil
-        if let body = stream.body, !stream.bodyHandedOver {
-            body.cancel(.serverAnsweredEarly)
-            self.session.finishEarly(streamID: stream.id)
-        }
+        if let body = stream.body, !stream.bodyHandedOver { body.cancel(.serverAnsweredEarly) }
+        self.session.finishEarly(streamID: stream.id)
         let end = self.loop.now
         self.lastActivity = end
         let owner = stream.owner

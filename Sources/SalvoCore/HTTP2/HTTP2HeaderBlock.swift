@@ -9,18 +9,18 @@ import SalvoTransport
 /// Made from the HTTP/1.1 head the engine has already encoded and checked for the request
 /// (``RequestEncoder``): one source of truth for the fields a request carries — the
 /// caller's, the client's defaults, the framing — whichever version carries it.
-struct HTTP2HeaderBlock: Equatable {
+package struct HTTP2HeaderBlock: Equatable, Sendable {
     /// The names and values, back to back.
-    private(set) var storage: [UInt8] = []
+    package private(set) var storage: [UInt8] = []
     /// Where each name and value lies in `storage`.
-    private(set) var spans: [(name: Range<Int>, value: Range<Int>)] = []
+    package private(set) var spans: [(name: Range<Int>, value: Range<Int>)] = []
 
-    static func == (lhs: HTTP2HeaderBlock, rhs: HTTP2HeaderBlock) -> Bool {
+    package static func == (lhs: HTTP2HeaderBlock, rhs: HTTP2HeaderBlock) -> Bool {
         lhs.fields.elementsEqual(rhs.fields) { $0 == $1 }
     }
 
     /// The list as text, for tests and logs.
-    var fields: [(name: String, value: String)] {
+    package var fields: [(name: String, value: String)] {
         self.spans.map { (String(decoding: self.storage[$0.name], as: UTF8.self), String(decoding: self.storage[$0.value], as: UTF8.self)) }
     }
 
@@ -38,7 +38,7 @@ struct HTTP2HeaderBlock: Equatable {
     /// The list for `head`, an HTTP/1.1 request head as ``RequestEncoder`` writes it (request
     /// line, `Name: value` lines, CRLF ends, a blank line), sent over `scheme`; `authority`
     /// when the head has no Host field. Nil when the head is not in that form.
-    init?(encodedHead head: [UInt8], scheme: String, authority: String) {
+    package init?(encodedHead head: [UInt8], scheme: String, authority: String) {
         var lines: [ArraySlice<UInt8>] = []
         var start = 0
         var index = 0

@@ -255,10 +255,12 @@ final class HTTP2Session {
     /// Whether the peer sent GOAWAY: no new stream may start.
     var isGoingAway: Bool { self.peerWentAway }
 
-    /// Resets `streamID` with NO_ERROR: the response is complete and the rest of the request's
-    /// body is not needed (RFC 9113 §8.1).
+    /// The response of `streamID` is complete: if its request is still going out (a body the
+    /// server's window holds back, or its producer), the stream is reset with NO_ERROR — the
+    /// rest is not needed (RFC 9113 §8.1), and the stream must not hold a place meanwhile.
     func finishEarly(streamID: Int32) {
-        guard let session = self.session else { return }
+        guard let session = self.session, nghttp2_session_get_stream_local_close(session, streamID) == 0 else { return }
+        self.bodies[streamID] = nil
         _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_NO_ERROR.rawValue)
     }
 

@@ -1,0 +1,205 @@
+internal import CNGHTTP2
+import SalvoCore
+
+/// One load connection's HTTP/2 session: nghttp2 with callbacks that only count, as h2load's
+/// are. A request is a `nghttp2_submit_request` of the header list built once for the run
+/// (its send time kept as the stream's user data, so nothing is allocated to remember it); a
+/// response is its `:status` and the stream's close, when its latency is recorded. What
+/// nghttp2 has to send goes straight from its buffer to the socket; only what the socket did
+/// not take is copied, to wait for writability.
+///
+/// Loop-confined, as its ``LoadConnection`` is.
+final class LoadHTTP2Session {
+    private let session: OpaquePointer
+    unowned let connection: LoadConnection
+    /// The header list, as nghttp2 reads it (names and values point into `storage`).
+    private let headers: UnsafeMutablePointer<nghttp2_nv>
+    private let headerCount: Int
+    private let storage: UnsafeMutableRawPointer
+    /// The request body, when the run sends one, and how far each stream got through it.
+    private let body: [UInt8]
+    private var bodyOffsets: [Int32: Int] = [:]
+    /// The `:status` of each stream whose head came, until it closes.
+    private var statuses: [Int32: Int] = [:]
+    /// Bytes nghttp2 made that the socket has not taken yet, from `pendingOffset`.
+    private var pending: [UInt8] = []
+    private var pendingOffset = 0
+
+    enum Flush { case done, blocked(wantsRead: Bool), failed }
+
+    init(connection: LoadConnection, block: HTTP2HeaderBlock, body: [UInt8], maxStreams: Int) throws(TransportError) {
+        self.connection = connection
+        self.body = body
+        let bytes = block.storage
+        let storage = UnsafeMutableRawPointer.allocate(byteCount: max(1, bytes.count), alignment: 1)
+        bytes.withUnsafeBytes { if let base = $0.baseAddress { storage.copyMemory(from: base, byteCount: $0.count) } }
+        self.storage = storage
+        self.headerCount = block.spans.count
+        self.headers = .allocate(capacity: block.spans.count)
+        let base = storage.assumingMemoryBound(to: UInt8.self)
+        for (index, span) in block.spans.enumerated() {
+            self.headers[index] = nghttp2_nv(name: base + span.name.lowerBound, value: base + span.value.lowerBound,
+                                             namelen: span.name.count, valuelen: span.value.count,
+                                             flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+        }
+        var callbacks: OpaquePointer?
+        guard nghttp2_session_callbacks_new(&callbacks) == 0, let callbacks else {
+            self.headers.deallocate()
+            self.storage.deallocate()
+            throw TransportError(.invalidConfiguration, detail: "nghttp2 could not allocate its callbacks")
+        }
+        defer { nghttp2_session_callbacks_del(callbacks) }
+        nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, user in
+            guard let frame, let name, let value, let user, nameLength == 7, name[1] == UInt8(ascii: "s"), valueLength == 3 else { return 0 }
+            let status = Int(value[0] &- 48) * 100 + Int(value[1] &- 48) * 10 + Int(value[2] &- 48)
+            // A 1xx head is followed by the final one, which overwrites it.
+            Unmanaged<LoadHTTP2Session>.fromOpaque(user).takeUnretainedValue().statuses[frame.pointee.hd.stream_id] = status
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { session, frame, user in
+            guard let session, let frame, let user, frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0,
+                  frame.pointee.hd.type == UInt8(NGHTTP2_DATA.rawValue) || frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue)
+            else { return 0 }
+            Unmanaged<LoadHTTP2Session>.fromOpaque(user).takeUnretainedValue().responseEnded(session, frame.pointee.hd.stream_id)
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { session, streamID, errorCode, user in
+            guard let session, let user else { return 0 }
+            let this = Unmanaged<LoadHTTP2Session>.fromOpaque(user).takeUnretainedValue()
+            this.statuses[streamID] = nil
+            if !this.body.isEmpty { this.bodyOffsets[streamID] = nil }
+            // Still carrying its send time: closed before its response ended.
+            if let sent = nghttp2_session_get_stream_user_data(session, streamID) {
+                if errorCode == NGHTTP2_REFUSED_STREAM.rawValue {
+                    // Never processed (a GOAWAY below it, or refused): it goes again elsewhere.
+                    this.connection.http2StreamRefused()
+                } else {
+                    this.connection.http2StreamClosed(status: nil, sentAt: UInt64(UInt(bitPattern: sent)))
+                }
+            }
+            return 0
+        }
+        var option: OpaquePointer?
+        guard nghttp2_option_new(&option) == 0, let option else {
+            self.headers.deallocate()
+            self.storage.deallocate()
+            throw TransportError(.invalidConfiguration, detail: "nghttp2 could not allocate its options")
+        }
+        defer { nghttp2_option_del(option) }
+        nghttp2_option_set_max_outbound_ack(option, 1000)
+        var session: OpaquePointer?
+        let made = nghttp2_session_client_new2(&session, callbacks, nil, option)
+        guard made == 0, let session else {
+            self.headers.deallocate()
+            self.storage.deallocate()
+            throw TransportError(.invalidConfiguration, detail: "nghttp2 could not make a session (\(made))")
+        }
+        self.session = session
+        nghttp2_session_set_user_data(session, Unmanaged.passUnretained(self).toOpaque())
+        var entries = [
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue), value: UInt32(maxStreams)),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: 1 << 20),
+        ]
+        _ = nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entries, entries.count)
+        _ = nghttp2_session_set_local_window_size(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, 1 << 24)
+    }
+
+    deinit {
+        nghttp2_session_del(self.session)
+        self.headers.deallocate()
+        self.storage.deallocate()
+    }
+
+    /// The server ended its side of `streamID`: the response is whole and timed now. A request
+    /// body still going out (the server answered before taking it) is not needed: the stream
+    /// is reset with NO_ERROR rather than left holding a place.
+    private func responseEnded(_ session: OpaquePointer, _ streamID: Int32) {
+        guard let sent = nghttp2_session_get_stream_user_data(session, streamID) else { return }
+        _ = nghttp2_session_set_stream_user_data(session, streamID, nil)
+        let status = self.statuses.removeValue(forKey: streamID) ?? 0
+        self.connection.http2StreamClosed(status: status, sentAt: UInt64(UInt(bitPattern: sent)))
+        if nghttp2_session_get_stream_local_close(session, streamID) == 0 {
+            _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_NO_ERROR.rawValue)
+        }
+    }
+
+    /// Starts a request on a new stream, sent at `sentAt` (ns; never 0). False when the
+    /// session takes no more (the server went away).
+    func submit(sentAt: UInt64) -> Bool {
+        let user = UnsafeMutableRawPointer(bitPattern: UInt(sentAt))
+        let stream: Int32
+        if self.body.isEmpty {
+            stream = nghttp2_submit_request(self.session, nil, self.headers, self.headerCount, nil, user)
+        } else {
+            var provider = nghttp2_data_provider()
+            provider.read_callback = { _, streamID, buffer, length, flags, _, user in
+                guard let buffer, let flags, let user else {
+                    return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue)
+                }
+                return Unmanaged<LoadHTTP2Session>.fromOpaque(user).takeUnretainedValue()
+                    .readBody(streamID, into: buffer, length: length, flags: flags)
+            }
+            stream = nghttp2_submit_request(self.session, nil, self.headers, self.headerCount, &provider, user)
+            if stream > 0 { self.bodyOffsets[stream] = 0 }
+        }
+        return stream > 0
+    }
+
+    private func readBody(_ streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int,
+                          flags: UnsafeMutablePointer<UInt32>) -> Int {
+        let offset = self.bodyOffsets[streamID] ?? self.body.count
+        let count = min(length, self.body.count - offset)
+        self.body.withUnsafeBufferPointer { bytes in
+            if count > 0 { buffer.update(from: bytes.baseAddress! + offset, count: count) }
+        }
+        self.bodyOffsets[streamID] = offset + count
+        if offset + count == self.body.count { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
+        return count
+    }
+
+    /// Whether a new stream may start (not after the server's GOAWAY).
+    var acceptsStreams: Bool { nghttp2_session_check_request_allowed(self.session) != 0 }
+
+    /// Feeds bytes read; false when the session broke (a protocol error).
+    func receive(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        nghttp2_session_mem_recv(self.session, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count) >= 0
+    }
+
+    /// Whether the session still wants the connection (false after GOAWAY both ways, or an error).
+    var isAlive: Bool {
+        nghttp2_session_want_read(self.session) != 0 || nghttp2_session_want_write(self.session) != 0
+    }
+
+    /// Writes what is pending, then what nghttp2 has to send, while the socket takes it.
+    func flush(to socket: Socket) -> Flush {
+        while self.pendingOffset < self.pending.count {
+            let result = self.pending.withUnsafeBytes { socket.write(UnsafeRawBufferPointer(rebasing: $0[self.pendingOffset...])) }
+            switch result {
+            case .wrote(let count): self.pendingOffset += count
+            case .wouldBlock(let wantsRead): return .blocked(wantsRead: wantsRead)
+            case .failed: return .failed
+            }
+        }
+        self.pending.removeAll(keepingCapacity: true)
+        self.pendingOffset = 0
+        while true {
+            var chunk: UnsafePointer<UInt8>?
+            let count = nghttp2_session_mem_send(self.session, &chunk)
+            guard count > 0, let chunk else { return count < 0 ? .failed : .done }
+            let bytes = UnsafeRawBufferPointer(start: chunk, count: count)
+            switch socket.write(bytes) {
+            case .wrote(let written) where written == count:
+                continue
+            case .wrote(let written):
+                self.pending.append(contentsOf: bytes[written...])
+                return .blocked(wantsRead: false)
+            case .wouldBlock(let wantsRead):
+                self.pending.append(contentsOf: bytes)
+                return .blocked(wantsRead: wantsRead)
+            case .failed:
+                return .failed
+            }
+        }
+    }
+}
