@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Side-by-side HTTP/1.1 client comparison: Salvo vs wrk vs async-http-client.
+"""Side-by-side HTTP client comparison: Salvo vs wrk, h2load (HTTP/2) and async-http-client.
 
     python3 Benchmarks/compare.py                  # full matrix, ~10-15 min
     python3 Benchmarks/compare.py --quick          # smoke test, ~30 s
@@ -8,6 +8,8 @@
         --clients wrk,salvo-typed,salvo-raw-json,ahc-json   # the typed layer
     python3 Benchmarks/compare.py --scenarios small-64,https-64 \
         --clients wrk,salvo,salvo-callbacks --baseline /tmp/old/salvo   # two builds, interleaved
+    python3 Benchmarks/compare.py --scenarios h2c-4x16,h2s-1x64 \
+        --clients h2load,salvo,salvo-async,ahc                         # HTTP/2
 
 What it does (see Benchmarks/README.md for the reasoning):
   * starts a private nginx (temp dir, generated config and self-signed cert,
@@ -51,7 +53,14 @@ SCENARIOS = {
     # A ~1 KB JSON document that the JSON clients decode into a struct (Profile in
     # typed-load/TypedLoad.swift and ahc-load); the other clients just read it.
     "json-64": ("http", "/user.json", 64),
+    # HTTP/2: h2c (cleartext, prior knowledge) and h2s (TLS, ALPN h2) listeners of their own;
+    # streams per connection in STREAMS. wrk speaks no HTTP/2: h2load is the yardstick there,
+    # and async-http-client (HTTP/2 over TLS only) the API path's peer.
+    "h2c-4x16": ("h2c", "/small", 4),
+    "h2s-1x64": ("h2s", "/small", 1),
 }
+STREAMS = {"h2c-4x16": 16, "h2s-1x64": 64}
+H2_SCENARIOS = set(STREAMS)
 JSON_SCENARIOS = {"json-64"}
 TYPED_LOAD_MODES = {  # client name -> typed-load --mode
     "salvo-typed": "typed",
@@ -66,7 +75,25 @@ SALVO_APIS = {  # client name -> extra salvo bench arguments
     "salvo-async-loop": ["--api", "async-loop"],
     "salvo-callbacks": ["--api", "callbacks"],
 }
-ALL_CLIENTS = ["wrk", *SALVO_APIS, "ahc", *TYPED_LOAD_MODES, "ahc-json"]
+ALL_CLIENTS = ["wrk", *SALVO_APIS, "ahc", *TYPED_LOAD_MODES, "ahc-json", "h2load"]
+
+
+def runs_on(client, scenario):
+    """Whether `client` takes part in `scenario`."""
+    if scenario in H2_SCENARIOS:
+        if client == "ahc":
+            return SCENARIOS[scenario][0] == "h2s"
+        return client == "h2load" or bool(salvo_api(client))
+    if client == "h2load":
+        return False
+    if client in JSON_CLIENTS or typed_mode(client):
+        return scenario in JSON_SCENARIOS
+    return True
+
+
+def baseline_client(scenario):
+    """The client the ratios of `scenario` are taken against."""
+    return "h2load" if scenario in H2_SCENARIOS else "wrk"
 SMALL_BODY = "hello, world\n"
 ONE_MIB = 1 << 20
 # The JSON scenario's document: a profile with an address, tags and five projects (~1 KB).
@@ -141,14 +168,15 @@ class Nginx:
         self.binary, self.cpu = binary, cpu
         self.dir = tempfile.mkdtemp(prefix="salvo-compare-nginx-")
         self.http_port = free_port()
-        self.https_port = free_port()
-        while self.https_port == self.http_port:
-            self.https_port = free_port()
+        ports = set()
+        while len(ports) < 4:
+            ports.add(free_port())
+        self.http_port, self.https_port, self.h2c_port, self.h2s_port = sorted(ports)
         self.proc = None
 
     def url(self, scheme, path):
-        port = self.http_port if scheme == "http" else self.https_port
-        return f"{scheme}://127.0.0.1:{port}{path}"
+        port = {"http": self.http_port, "https": self.https_port, "h2c": self.h2c_port, "h2s": self.h2s_port}[scheme]
+        return f"{'http' if scheme in ('http', 'h2c') else 'https'}://127.0.0.1:{port}{path}"
 
     def start(self):
         d = self.dir
@@ -200,6 +228,8 @@ http {{
     server {{
         listen 127.0.0.1:{self.http_port} backlog=4096;
         listen 127.0.0.1:{self.https_port} ssl backlog=4096;
+        listen 127.0.0.1:{self.h2c_port} http2 backlog=4096;
+        listen 127.0.0.1:{self.h2s_port} ssl http2 backlog=4096;
         ssl_certificate {cert};
         ssl_certificate_key {key};
         ssl_protocols TLSv1.2 TLSv1.3;
@@ -229,7 +259,7 @@ http {{
         raise RuntimeError("nginx did not come up within 10 s: " + self.errors())
 
     def _answers(self):
-        for port in (self.http_port, self.https_port):
+        for port in (self.http_port, self.https_port, self.h2c_port, self.h2s_port):
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
             except OSError:
@@ -290,7 +320,10 @@ def typed_mode(client):
     return TYPED_LOAD_MODES.get(base)
 
 
-def client_command(client, url, conns, duration, paths):
+def client_command(client, url, conns, duration, paths, streams=None):
+    if client == "h2load":
+        return [paths["h2load"], "-t1", f"-c{conns}", f"-m{streams or 1}", f"-D{duration}", url]
+    http2 = ["--http2", "--streams", str(streams)] if streams else []
     if client == "wrk":
         return [paths["wrk"], "-t1", f"-c{conns}", f"-d{duration}s", url]
     if salvo_api(client):
@@ -298,9 +331,11 @@ def client_command(client, url, conns, duration, paths):
         insecure = ["-k"] if url.startswith("https") else []
         binary = paths["salvo" + BASELINE] if client.endswith(BASELINE) else paths["salvo"]
         return [binary, "bench", "-t1", f"-c{conns}", f"-d{duration}s", "--json",
-                *insecure, *SALVO_APIS[salvo_api(client)], url]
+                *insecure, *http2, *SALVO_APIS[salvo_api(client)], url]
     if client in ("ahc", "ahc-json"):
-        return [paths["ahc"], "--url", url, "--connections", str(conns),
+        # Over HTTP/2 async-http-client multiplexes its callers on one connection: as many
+        # callers as the scenario has streams.
+        return [paths["ahc"], "--url", url, "--connections", str(conns * (streams or 1)),
                 "--duration", str(duration), "--threads", "1"] + (["--decode-json"] if client == "ahc-json" else [])
     if typed_mode(client):
         binary = paths["typed-load" + BASELINE] if client.endswith(BASELINE) else paths["typed-load"]
@@ -363,7 +398,20 @@ def parse_ahc(out):
             "bytes": int(j["bytes"]), "errors": int(j["errors"])}
 
 
+def parse_h2load(out):
+    m = re.search(r"finished in ([\d.]+)(us|ms|s), ([\d.]+) req/s", out)
+    n = re.search(r"requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout", out)
+    if not m or not n:
+        raise ValueError("no 'finished in' or 'requests:' line")
+    scale = {"us": 1e-6, "ms": 1e-3, "s": 1.0}[m.group(2)]
+    b = re.search(r"traffic: [\d.]+[KMG]?B \((\d+)\) total", out)
+    return {"requests": int(n.group(4)), "seconds": float(m.group(1)) * scale, "rps": float(m.group(3)),
+            "bytes": int(b.group(1)) if b else 0, "errors": int(n.group(5)) + int(n.group(6)) + int(n.group(7))}
+
+
 def parse_output(client, out):
+    if client == "h2load":
+        return parse_h2load(out)
     if client == "wrk":
         return parse_wrk(out)
     if salvo_api(client):
@@ -409,7 +457,8 @@ def run_client(cmd, duration, nginx):
 def measure(client, scenario, rnd, args, nginx, paths):
     scheme, path, conns = SCENARIOS[scenario]
     url = nginx.url(scheme, path)
-    cmd = ["taskset", "-c", str(args.client_cpu)] + client_command(client, url, conns, args.duration, paths)
+    cmd = ["taskset", "-c", str(args.client_cpu)] + client_command(client, url, conns, args.duration, paths,
+                                                                   STREAMS.get(scenario))
     code, out, err, usage, wall, nginx_cpu = run_client(cmd, args.duration, nginx)
     cpu = usage.ru_utime + usage.ru_stime
     r = {"ts": round(time.time(), 3), "scenario": scenario, "client": client, "round": rnd + 1,
@@ -500,9 +549,11 @@ def report(results, scenarios, clients, skipped, args):
         if not rows:
             continue
         big = path == "/1m"
-        lines.append(f"### {sc}: {scheme} {path}, {conns} connections")
+        peer = baseline_client(sc)
+        lines.append(f"### {sc}: {scheme} {path}, {conns} connections"
+                     + (f" × {STREAMS[sc]} streams" if sc in STREAMS else ""))
         lines.append("")
-        head = ["client", "req/s median (min–max)", "vs wrk", "CPU-s / 100k req", "CPU vs wrk",
+        head = ["client", "req/s median (min–max)", f"vs {peer}", "CPU-s / 100k req", f"CPU vs {peer}",
                 "client cores", "nginx cores"]
         if big:
             head.append("MB/s")
@@ -522,7 +573,7 @@ def report(results, scenarios, clients, skipped, args):
                     "mbs": med([r["mb_per_s"] for r in ok]),
                     "errors": sum(r["errors"] for r in ok), "ok": len(ok)}
 
-        base = stats("wrk")
+        base = stats(peer)
         for client in clients:
             runs = [r for r in rows if r["client"] == client]
             if not runs:
@@ -584,6 +635,12 @@ def resolve_clients(args):
     """Returns (paths, skipped): binaries per client kind and a note per skipped client."""
     paths, skipped = {}, {}
     wanted = args.clients
+    if "h2load" in wanted:
+        h = shutil.which("h2load")
+        if h:
+            paths["h2load"] = h
+        else:
+            skipped["h2load"] = "h2load not found on PATH (apt-get install nghttp2-client)"
     if "wrk" in wanted:
         w = shutil.which("wrk")
         if w:
@@ -703,7 +760,7 @@ def main(argv):
     if not clients:
         sys.exit("compare.py: no client to run")
 
-    print("## HTTP/1.1 client comparison")
+    print("## HTTP client comparison")
     print()
     print("```")
     print("$ " + shlex.join(["python3", os.path.relpath(os.path.abspath(__file__), REPO)] + list(argv)))
@@ -714,8 +771,7 @@ def main(argv):
     print()
     sys.stdout.flush()
 
-    total_runs = sum(args.rounds for sc in args.scenarios for c in clients
-                     if not (c in JSON_CLIENTS or typed_mode(c)) or sc in JSON_SCENARIOS)
+    total_runs = sum(args.rounds for sc in args.scenarios for c in clients if runs_on(c, sc))
     log(f"{total_runs} runs of {args.duration} s (~{total_runs * (args.duration + args.pause + 0.5) / 60:.1f} min)")
 
     nginx = Nginx(args.nginx, args.server_cpu)
@@ -729,8 +785,8 @@ def main(argv):
                 for rnd in range(args.rounds):
                     order = clients if rnd % 2 == 0 else clients[::-1]
                     for client in order:
-                        if (client in JSON_CLIENTS or typed_mode(client)) and sc not in JSON_SCENARIOS:
-                            continue  # a JSON client decodes the JSON document only
+                        if not runs_on(client, sc):
+                            continue  # a JSON client decodes the JSON document only; HTTP/2 has its own
                         if not nginx.alive():
                             raise RuntimeError("nginx died: " + nginx.errors())
                         n += 1

@@ -159,6 +159,7 @@ final class LoadConnection: Selectable, TimerTarget {
             guard self.worker.takeBudget(1) == 1 else { return }
             // Latency counts from when the request was due, however late it goes out.
             if let http2 = self.http2 {
+                if self.inFlight == 0 { self.lastProgress = now }
                 guard http2.submit(sentAt: self.nextDue) else { return self.streamRefused(1) }
             }
             self.sendTimes[(self.ringStart + self.inFlight) % self.worker.depth] = self.nextDue
@@ -176,6 +177,9 @@ final class LoadConnection: Selectable, TimerTarget {
             count = self.worker.takeBudget(room)
             guard count > 0 else { return }
             if let http2 = self.http2 {
+                // Overdue counts from the last response, or from now for a connection that
+                // had none in flight.
+                if self.inFlight == 0 { self.lastProgress = now }
                 for i in 0..<count where !http2.submit(sentAt: now) {
                     self.inFlight += i
                     return self.streamRefused(count - i)
@@ -358,7 +362,10 @@ final class LoadConnection: Selectable, TimerTarget {
         if let status {
             self.worker.record(status: status, latencyNanoseconds: self.readTime &- sentAt)
         } else {
+            // Reset before its response ended: an error, and not a response — the request goes
+            // back to the budget, as a broken connection's do (-n counts responses).
             self.worker.statistics.errors.read += 1
+            self.worker.returnBudget(1)
         }
     }
 

@@ -50,7 +50,8 @@ final class LoadHTTP2Session {
         }
         defer { nghttp2_session_callbacks_del(callbacks) }
         nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, user in
-            guard let frame, let name, let value, let user, nameLength == 7, name[1] == UInt8(ascii: "s"), valueLength == 3 else { return 0 }
+            guard let frame, let name, let value, let user, nameLength == 7, name[0] == UInt8(ascii: ":"), name[1] == UInt8(ascii: "s"),
+                  valueLength == 3 else { return 0 }
             let status = Int(value[0] &- 48) * 100 + Int(value[1] &- 48) * 10 + Int(value[2] &- 48)
             // A 1xx head is followed by the final one, which overwrites it.
             Unmanaged<LoadHTTP2Session>.fromOpaque(user).takeUnretainedValue().statuses[frame.pointee.hd.stream_id] = status

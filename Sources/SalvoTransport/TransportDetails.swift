@@ -108,6 +108,11 @@ public struct TransportMetrics: Sendable, Hashable {
     public var remote: SocketEndpoint?
     /// The local address of that connection.
     public var local: SocketEndpoint?
+    /// The HTTP/2 stream the last exchange ran on (nil over HTTP/1.1).
+    public var streamID: Int? = nil
+    /// Other requests the last exchange's connection carried when it started (HTTP/2: more
+    /// than 0 means it was multiplexed with them; HTTP/1.1 pipelining counts the same way).
+    public var concurrentRequests = 0
 
     public init(queueWait: Duration? = nil, dnsLookup: Duration? = nil, connect: Duration? = nil, tlsHandshake: Duration? = nil,
                 tlsResumed: Bool? = nil, reusedConnection: Bool = false, timeToFirstByte: Duration? = nil,

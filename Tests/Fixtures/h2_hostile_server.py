@@ -33,6 +33,9 @@ and so does every scenario for what it does not cover):
                         INTERNAL_ERROR
   rst-flood             RST_STREAM CANCEL on the request's stream, then 10,000 more on it
   silent                reads everything, answers nothing
+  ping-silent           answers requests, never a PING (nor anything else unasked)
+  redirect-then-goaway  on the server's first connection: a 302 to /next and, in the same
+                        write, GOAWAY naming that stream as the last; later connections answer
 """
 
 import argparse
@@ -50,7 +53,7 @@ END_STREAM, ACK, END_HEADERS = 0x1, 0x1, 0x4
 SCENARIOS = [
     "ok", "settings-flood", "ping-flood", "empty-data-flood", "hpack-bomb", "endless-continuation",
     "window-zero", "pseudo-in-response", "uppercase-name", "goaway-storm", "goaway-once", "refused-once",
-    "reset-mid-body", "rst-flood", "silent",
+    "reset-mid-body", "rst-flood", "silent", "ping-silent", "redirect-then-goaway",
 ]
 
 
@@ -129,7 +132,7 @@ def serve(conn, scenario, state):
             payload = read_exactly(conn, length) if length else b""
             if kind == SETTINGS and not flags & ACK:
                 conn.sendall(frame(SETTINGS, ACK, 0))
-            elif kind == PING and not flags & ACK:
+            elif kind == PING and not flags & ACK and scenario != "ping-silent":
                 conn.sendall(frame(PING, ACK, 0, payload))
             elif kind == HEADERS:
                 streams_seen += 1
@@ -178,6 +181,10 @@ def act(conn, scenario, stream, streams_seen, connection_number, request_number)
         conn.sendall(frame(RST_STREAM, 0, stream, struct.pack(">I", 8)) * 10_001)
     elif scenario == "silent":
         pass
+    elif scenario == "redirect-then-goaway" and connection_number == 1:
+        conn.sendall(frame(HEADERS, END_HEADERS | END_STREAM, stream,
+                           bytes([0x48]) + b"\x03302" + literal("location", "/next"))
+                     + frame(GOAWAY, 0, 0, struct.pack(">II", stream, 0)))
     else:
         answer_ok(conn, stream)
 

@@ -38,6 +38,7 @@ extension HTTP1Connection {
     func addToLine(_ next: RequestOwner) {
         defer { self.rearm() }
         next.joinedLine(of: self)
+        next.metrics.concurrentRequests = self.line.count + 1
         self.line.append(LinedRequest(owner: next, writer: RequestWriter(for: next, now: self.loop.now)))
         if self.machine.isWriteDone { self.flushLine() }
     }

@@ -240,6 +240,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, E
         owner.connectionTook(self, reused: reused, fromIdle: self.fromIdle, setup: reused ? nil : self.setup, at: self.loop.now)
         self.takeOn(owner, writer: RequestWriter(for: owner, now: self.loop.now))
         self.act(self.machine.startRequest())
+        if self.owner === owner { owner.connectionStarted(on: self, reused: reused) }
         return .started(reused: reused)
     }
 

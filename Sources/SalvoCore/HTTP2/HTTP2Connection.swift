@@ -16,7 +16,8 @@ import HTTPTypes
 /// again. The pool hears first that a stream's place is free, then the owner of its end.
 ///
 /// Its timer covers every stream's deadlines (total, head, read) and the connection's own:
-/// the idle timeout, and a PING after ``HTTP2Settings/pingInterval`` idle with its answer due
+/// the idle timeout, and a PING after ``HTTP2Settings/pingInterval`` without a byte from the
+/// server (idle or not), its answer due
 /// within ``HTTP2Settings/pingTimeout``.
 ///
 /// Loop-confined: every method runs on `loop`'s thread. Stored properties are
@@ -57,8 +58,11 @@ final class HTTP2Connection: Selectable, TimerTarget {
     /// Set while events are being handled: a nested flush only notes that it is needed.
     @exclusivity(unchecked) private var flushing = false
     @exclusivity(unchecked) private var flushAgain = false
-    /// When a byte last came in, or the last stream ended.
-    @exclusivity(unchecked) private var lastActivity: Deadline
+    /// When a byte last came in: a PING is due after a quiet interval.
+    @exclusivity(unchecked) private var lastHeard: Deadline
+    /// When the connection last carried no stream: the idle timeout counts from there (PINGs
+    /// and their answers do not make a connection busy).
+    @exclusivity(unchecked) private var idleSince: Deadline
     /// When the unanswered PING went out.
     @exclusivity(unchecked) private var pingSentAt: Deadline?
     /// The one timer relied on (see ``HTTP1Connection``'s): never cancelled, re-armed earlier only.
@@ -76,7 +80,8 @@ final class HTTP2Connection: Selectable, TimerTarget {
         self.reportedOpen = reportedOpen
         self.settings = settings
         self.idleTimeout = idleTimeout
-        self.lastActivity = loop.now
+        self.lastHeard = loop.now
+        self.idleSince = loop.now
         self.session = try HTTP2Session(settings: settings)
     }
 
@@ -91,8 +96,11 @@ final class HTTP2Connection: Selectable, TimerTarget {
         self.rearm()
     }
 
-    /// Whether another stream may start here now.
-    var hasRoom: Bool { !self.goingAway && !self.isClosed && self.streams.count < self.maxStreams }
+    /// Whether another stream may start here now (not after a GOAWAY, even one still being
+    /// handled: the session has seen it).
+    var hasRoom: Bool {
+        !self.goingAway && !self.isClosed && self.streams.count < self.maxStreams && !self.session.isGoingAway
+    }
 
     // MARK: Requests
 
@@ -102,7 +110,6 @@ final class HTTP2Connection: Selectable, TimerTarget {
         let reused = self.streamsStarted > 0
         let stream = HTTP2Stream(connection: self, owner: owner, reusedConnection: reused, now: now)
         self.streamsStarted += 1
-        self.pingSentAt = nil
         owner.connectionTook(stream, reused: reused, fromIdle: reused, setup: reused ? nil : self.setup, at: now)
         guard let block = HTTP2HeaderBlock(encodedHead: owner.head, scheme: self.key.scheme.rawValue, authority: self.key.authority) else {
             owner.exchangeFailed(TransportError(.invalidRequest, phase: .request, detail: "the request head has no HTTP/2 form"),
@@ -112,8 +119,7 @@ final class HTTP2Connection: Selectable, TimerTarget {
         let body: HTTP2Session.RequestBody?
         if let source = owner.stream {
             body = .streamed
-            let streamed = StreamedBody(loop: self.loop, length: source.length, connection: stream, chunked: false)
-            stream.body = streamed
+            stream.body = StreamedBody(loop: self.loop, length: source.length, connection: stream, chunked: false)
         } else if !owner.body.isEmpty {
             body = .bytes(owner.body)
             stream.bytesSent += owner.body.count
@@ -124,12 +130,24 @@ final class HTTP2Connection: Selectable, TimerTarget {
             stream.id = try self.session.submit(block, body: body)
         } catch {
             stream.body?.cancel(.requestEnded)
-            // Refused before a byte went out (the server said GOAWAY meanwhile): never processed.
-            owner.exchangeFailed(error, facts: stream.facts(closedByPeer: false, refused: self.session.isGoingAway))
+            let refused = error.code == .remoteClosed
+            if refused {
+                // The server went away (or the stream ids ran out): nothing new starts here,
+                // and this request, never sent, may go elsewhere — its owner decides.
+                self.goingAway = true
+                self.pool.connectionGoingAway(self)
+            }
+            owner.exchangeFailed(error, facts: stream.facts(closedByPeer: false, refused: refused))
+            self.closeIfDone()
             return
         }
         stream.bytesSent += block.storage.count + 9
+        owner.metrics.streamID = Int(stream.id)
+        owner.metrics.concurrentRequests = self.streams.count
         self.streams[stream.id] = stream
+        // Told once the stream is in place: whatever the caller does from there (cancel) finds it.
+        owner.connectionStarted(on: stream, reused: reused)
+        guard self.streams[stream.id] === stream else { return }
         if let source = owner.stream, let streamed = stream.body {
             streamed.start(source.produce)
         }
@@ -187,7 +205,7 @@ final class HTTP2Connection: Selectable, TimerTarget {
         self.streams[stream.id] = nil
         stream.body?.cancel(.requestEnded)
         if reset, !self.isClosed { self.session.cancel(streamID: stream.id) }
-        self.lastActivity = self.loop.now
+        if self.streams.isEmpty { self.idleSince = self.loop.now }
         self.pool.streamEnded(on: self)
         stream.owner.exchangeFailed(error, facts: stream.facts(closedByPeer: closedByPeer, refused: refused))
         self.flush()
@@ -211,7 +229,8 @@ final class HTTP2Connection: Selectable, TimerTarget {
         while !self.isClosed {
             switch self.socket.read(into: buffer) {
             case .bytes(let count):
-                self.lastActivity = self.loop.now
+                // Any byte says the peer is alive: an unanswered PING is answered enough.
+                self.lastHeard = self.loop.now
                 self.pingSentAt = nil
                 let events: [HTTP2Session.Event]
                 do {
@@ -315,18 +334,13 @@ final class HTTP2Connection: Selectable, TimerTarget {
             case .streamClosed(let id, let code):
                 guard let stream = self.streams[id] else { continue }
                 self.streamClosed(stream, code: code)
-            case .goAway(let lastStreamID, let code):
+            case .goAway:
+                // nghttp2 closes the streams above the last stream id itself, with
+                // REFUSED_STREAM (reported below as never processed); those at or below it
+                // finish, or end with the connection.
                 self.goingAway = true
                 self.closedByPeer = true
                 self.pool.connectionGoingAway(self)
-                // nghttp2 closes the streams above `lastStreamID` itself (REFUSED_STREAM); those
-                // at or below it are answered, unless the server left in error.
-                if code != 0 {
-                    for stream in self.streams.values where stream.id > lastStreamID {
-                        self.failStream(stream, error: TransportError(.remoteClosed, phase: .pool, detail: "the server sent GOAWAY before taking the request"),
-                                        reset: false, closedByPeer: true, refused: true)
-                    }
-                }
             case .settings(let maxConcurrentStreams):
                 let before = self.maxStreams
                 self.maxStreams = min(maxConcurrentStreams ?? 100, 1 << 20)
@@ -393,7 +407,7 @@ final class HTTP2Connection: Selectable, TimerTarget {
         if let body = stream.body, !stream.bodyHandedOver { body.cancel(.serverAnsweredEarly) }
         self.session.finishEarly(streamID: stream.id)
         let end = self.loop.now
-        self.lastActivity = end
+        if self.streams.isEmpty { self.idleSince = end }
         let owner = stream.owner
         self.pool.requestEnded(status: owner.metrics.status, startedAt: owner.metrics.startedAt, end: end)
         // Its place first (a request started from the completion handler finds it free), then the owner.
@@ -491,12 +505,12 @@ final class HTTP2Connection: Selectable, TimerTarget {
             if let next = stream.deadlines.next, next < earliest { earliest = next }
         }
         if self.streams.isEmpty {
-            earliest = min(earliest, self.lastActivity + self.idleTimeout)
-            if let interval = self.settings.pingInterval {
-                earliest = min(earliest, self.pingSentAt.map { $0 + self.settings.pingTimeout } ?? self.lastActivity + interval)
-            }
-        } else if let sent = self.pingSentAt {
+            earliest = min(earliest, self.idleSince + self.idleTimeout)
+        }
+        if let sent = self.pingSentAt {
             earliest = min(earliest, sent + self.settings.pingTimeout)
+        } else if let interval = self.settings.pingInterval {
+            earliest = min(earliest, max(self.idleSince, self.lastHeard) + interval)
         }
         return earliest == .distantFuture ? nil : earliest
     }
@@ -533,14 +547,14 @@ final class HTTP2Connection: Selectable, TimerTarget {
             self.connectionFailed(TransportError(.readTimeout, phase: self.phase, detail: "no answer to an HTTP/2 PING in \(self.settings.pingTimeout)"))
             return
         }
-        guard self.streams.isEmpty, !self.isClosed else { return }
-        if now >= self.lastActivity + self.idleTimeout {
+        guard !self.isClosed else { return }
+        if self.streams.isEmpty, now >= self.idleSince + self.idleTimeout {
             self.goingAway = true
             self.session.goAway()
             self.flush()
             self.closeSocket()
             self.pool.connectionClosed(self)
-        } else if let interval = self.settings.pingInterval, self.pingSentAt == nil, now >= self.lastActivity + interval {
+        } else if let interval = self.settings.pingInterval, self.pingSentAt == nil, now >= max(self.idleSince, self.lastHeard) + interval {
             self.pingSentAt = now
             self.session.ping()
             self.flush()

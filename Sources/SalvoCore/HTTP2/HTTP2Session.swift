@@ -230,6 +230,10 @@ final class HTTP2Session {
             return nghttp2_submit_request(session, nil, &list, list.count, &provider, nil)
         }
         guard streamID > 0 else {
+            if streamID == Int32(NGHTTP2_ERR_STREAM_ID_NOT_AVAILABLE.rawValue) {
+                // The connection has used up its stream ids: the request can go on another.
+                throw TransportError(.remoteClosed, detail: "no stream id left on this HTTP/2 connection")
+            }
             throw TransportError(.invalidRequest, detail: "nghttp2 refused the request: \(HTTP2Session.describe(streamID))")
         }
         switch body {
@@ -348,10 +352,15 @@ final class HTTP2Session {
         return self.pending
     }
 
-    /// Moves what nghttp2 has to send into ``pending``.
+    /// Bytes made and not yet taken past which nothing more is made: what nghttp2 still has to
+    /// send waits in its own queue, which its bounds cover (a peer that floods us with frames
+    /// to acknowledge while it reads nothing ends the connection instead of filling memory).
+    static let maxPending = 256 << 10
+
+    /// Moves what nghttp2 has to send into ``pending``, up to ``maxPending``.
     private func flush() {
         guard let session = self.session else { return }
-        while true {
+        while self.pending.count < Self.maxPending {
             var chunk: UnsafePointer<UInt8>?
             let count = nghttp2_session_mem_send(session, &chunk)
             guard count > 0, let chunk else { break }

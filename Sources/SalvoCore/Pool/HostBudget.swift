@@ -64,16 +64,30 @@ final class HostBudget: Sendable {
     /// ``startProbe()``).
     private let probing = Atomic<Bool>(false)
 
-    /// Takes the right to open the one connection that learns whether the host speaks HTTP/2,
-    /// before any other opens: false when another shard's is on its way.
+    /// Takes the right to open the host's next connection while it may speak HTTP/2 — the one
+    /// that learns its version, or, once it is known, the one that adds streams when the others
+    /// are full: false when another shard's is on its way.
     func startProbe() -> Bool {
         self.probing.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
     }
 
-    /// The probe's connection opened (the version is known) or failed.
-    func endProbe() {
+    /// Whether such a connection is on its way.
+    var isProbing: Bool { self.probing.load(ordering: .acquiring) }
+
+    /// The probe's connection opened, or failed (`failed`: connections go in parallel again
+    /// until one opens, so that a host that does not answer fails its requests together,
+    /// not one connect timeout after another).
+    func endProbe(failed: Bool) {
+        if failed {
+            self.versions.bitwiseOr(4, ordering: .relaxed)
+        } else {
+            self.versions.bitwiseAnd(~4, ordering: .relaxed)
+        }
         self.probing.store(false, ordering: .releasing)
     }
+
+    /// The last connection that tried to learn the version failed.
+    var probeFailed: Bool { self.versions.load(ordering: .relaxed) & 4 != 0 }
 
     /// A connection that could have been HTTP/2 came up as HTTP/1.1: connections are opened
     /// one per waiting request again, not one at a time.

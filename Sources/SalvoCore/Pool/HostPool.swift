@@ -242,10 +242,10 @@ final class HostPool: TimerTarget {
 
     /// `connection` is open or gone: if it was the probe, the version is known (or the probe
     /// failed), and the shards that held back may connect, or send their requests to it.
-    private func probeEnded(_ connection: HTTP1Connection) {
+    private func probeEnded(_ connection: HTTP1Connection, failed: Bool = false) {
         guard self.probe == connection.id else { return }
         self.probe = nil
-        self.budget.endProbe()
+        self.budget.endProbe(failed: failed)
         if self.shared { self.coordinator.announceCapacity(self.key, budget: self.budget, from: self.shard) }
     }
 
@@ -496,14 +496,18 @@ final class HostPool: TimerTarget {
             return false
         }
         let id = self.owner.nextConnectionID
-        if self.mayMultiplex && !self.budget.speaksHTTP2 {
-            // One connection at a time, host-wide, until the host shows which version it
-            // speaks: if HTTP/2, that one carries every waiting request, and a burst opens one
-            // connection, not one per request.
+        if self.mayMultiplex && !self.budget.probeFailed {
+            // One connection at a time, host-wide, while the host may speak HTTP/2: until it
+            // shows which version it speaks (if HTTP/2, that one carries every waiting request,
+            // and a burst opens one connection, not one per request), and then whenever all
+            // its connections are full (a second opens only for what the first cannot take).
             guard self.budget.startProbe() else {
                 self.budget.release()
                 self.machine.connectDeclined()
                 self.publish()
+                // The other shard's connection may have opened between the try and the
+                // publish, its announcement missing this shard's requests: look again.
+                if !self.budget.isProbing { self.capacityAvailable() }
                 return false
             }
             self.probe = id
@@ -535,7 +539,8 @@ final class HostPool: TimerTarget {
     /// A connection left `connections` on its own (closed or failed): its place goes back.
     private func forget(_ connection: HTTP1Connection) -> Bool {
         guard self.connections.removeValue(forKey: connection.id) != nil else { return false }
-        self.probeEnded(connection)
+        // Gone before it opened (an open probe ended at its opening).
+        self.probeEnded(connection, failed: true)
         self.budget.release()
         return true
     }

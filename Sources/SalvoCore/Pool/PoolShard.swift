@@ -187,5 +187,5 @@ final class PoolShard {
         }
     }
 
-    var openConnectionCount: Int { self.hosts.values.reduce(0) { $0 + $1.connections.count } }
+    var openConnectionCount: Int { self.hosts.values.reduce(0) { $0 + $1.connections.count + $1.multiplexed.count } }
 }

@@ -49,6 +49,9 @@ struct ExchangeMetrics {
     var connectionSetup: ConnectionSetup?
     /// The version the response came in.
     var version = HTTPVersion.http1_1
+    /// HTTP/2: this hop's stream, and the other streams its connection carried when it began.
+    var streamID: Int?
+    var concurrentRequests = 0
     /// Interim (1xx) responses so far, those of the chain's earlier requests included.
     var interim: [HTTPResponse] = []
     /// The redirects followed so far, each request and the 3xx that answered it, and the
@@ -76,6 +79,8 @@ struct ExchangeMetrics {
         self.reusedConnection = false
         self.connectionSetup = nil
         self.version = .http1_1
+        self.streamID = nil
+        self.concurrentRequests = 0
     }
 }
 
@@ -264,7 +269,7 @@ extension RequestOwner {
             guard let to, from.nanoseconds != 0, to.nanoseconds != 0, to >= from else { return nil }
             return .nanoseconds(Int64(to.nanoseconds - from.nanoseconds))
         }
-        return TransportMetrics(
+        var metrics = TransportMetrics(
             queueWait: span(self.metrics.startedAt, self.metrics.runAt), dnsLookup: self.metrics.connectionSetup?.dnsLookup,
             connect: self.metrics.connectionSetup?.connect, tlsHandshake: self.metrics.connectionSetup?.tlsHandshake,
             tlsResumed: self.metrics.connectionSetup?.tlsResumed, reusedConnection: self.metrics.reusedConnection,
@@ -274,6 +279,9 @@ extension RequestOwner {
             bodyBytesDelivered: self.metrics.bodyBytesDelivered, redirects: self.metrics.hops.count,
             connectionsOpened: self.metrics.connectionsOpened, remote: self.metrics.endpoints.remote,
             local: self.metrics.endpoints.local)
+        metrics.streamID = self.metrics.streamID
+        metrics.concurrentRequests = self.metrics.concurrentRequests
+        return metrics
     }
 }
 

@@ -180,10 +180,15 @@ final class RequestOwner: @unchecked Sendable {
             self.metrics.connectionSetup = setup
             self.metrics.connectionsOpened += 1
         }
-        if let observer = self.prepared.options.connectionObserver {
-            observer(ConnectionReport(version: carrier.httpVersion, reused: reused, remote: carrier.endpoints.remote,
-                                      local: carrier.endpoints.local))
-        }
+    }
+
+    /// The carrier has the request in hand (written or being written): the caller's connection
+    /// observer hears of it now, when anything it does — a cancellation — finds the request
+    /// where it is.
+    func connectionStarted(on carrier: any ExchangeCarrier, reused: Bool) {
+        guard let observer = self.prepared.options.connectionObserver else { return }
+        observer(ConnectionReport(version: carrier.httpVersion, reused: reused, remote: carrier.endpoints.remote,
+                                  local: carrier.endpoints.local))
     }
 
     /// The request was written behind another on `connection`, and waits for its answer.

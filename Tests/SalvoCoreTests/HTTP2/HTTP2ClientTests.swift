@@ -109,17 +109,21 @@ import Testing
         let client = try self.client(fixture, threads: 2) { $0.maxConnectionsPerHost = 8 }
         defer { client.shutdown() }
         let expected = try fixture.nginx.contents(of: "64k")
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        let concurrent = try await withThrowingTaskGroup(of: Int.self) { group in
             for index in 0..<64 {
                 group.addTask {
                     let path = index % 2 == 0 ? "/64k" : "/small"
                     let response = try await client.execute(try HTTPRequest(method: .get, url: self.tls(fixture, path)))
                     #expect(response.version == .http2)
                     if index % 2 == 0 { #expect(response.body == expected) }
+                    // Client streams are odd (RFC 9113 §5.1.1).
+                    #expect((response.metrics.streamID ?? 0) % 2 == 1)
+                    return response.metrics.concurrentRequests
                 }
             }
-            try await group.waitForAll()
+            return try await group.reduce(0) { max($0, $1) }
         }
+        #expect(concurrent > 0, "some requests shared the connection with others in flight")
         let statistics = await client.poolStatistics()
         // One connection for the burst: the first to open showed the host speaks HTTP/2, and
         // every request, from either loop, went to its streams.

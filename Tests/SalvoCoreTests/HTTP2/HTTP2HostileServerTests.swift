@@ -16,7 +16,7 @@ import Testing
         static let scenarios: Set<String> = [
             "ok", "settings-flood", "ping-flood", "empty-data-flood", "hpack-bomb", "endless-continuation",
             "window-zero", "pseudo-in-response", "uppercase-name", "goaway-storm", "goaway-once", "refused-once",
-            "reset-mid-body", "rst-flood", "silent",
+            "reset-mid-body", "rst-flood", "silent", "ping-silent", "redirect-then-goaway",
         ]
 
         init() throws {
@@ -188,5 +188,59 @@ import Testing
             return
         }
         #expect(cancelled.code == .cancelled)
+    }
+
+    /// A response and a GOAWAY in one read: the redirect it asks for goes on a new connection,
+    /// not onto the one that is going away.
+    @Test func aRedirectBesideAGOAWAYTakesANewConnection() async throws {
+        let server = try await Self.shared.get()
+        let client = try self.client()
+        defer { client.shutdown() }
+        let response = try await client.execute(try HTTPRequest(method: .get, url: server.url("redirect-then-goaway")))
+        #expect(response.status == .ok)
+        #expect(response.metrics.redirects == 1)
+        #expect(await client.poolStatistics().connectionsOpened == 2)
+    }
+
+    /// A server that answers no PING is found dead while idle: its connection is closed, and
+    /// the next request opens another. One that answers keeps its connection — until the idle
+    /// timeout, which PINGs do not defer.
+    @Test func pingsFindADeadPeerAndDoNotDeferTheIdleTimeout() async throws {
+        let server = try await Self.shared.get()
+        func client(idle: Duration) throws -> HTTPClient {
+            try self.client {
+                $0.http2.pingInterval = .milliseconds(100)
+                $0.http2.pingTimeout = .milliseconds(200)
+                $0.idleTimeout = idle
+            }
+        }
+        let silent = try client(idle: .seconds(30))
+        defer { silent.shutdown() }
+        _ = try await silent.execute(try HTTPRequest(method: .get, url: server.url("ping-silent")))
+        try await self.waitUntil { await silent.poolStatistics().hosts.values.first?.http2Connections == 0 }
+        #expect(await silent.poolStatistics().hosts.values.first?.closedByUs == 1)
+
+        let answering = try client(idle: .seconds(30))
+        defer { answering.shutdown() }
+        _ = try await answering.execute(try HTTPRequest(method: .get, url: server.url("ok")))
+        try await Task.sleep(for: .milliseconds(700))
+        #expect(await answering.poolStatistics().hosts.values.first?.http2Connections == 1, "answered PINGs keep it")
+
+        let idle = try client(idle: .milliseconds(500))
+        defer { idle.shutdown() }
+        _ = try await idle.execute(try HTTPRequest(method: .get, url: server.url("ok")))
+        try await self.waitUntil { await idle.poolStatistics().hosts.values.first?.http2Connections == 0 }
+    }
+
+    /// Polls `condition` for up to 10 s (a limit for hang detection, far above the need).
+    func waitUntil(sourceLocation: SourceLocation = #_sourceLocation, _ condition: () async -> Bool) async throws {
+        let end = ContinuousClock.now + .seconds(10)
+        while !(await condition()) {
+            guard ContinuousClock.now < end else {
+                Issue.record("condition not met in 10 s", sourceLocation: sourceLocation)
+                return
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
     }
 }
