@@ -27,6 +27,7 @@ GUIDES = {
     "docs/architecture.md": ("SalvoCore", "Architecture"),
     "docs/http-semantics.md": ("SalvoCore", "HTTPSemantics"),
     "docs/tls.md": ("SalvoCore", "TLS"),
+    "docs/http2.md": ("SalvoCore", "HTTP2"),
     "docs/load-testing.md": ("SalvoLoad", "LoadTesting"),
     "docs/distributed-load.md": ("SalvoLoad", "DistributedLoad"),
     "docs/openapi.md": ("SalvoOpenAPI", "OpenAPI"),

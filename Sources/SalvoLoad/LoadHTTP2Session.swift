@@ -173,34 +173,32 @@ final class LoadHTTP2Session {
     }
 
     /// Writes what is pending, then what nghttp2 has to send, while the socket takes it.
+    /// nghttp2 hands out a frame or two at a time; they are gathered up to a TLS record's
+    /// worth (16 KiB) and written together — one `send`, or one record, for many requests,
+    /// as h2load's write buffer does — instead of one small write per frame.
     func flush(to socket: Socket) -> Flush {
-        while self.pendingOffset < self.pending.count {
-            let result = self.pending.withUnsafeBytes { socket.write(UnsafeRawBufferPointer(rebasing: $0[self.pendingOffset...])) }
-            switch result {
-            case .wrote(let count): self.pendingOffset += count
-            case .wouldBlock(let wantsRead): return .blocked(wantsRead: wantsRead)
-            case .failed: return .failed
-            }
-        }
-        self.pending.removeAll(keepingCapacity: true)
-        self.pendingOffset = 0
         while true {
-            var chunk: UnsafePointer<UInt8>?
-            let count = nghttp2_session_mem_send(self.session, &chunk)
-            guard count > 0, let chunk else { return count < 0 ? .failed : .done }
-            let bytes = UnsafeRawBufferPointer(start: chunk, count: count)
-            switch socket.write(bytes) {
-            case .wrote(let written) where written == count:
-                continue
-            case .wrote(let written):
-                self.pending.append(contentsOf: bytes[written...])
-                return .blocked(wantsRead: false)
-            case .wouldBlock(let wantsRead):
-                self.pending.append(contentsOf: bytes)
-                return .blocked(wantsRead: wantsRead)
-            case .failed:
-                return .failed
+            while self.pendingOffset < self.pending.count {
+                let result = self.pending.withUnsafeBytes { socket.write(UnsafeRawBufferPointer(rebasing: $0[self.pendingOffset...])) }
+                switch result {
+                case .wrote(let count): self.pendingOffset += count
+                case .wouldBlock(let wantsRead): return .blocked(wantsRead: wantsRead)
+                case .failed: return .failed
+                }
             }
+            self.pending.removeAll(keepingCapacity: true)
+            self.pendingOffset = 0
+            while self.pending.count < Self.batch {
+                var chunk: UnsafePointer<UInt8>?
+                let count = nghttp2_session_mem_send(self.session, &chunk)
+                if count < 0 { return .failed }
+                guard count > 0, let chunk else { break }
+                self.pending.append(contentsOf: UnsafeBufferPointer(start: chunk, count: count))
+            }
+            if self.pending.isEmpty { return .done }
         }
     }
+
+    /// Bytes gathered before a write: one TLS record's plaintext.
+    static let batch = 16 * 1024
 }
