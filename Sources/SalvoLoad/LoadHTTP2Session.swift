@@ -28,24 +28,9 @@ final class LoadHTTP2Session {
     enum Flush { case done, blocked(wantsRead: Bool), failed }
 
     init(connection: LoadConnection, block: HTTP2HeaderBlock, body: [UInt8], maxStreams: Int) throws(TransportError) {
-        self.connection = connection
-        self.body = body
-        let bytes = block.storage
-        let storage = UnsafeMutableRawPointer.allocate(byteCount: max(1, bytes.count), alignment: 1)
-        bytes.withUnsafeBytes { if let base = $0.baseAddress { storage.copyMemory(from: base, byteCount: $0.count) } }
-        self.storage = storage
-        self.headerCount = block.spans.count
-        self.headers = .allocate(capacity: block.spans.count)
-        let base = storage.assumingMemoryBound(to: UInt8.self)
-        for (index, span) in block.spans.enumerated() {
-            self.headers[index] = nghttp2_nv(name: base + span.name.lowerBound, value: base + span.value.lowerBound,
-                                             namelen: span.name.count, valuelen: span.value.count,
-                                             flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
-        }
+        // The session first: until it exists nothing is allocated that a failure must free.
         var callbacks: OpaquePointer?
         guard nghttp2_session_callbacks_new(&callbacks) == 0, let callbacks else {
-            self.headers.deallocate()
-            self.storage.deallocate()
             throw TransportError(.invalidConfiguration, detail: "nghttp2 could not allocate its callbacks")
         }
         defer { nghttp2_session_callbacks_del(callbacks) }
@@ -82,8 +67,6 @@ final class LoadHTTP2Session {
         }
         var option: OpaquePointer?
         guard nghttp2_option_new(&option) == 0, let option else {
-            self.headers.deallocate()
-            self.storage.deallocate()
             throw TransportError(.invalidConfiguration, detail: "nghttp2 could not allocate its options")
         }
         defer { nghttp2_option_del(option) }
@@ -91,11 +74,24 @@ final class LoadHTTP2Session {
         var session: OpaquePointer?
         let made = nghttp2_session_client_new2(&session, callbacks, nil, option)
         guard made == 0, let session else {
-            self.headers.deallocate()
-            self.storage.deallocate()
             throw TransportError(.invalidConfiguration, detail: "nghttp2 could not make a session (\(made))")
         }
         self.session = session
+        self.connection = connection
+        self.body = body
+        let bytes = block.storage
+        let storage = UnsafeMutableRawPointer.allocate(byteCount: max(1, bytes.count), alignment: 1)
+        bytes.withUnsafeBytes { if let base = $0.baseAddress { storage.copyMemory(from: base, byteCount: $0.count) } }
+        self.storage = storage
+        self.headerCount = block.spans.count
+        self.headers = .allocate(capacity: block.spans.count)
+        let base = storage.assumingMemoryBound(to: UInt8.self)
+        for (index, span) in block.spans.enumerated() {
+            self.headers[index] = nghttp2_nv(name: base + span.name.lowerBound, value: base + span.value.lowerBound,
+                                             namelen: span.name.count, valuelen: span.value.count,
+                                             flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+        }
+
         nghttp2_session_set_user_data(session, Unmanaged.passUnretained(self).toOpaque())
         var entries = [
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0),

@@ -181,7 +181,10 @@ final class HTTP2Connection: Selectable, TimerTarget {
             stream.bytesSent += bytes.count
             self.session.provide(bytes, to: stream.id)
         }
-        if body.isComplete {
+        // Every byte handed over, and the producer ended well — or every announced byte, its
+        // producer not ended yet: the stream ends now (as HTTP/1.1 sends an announced length
+        // and reads the answer), so a producer that never returns holds nothing up.
+        if body.isComplete || body.isSent {
             stream.bodyWanted = false
             stream.bodyHandedOver = true
             self.session.finishBody(of: stream.id)

@@ -159,6 +159,14 @@ import Testing
         #expect(streamed.metrics.requestBytesSent > 800_000)
         let small = try await client.execute(echo, body: .bytes(Array("ping".utf8)))
         #expect(small.body == Array("ping".utf8))
+        // A producer that gave all it announced and then never returns: the stream ends with
+        // its last byte, and the answer comes (the producer is cancelled when the call ends).
+        let stuck = HTTPBody.producer(length: 5) { writer in
+            try await writer.write(Array("hello".utf8))
+            try await Task.sleep(for: .seconds(600))
+        }
+        let answered = try await client.execute(echo, body: stuck, options: .init(timeout: .seconds(20)))
+        #expect(answered.body == Array("hello".utf8))
     }
 
     @Test func streamedResponseWithASlowReader() async throws {
