@@ -274,16 +274,11 @@ final class LoadConnection: Selectable, TimerTarget {
         self.readTime = LoadClock.now()
         let before = self.inFlight
         if let http2 = self.http2 {
+            // New requests and the session's answers go out once the reads are done
+            // (``http2ReadsDone()``): a TLS read hands over one record, often one response,
+            // and a write per record would be a send per request.
             guard http2.receive(UnsafeRawBufferPointer(start: buffer.baseAddress, count: n)) else {
                 self.worker.statistics.errors.protocol += 1
-                self.reconnect()
-                return false
-            }
-            if self.state == .open && self.http2 != nil { self.fill(now: self.readTime) }
-            // The server's answers (SETTINGS and PING acknowledgements, window updates).
-            if self.state == .open && self.http2 != nil { self.flush() }
-            if self.state == .open, let http2 = self.http2, !http2.isAlive {
-                // GOAWAY (or the session's own end): a new connection carries on.
                 self.reconnect()
                 return false
             }
@@ -307,6 +302,7 @@ final class LoadConnection: Selectable, TimerTarget {
     /// hold decrypted bytes, so there only `wouldBlock` ends the loop).
     private func readable() {
         let buffer = self.worker.loop.readBuffer
+        defer { if self.http2 != nil, self.state == .open { self.http2ReadsDone() } }
         while self.state == .open {
             switch self.socket.read(into: buffer) {
             case .bytes(let count):
@@ -366,6 +362,17 @@ final class LoadConnection: Selectable, TimerTarget {
             // back to the budget, as a broken connection's do (-n counts responses).
             self.worker.statistics.errors.read += 1
             self.worker.returnBudget(1)
+        }
+    }
+
+    /// HTTP/2: what the reads of one wake-up answered makes room for new requests, sent with
+    /// the session's own answers (SETTINGS and PING acknowledgements, window updates) in one go.
+    private func http2ReadsDone() {
+        self.fill(now: self.readTime)
+        if self.state == .open && self.http2 != nil { self.flush() }
+        if self.state == .open, let http2 = self.http2, !http2.isAlive {
+            // GOAWAY (or the session's own end): a new connection carries on.
+            self.reconnect()
         }
     }
 

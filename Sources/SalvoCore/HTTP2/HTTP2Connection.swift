@@ -57,6 +57,9 @@ final class HTTP2Connection: Selectable, TimerTarget {
     @exclusivity(unchecked) private var outputOffset = 0
     /// Set while events are being handled: a nested flush only notes that it is needed.
     @exclusivity(unchecked) private var flushing = false
+    /// Set while the socket is being read: what the reads make (window updates, the requests
+    /// their completions start) goes out in one write at the end, not one per TLS record.
+    @exclusivity(unchecked) private var batchingWrites = false
     @exclusivity(unchecked) private var flushAgain = false
     /// When a byte last came in: a PING is due after a quiet interval.
     @exclusivity(unchecked) private var lastHeard: Deadline
@@ -229,6 +232,11 @@ final class HTTP2Connection: Selectable, TimerTarget {
 
     private func readable() {
         let buffer = self.loop.readBuffer
+        self.batchingWrites = true
+        defer {
+            self.batchingWrites = false
+            if !self.isClosed { self.flush() }
+        }
         while !self.isClosed {
             switch self.socket.read(into: buffer) {
             case .bytes(let count):
@@ -240,12 +248,12 @@ final class HTTP2Connection: Selectable, TimerTarget {
                     events = try self.session.receive(UnsafeRawBufferPointer(start: buffer.baseAddress, count: count))
                 } catch {
                     // nghttp2 queued a GOAWAY saying why: it goes out before the close.
+                    self.batchingWrites = false
                     self.flush()
                     self.connectionFailed(TransportError(.http2ProtocolError, phase: self.phase, detail: error.detail))
                     return
                 }
                 self.handle(events)
-                self.flush()
                 if count < buffer.count && self.socket.drainedByShortRead { return }
             case .wouldBlock(let wantsWrite):
                 if wantsWrite { self.socket.setInterest([.read, .write], on: self.loop) }
@@ -273,6 +281,7 @@ final class HTTP2Connection: Selectable, TimerTarget {
     /// Writes what the session has to send while the socket takes it; handles the events
     /// writing made (a body asking for more, a stream the session reset).
     func flush() {
+        if self.batchingWrites { return }
         if self.flushing {
             self.flushAgain = true
             return
