@@ -51,6 +51,7 @@ demo: release
 DOC_TARGETS = Salvo SalvoCore SalvoTransport SalvoLoad SalvoMacros SalvoServiceLifecycle SalvoOpenAPI SalvoObservability
 docs: setup
 	python3 scripts/docs.py
+	@mkdir -p build
 	$(SWIFT) package --allow-writing-to-directory build/docs generate-documentation \
 		--enable-experimental-combined-documentation $(addprefix --target ,$(DOC_TARGETS)) \
 		--output-path build/docs --transform-for-static-hosting $(SWIFT_FLAGS)
