@@ -14,24 +14,27 @@ final class HostPool: TimerTarget {
     /// The TLS context of an https key: every request with this key carries the same one.
     let tls: TLSContext?
     unowned let owner: PoolShard
-    private let budget: HostBudget
+    let budget: HostBudget
     /// The owner's place among the shards, its coordinator and its counts in the budget: kept
     /// here, read on every event without going through `owner`.
-    private let shard: Int
-    private let coordinator: PoolCoordinator
+    let shard: Int
+    let coordinator: PoolCoordinator
     private let counts: HostBudget.ShardCounts
     /// What `publish()` last wrote, so that an event that changes nothing writes nothing.
     @exclusivity(unchecked) private var published = (idle: 0, waiting: 0, open: 0, oldest: UInt64(0))
     /// Whether other loops share the host's budget (a client with one loop has nobody to
     /// publish to, balance with or move requests to).
-    private let shared: Bool
-    @exclusivity(unchecked) private var machine: PoolStateMachine
-    @exclusivity(unchecked) private(set) var connections: [Int: HTTP1Connection] = [:]
+    let shared: Bool
+    @exclusivity(unchecked) var machine: PoolStateMachine
+    @exclusivity(unchecked) var connections: [Int: HTTP1Connection] = [:]
     /// Open HTTP/2 connections, each carrying many requests at once. The machine does not
     /// count them (it knows connections that carry one request); each holds its place in
     /// the host's budget until it closes.
-    @exclusivity(unchecked) private(set) var multiplexed: [Int: HTTP2Connection] = [:]
-    @exclusivity(unchecked) private var waiters: [Int: RequestOwner] = [:]
+    @exclusivity(unchecked) var multiplexed: [Int: HTTP2Connection] = [:]
+    @exclusivity(unchecked) var waiters: [Int: RequestOwner] = [:]
+    /// The connection opened to learn the host's version (or to add streams), while it is on
+    /// its way (`+HTTP2`).
+    @exclusivity(unchecked) var probe: Int?
     /// Set when the owner shut this pool down or dropped it; nothing may touch `owner` then.
     @exclusivity(unchecked) private(set) var detached = false
 
@@ -80,7 +83,7 @@ final class HostPool: TimerTarget {
     }
 
     /// Has the owner drop this pool if it is empty (asked only then: see ``pipeliningDepth``).
-    private func dropIfEmpty() {
+    func dropIfEmpty() {
         if self.isEmpty { self.owner.dropIfEmpty(self) }
     }
 
@@ -103,7 +106,7 @@ final class HostPool: TimerTarget {
     }
 
     /// What placement and the other shards see of this one.
-    private func publish() {
+    func publish() {
         if let observer = self.observer {
             let now = (idle: self.idleCount, queued: self.waiters.count)
             if now != self.observed {
@@ -200,117 +203,6 @@ final class HostPool: TimerTarget {
         // Its wait deadline still holds while it waits in line; a later resubmission
         // starts a new wait.
         owner.wait.queuedAt = Deadline(nanoseconds: 0)
-    }
-
-    // MARK: HTTP/2
-
-    /// The HTTP/2 connection with the fewest streams that can take one more, if any.
-    private func multiplexedWithRoom() -> HTTP2Connection? {
-        var best: HTTP2Connection? = nil
-        for connection in self.multiplexed.values where connection.hasRoom {
-            if best.map({ connection.streams.count < $0.streams.count }) ?? true { best = connection }
-        }
-        return best
-    }
-
-    private func startStream(_ owner: RequestOwner, on connection: HTTP2Connection) {
-        owner.wait.queuedAt = Deadline(nanoseconds: 0)
-        if connection.streamsStarted > 0 {
-            self.counters.reused += 1
-            self.observer?.connectionReused()
-        }
-        if !connection.streams.isEmpty { self.counters.multiplexed += 1 }
-        connection.run(owner)
-    }
-
-    /// Waiting requests go to the HTTP/2 connections' free streams; if some still wait, and
-    /// the machine has room, another connection is started for them.
-    private func serveWaitersOnMultiplexed() {
-        while !self.machine.waiters.isEmpty, let connection = self.multiplexedWithRoom(),
-              let id = self.machine.removeOldestWaiter() {
-            guard let owner = self.waiters.removeValue(forKey: id) else { continue }
-            self.startStream(owner, on: connection)
-        }
-        if self.machine.waiters.count > self.machine.connecting {
-            self.run(self.machine.capacityAvailable())
-        }
-        self.publish()
-    }
-
-    /// The connection opened to learn the host's version, while it is on its way.
-    @exclusivity(unchecked) private var probe: Int?
-
-    /// `connection` is open or gone: if it was the probe, the version is known (or the probe
-    /// failed), and the shards that held back may connect, or send their requests to it.
-    private func probeEnded(_ connection: HTTP1Connection, failed: Bool = false) {
-        guard self.probe == connection.id else { return }
-        self.probe = nil
-        self.budget.endProbe(failed: failed)
-        if self.shared { self.coordinator.announceCapacity(self.key, budget: self.budget, from: self.shard) }
-    }
-
-    /// Whether connections to this host may turn out HTTP/2 (TLS offering h2, or cleartext
-    /// with prior knowledge) and no connection has yet shown it speaks only HTTP/1.1.
-    private var mayMultiplex: Bool {
-        guard self.key.httpVersion != .http1Only, !self.budget.speaksOnlyHTTP1 else { return false }
-        return self.key.scheme == .https || self.key.httpVersion.cleartextHTTP2
-    }
-
-    /// A connection came up speaking HTTP/2: an ``HTTP2Connection`` carries on with its socket
-    /// (and its place in the budget), and the waiting requests go to its streams.
-    private func multiplex(_ opened: HTTP1Connection) {
-        let (socket, setup) = opened.handOver()
-        let configuration = self.owner.configuration
-        let connection: HTTP2Connection
-        do throws(TransportError) {
-            connection = try HTTP2Connection(
-                id: opened.id, key: self.key, loop: self.owner.loop, pool: self, socket: socket, endpoints: opened.endpoints,
-                setup: setup, reportedOpen: opened.reportedOpen, settings: configuration.http2, idleTimeout: configuration.idleTimeout)
-            try connection.start()
-        } catch {
-            var socket = socket
-            socket.close(on: self.owner.loop)
-            self.connectionFailed(opened, error: error)
-            return
-        }
-        self.machine.connectedElsewhere()
-        self.connections[opened.id] = nil
-        self.multiplexed[opened.id] = connection
-        self.budget.speaksHTTP2 = true
-        self.serveWaitersOnMultiplexed()
-        // After this shard published its connection's room: the others send their requests here.
-        self.probeEnded(opened)
-    }
-
-    /// A stream of `connection` ended (or its server allowed more): waiting requests may take its place.
-    func streamEnded(on connection: HTTP2Connection) {
-        guard self.multiplexed[connection.id] === connection else { return }
-        if !self.machine.waiters.isEmpty {
-            self.serveWaitersOnMultiplexed()
-        } else {
-            self.publish()
-        }
-    }
-
-    /// The server of `connection` sent GOAWAY: no new stream goes there; requests waiting may
-    /// need another connection.
-    func connectionGoingAway(_ connection: HTTP2Connection) {
-        guard self.multiplexed[connection.id] === connection else { return }
-        self.serveWaitersOnMultiplexed()
-    }
-
-    /// An HTTP/2 connection closed: its place in the budget goes back.
-    func connectionClosed(_ connection: HTTP2Connection) {
-        guard self.multiplexed.removeValue(forKey: connection.id) != nil else { return }
-        self.budget.release()
-        if connection.closedByPeer { self.counters.closedByServer += 1 } else { self.counters.closedByUs += 1 }
-        if connection.reportedOpen { self.observer?.connectionClosed(id: connection.id, byServer: connection.closedByPeer) }
-        if self.machine.waiters.count > self.machine.connecting {
-            self.run(self.machine.capacityAvailable())
-        }
-        self.announceIfRoomLeft()
-        self.publish()
-        self.dropIfEmpty()
     }
 
     /// This host's counters on this loop, since the pool was made.
@@ -417,7 +309,7 @@ final class HostPool: TimerTarget {
 
     // MARK: Actions
 
-    private func run(_ action: PoolStateMachine.Action, leasing direct: RequestOwner? = nil, movable: Bool = true) {
+    func run(_ action: PoolStateMachine.Action, leasing direct: RequestOwner? = nil, movable: Bool = true) {
         switch action {
         case .none, .fail:
             // A failed connect's waiter is failed by connectionFailed, which has the error.
@@ -546,7 +438,7 @@ final class HostPool: TimerTarget {
     }
 
     /// Tells waiting shards about free places left after this shard's own needs.
-    private func announceIfRoomLeft() {
+    func announceIfRoomLeft() {
         if self.budget.openConnections < self.budget.limit {
             self.coordinator.announceCapacity(self.key, budget: self.budget, from: self.shard)
         }
