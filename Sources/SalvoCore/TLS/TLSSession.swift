@@ -156,7 +156,7 @@ package final class TLSSession {
 
     @usableFromInline
     package func read(into buffer: UnsafeMutableRawBufferPointer) -> Socket.ReadResult {
-        ERR_clear_error()
+        TLSError.clearQueue()
         let n = SSL_read(self.ssl, buffer.baseAddress, Int32(clamping: buffer.count))
         if n > 0 { return .bytes(Int(n)) }
         let error = SSL_get_error(self.ssl, n)
@@ -181,7 +181,7 @@ package final class TLSSession {
     @usableFromInline
     package func write(_ bytes: UnsafeRawBufferPointer) -> Socket.WriteResult {
         guard bytes.count > 0 else { return .wrote(0) }
-        ERR_clear_error()
+        TLSError.clearQueue()
         let n = SSL_write(self.ssl, bytes.baseAddress, Int32(clamping: bytes.count))
         if n > 0 { return .wrote(Int(n)) }
         let error = SSL_get_error(self.ssl, n)
