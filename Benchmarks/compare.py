@@ -635,18 +635,13 @@ def resolve_clients(args):
     """Returns (paths, skipped): binaries per client kind and a note per skipped client."""
     paths, skipped = {}, {}
     wanted = args.clients
-    if "h2load" in wanted:
-        h = shutil.which("h2load")
-        if h:
-            paths["h2load"] = h
-        else:
-            skipped["h2load"] = "h2load not found on PATH (apt-get install nghttp2-client)"
-    if "wrk" in wanted:
-        w = shutil.which("wrk")
-        if w:
-            paths["wrk"] = w
-        else:
-            skipped["wrk"] = "wrk not found on PATH (apt-get install wrk)"
+    for tool, package in (("h2load", "nghttp2-client"), ("wrk", "wrk")):
+        if tool in wanted:
+            found = shutil.which(tool)
+            if found:
+                paths[tool] = found
+            else:
+                skipped[tool] = f"{tool} not found on PATH (apt-get install {package})"
     if any(c in SALVO_APIS for c in wanted):
         salvo = os.path.abspath(os.path.join(REPO, args.salvo)) if not os.path.isabs(args.salvo) else args.salvo
         if os.access(salvo, os.X_OK):

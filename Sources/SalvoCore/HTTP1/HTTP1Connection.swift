@@ -69,11 +69,8 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, E
     /// How long the server said it keeps an idle connection (`Keep-Alive: timeout=N`), less
     /// a margin: the connection is retired before the server would drop it under a request.
     @exclusivity(unchecked) var serverIdleLimit: Duration?
-    /// The deadline of the one timer this connection relies on. Timers are never cancelled:
-    /// a new one is armed only when the connection needs waking earlier than `armedTimer`,
-    /// and a timer that fires for any other deadline is stale. So a connection keeps one or
-    /// two heap entries, not one per request.
-    @exclusivity(unchecked) private var armedTimer: Deadline?
+    /// The one timer this connection relies on, armed for its earliest deadline.
+    @exclusivity(unchecked) private var timer = ArmedTimer()
     /// Maintained by the pool: whether a request holds this connection (or is about to).
     @exclusivity(unchecked) var isLeased = false
     /// The connection has waited in the pool, unused for a while: the server may have closed
@@ -195,7 +192,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, E
     private func connectFailed(_ error: TransportError) {
         self.connector.abandon(loop: self.loop)
         self.life = .closed
-        self.armedTimer = nil
+        self.timer.disarm()
         self.pool.connectionFailed(self, error: error)
     }
 
@@ -215,7 +212,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, E
         socket.detachFromEpoll(on: self.loop)
         self.socket = .none
         self.life = .closed
-        self.armedTimer = nil
+        self.timer.disarm()
         return (socket, self.setup)
     }
 
@@ -334,18 +331,15 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, E
     /// Keeps a timer armed for the earliest deadline. Called at the end of every event.
     func rearm() {
         guard let next = self.deadlines.next else { return }
-        if let armed = self.armedTimer, armed <= next { return }
-        self.armedTimer = next
-        self.loop.scheduleTimer(at: next, target: self, token: next.nanoseconds)
+        self.timer.arm(at: next, on: self.loop, for: self)
     }
 
     func timerIsCurrent(token: UInt64) -> Bool {
-        self.armedTimer?.nanoseconds == token
+        self.timer.isCurrent(token)
     }
 
     func timerFired(token: UInt64, now: Deadline) {
-        guard let armed = self.armedTimer, armed.nanoseconds == token else { return }
-        self.armedTimer = nil
+        guard self.timer.fired(token) else { return }
         defer { self.rearm() }
         let phase: TransportError.Phase = self.decoder.inBody ? .readBody : .readHead
         switch self.deadlines.expired(at: now) {
@@ -494,7 +488,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, E
     func closeSocket() {
         self.socket.close(on: self.loop)
         self.connector.abandon(loop: self.loop)
-        self.armedTimer = nil
+        self.timer.disarm()
         self.life = .closed
     }
 

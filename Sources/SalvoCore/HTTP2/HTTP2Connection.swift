@@ -68,8 +68,8 @@ final class HTTP2Connection: Selectable, TimerTarget {
     @exclusivity(unchecked) private var idleSince: Deadline
     /// When the unanswered PING went out.
     @exclusivity(unchecked) private var pingSentAt: Deadline?
-    /// The one timer relied on (see ``HTTP1Connection``'s): never cancelled, re-armed earlier only.
-    @exclusivity(unchecked) private var armedTimer: Deadline?
+    /// The one timer relied on, armed for the earliest deadline of any stream or of the connection.
+    @exclusivity(unchecked) private var timer = ArmedTimer()
 
     init(id: Int, key: ConnectionKey, loop: EventLoop, pool: HostPool, socket: Socket, endpoints: ConnectionEndpoints,
          setup: ConnectionSetup, reportedOpen: Bool, settings: HTTP2Settings, idleTimeout: Duration) throws(TransportError) {
@@ -488,7 +488,7 @@ final class HTTP2Connection: Selectable, TimerTarget {
     private func closeSocket() {
         self.isClosed = true
         self.goingAway = true
-        self.armedTimer = nil
+        self.timer.disarm()
         self.socket.close(on: self.loop)
     }
 
@@ -529,18 +529,15 @@ final class HTTP2Connection: Selectable, TimerTarget {
 
     func rearm() {
         guard let next = self.nextDeadline else { return }
-        if let armed = self.armedTimer, armed <= next { return }
-        self.armedTimer = next
-        self.loop.scheduleTimer(at: next, target: self, token: next.nanoseconds)
+        self.timer.arm(at: next, on: self.loop, for: self)
     }
 
     func timerIsCurrent(token: UInt64) -> Bool {
-        self.armedTimer?.nanoseconds == token
+        self.timer.isCurrent(token)
     }
 
     func timerFired(token: UInt64, now: Deadline) {
-        guard let armed = self.armedTimer, armed.nanoseconds == token, !self.isClosed else { return }
-        self.armedTimer = nil
+        guard !self.isClosed, self.timer.fired(token) else { return }
         defer { self.rearm() }
         for stream in self.streams.values.sorted(by: { $0.id < $1.id }) {
             switch stream.deadlines.expired(at: now) {
