@@ -45,6 +45,7 @@ public struct ClientLoad: Sendable {
         if let proxy = configuration.proxy { clientConfiguration.proxy = .all(proxy) }
         // The version asked for, whatever the server offers: runs stay comparable.
         clientConfiguration.httpVersion = configuration.http2 ? .http2PriorKnowledge : .http1Only
+        clientConfiguration.http2.connectionPerLoop = configuration.connectionPerLoop
         let callers = configuration.callers ?? configuration.connections * configuration.pipeline * configuration.streams
         clientConfiguration.connectTimeout = configuration.connectTimeout
         clientConfiguration.tls = configuration.tls

@@ -84,6 +84,9 @@ struct Bench: AsyncParsableCommand {
     @Option(name: .customLong("api"), help: "Drive the load through: native (default), async, async-loop, callbacks.")
     var api = "native"
 
+    @Flag(name: .customLong("connection-per-loop"), help: "With --api and --http2: each thread opens its own connection instead of all threads sharing one.")
+    var connectionPerLoop = false
+
     @Option(name: .customLong("start-at"), help: "Begin the load at this time — 2026-11-26T08:00:00Z, or seconds since 1970 — so that runs on several machines start together; a time already past begins at once.")
     var startAt: String?
 
@@ -95,6 +98,9 @@ struct Bench: AsyncParsableCommand {
             throw ValidationError(error.description)
         }
         let start = try self.startTime()
+        if self.connectionPerLoop && (self.api == "native" || !self.http2) {
+            throw ValidationError("--connection-per-loop applies to a client API over HTTP/2: give --api and --http2")
+        }
         if self.api != "native" {
             guard let api = ClientAPI(rawValue: self.api) else {
                 throw ValidationError("--api must be native, async, async-loop or callbacks")
@@ -216,6 +222,7 @@ struct Bench: AsyncParsableCommand {
         configuration.http2 = self.http2
         configuration.streams = self.streams
         configuration.callers = self.callers
+        configuration.connectionPerLoop = self.connectionPerLoop
         configuration.unixSocketPath = self.unixSocket
         if let proxy = self.proxy, !proxy.isEmpty { configuration.proxy = try HTTPProxy(proxy) }
         configuration.rate = self.rate

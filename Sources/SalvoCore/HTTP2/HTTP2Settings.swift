@@ -16,6 +16,14 @@ public struct HTTP2Settings: Sendable, Hashable {
     public var pingInterval: Duration? = .seconds(30)
     /// How long a PING may go unanswered (default 10 s).
     public var pingTimeout: Duration = .seconds(10)
+    /// Where a host's HTTP/2 connections live. false (the default): one connection serves the
+    /// whole client, requests made on other event loops going over to its loop; a second opens
+    /// only when the first has no stream to spare — fewest connections, one HPACK table, one
+    /// loop's core doing all of that host's framing and TLS. true: each event loop opens its own
+    /// connection to the host and keeps its requests on it (async-http-client's topology) —
+    /// no hop between loops and every core at work, for as many connections as loops.
+    /// docs/http2.md compares the two.
+    public var connectionPerLoop = false
 
     public init() {}
 }

@@ -25,6 +25,9 @@ final class HostPool: TimerTarget {
     /// Whether other loops share the host's budget (a client with one loop has nobody to
     /// publish to, balance with or move requests to).
     let shared: Bool
+    /// Whether each loop keeps its own HTTP/2 connections (``HTTP2Settings/connectionPerLoop``)
+    /// rather than sending its requests to another loop's.
+    let multiplexesPerLoop: Bool
     @exclusivity(unchecked) var machine: PoolStateMachine
     @exclusivity(unchecked) var connections: [Int: HTTP1Connection] = [:]
     /// Open HTTP/2 connections, each carrying many requests at once. The machine does not
@@ -67,6 +70,7 @@ final class HostPool: TimerTarget {
         self.coordinator = owner.coordinator
         self.counts = budget.shards[owner.index]
         self.shared = budget.shards.count > 1
+        self.multiplexesPerLoop = owner.configuration.http2.connectionPerLoop
         self.machine = PoolStateMachine(maxConnections: budget.limit)
     }
 
@@ -115,7 +119,8 @@ final class HostPool: TimerTarget {
             }
         }
         guard self.shared, !self.detached else { return }
-        let idle = self.idleCount
+        // Streams to spare draw other loops' requests here unless each loop keeps its own.
+        let idle = self.multiplexesPerLoop ? self.machine.idle.count : self.idleCount
         let waiting = self.machine.waiters.count
         let open = self.openCount
         let oldest = self.oldestWaiting
@@ -268,26 +273,22 @@ final class HostPool: TimerTarget {
 
     // MARK: Waiting
 
-    /// One timer for all waiters, at the earliest waiter deadline (as connections do, see
-    /// `HTTP1Connection.armedTimer`): a queue of thousands costs one heap entry.
-    @exclusivity(unchecked) private var armedTimer: Deadline?
+    /// One timer for all waiters, at the earliest waiter deadline (as connections keep one):
+    /// a queue of thousands costs one heap entry.
+    @exclusivity(unchecked) private var timer = ArmedTimer()
 
     private func updateTimer(_ deadline: Deadline) {
-        guard deadline != .distantFuture else { return }
-        if let armed = self.armedTimer, armed <= deadline { return }
-        self.armedTimer = deadline
-        self.owner.loop.scheduleTimer(at: deadline, target: self, token: deadline.nanoseconds)
+        self.timer.arm(at: deadline, on: self.owner.loop, for: self)
     }
 
     func timerIsCurrent(token: UInt64) -> Bool {
-        !self.detached && self.armedTimer?.nanoseconds == token
+        !self.detached && self.timer.isCurrent(token)
     }
 
     /// A waiter's deadline passed: the pool wait timeout, or the request's own if sooner.
     func timerFired(token: UInt64, now: Deadline) {
         // A pool that was shut down or dropped may outlive its owner in the timer heap.
-        guard !self.detached, let armed = self.armedTimer, armed.nanoseconds == token else { return }
-        self.armedTimer = nil
+        guard !self.detached, self.timer.fired(token) else { return }
         var expired: [RequestOwner] = []
         var earliest = Deadline.distantFuture
         for waiter in self.waiters.values {
@@ -362,7 +363,7 @@ final class HostPool: TimerTarget {
     /// to a shard with an idle connection if one has.
     @discardableResult
     private func connectIfBudgetAllows(movable: Bool = true) -> Bool {
-        if self.mayMultiplex, self.shared, self.budget.speaksHTTP2, movable,
+        if self.mayMultiplex, self.shared, self.budget.speaksHTTP2, movable, !self.multiplexesPerLoop,
            let shard = self.budget.shardWithIdleConnection(besides: self.shard) {
             // One HTTP/2 connection serves the host's requests from every loop: the waiting
             // requests go to the loop whose connection has streams to spare.
@@ -377,7 +378,7 @@ final class HostPool: TimerTarget {
             if movable && self.shared {
                 if let shard = self.budget.shardWithIdleConnection(besides: self.shard) {
                     self.moveOldestWaiter(to: shard, urgent: true)
-                } else if self.connections.isEmpty, let shard = self.budget.shardWithMostConnections(besides: self.shard) {
+                } else if self.openCount == 0, let shard = self.budget.shardWithMostConnections(besides: self.shard) {
                     // No connection here and none to be had: wait in the queue of a shard that
                     // has some, rather than for a place that may never come free.
                     // Each once: a move that fails (that loop stopped) puts the request back here.

@@ -133,6 +133,43 @@ import Testing
         #expect(host?.http2Connections == 1)
     }
 
+    @Test func connectionPerLoopKeepsEachLoopsRequestsOnItsOwn() async throws {
+        let fixture = try await Self.shared.get()
+        let group = try EventLoopGroup(numberOfThreads: 2)
+        defer { group.shutdown() }
+        var configuration = HTTPClient.Configuration()
+        configuration.tls.trustRoots = .file(fixture.certificates.path("ca.pem"))
+        configuration.http2.connectionPerLoop = true
+        let client = try HTTPClient(configuration: configuration, eventLoopGroup: group)
+        defer { client.shutdown() }
+        // The local port of the connection each request went out on, by the loop it was made on.
+        final class Ports: Sendable { let byLoop = Mutex<[Int: Set<String>]>([:]) }
+        let ports = Ports()
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            for index in 0..<64 {
+                let loop = index % 2
+                tasks.addTask(executorPreference: group.loops[loop]) {
+                    var options = HTTPClient.RequestOptions()
+                    options.connectionObserver = { report in
+                        ports.byLoop.withLock { _ = $0[loop, default: []].insert(report.local.map { "\($0)" } ?? "?") }
+                    }
+                    let response = try await client.execute(try HTTPRequest(method: .get, url: self.tls(fixture, "/small")),
+                                                            options: options)
+                    #expect(response.version == .http2)
+                }
+            }
+            try await tasks.waitForAll()
+        }
+        let seen = ports.byLoop.withLock { $0 }
+        // Each loop opened one connection and kept all of its requests on it.
+        #expect(seen[0]?.count == 1)
+        #expect(seen[1]?.count == 1)
+        #expect(seen[0] != seen[1])
+        let statistics = await client.poolStatistics()
+        #expect(statistics.connectionsOpened == 2)
+        #expect(statistics.hosts.values.first?.http2Connections == 2)
+    }
+
     @Test func uploadsInMemoryAndStreamed() async throws {
         let fixture = try await Self.shared.get()
         let client = try self.client(fixture)
