@@ -102,7 +102,12 @@ final class HTTP2Connection: Selectable, TimerTarget {
     /// Whether another stream may start here now (not after a GOAWAY, even one still being
     /// handled: the session has seen it).
     var hasRoom: Bool {
-        !self.goingAway && !self.isClosed && self.streams.count < self.maxStreams && !self.session.isGoingAway
+        !self.isGoingAway && self.streams.count < self.maxStreams
+    }
+
+    /// Whether no new stream will ever start here (closed, or told to go away).
+    var isGoingAway: Bool {
+        self.goingAway || self.isClosed || self.session.isGoingAway
     }
 
     // MARK: Requests

@@ -21,7 +21,8 @@ public struct HTTP2Settings: Sendable, Hashable {
     /// only when the first has no stream to spare — fewest connections, one HPACK table, one
     /// loop's core doing all of that host's framing and TLS. true: each event loop opens its own
     /// connection to the host and keeps its requests on it (async-http-client's topology) —
-    /// no hop between loops and every core at work, for as many connections as loops.
+    /// no hop between loops and every core at work, for as many connections as loops (within
+    /// `maxConnectionsPerHost`; loops beyond it send their requests to loops that have one).
     /// docs/http2.md compares the two.
     public var connectionPerLoop = false
 

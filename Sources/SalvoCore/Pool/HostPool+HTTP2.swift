@@ -45,6 +45,7 @@ extension HostPool {
     func probeEnded(_ connection: HTTP1Connection, failed: Bool = false) {
         guard self.probe == connection.id else { return }
         self.probe = nil
+        guard !self.probeIsLocal else { return }
         self.budget.endProbe(failed: failed)
         if self.shared { self.coordinator.announceCapacity(self.key, budget: self.budget, from: self.shard) }
     }

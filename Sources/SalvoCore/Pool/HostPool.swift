@@ -38,6 +38,9 @@ final class HostPool: TimerTarget {
     /// The connection opened to learn the host's version (or to add streams), while it is on
     /// its way (`+HTTP2`).
     @exclusivity(unchecked) var probe: Int?
+    /// The probe is this loop's alone (``HTTP2Settings/connectionPerLoop``, the version known),
+    /// not the host's one connection at a time.
+    @exclusivity(unchecked) var probeIsLocal = false
     /// Set when the owner shut this pool down or dropped it; nothing may touch `owner` then.
     @exclusivity(unchecked) private(set) var detached = false
 
@@ -378,9 +381,12 @@ final class HostPool: TimerTarget {
             if movable && self.shared {
                 if let shard = self.budget.shardWithIdleConnection(besides: self.shard) {
                     self.moveOldestWaiter(to: shard, urgent: true)
-                } else if self.openCount == 0, let shard = self.budget.shardWithMostConnections(besides: self.shard) {
-                    // No connection here and none to be had: wait in the queue of a shard that
-                    // has some, rather than for a place that may never come free.
+                } else if self.connections.isEmpty, !self.multiplexed.values.contains(where: { !$0.isGoingAway }),
+                          let shard = self.budget.shardWithMostConnections(besides: self.shard) {
+                    // No connection here that will take them, and none to be had: wait in the
+                    // queue of a shard that has some, rather than for a place that may never
+                    // come free. (An HTTP/2 connection of this loop that is merely full keeps
+                    // them: its streams free up.)
                     // Each once: a move that fails (that loop stopped) puts the request back here.
                     for _ in 0..<self.machine.waiters.count { self.moveOldestWaiter(to: shard, urgent: false) }
                 }
@@ -394,14 +400,27 @@ final class HostPool: TimerTarget {
             // shows which version it speaks (if HTTP/2, that one carries every waiting request,
             // and a burst opens one connection, not one per request), and then whenever all
             // its connections are full (a second opens only for what the first cannot take).
-            guard self.budget.startProbe() else {
-                self.budget.release()
-                self.machine.connectDeclined()
-                self.publish()
-                // The other shard's connection may have opened between the try and the
-                // publish, its announcement missing this shard's requests: look again.
-                if !self.budget.isProbing { self.capacityAvailable() }
-                return false
+            if self.multiplexesPerLoop && self.budget.speaksHTTP2 {
+                // Each loop opens its own connections: one at a time on this loop, whatever
+                // the other loops are opening.
+                guard self.probe == nil else {
+                    self.budget.release()
+                    self.machine.connectDeclined()
+                    self.publish()
+                    return false
+                }
+                self.probeIsLocal = true
+            } else {
+                guard self.budget.startProbe() else {
+                    self.budget.release()
+                    self.machine.connectDeclined()
+                    self.publish()
+                    // The other shard's connection may have opened between the try and the
+                    // publish, its announcement missing this shard's requests: look again.
+                    if !self.budget.isProbing { self.capacityAvailable() }
+                    return false
+                }
+                self.probeIsLocal = false
             }
             self.probe = id
         }

@@ -140,7 +140,6 @@ enum TLSError {
         TransportError(.tlsLocalCertificate, phase: .connect, detail: detail)
     }
 
-    /// The reasons on this thread's OpenSSL error queue, emptied.
     /// Empties this thread's OpenSSL error queue before a read or write, whose outcome
     /// `SSL_get_error` reads from it. Every failure path drains the queue, so it is almost
     /// always empty already: peeking costs less than clearing its sixteen slots on every call.
@@ -149,6 +148,7 @@ enum TLSError {
         if ERR_peek_error() != 0 { ERR_clear_error() }
     }
 
+    /// The reasons on this thread's OpenSSL error queue, emptied; a generic one when it holds none.
     static func drainReason() -> String {
         self.pendingReason() ?? "unknown OpenSSL error"
     }
