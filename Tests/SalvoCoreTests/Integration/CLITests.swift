@@ -443,7 +443,9 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("salvo-start-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let start = Date().timeIntervalSince1970 + 2.5
+        // Far enough ahead that three processes are up and waiting on a loaded 2-core machine
+        // (2.5 s was not always: a run that launches after the time begins at once, late).
+        let start = Date().timeIntervalSince1970 + 8
         let arguments = ["bench", "-c2", "-t1", "-d", "800ms", "--json", "--start-at", String(format: "%.3f", start), nginx.url("/small")]
         let runs = try await withThrowingTaskGroup(of: Run.self) { group in
             for _ in 0..<3 { group.addTask { try await Self.run(Self.salvoPath, arguments) } }
