@@ -74,6 +74,10 @@ SALVO_APIS = {  # client name -> extra salvo bench arguments
     "salvo-async": ["--api", "async"],
     "salvo-async-loop": ["--api", "async-loop"],
     "salvo-callbacks": ["--api", "callbacks"],
+    # The fast path: a request prepared once, each response lent to a handler.
+    "salvo-prepared-async": ["--api", "prepared-async"],
+    "salvo-prepared-async-loop": ["--api", "prepared-async-loop"],
+    "salvo-prepared-callbacks": ["--api", "prepared-callbacks"],
 }
 ALL_CLIENTS = ["wrk", *SALVO_APIS, "ahc", *TYPED_LOAD_MODES, "ahc-json", "h2load"]
 

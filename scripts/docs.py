@@ -28,6 +28,7 @@ GUIDES = {
     "docs/http-semantics.md": ("SalvoCore", "HTTPSemantics"),
     "docs/tls.md": ("SalvoCore", "TLS"),
     "docs/http2.md": ("SalvoCore", "HTTP2"),
+    "docs/prepared-calls.md": ("SalvoCore", "PreparedCalls"),
     "docs/load-testing.md": ("SalvoLoad", "LoadTesting"),
     "docs/distributed-load.md": ("SalvoLoad", "DistributedLoad"),
     "docs/openapi.md": ("SalvoOpenAPI", "OpenAPI"),

@@ -13,6 +13,15 @@ public enum ClientAPI: String, Sendable, CaseIterable {
     case asyncOnLoop = "async-loop"
     /// N chains of completion handlers, each starting the next request from the last one's handler.
     case callbacks
+    /// The fast path (``PreparedCall``): the request prepared once, each response lent to a
+    /// handler that counts it — awaited on Swift's default executor, on the loops, or chained
+    /// through completion handlers.
+    case preparedAsync = "prepared-async"
+    case preparedAsyncOnLoop = "prepared-async-loop"
+    case preparedCallbacks = "prepared-callbacks"
+
+    /// Whether the requests go through a prepared call.
+    var isPrepared: Bool { self == .preparedAsync || self == .preparedAsyncOnLoop || self == .preparedCallbacks }
 }
 
 public struct ClientLoad: Sendable {
@@ -67,6 +76,9 @@ public struct ClientLoad: Sendable {
         let latencies = SharedLatencies()
         var counts = CallerCounts()
         switch self.api {
+        case .preparedAsync, .preparedAsyncOnLoop, .preparedCallbacks:
+            let call = try client.prepare(self.template(request: request, timeout: configuration.timeout))
+            counts = await self.runPrepared(call, group: group, callers: callers, plan: plan, latencies: latencies)
         case .async, .asyncOnLoop:
             let onLoop = self.api == .asyncOnLoop
             counts = await withTaskGroup(of: CallerCounts.self) { tasks in
@@ -251,9 +263,15 @@ struct CallerTally {
     /// A response to a request sent at `began`; returns the clock reading it ended at.
     @discardableResult
     mutating func record(_ response: CollectedResponse, since began: Deadline) -> Deadline {
+        self.record(status: response.status.code, bodyCount: response.body.count, since: began)
+    }
+
+    /// A response of `status` with a body of `bodyCount` bytes, to a request sent at `began`;
+    /// returns the clock reading it ended at.
+    @discardableResult
+    mutating func record(status code: Int, bodyCount: Int, since began: Deadline) -> Deadline {
         self.counts.requests += 1
-        self.counts.bytesRead += response.body.count
-        let code = response.status.code
+        self.counts.bytesRead += bodyCount
         if code != self.runCode {
             self.endRun()
             self.runCode = code

@@ -343,6 +343,16 @@ package struct FieldRecords: Sendable {
         return found
     }
 
+    /// Calls `body` with the bytes of the first value of `name`; nil when there is none.
+    package func withFirstValue<Result>(for name: HTTPField.Name, _ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
+        var found: Result? = nil
+        self.forEachValue(of: name) { value in
+            found = body(value)
+            return false
+        }
+        return found
+    }
+
     /// The first value of a tracked field; nil for a set of several (`[.keepAlive, .location]`).
     package func firstValue(ofTracked field: Tracked) -> String? {
         var found: String? = nil

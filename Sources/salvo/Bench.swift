@@ -81,7 +81,7 @@ struct Bench: AsyncParsableCommand {
     @Flag(name: .customLong("no-tls-resume"), help: "Do a full TLS handshake on every new connection.")
     var noTLSResume = false
 
-    @Option(name: .customLong("api"), help: "Drive the load through: native (default), async, async-loop, callbacks.")
+    @Option(name: .customLong("api"), help: "Drive the load through: native (default), async, async-loop, callbacks, or a prepared call: prepared-async, prepared-async-loop, prepared-callbacks.")
     var api = "native"
 
     @Flag(name: .customLong("connection-per-loop"), help: "With --api and --http2: each thread opens its own connection instead of all threads sharing one.")
@@ -103,7 +103,7 @@ struct Bench: AsyncParsableCommand {
         }
         if self.api != "native" {
             guard let api = ClientAPI(rawValue: self.api) else {
-                throw ValidationError("--api must be native, async, async-loop or callbacks")
+                throw ValidationError("--api must be native, \(ClientAPI.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             if let start { _ = await StartTime.wait(until: start, interrupted: { false }) }
             try await self.runThroughClient(configuration, api: api)

@@ -325,6 +325,8 @@ extension RequestOwner: EndOfTurnWork {
         case continuation(UnsafeContinuation<Result<CollectedResponse, TransportError>, Never>)
         /// A stream: the head goes to the caller as it comes, the body through a ``BodyStream``.
         case stream(StreamingHandler)
+        /// A prepared call: the collected response is lent to its handler at the end.
+        case lent(any LentSink)
         /// The call is over and its result handed on.
         case delivered
     }
@@ -366,7 +368,17 @@ extension RequestOwner: EndOfTurnWork {
             return
         }
         guard let head = self.collected.head.take() else {
-            self.complete(.failure(TransportError(.invalidResponse, detail: "response ended without a head")))
+            self.didFail(TransportError(.invalidResponse, detail: "response ended without a head"))
+            return
+        }
+        if case .lent(let sink) = self.delivery {
+            // Lent where it was collected, for the handler's duration; then let go of.
+            self.delivery = .delivered
+            self.letGo()
+            self.collected.body.withUnsafeBytes { body in
+                sink.finish(LentResponse(head: head, body: body, details: details))
+            }
+            if !self.collected.body.isEmpty { self.collected.body = [] }
             return
         }
         // The body moves into the response: the owner keeps no second reference to it. The
@@ -381,6 +393,14 @@ extension RequestOwner: EndOfTurnWork {
         if case .stream(let handler) = self.delivery {
             self.letGo()
             handler.didFail(error)
+            return
+        }
+        if case .lent(let sink) = self.delivery {
+            if self.collected.head != nil { self.collected.head = nil }
+            if !self.collected.body.isEmpty { self.collected.body = [] }
+            self.delivery = .delivered
+            self.letGo()
+            sink.fail(error)
             return
         }
         self.complete(.failure(error))
@@ -402,7 +422,7 @@ extension RequestOwner: EndOfTurnWork {
             // Resumed with the others of this turn of the loop, as one batch.
             self.heldResult = consume result
             self.runAtEndOfTurn()
-        case .awaiting, .stream, .delivered:
+        case .awaiting, .stream, .lent, .delivered:
             // Every collecting call is started after its continuation is given: unreachable.
             assertionFailure("a collected response with nowhere to go")
         }

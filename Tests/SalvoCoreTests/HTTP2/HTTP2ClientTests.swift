@@ -170,6 +170,32 @@ import Testing
         #expect(statistics.hosts.values.first?.http2Connections == 2)
     }
 
+    @Test func preparedCallsMultiplexToo() async throws {
+        let fixture = try await Self.shared.get()
+        let client = try self.client(fixture)
+        defer { client.shutdown() }
+        let expected = try fixture.nginx.contents(of: "64k")
+        for url in [self.tls(fixture, "/{file}"), self.h2c(fixture, "/{file}")] {
+            var template = RequestTemplate(.get, url)
+            if url.hasPrefix("http:") { template.options.httpVersion = .http2PriorKnowledge }
+            let call = try client.prepare(template)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<32 {
+                    group.addTask {
+                        let (version, status, matches) = try await call.send([index % 2 == 0 ? "64k" : "small"]) { response in
+                            (response.version, response.status, index % 2 == 1 || response.withBody { $0.elementsEqual(expected) })
+                        }
+                        #expect(version == .http2)
+                        #expect(status == .ok)
+                        #expect(matches)
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        #expect(await client.poolStatistics().connectionsOpened == 2, "one connection for each listener")
+    }
+
     @Test func uploadsInMemoryAndStreamed() async throws {
         let fixture = try await Self.shared.get()
         let client = try self.client(fixture)

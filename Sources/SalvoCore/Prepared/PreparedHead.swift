@@ -1,0 +1,127 @@
+import HTTPTypes
+import SalvoTransport
+
+/// A template's request head, encoded once and cut where each call's values go: the bytes
+/// between the gaps, kept as they are, and what fills each gap — a parameter's value,
+/// percent-encoded, or the body's length. A call without gaps or extra fields sends the
+/// prepared head itself (a reference, no copy).
+struct PreparedHead: Sendable {
+    /// The body length the template is prepared with, found again in its Content-Length.
+    static let lengthMarker = 918_273_645_546_372
+
+    enum Gap: Sendable {
+        case parameter(Int, TemplateURL.Place)
+        case contentLength
+    }
+
+    /// The head as prepared.
+    let whole: [UInt8]
+    /// `literals[i]` comes before `gaps[i]`; the last literal ends the head.
+    private let literals: [[UInt8]]
+    private let gaps: [Gap]
+    private let url: TemplateURL
+
+    init(_ whole: [UInt8], url: TemplateURL, sendsBody: Bool) throws(TransportError) {
+        var found: [(at: Int, length: Int, gap: Gap)] = []
+        for (index, place) in url.places.enumerated() {
+            let marker = Array(TemplateURL.marker(index).utf8)
+            found.append(try Self.only(marker, in: whole, gap: .parameter(index, place)))
+        }
+        if sendsBody {
+            found.append(try Self.only(Array(String(Self.lengthMarker).utf8), in: whole, gap: .contentLength))
+        }
+        found.sort { $0.at < $1.at }
+        var literals: [[UInt8]] = []
+        var start = 0
+        for gap in found {
+            literals.append(Array(whole[start..<gap.at]))
+            start = gap.at + gap.length
+        }
+        literals.append(Array(whole[start...]))
+        self.whole = whole
+        self.literals = literals
+        self.gaps = found.map { $0.gap }
+        self.url = url
+    }
+
+    /// Where `marker` stands in `head`, which holds it exactly once.
+    private static func only(_ marker: [UInt8], in head: [UInt8], gap: Gap) throws(TransportError) -> (at: Int, length: Int, gap: Gap) {
+        var positions: [Int] = []
+        if head.count >= marker.count {
+            for start in 0...(head.count - marker.count) where head[start] == marker[0] && head[start..<start + marker.count].elementsEqual(marker) {
+                positions.append(start)
+            }
+        }
+        guard positions.count == 1 else {
+            throw TransportError(.invalidRequest, phase: .request,
+                                 detail: "the template's head could not be prepared (its text holds what the engine marks it with)")
+        }
+        return (positions[0], marker.count, gap)
+    }
+
+    /// The head of one call.
+    func head(parameters: [String], fields: HTTPFields, bodyLength: Int) throws(TransportError) -> [UInt8] {
+        if self.gaps.isEmpty && fields.isEmpty { return self.whole }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(self.whole.count + 16 * self.gaps.count + 32 * fields.count)
+        for (index, gap) in self.gaps.enumerated() {
+            bytes.append(contentsOf: self.literals[index])
+            switch gap {
+            case .parameter(let parameter, let place): TemplateURL.encode(parameters[parameter], for: place, into: &bytes)
+            case .contentLength: bytes.append(contentsOf: String(bodyLength).utf8)
+            }
+        }
+        let last = self.literals[self.literals.count - 1]
+        guard !fields.isEmpty else {
+            bytes.append(contentsOf: last)
+            return bytes
+        }
+        // The call's own fields go before the blank line that ends the head.
+        bytes.append(contentsOf: last[..<(last.count - 2)])
+        for field in fields {
+            try Self.check(field)
+            bytes.append(contentsOf: field.name.rawName.utf8)
+            bytes.append(contentsOf: ": ".utf8)
+            bytes.append(contentsOf: field.value.utf8)
+            bytes.append(contentsOf: "\r\n".utf8)
+        }
+        bytes.append(contentsOf: "\r\n".utf8)
+        return bytes
+    }
+
+    /// A call's own field: not one the engine writes, and a value that cannot end the line.
+    private static func check(_ field: HTTPField) throws(TransportError) {
+        switch field.name.canonicalName {
+        case "content-length", "transfer-encoding", "host", "connection":
+            throw TransportError(.invalidRequest, phase: .request,
+                                 detail: "\(field.name) is the engine's to write; it cannot be a call's own field")
+        default:
+            _ = try RequestEncoder.checkedValue(field.value, of: field.name.rawName)
+        }
+    }
+
+    /// The template's URL with `parameters` in place, as text.
+    func url(_ parameters: [String]) -> String {
+        var text = self.url.marked
+        for (index, place) in self.url.places.enumerated() {
+            var encoded: [UInt8] = []
+            TemplateURL.encode(parameters[index], for: place, into: &encoded)
+            text = text.replacingFirst(TemplateURL.marker(index), with: String(decoding: encoded, as: UTF8.self))
+        }
+        return text
+    }
+}
+
+extension String {
+    /// `self` with the first `target` replaced by `replacement`.
+    fileprivate func replacingFirst(_ target: String, with replacement: String) -> String {
+        let bytes = Array(self.utf8)
+        let marker = Array(target.utf8)
+        guard bytes.count >= marker.count else { return self }
+        for start in 0...(bytes.count - marker.count) where bytes[start..<start + marker.count].elementsEqual(marker) {
+            return String(decoding: bytes[..<start], as: UTF8.self) + replacement
+                + String(decoding: bytes[(start + marker.count)...], as: UTF8.self)
+        }
+        return self
+    }
+}

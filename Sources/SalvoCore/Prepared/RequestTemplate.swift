@@ -1,0 +1,139 @@
+import HTTPTypes
+import SalvoTransport
+
+/// What a prepared request is made from (``HTTPClient/prepare(_:)``): a method, a URL whose
+/// path and query may hold `{name}` parameters, the fields every call sends, whether each
+/// call sends a body, and the bounds of its calls.
+///
+/// ```swift
+/// var template = RequestTemplate(.get, "https://api.example.com/users/{id}/orders?page={page}")
+/// template.headerFields[.accept] = "application/json"
+/// let orders = try client.prepare(template)
+/// let count = try await orders.send(["42", "1"]) { response in response.bodyCount }
+/// ```
+///
+/// A parameter's value is percent-encoded where it lands (a `/` in a path parameter stays
+/// inside its segment; `&`, `=` and `+` in a query value stay inside the value).
+public struct RequestTemplate: Sendable {
+    public var method: HTTPRequest.Method
+    /// An absolute `http` or `https` URL; `{name}` marks a parameter, in the path or the query.
+    public var url: String
+    /// Sent with every call, after the client's default fields. Framing fields
+    /// (Content-Length, Transfer-Encoding) are the engine's.
+    public var headerFields: HTTPFields
+    /// Each call gives a body, its length sent as Content-Length. Without it a call sends none.
+    public var sendsBody: Bool
+    /// The largest response body lent to a handler (default 1 MiB): a longer one fails the
+    /// call with `.bodyTooLarge`, whose connection is closed rather than read to the end.
+    public var maxBodySize: Int
+    /// Timeouts, TLS, the HTTP version, observers — as for ``HTTPClient/execute(_:body:options:)``.
+    /// Redirects and content decoding are not for prepared calls: options that ask for them
+    /// are refused when the request is prepared (the call is made as is, its body read as sent).
+    public var options: HTTPClient.RequestOptions
+
+    public init(_ method: HTTPRequest.Method = .get, _ url: String, headerFields: HTTPFields = [:], sendsBody: Bool = false,
+                maxBodySize: Int = 1 << 20, options: HTTPClient.RequestOptions = HTTPClient.RequestOptions()) {
+        self.method = method
+        self.url = url
+        self.headerFields = headerFields
+        self.sendsBody = sendsBody
+        self.maxBodySize = maxBodySize
+        self.options = options
+    }
+}
+
+/// A template's URL cut at its parameters: the names in order, and the URL with each
+/// replaced by a marker that survives encoding, to be found again in the encoded head.
+struct TemplateURL {
+    /// Where each parameter stands.
+    enum Place { case path, query }
+
+    var names: [String] = []
+    var places: [Place] = []
+    var marked = ""
+
+    /// The marker of parameter `index`: unreserved characters only, so no encoder touches it.
+    static func marker(_ index: Int) -> String { "_salvo~parameter~\(index)_" }
+
+    init(_ url: String) throws(TransportError) {
+        func invalid(_ why: String) -> TransportError {
+            TransportError(.invalidURL, phase: .request, detail: "\(why) in the template \"\(url)\"")
+        }
+        var inQuery = false
+        var index = url.startIndex
+        while index < url.endIndex {
+            let character = url[index]
+            if character == "#" { throw invalid("a fragment") }
+            if character == "?" { inQuery = true }
+            if character == "}" { throw invalid("a \"}\" without its \"{\"") }
+            guard character == "{" else {
+                self.marked.append(character)
+                index = url.index(after: index)
+                continue
+            }
+            guard let close = url[index...].firstIndex(of: "}") else { throw invalid("a \"{\" without its \"}\"") }
+            let name = String(url[url.index(after: index)..<close])
+            guard !name.isEmpty, name.utf8.allSatisfy({ Self.isNameByte($0) }) else {
+                throw invalid("the parameter name \"\(name)\" (letters, digits, _ and - only)")
+            }
+            guard Self.pathHasBegun(self.marked) else { throw invalid("a parameter before the path") }
+            self.marked += Self.marker(self.names.count)
+            self.names.append(name)
+            self.places.append(inQuery ? .query : .path)
+            index = url.index(after: close)
+        }
+    }
+
+    /// Whether `marked` (an absolute URL's beginning) has gone past its authority.
+    private static func pathHasBegun(_ marked: String) -> Bool {
+        let bytes = Array(marked.utf8)
+        guard bytes.count >= 3 else { return false }
+        for start in 0...(bytes.count - 3) where bytes[start] == UInt8(ascii: ":") && bytes[start + 1] == UInt8(ascii: "/")
+            && bytes[start + 2] == UInt8(ascii: "/") {
+            return bytes[(start + 3)...].contains { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }
+        }
+        return false
+    }
+
+    private static func isNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "_"), UInt8(ascii: "-"): true
+        default: false
+        }
+    }
+
+    /// `value` percent-encoded for `place`: UTF-8, every byte outside the unreserved set and
+    /// the sub-delimiters that keep their meaning there encoded (RFC 3986 §3.3, §3.4).
+    static func encode(_ value: String, for place: Place, into bytes: inout [UInt8]) {
+        let hex = Array("0123456789ABCDEF".utf8)
+        for byte in value.utf8 {
+            if Self.isLiteral(byte, in: place) {
+                bytes.append(byte)
+            } else {
+                bytes.append(UInt8(ascii: "%"))
+                bytes.append(hex[Int(byte >> 4)])
+                bytes.append(hex[Int(byte & 0x0F)])
+            }
+        }
+    }
+
+    private static func isLiteral(_ byte: UInt8, in place: Place) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            return true
+        case UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"),
+             UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: ":"), UInt8(ascii: "@"):
+            return true
+        case UInt8(ascii: "&"), UInt8(ascii: "="), UInt8(ascii: "+"):
+            // In a path they are data; in a query they would split the value.
+            return place == .path
+        case UInt8(ascii: "/"), UInt8(ascii: "?"):
+            // A query may hold them as data; a path parameter is one segment.
+            return place == .query
+        default:
+            return false
+        }
+    }
+}
