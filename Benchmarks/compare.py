@@ -79,7 +79,7 @@ SALVO_APIS = {  # client name -> extra salvo bench arguments
     "salvo-prepared-async-loop": ["--api", "prepared-async-loop"],
     "salvo-prepared-callbacks": ["--api", "prepared-callbacks"],
 }
-ALL_CLIENTS = ["wrk", *SALVO_APIS, "ahc", *TYPED_LOAD_MODES, "ahc-json", "h2load"]
+ALL_CLIENTS = ["wrk", "wrk-lua", *SALVO_APIS, "ahc", *TYPED_LOAD_MODES, "ahc-json", "h2load"]
 
 
 def runs_on(client, scenario):
@@ -330,6 +330,9 @@ def client_command(client, url, conns, duration, paths, streams=None):
     http2 = ["--http2", "--streams", str(streams)] if streams else []
     if client == "wrk":
         return [paths["wrk"], "-t1", f"-c{conns}", f"-d{duration}s", url]
+    if client == "wrk-lua":
+        # wrk with a Lua script that builds each request's path and checks each response.
+        return [paths["wrk"], "-t1", f"-c{conns}", f"-d{duration}s", "-s", os.path.join(BENCH_DIR, "wrk-scripted.lua"), url]
     if salvo_api(client):
         # The test nginx has a self-signed certificate; wrk and ahc-load do not verify either.
         insecure = ["-k"] if url.startswith("https") else []
@@ -416,7 +419,7 @@ def parse_h2load(out):
 def parse_output(client, out):
     if client == "h2load":
         return parse_h2load(out)
-    if client == "wrk":
+    if client in ("wrk", "wrk-lua"):
         return parse_wrk(out)
     if salvo_api(client):
         return parse_salvo(out)
@@ -640,7 +643,7 @@ def resolve_clients(args):
     paths, skipped = {}, {}
     wanted = args.clients
     for tool, package in (("h2load", "nghttp2-client"), ("wrk", "wrk")):
-        if tool in wanted:
+        if tool in wanted or (tool == "wrk" and "wrk-lua" in wanted):
             found = shutil.which(tool)
             if found:
                 paths[tool] = found

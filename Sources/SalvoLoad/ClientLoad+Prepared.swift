@@ -17,7 +17,7 @@ extension ClientLoad {
 
     func runPrepared(_ call: PreparedCall, group: EventLoopGroup, callers: Int, plan: Plan,
                      latencies: SharedLatencies) async -> CallerCounts {
-        let body = self.configuration.body
+        let body: [UInt8]? = self.configuration.body.isEmpty ? nil : self.configuration.body
         if self.api == .preparedCallbacks {
             return await withCheckedContinuation { (done: CheckedContinuation<CallerCounts, Never>) in
                 let results = Mutex<(CallerCounts, Int)>((CallerCounts(), callers))
@@ -70,13 +70,13 @@ final class PreparedChain: @unchecked Sendable {
     // @unchecked Sendable: after next() is first called, the chain is touched only from its
     // calls' completion handlers, which run one at a time on one loop thread.
     private let call: PreparedCall
-    private let body: [UInt8]
+    private let body: [UInt8]?
     private let plan: Plan
     private let done: @Sendable (CallerCounts) -> Void
     private var tally: CallerTally
     private var began = Deadline.now()
 
-    init(call: PreparedCall, body: [UInt8], plan: Plan, latencies: SharedLatencies,
+    init(call: PreparedCall, body: [UInt8]?, plan: Plan, latencies: SharedLatencies,
          done: @escaping @Sendable (CallerCounts) -> Void) {
         self.call = call
         self.body = body

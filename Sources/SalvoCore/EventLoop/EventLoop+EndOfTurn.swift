@@ -26,11 +26,14 @@ struct PoolResumes {
         case collected(UnsafeContinuation<Result<CollectedResponse, TransportError>, Never>, Result<CollectedResponse, TransportError>)
         case streamed(UnsafeContinuation<Result<TransportResponse, TransportError>, Never>,
                       Result<TransportResponse, TransportError>)
+        /// A prepared call's caller, its result held by the call.
+        case lent(any LentResumable)
 
         func run() {
             switch self {
             case .collected(let continuation, let result): continuation.resume(returning: result)
             case .streamed(let continuation, let result): continuation.resume(returning: result)
+            case .lent(let call): call.resumeCaller()
             }
         }
     }

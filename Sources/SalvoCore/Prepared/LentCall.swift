@@ -10,11 +10,18 @@ protocol LentSink: AnyObject {
     var observation: (any RequestObservation)? { get set }
 }
 
+/// An awaiting caller whose result is ready, resumed by its loop at the end of the turn
+/// (with the others of that turn, as `execute`'s callers are: see ``CallerResumption``).
+protocol LentResumable: AnyObject, Sendable {
+    func resumeCaller()
+}
+
 /// One prepared call's handler and where its result goes.
 ///
 /// @unchecked Sendable: its target is set on the caller's thread before the request starts,
-/// then it is touched only on the request's loop thread, by its owner.
-final class LentCall<Value: Sendable>: LentSink, @unchecked Sendable {
+/// then it is touched only on the request's loop thread, by its owner, and (its result
+/// held) by the job that resumes its caller, once, after the loop let go of it.
+final class LentCall<Value: Sendable>: LentSink, EndOfTurnWork, LentResumable, @unchecked Sendable {
     enum Target {
         case none
         case continuation(UnsafeContinuation<Result<Value, any Error>, Never>)
@@ -24,25 +31,31 @@ final class LentCall<Value: Sendable>: LentSink, @unchecked Sendable {
     private let handler: @Sendable (borrowing LentResponse) throws -> Value
     private var target: Target
     var observation: (any RequestObservation)?
+    /// For an awaiting caller: how it is resumed, and its result until then.
+    private var resumption = CallerResumption()
+    private var held: Result<Value, any Error>?
 
     init(handler: @escaping @Sendable (borrowing LentResponse) throws -> Value, target: Target = .none) {
         self.handler = handler
         self.target = target
     }
 
-    /// Where the result goes, for an awaiting caller: set before the request starts.
-    func deliver(to continuation: UnsafeContinuation<Result<Value, any Error>, Never>) {
+    /// Where the result goes, for an awaiting caller: set before the request starts, on the
+    /// caller's executor (`isolation`: its actor, if any).
+    func deliver(to continuation: UnsafeContinuation<Result<Value, any Error>, Never>, isolation: (any Actor)?) {
         self.target = .continuation(continuation)
+        self.resumption = CallerResumption(isolation: isolation)
     }
 
     func finish(_ response: borrowing LentResponse) {
-        if let observation = self.observation.take() { observation.ended(.success(response.head.response)) }
         let result: Result<Value, any Error>
         do {
             result = .success(try self.handler(response))
         } catch {
             result = .failure(error)
         }
+        // The observer hears how the exchange ended (a response), whatever the handler made of it.
+        if let observation = self.observation.take() { observation.ended(.success(response.head.response)) }
         self.hand(result)
     }
 
@@ -52,12 +65,26 @@ final class LentCall<Value: Sendable>: LentSink, @unchecked Sendable {
     }
 
     private func hand(_ result: Result<Value, any Error>) {
-        let target = self.target
-        self.target = .none
-        switch target {
-        case .continuation(let continuation): continuation.resume(returning: result)
-        case .completion(let completion): completion(result)
-        case .none: break
+        switch self.target {
+        case .continuation:
+            // Resumed with the others of this turn of the loop.
+            self.held = result
+            self.runAtEndOfTurn()
+        case .completion(let completion):
+            self.target = .none
+            completion(result)
+        case .none:
+            break
         }
+    }
+
+    func endOfTurn() {
+        self.resumption.resume(.lent(self))
+    }
+
+    func resumeCaller() {
+        guard case .continuation(let continuation) = self.target, let result = self.held.take() else { return }
+        self.target = .none
+        continuation.resume(returning: result)
     }
 }

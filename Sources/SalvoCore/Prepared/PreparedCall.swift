@@ -14,6 +14,10 @@ extension HTTPClient {
     /// - Throws: ``TransportError`` for a template that cannot be sent (a bad URL or field),
     ///   or whose options ask for what prepared calls do not do: follow redirects, decode
     ///   content, or send `Expect: 100-continue`.
+    ///
+    /// Prepare at start-up and keep the call: for https, the first request a client prepares
+    /// (per TLS configuration) loads the system's trust store — tens of milliseconds — on the
+    /// calling thread.
     public func prepare(_ template: RequestTemplate) throws(TransportError) -> PreparedCall {
         try PreparedCall(template, client: self)
     }
@@ -41,6 +45,9 @@ public final class PreparedCall: Sendable {
     private let head: PreparedHead
     private let sendsBody: Bool
     private let maxBodySize: Int
+    /// The lowercased names of the fields every call sends already (the template's, the
+    /// client's defaults, its User-Agent): a call's own fields may not repeat them.
+    private let fixedNames: Set<String>
     /// The call's total and head timeouts, from which each call's deadlines are set.
     private let totalLimit: Duration?
     /// Whether the client's observer must see each request: then calls take the full road.
@@ -55,8 +62,8 @@ public final class PreparedCall: Sendable {
         var options = template.options
         if options.redirects?.follow == true { throw refuse("follow redirects") }
         if options.decompression?.isEnabled == true { throw refuse("decode content") }
-        if options.expectContinue { throw refuse("send Expect: 100-continue") }
-        guard template.maxBodySize >= 0 else {
+        if options.expectContinue || template.headerFields[.expect] != nil { throw refuse("send Expect: 100-continue") }
+        guard (template.maxBodySize ?? 0) >= 0 else {
             throw TransportError(.invalidConfiguration, phase: .request, detail: "maxBodySize must not be negative")
         }
         // Whatever the client's defaults, a prepared call takes the response as it comes.
@@ -73,7 +80,11 @@ public final class PreparedCall: Sendable {
         self.parameterNames = url.names
         self.client = client
         self.sendsBody = template.sendsBody
-        self.maxBodySize = template.maxBodySize
+        self.maxBodySize = template.maxBodySize ?? template.options.maxBodySize ?? client.configuration.maxBodySize
+        var fixed = Set(template.headerFields.map { $0.name.canonicalName })
+        for field in client.configuration.headerFields { fixed.insert(field.name.canonicalName) }
+        if client.configuration.userAgent != nil { fixed.insert("user-agent") }
+        self.fixedNames = fixed
         var bounds = options.transport
         if bounds.timeout == nil { bounds.timeout = client.configuration.requestTimeout }
         self.totalLimit = bounds.effectiveTimeout
@@ -90,21 +101,23 @@ public final class PreparedCall: Sendable {
     /// - Parameters:
     ///   - parameters: a value for each of ``parameterNames``, in order.
     ///   - fields: fields for this call only, sent after the template's.
-    ///   - body: the body, when the template ``RequestTemplate/sendsBody``.
+    ///   - body: the body — required when the template ``RequestTemplate/sendsBody`` (empty
+    ///     is a body of length 0), refused otherwise.
     ///   - handler: runs on the event loop that read the response, which it may read only
     ///     while it runs; what it returns is the call's result, what it throws the call's error.
     /// - Throws: ``TransportError`` when the exchange fails (the handler does not run), or
     ///   what the handler threw.
     nonisolated(nonsending) public func send<Value: Sendable>(
-        _ parameters: [String] = [], fields: HTTPFields = [:], body: [UInt8] = [],
+        _ parameters: [String] = [], fields: HTTPFields = [:], body: [UInt8]? = nil,
         handler: @escaping @Sendable (borrowing LentResponse) throws -> Value
     ) async throws -> Value {
         let call = LentCall(handler: handler)
         let owner = try self.owner(parameters, fields: fields, body: body, sink: call)
         let loop = owner.loop
+        let isolation = #isolation
         let result = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<Value, any Error>, Never>) in
-                call.deliver(to: continuation)
+                call.deliver(to: continuation, isolation: isolation)
                 self.client.start(owner.owner, on: loop)
             }
         } onCancel: {
@@ -119,7 +132,7 @@ public final class PreparedCall: Sendable {
     /// - Returns: a handle that cancels the call.
     @discardableResult
     public func send<Value: Sendable>(
-        _ parameters: [String] = [], fields: HTTPFields = [:], body: [UInt8] = [],
+        _ parameters: [String] = [], fields: HTTPFields = [:], body: [UInt8]? = nil,
         handler: @escaping @Sendable (borrowing LentResponse) throws -> Value,
         completion: @escaping @Sendable (Result<Value, any Error>) -> Void
     ) -> RequestHandle {
@@ -139,15 +152,19 @@ public final class PreparedCall: Sendable {
     }
 
     /// The owner of one call, placed on its loop, and that loop.
-    private func owner(_ parameters: [String], fields: HTTPFields, body: [UInt8],
+    private func owner(_ parameters: [String], fields: HTTPFields, body: [UInt8]?,
                        sink: any LentSink) throws(TransportError) -> (owner: RequestOwner, loop: EventLoop) {
         guard parameters.count == self.parameterNames.count else {
             throw TransportError(.invalidRequest, phase: .request,
                                  detail: "\(parameters.count) parameter values for \(self.parameterNames.count) parameters (\(self.parameterNames.joined(separator: ", ")))")
         }
-        if !body.isEmpty && !self.sendsBody {
+        if body != nil && !self.sendsBody {
             throw TransportError(.invalidRequest, phase: .request, detail: "a body for a template that sends none (set sendsBody)")
         }
+        guard let body = body ?? (self.sendsBody ? nil : []) else {
+            throw TransportError(.invalidRequest, phase: .request, detail: "the template sends a body: give one (send(body:), [] for an empty one)")
+        }
+        if !fields.isEmpty { try PreparedHead.check(fields, besides: self.fixedNames) }
         var prepared: PreparedRequest
         if self.observed {
             let (full, observation) = try self.preparedForObserver(parameters, fields: fields, body: body)
@@ -172,7 +189,7 @@ public final class PreparedCall: Sendable {
     /// context) each request before it goes; and what hears how it ended.
     private func preparedForObserver(_ parameters: [String], fields: HTTPFields,
                                      body: [UInt8]) throws(TransportError) -> (PreparedRequest, (any RequestObservation)?) {
-        var request = try HTTPRequest(method: self.template.method, url: self.head.url(parameters),
+        var request = try HTTPRequest(method: self.template.method, url: try self.head.url(parameters),
                                       headerFields: self.template.headerFields)
         for field in fields { request.headerFields.append(field) }
         let observation = self.client.configuration.observer?.requestStarting(&request)

@@ -59,7 +59,7 @@ struct PreparedHead: Sendable {
         return (positions[0], marker.count, gap)
     }
 
-    /// The head of one call.
+    /// The head of one call; `fields` checked already (``check(_:besides:)``).
     func head(parameters: [String], fields: HTTPFields, bodyLength: Int) throws(TransportError) -> [UInt8] {
         if self.gaps.isEmpty && fields.isEmpty { return self.whole }
         var bytes: [UInt8] = []
@@ -67,7 +67,9 @@ struct PreparedHead: Sendable {
         for (index, gap) in self.gaps.enumerated() {
             bytes.append(contentsOf: self.literals[index])
             switch gap {
-            case .parameter(let parameter, let place): TemplateURL.encode(parameters[parameter], for: place, into: &bytes)
+            case .parameter(let parameter, let place):
+                try TemplateURL.check(parameters[parameter], for: place, name: self.url.names[parameter])
+                TemplateURL.encode(parameters[parameter], for: place, into: &bytes)
             case .contentLength: bytes.append(contentsOf: String(bodyLength).utf8)
             }
         }
@@ -79,7 +81,6 @@ struct PreparedHead: Sendable {
         // The call's own fields go before the blank line that ends the head.
         bytes.append(contentsOf: last[..<(last.count - 2)])
         for field in fields {
-            try Self.check(field)
             bytes.append(contentsOf: field.name.rawName.utf8)
             bytes.append(contentsOf: ": ".utf8)
             bytes.append(contentsOf: field.value.utf8)
@@ -89,39 +90,37 @@ struct PreparedHead: Sendable {
         return bytes
     }
 
-    /// A call's own field: not one the engine writes, and a value that cannot end the line.
-    private static func check(_ field: HTTPField) throws(TransportError) {
-        switch field.name.canonicalName {
-        case "content-length", "transfer-encoding", "host", "connection":
-            throw TransportError(.invalidRequest, phase: .request,
-                                 detail: "\(field.name) is the engine's to write; it cannot be a call's own field")
-        default:
+    /// The template's URL with `parameters` in place (checked as for a head), as text.
+    func url(_ parameters: [String]) throws(TransportError) -> String {
+        for (index, place) in self.url.places.enumerated() {
+            try TemplateURL.check(parameters[index], for: place, name: self.url.names[index])
+        }
+        return self.url.url(parameters)
+    }
+
+    /// Fields a call may not add: the engine's own (framing, the host, the connection's, a
+    /// proxy's — which the preparer keeps from an origin), and `Expect` (a prepared call does
+    /// not wait for 100 Continue).
+    static let engineFields: Set<String> = [
+        "content-length", "transfer-encoding", "host", "connection", "keep-alive", "te", "upgrade",
+        "proxy-authorization", "proxy-connection", "expect",
+    ]
+
+    /// Refuses a call's own fields that the engine writes, that the template or the client
+    /// already sends (`fixed`, lowercased: a call does not send a second `Authorization` or
+    /// `User-Agent` beside them), or whose value could end its line.
+    static func check(_ fields: HTTPFields, besides fixed: Set<String>) throws(TransportError) {
+        for field in fields {
+            let name = field.name.canonicalName
+            if Self.engineFields.contains(name) {
+                throw TransportError(.invalidRequest, phase: .request,
+                                     detail: "\(field.name) is the engine's to write; it cannot be a call's own field")
+            }
+            if fixed.contains(name) {
+                throw TransportError(.invalidRequest, phase: .request,
+                                     detail: "\(field.name) is sent by the template or the client already; a call cannot send a second")
+            }
             _ = try RequestEncoder.checkedValue(field.value, of: field.name.rawName)
         }
-    }
-
-    /// The template's URL with `parameters` in place, as text.
-    func url(_ parameters: [String]) -> String {
-        var text = self.url.marked
-        for (index, place) in self.url.places.enumerated() {
-            var encoded: [UInt8] = []
-            TemplateURL.encode(parameters[index], for: place, into: &encoded)
-            text = text.replacingFirst(TemplateURL.marker(index), with: String(decoding: encoded, as: UTF8.self))
-        }
-        return text
-    }
-}
-
-extension String {
-    /// `self` with the first `target` replaced by `replacement`.
-    fileprivate func replacingFirst(_ target: String, with replacement: String) -> String {
-        let bytes = Array(self.utf8)
-        let marker = Array(target.utf8)
-        guard bytes.count >= marker.count else { return self }
-        for start in 0...(bytes.count - marker.count) where bytes[start..<start + marker.count].elementsEqual(marker) {
-            return String(decoding: bytes[..<start], as: UTF8.self) + replacement
-                + String(decoding: bytes[(start + marker.count)...], as: UTF8.self)
-        }
-        return self
     }
 }

@@ -12,8 +12,10 @@ import SalvoTransport
 /// let count = try await orders.send(["42", "1"]) { response in response.bodyCount }
 /// ```
 ///
-/// A parameter's value is percent-encoded where it lands (a `/` in a path parameter stays
-/// inside its segment; `&`, `=` and `+` in a query value stay inside the value).
+/// A parameter's value is percent-encoded where it lands (a `/` or `;` in a path parameter
+/// stays inside its segment; `&`, `=`, `+` and `;` in a query value stay inside the value), and
+/// a path parameter may not be empty, `.` or `..` (it would not be a segment of its own).
+/// Each name stands once in a template.
 public struct RequestTemplate: Sendable {
     public var method: HTTPRequest.Method
     /// An absolute `http` or `https` URL; `{name}` marks a parameter, in the path or the query.
@@ -21,18 +23,20 @@ public struct RequestTemplate: Sendable {
     /// Sent with every call, after the client's default fields. Framing fields
     /// (Content-Length, Transfer-Encoding) are the engine's.
     public var headerFields: HTTPFields
-    /// Each call gives a body, its length sent as Content-Length. Without it a call sends none.
+    /// Each call gives a body (`send(body:)`, which such a call must give, if empty), its
+    /// length sent as Content-Length. Without it a call sends none.
     public var sendsBody: Bool
-    /// The largest response body lent to a handler (default 1 MiB): a longer one fails the
-    /// call with `.bodyTooLarge`, whose connection is closed rather than read to the end.
-    public var maxBodySize: Int
+    /// The largest response body lent to a handler; a longer one fails the call with
+    /// `.bodyTooLarge`, its connection closed rather than read to the end. nil: the options'
+    /// `maxBodySize`, else the client's, as for `execute`.
+    public var maxBodySize: Int?
     /// Timeouts, TLS, the HTTP version, observers — as for ``HTTPClient/execute(_:body:options:)``.
     /// Redirects and content decoding are not for prepared calls: options that ask for them
     /// are refused when the request is prepared (the call is made as is, its body read as sent).
     public var options: HTTPClient.RequestOptions
 
     public init(_ method: HTTPRequest.Method = .get, _ url: String, headerFields: HTTPFields = [:], sendsBody: Bool = false,
-                maxBodySize: Int = 1 << 20, options: HTTPClient.RequestOptions = HTTPClient.RequestOptions()) {
+                maxBodySize: Int? = nil, options: HTTPClient.RequestOptions = HTTPClient.RequestOptions()) {
         self.method = method
         self.url = url
         self.headerFields = headerFields
@@ -51,6 +55,8 @@ struct TemplateURL {
     var names: [String] = []
     var places: [Place] = []
     var marked = ""
+    /// The URL's text between its parameters: one more piece than there are parameters.
+    var literals: [String] = []
 
     /// The marker of parameter `index`: unreserved characters only, so no encoder touches it.
     static func marker(_ index: Int) -> String { "_salvo~parameter~\(index)_" }
@@ -61,6 +67,7 @@ struct TemplateURL {
         }
         var inQuery = false
         var index = url.startIndex
+        var literal = ""
         while index < url.endIndex {
             let character = url[index]
             if character == "#" { throw invalid("a fragment") }
@@ -68,6 +75,7 @@ struct TemplateURL {
             if character == "}" { throw invalid("a \"}\" without its \"{\"") }
             guard character == "{" else {
                 self.marked.append(character)
+                literal.append(character)
                 index = url.index(after: index)
                 continue
             }
@@ -77,11 +85,32 @@ struct TemplateURL {
                 throw invalid("the parameter name \"\(name)\" (letters, digits, _ and - only)")
             }
             guard Self.pathHasBegun(self.marked) else { throw invalid("a parameter before the path") }
+            guard !self.names.contains(name) else { throw invalid("the parameter \"\(name)\" twice") }
             self.marked += Self.marker(self.names.count)
+            self.literals.append(literal)
+            literal = ""
             self.names.append(name)
             self.places.append(inQuery ? .query : .path)
             index = url.index(after: close)
         }
+        self.literals.append(literal)
+    }
+
+    /// The URL with `values` in place of its parameters, each encoded for where it lands.
+    func url(_ values: [String]) -> String {
+        var bytes: [UInt8] = []
+        for (index, literal) in self.literals.enumerated() {
+            bytes.append(contentsOf: literal.utf8)
+            if index < self.places.count { Self.encode(values[index], for: self.places[index], into: &bytes) }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Refuses a value that would not stay a path segment of its own: empty, `.` or `..`.
+    static func check(_ value: String, for place: Place, name: String) throws(TransportError) {
+        guard place == .path, value.isEmpty || value == "." || value == ".." else { return }
+        throw TransportError(.invalidRequest, phase: .request,
+                             detail: "the path parameter \"\(name)\" cannot be \"\(value)\" (not a segment of its own)")
     }
 
     /// Whether `marked` (an absolute URL's beginning) has gone past its authority.
@@ -124,7 +153,9 @@ struct TemplateURL {
              UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
             return true
         case UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"),
-             UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: ":"), UInt8(ascii: "@"):
+             UInt8(ascii: ","), UInt8(ascii: ":"), UInt8(ascii: "@"):
+            // `;` is not among them: some servers read it as a path parameter's start, some
+            // query parsers as a separator.
             return true
         case UInt8(ascii: "&"), UInt8(ascii: "="), UInt8(ascii: "+"):
             // In a path they are data; in a query they would split the value.

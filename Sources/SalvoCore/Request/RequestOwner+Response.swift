@@ -346,9 +346,10 @@ extension RequestOwner: EndOfTurnWork {
             return
         }
         self.collected.head = head
-        if let length = head.fields.firstNumber(ofTracked: .contentLength) {
+        let status = head.status.code
+        // The head of a HEAD, 204 or 304 answer describes a body that never comes.
+        if !self.isHead, status != 204, status != 304, let length = head.fields.firstNumber(ofTracked: .contentLength) {
             if length > self.collected.maxBodySize { throw self.tooLarge() }
-            // Capped: the head of a HEAD, 204 or 304 answer describes a body that never comes.
             self.collected.body.reserveCapacity(min(length, 4 << 20))
         }
     }
@@ -372,13 +373,14 @@ extension RequestOwner: EndOfTurnWork {
             return
         }
         if case .lent(let sink) = self.delivery {
-            // Lent where it was collected, for the handler's duration; then let go of.
+            // Lent for the handler's duration from a buffer only this call holds, then freed.
             self.delivery = .delivered
             self.letGo()
-            self.collected.body.withUnsafeBytes { body in
+            var body: [UInt8] = []
+            swap(&body, &self.collected.body)
+            body.withUnsafeBytes { body in
                 sink.finish(LentResponse(head: head, body: body, details: details))
             }
-            if !self.collected.body.isEmpty { self.collected.body = [] }
             return
         }
         // The body moves into the response: the owner keeps no second reference to it. The

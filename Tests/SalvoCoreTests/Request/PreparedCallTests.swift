@@ -37,7 +37,9 @@ import Testing
         #expect(encoded("a=b&c+d", .query) == "a%3Db%26c%2Bd")
         #expect(encoded("a/b?c", .query) == "a/b?c")
         #expect(encoded("é%\r\n", .path) == "%C3%A9%25%0D%0A")
-        #expect(encoded("-._~!$'()*,;:@", .path) == "-._~!$'()*,;:@")
+        #expect(encoded("-._~!$'()*,:@", .path) == "-._~!$'()*,:@")
+        #expect(encoded("a;b", .path) == "a%3Bb")
+        #expect(encoded("a;b", .query) == "a%3Bb")
     }
 
     func head(_ text: String) -> [UInt8] { Array(text.replacingOccurrences(of: "\n", with: "\r\n").utf8) }
@@ -48,7 +50,12 @@ import Testing
         let spliced = try PreparedHead(prepared, url: url, sendsBody: true)
         let call = try spliced.head(parameters: ["a b", "x&y"], fields: [.init("X-Trace")!: "7"], bodyLength: 12)
         #expect(String(decoding: call, as: UTF8.self) == String(decoding: head("POST /u/a%20b?q=x%26y HTTP/1.1\nhost: h.test\ncontent-length: 12\nX-Trace: 7\n\n"), as: UTF8.self))
-        #expect(spliced.url(["a b", "x&y"]) == "http://h.test/u/a%20b?q=x%26y")
+        #expect(try spliced.url(["a b", "x&y"]) == "http://h.test/u/a%20b?q=x%26y")
+        // A parameter's value holding another's marker stays where it is put.
+        #expect(try spliced.url([TemplateURL.marker(1), "../x"]) == "http://h.test/u/\(TemplateURL.marker(1))?q=../x")
+        for value in ["", ".", ".."] {
+            #expect(throws: TransportError.self) { try spliced.head(parameters: [value, "q"], fields: [:], bodyLength: 0) }
+        }
     }
 
     @Test func aHeadWithoutGapsIsSentAsPrepared() throws {
@@ -59,10 +66,13 @@ import Testing
 
     @Test func aCallsOwnFieldsCannotFrameOrSplitTheHead() throws {
         let spliced = try PreparedHead(head("GET / HTTP/1.1\nhost: h.test\n\n"), url: try TemplateURL("http://h.test/"), sendsBody: false)
-        for field in [HTTPField(name: .contentLength, value: "5"), HTTPField(name: .transferEncoding, value: "chunked"),
-                      HTTPField(name: .init("Host")!, value: "other.test"), HTTPField(name: .init("Connection")!, value: "close")] {
-            #expect(throws: TransportError.self) { try spliced.head(parameters: [], fields: HTTPFields([field]), bodyLength: 0) }
+        for name in ["Content-Length", "Transfer-Encoding", "Host", "Connection", "Proxy-Authorization", "Expect", "TE"] {
+            let fields = HTTPFields([HTTPField(name: .init(name)!, value: "x")])
+            #expect(throws: TransportError.self, "\(name)") { try PreparedHead.check(fields, besides: []) }
         }
+        // Nor one the template or the client sends already.
+        #expect(throws: TransportError.self) { try PreparedHead.check([.authorization: "Bearer b"], besides: ["authorization"]) }
+        try PreparedHead.check([.authorization: "Bearer b"], besides: ["user-agent"])
         // A value cannot end its line (HTTPField itself blanks CR and LF; NUL is refused).
         let injected = try spliced.head(parameters: [], fields: [.init("X-Bad")!: "a\r\nInjected: 1"], bodyLength: 0)
         #expect(!String(decoding: injected, as: UTF8.self).contains("\r\nInjected"))
@@ -185,6 +195,14 @@ import Testing
             #expect(throws: TransportError.self) { try client.prepare(template) }
         }
         #expect(throws: TransportError.self) { try client.prepare(RequestTemplate(.get, "ftp://127.0.0.1/{x}")) }
+        #expect(throws: TransportError.self) { try client.prepare(RequestTemplate(.get, "http://127.0.0.1:1/{x}/{x}")) }
+        #expect(throws: TransportError.self) {
+            try client.prepare(RequestTemplate(.post, "http://127.0.0.1:1/", headerFields: [.expect: "100-continue"], sendsBody: true))
+        }
+        let upload = try client.prepare(RequestTemplate(.post, "http://127.0.0.1:1/", headerFields: [.authorization: "a"], sendsBody: true))
+        await #expect(throws: TransportError.self) { try await upload.send { $0.status } }
+        await #expect(throws: TransportError.self) { try await upload.send(fields: [.authorization: "b"], body: []) { $0.status } }
+        await #expect(throws: TransportError.self) { try await upload.send(fields: [.userAgent: "mine"], body: []) { $0.status } }
         let call = try client.prepare(RequestTemplate(.get, "http://127.0.0.1:1/{x}"))
         await #expect(throws: TransportError.self) { try await call.send([]) { $0.status } }
         await #expect(throws: TransportError.self) { try await call.send(["a"], body: [1]) { $0.status } }
