@@ -1,6 +1,5 @@
 import HTTPTypes
 import SalvoCore
-import Synchronization
 
 /// The closed loop through a prepared call (``ClientAPI/preparedAsync`` and its siblings):
 /// the same callers as the other APIs, each response lent to a handler that keeps its status
@@ -19,47 +18,23 @@ extension ClientLoad {
                      latencies: SharedLatencies) async -> CallerCounts {
         let body: [UInt8]? = self.configuration.body.isEmpty ? nil : self.configuration.body
         if self.api == .preparedCallbacks {
-            return await withCheckedContinuation { (done: CheckedContinuation<CallerCounts, Never>) in
-                let results = Mutex<(CallerCounts, Int)>((CallerCounts(), callers))
-                for _ in 0..<callers {
-                    PreparedChain(call: call, body: body, plan: plan, latencies: latencies) { part in
-                        let finished = results.withLock { state -> CallerCounts? in
-                            state.0.add(part)
-                            state.1 -= 1
-                            return state.1 == 0 ? state.0 : nil
-                        }
-                        if let finished { done.resume(returning: finished) }
-                    }.next()
-                }
+            return await Self.runChains(callers: callers) { done in
+                PreparedChain(call: call, body: body, plan: plan, latencies: latencies, done: done).next()
             }
         }
-        let onLoop = self.api == .preparedAsyncOnLoop
-        return await withTaskGroup(of: CallerCounts.self) { tasks in
-            for index in 0..<callers {
-                let work: @Sendable () async -> CallerCounts = {
-                    var tally = CallerTally(latencies: latencies)
-                    var now = Deadline.now()
-                    while plan.take(at: now) {
-                        let began = now
-                        do {
-                            let (status, count) = try await call.send(body: body) { ($0.status.code, $0.bodyCount) }
-                            now = tally.record(status: status, bodyCount: count, since: began)
-                        } catch {
-                            tally.record(error as? TransportError ?? TransportError(.invalidResponse))
-                            now = Deadline.now()
-                        }
-                    }
-                    return tally.finished()
-                }
-                if onLoop {
-                    tasks.addTask(executorPreference: group.loops[index % group.loops.count], operation: work)
-                } else {
-                    tasks.addTask(operation: work)
+        return await Self.runTasks(callers: callers, latencies: latencies,
+                                   onLoops: self.api == .preparedAsyncOnLoop ? group.loops : []) { tally in
+            var now = Deadline.now()
+            while plan.take(at: now) {
+                let began = now
+                do {
+                    let (status, count) = try await call.send(body: body) { ($0.status.code, $0.bodyCount) }
+                    now = tally.record(status: status, bodyCount: count, since: began)
+                } catch {
+                    tally.record(error as? TransportError ?? TransportError(.invalidResponse))
+                    now = Deadline.now()
                 }
             }
-            var merged = CallerCounts()
-            for await part in tasks { merged.add(part) }
-            return merged
         }
     }
 }

@@ -80,50 +80,25 @@ public struct ClientLoad: Sendable {
             let call = try client.prepare(self.template(request: request, timeout: configuration.timeout))
             counts = await self.runPrepared(call, group: group, callers: callers, plan: plan, latencies: latencies)
         case .async, .asyncOnLoop:
-            let onLoop = self.api == .asyncOnLoop
-            counts = await withTaskGroup(of: CallerCounts.self) { tasks in
-                for index in 0..<callers {
-                    let work: @Sendable () async -> CallerCounts = {
-                        var tally = CallerTally(latencies: latencies)
-                        // One clock reading per request: a response's end is the next one's start.
-                        var now = Deadline.now()
-                        while plan.take(at: now) {
-                            let began = now
-                            do throws(TransportError) {
-                                let response = try await client.execute(request, body: body, options: options)
-                                now = tally.record(response, since: began)
-                            } catch {
-                                tally.record(error)
-                                now = Deadline.now()
-                            }
-                        }
-                        return tally.finished()
-                    }
-                    if onLoop {
-                        tasks.addTask(executorPreference: group.loops[index % group.loops.count], operation: work)
-                    } else {
-                        tasks.addTask(operation: work)
+            counts = await Self.runTasks(callers: callers, latencies: latencies,
+                                         onLoops: self.api == .asyncOnLoop ? group.loops : []) { tally in
+                // One clock reading per request: a response's end is the next one's start.
+                var now = Deadline.now()
+                while plan.take(at: now) {
+                    let began = now
+                    do throws(TransportError) {
+                        let response = try await client.execute(request, body: body, options: options)
+                        now = tally.record(response, since: began)
+                    } catch {
+                        tally.record(error)
+                        now = Deadline.now()
                     }
                 }
-                var merged = CallerCounts()
-                for await part in tasks { merged.add(part) }
-                return merged
             }
         case .callbacks:
-            counts = await withCheckedContinuation { (done: CheckedContinuation<CallerCounts, Never>) in
-                let results = Mutex<(CallerCounts, Int)>((CallerCounts(), callers))
-                for _ in 0..<callers {
-                    let chain = CallbackChain(client: client, request: request, body: body, options: options, plan: plan,
-                                              latencies: latencies) { part in
-                        let finished = results.withLock { state -> CallerCounts? in
-                            state.0.add(part)
-                            state.1 -= 1
-                            return state.1 == 0 ? state.0 : nil
-                        }
-                        if let finished { done.resume(returning: finished) }
-                    }
-                    chain.next()
-                }
+            counts = await Self.runChains(callers: callers) { done in
+                CallbackChain(client: client, request: request, body: body, options: options, plan: plan,
+                              latencies: latencies, done: done).next()
             }
         }
         var total = LoadStatistics()
@@ -136,6 +111,49 @@ public struct ClientLoad: Sendable {
         total.connectionsReused = pool.connectionsReused
         total.requestsPipelined = pool.hosts.values.reduce(0) { $0 + $1.pipelined }
         return total
+    }
+}
+
+extension ClientLoad {
+    /// Runs `callers` closed loops as tasks — each on one of `onLoops` in turn as its executor,
+    /// or on Swift's default executor when it is empty — and merges what they counted.
+    static func runTasks(callers: Int, latencies: SharedLatencies, onLoops loops: [EventLoop],
+                         _ loop: @escaping @Sendable (inout CallerTally) async -> Void) async -> CallerCounts {
+        await withTaskGroup(of: CallerCounts.self) { tasks in
+            for index in 0..<callers {
+                let work: @Sendable () async -> CallerCounts = {
+                    var tally = CallerTally(latencies: latencies)
+                    await loop(&tally)
+                    return tally.finished()
+                }
+                if loops.isEmpty {
+                    tasks.addTask(operation: work)
+                } else {
+                    tasks.addTask(executorPreference: loops[index % loops.count], operation: work)
+                }
+            }
+            var merged = CallerCounts()
+            for await part in tasks { merged.add(part) }
+            return merged
+        }
+    }
+
+    /// Starts `callers` chains of completion handlers (`start` makes and starts one, given
+    /// what it calls with its counts when it ends) and waits for all of them.
+    static func runChains(callers: Int, _ start: (@escaping @Sendable (CallerCounts) -> Void) -> Void) async -> CallerCounts {
+        await withCheckedContinuation { (done: CheckedContinuation<CallerCounts, Never>) in
+            let results = Mutex<(CallerCounts, Int)>((CallerCounts(), callers))
+            for _ in 0..<callers {
+                start { part in
+                    let finished = results.withLock { state -> CallerCounts? in
+                        state.0.add(part)
+                        state.1 -= 1
+                        return state.1 == 0 ? state.0 : nil
+                    }
+                    if let finished { done.resume(returning: finished) }
+                }
+            }
+        }
     }
 }
 

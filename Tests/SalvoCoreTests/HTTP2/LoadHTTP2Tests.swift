@@ -49,7 +49,7 @@ import Testing
         #expect(statistics.errors.status == 100)
     }
 
-    @Test(arguments: [ClientAPI.callbacks, .async])
+    @Test(arguments: [ClientAPI.callbacks, .async, .preparedCallbacks, .preparedAsync])
     func throughTheClientAPIs(_ api: ClientAPI) async throws {
         let fixture = try await HTTP2ClientTests.shared.get()
         let configuration = try self.configuration("http://127.0.0.1:\(fixture.nginx.h2cPort)/small") {

@@ -53,7 +53,7 @@ import Testing
 
     /// The client APIs' callers hand their latencies to one histogram in batches: a caller
     /// with more responses than a batch holds hands over several, the last one part-full.
-    @Test(arguments: [ClientAPI.callbacks, .async, .asyncOnLoop])
+    @Test(arguments: [ClientAPI.callbacks, .async, .asyncOnLoop, .preparedCallbacks, .preparedAsync, .preparedAsyncOnLoop])
     func clientAPILatenciesAreAllCounted(_ api: ClientAPI) async throws {
         let nginx = try await Shared.nginx.get()
         let configuration = try self.configuration(nginx.url("/small")) {
@@ -67,6 +67,33 @@ import Testing
         #expect(statistics.requests == 1_100 && statistics.statusCounts == [200: 1_100])
         #expect(statistics.latency.totalCount == 1_100)
         #expect(statistics.latency.min >= 1)
+    }
+
+    /// Through prepared calls: exact counts with many callers, a body sent by each call, and
+    /// non-2xx statuses counted as the other APIs count them.
+    @Test(arguments: [ClientAPI.preparedCallbacks, .preparedAsync, .preparedAsyncOnLoop])
+    func preparedCallsCountEveryResponse(_ api: ClientAPI) async throws {
+        let nginx = try await Shared.nginx.get()
+        let ok = try self.configuration(nginx.url("/small")) {
+            $0.requestLimit = 800
+            $0.duration = .seconds(120)
+            $0.connections = 4
+            $0.callers = 16
+        }
+        let statistics = try await ClientLoad(configuration: ok, api: api).run()
+        #expect(statistics.requests == 800 && statistics.statusCounts == [200: 800])
+        #expect(statistics.errors == LoadStatistics.Errors())
+        #expect(statistics.connectionsOpened <= 4)
+        let missing = try self.configuration(nginx.url("/status/404")) {
+            $0.requestLimit = 100
+            $0.duration = .seconds(120)
+            $0.method = .post
+            $0.body = Array("a body for each call".utf8)
+        }
+        let notFound = try await ClientLoad(configuration: missing, api: api).run()
+        #expect(notFound.requests == 100)
+        #expect(notFound.statusCounts.values.reduce(0, +) == 100 && notFound.statusCounts[200] == nil)
+        #expect(notFound.errors.status == 100)
     }
 
     /// The load generator over the same socket seam as the client: a Unix domain socket, an
