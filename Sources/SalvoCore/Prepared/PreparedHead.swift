@@ -68,34 +68,39 @@ struct PreparedHead: Sendable {
             bytes.append(contentsOf: self.literals[index])
             switch gap {
             case .parameter(let parameter, let place):
-                try TemplateURL.check(parameters[parameter], for: place, name: self.url.names[parameter])
                 TemplateURL.encode(parameters[parameter], for: place, into: &bytes)
             case .contentLength: bytes.append(contentsOf: String(bodyLength).utf8)
             }
         }
         let last = self.literals[self.literals.count - 1]
-        guard !fields.isEmpty else {
+        if fields.isEmpty {
             bytes.append(contentsOf: last)
-            return bytes
-        }
-        // The call's own fields go before the blank line that ends the head.
-        bytes.append(contentsOf: last[..<(last.count - 2)])
-        for field in fields {
-            bytes.append(contentsOf: field.name.rawName.utf8)
-            bytes.append(contentsOf: ": ".utf8)
-            bytes.append(contentsOf: field.value.utf8)
+        } else {
+            // The call's own fields go before the blank line that ends the head.
+            bytes.append(contentsOf: last[..<(last.count - 2)])
+            for field in fields {
+                bytes.append(contentsOf: field.name.rawName.utf8)
+                bytes.append(contentsOf: ": ".utf8)
+                bytes.append(contentsOf: field.value.utf8)
+                bytes.append(contentsOf: "\r\n".utf8)
+            }
             bytes.append(contentsOf: "\r\n".utf8)
         }
-        bytes.append(contentsOf: "\r\n".utf8)
+        if self.url.hasPathParameters {
+            // The request target: between the request line's two spaces.
+            let space = UInt8(ascii: " ")
+            if let start = bytes.firstIndex(of: space), let end = bytes[(start + 1)...].firstIndex(of: space) {
+                try self.url.checkPath(of: bytes[(start + 1)..<end])
+            }
+        }
         return bytes
     }
 
     /// The template's URL with `parameters` in place (checked as for a head), as text.
     func url(_ parameters: [String]) throws(TransportError) -> String {
-        for (index, place) in self.url.places.enumerated() {
-            try TemplateURL.check(parameters[index], for: place, name: self.url.names[index])
-        }
-        return self.url.url(parameters)
+        let url = self.url.url(parameters)
+        if self.url.hasPathParameters { try self.url.checkPath(of: url.utf8) }
+        return url
     }
 
     /// Fields a call may not add: the engine's own (framing, the host, the connection's, a

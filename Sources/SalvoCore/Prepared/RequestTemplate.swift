@@ -14,7 +14,8 @@ import SalvoTransport
 ///
 /// A parameter's value is percent-encoded where it lands (a `/` or `;` in a path parameter
 /// stays inside its segment; `&`, `=`, `+` and `;` in a query value stay inside the value), and
-/// a path parameter may not be empty, `.` or `..` (it would not be a segment of its own).
+/// a call's values may not make a path segment `.`, `..` or empty that the template does not
+/// have.
 /// Each name stands once in a template.
 public struct RequestTemplate: Sendable {
     public var method: HTTPRequest.Method
@@ -57,6 +58,10 @@ struct TemplateURL {
     var marked = ""
     /// The URL's text between its parameters: one more piece than there are parameters.
     var literals: [String] = []
+    /// What the template's own path holds (its parameters standing as segments' text): a
+    /// call's values may not add a `.` or `..` segment, nor an empty one.
+    var pathShape = PathShape()
+    var hasPathParameters: Bool { self.places.contains(.path) }
 
     /// The marker of parameter `index`: unreserved characters only, so no encoder touches it.
     static func marker(_ index: Int) -> String { "_salvo~parameter~\(index)_" }
@@ -94,6 +99,7 @@ struct TemplateURL {
             index = url.index(after: close)
         }
         self.literals.append(literal)
+        self.pathShape = PathShape(target: self.marked.utf8)
     }
 
     /// The URL with `values` in place of its parameters, each encoded for where it lands.
@@ -106,11 +112,15 @@ struct TemplateURL {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Refuses a value that would not stay a path segment of its own: empty, `.` or `..`.
-    static func check(_ value: String, for place: Place, name: String) throws(TransportError) {
-        guard place == .path, value.isEmpty || value == "." || value == ".." else { return }
-        throw TransportError(.invalidRequest, phase: .request,
-                             detail: "the path parameter \"\(name)\" cannot be \"\(value)\" (not a segment of its own)")
+    /// Refuses a call whose path (`target`, a request target or a URL) has a `.` or `..`
+    /// segment, or an empty one, that the template's does not: parameter values — alone or
+    /// beside each other or a literal dot — may not climb out of where the template put them.
+    func checkPath(of target: some Collection<UInt8>) throws(TransportError) {
+        let shape = PathShape(target: target)
+        if shape.dotSegments > self.pathShape.dotSegments || shape.emptySegments > self.pathShape.emptySegments {
+            throw TransportError(.invalidRequest, phase: .request,
+                                 detail: "path parameters may not make a segment \".\", \"..\" or an empty one")
+        }
     }
 
     /// Whether `marked` (an absolute URL's beginning) has gone past its authority.
@@ -166,5 +176,42 @@ struct TemplateURL {
         default:
             return false
         }
+    }
+}
+
+/// The segments of a path that matter to where a request lands: how many are `.` or `..`
+/// (which a server resolves, climbing out of the template's path), and how many are empty.
+struct PathShape: Equatable {
+    var dotSegments = 0
+    var emptySegments = 0
+
+    init() {}
+
+    /// The shape of the path of `target`: an origin-form target (`/a/b?q`) or an absolute URL
+    /// (`http://host/a/b?q`); the path ends at `?`, `#` or a space.
+    init(target: some Collection<UInt8>) {
+        var bytes = Array(target)
+        if bytes.first != UInt8(ascii: "/") {
+            // Past "scheme://authority".
+            guard let scheme = Self.index(of: [UInt8(ascii: ":"), UInt8(ascii: "/"), UInt8(ascii: "/")], in: bytes),
+                  let slash = bytes[(scheme + 3)...].firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }),
+                  bytes[slash] == UInt8(ascii: "/") else { return }
+            bytes = Array(bytes[slash...])
+        }
+        if let end = bytes.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") || $0 == UInt8(ascii: " ") }) {
+            bytes = Array(bytes[..<end])
+        }
+        for segment in bytes.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
+            if segment.isEmpty {
+                self.emptySegments += 1
+            } else if segment.elementsEqual([UInt8(ascii: ".")]) || segment.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")]) {
+                self.dotSegments += 1
+            }
+        }
+    }
+
+    private static func index(of needle: [UInt8], in bytes: [UInt8]) -> Int? {
+        guard bytes.count >= needle.count else { return nil }
+        return (0...(bytes.count - needle.count)).first { bytes[$0..<$0 + needle.count].elementsEqual(needle) }
     }
 }

@@ -106,6 +106,39 @@ import SalvoTransport
         #expect(statuses == 0)
     }
 
+    /// The same for prepared calls, whose awaiting callers are resumed the same way: from the
+    /// global executor, from an actor, and from a loop as their executor.
+    @Test func concurrentPreparedCallersGetTheirOwnResults() async throws {
+        let server = try await Shared.faults.get()
+        let group = try EventLoopGroup(numberOfThreads: 1)
+        defer { group.shutdown() }
+        var configuration = HTTPClient.Configuration()
+        configuration.maxConnectionsPerHost = 16
+        let client = try HTTPClient(configuration: configuration, eventLoopGroup: group)
+        defer { client.shutdown() }
+        let call = try client.prepare(RequestTemplate(.get, server.url("/status?code={code}")))
+        actor Asker {
+            func status(_ call: PreparedCall, _ code: Int) async throws -> Int {
+                try await call.send([String(code)]) { $0.status.code }
+            }
+        }
+        let asker = Asker()
+        let mismatches = try await withThrowingTaskGroup(of: Bool.self) { tasks in
+            for index in 0..<96 {
+                let code = 200 + index % 7
+                switch index % 3 {
+                case 0: tasks.addTask { try await call.send([String(code)]) { $0.status.code } == code }
+                case 1: tasks.addTask { try await asker.status(call, code) == code }
+                default: tasks.addTask(executorPreference: group.loops[0]) { try await call.send([String(code)]) { $0.status.code } == code }
+                }
+            }
+            var mismatches = 0
+            for try await matched in tasks where !matched { mismatches += 1 }
+            return mismatches
+        }
+        #expect(mismatches == 0)
+    }
+
     actor Caller {
         func status(_ client: HTTPClient, _ request: HTTPRequest) async throws -> Int {
             try await client.execute(request).status.code

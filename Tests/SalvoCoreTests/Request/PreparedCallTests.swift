@@ -58,6 +58,29 @@ import Testing
         }
     }
 
+    /// A GET head for `template` (an http://h.test URL) as the client would prepare it.
+    func prepared(_ template: String) throws -> PreparedHead {
+        let url = try TemplateURL(template)
+        let target = String(url.marked.dropFirst("http://h.test".count))
+        return try PreparedHead(head("GET \(target) HTTP/1.1\nhost: h.test\n\n"), url: url, sendsBody: false)
+    }
+
+    @Test func valuesCannotMakeDotOrEmptySegments() throws {
+        let beside = try self.prepared("http://h.test/x/{a}{b}/y")
+        #expect(throws: TransportError.self) { try beside.head(parameters: [".", "."], fields: [:], bodyLength: 0) }
+        #expect(throws: TransportError.self) { try beside.head(parameters: ["", ""], fields: [:], bodyLength: 0) }
+        #expect(throws: TransportError.self) { try beside.url([".", ""]) }
+        _ = try beside.head(parameters: [".", "a"], fields: [:], bodyLength: 0)
+        let dotted = try self.prepared("http://h.test/x/{a}.")
+        #expect(throws: TransportError.self) { try dotted.head(parameters: ["."], fields: [:], bodyLength: 0) }
+        // An empty name before a literal suffix is a segment still.
+        let json = try self.prepared("http://h.test/x/{a}.json")
+        #expect(String(decoding: try json.head(parameters: [""], fields: [:], bodyLength: 0), as: UTF8.self).hasPrefix("GET /x/.json "))
+        // In the query a dot is data.
+        let query = try self.prepared("http://h.test/x?q={q}")
+        _ = try query.head(parameters: [".."], fields: [:], bodyLength: 0)
+    }
+
     @Test func aHeadWithoutGapsIsSentAsPrepared() throws {
         let prepared = head("GET / HTTP/1.1\nhost: h.test\n\n")
         let spliced = try PreparedHead(prepared, url: try TemplateURL("http://h.test/"), sendsBody: false)
@@ -172,6 +195,27 @@ import Testing
         }
     }
 
+    @Test func theBodyLimitFallsBackToTheOptionsAndHeadsOfBodilessAnswersPass() async throws {
+        let server = try await Shared.faults.get()
+        let client = try makeClient { $0.maxBodySize = 500 }
+        defer { client.shutdown() }
+        var limited = RequestTemplate(.get, server.url("/big?n={n}"))
+        limited.options.maxBodySize = 1000
+        let call = try client.prepare(limited)
+        #expect(try await call.send(["1000"]) { $0.bodyCount } == 1000, "the options' limit, not the client's")
+        do {
+            _ = try await call.send(["1001"]) { $0.bodyCount }
+            Issue.record("1001 bytes lent past a 1000-byte limit")
+        } catch {
+            #expect((error as? TransportError)?.code == .bodyTooLarge)
+        }
+        // A HEAD answer announces a body that never comes: no limit applies to it.
+        var head = RequestTemplate(.head, server.url("/big?n=5000000"))
+        head.maxBodySize = 10
+        let status = try await client.prepare(head).send { $0.status }
+        #expect(status == .ok)
+    }
+
     @Test func redirectsAreLentAsTheyCame() async throws {
         let server = try await Shared.faults.get()
         let client = try makeClient()
@@ -199,13 +243,24 @@ import Testing
         #expect(throws: TransportError.self) {
             try client.prepare(RequestTemplate(.post, "http://127.0.0.1:1/", headerFields: [.expect: "100-continue"], sendsBody: true))
         }
+        // Refused before anything is sent (port 1 would refuse the connection otherwise: a
+        // different error).
         let upload = try client.prepare(RequestTemplate(.post, "http://127.0.0.1:1/", headerFields: [.authorization: "a"], sendsBody: true))
-        await #expect(throws: TransportError.self) { try await upload.send { $0.status } }
-        await #expect(throws: TransportError.self) { try await upload.send(fields: [.authorization: "b"], body: []) { $0.status } }
-        await #expect(throws: TransportError.self) { try await upload.send(fields: [.userAgent: "mine"], body: []) { $0.status } }
+        func refused(_ call: () async throws -> HTTPResponse.Status) async {
+            do {
+                _ = try await call()
+                Issue.record("sent")
+            } catch {
+                #expect((error as? TransportError)?.code == .invalidRequest, "\(error)")
+            }
+        }
+        await refused { try await upload.send { $0.status } }
+        await refused { try await upload.send(fields: [.authorization: "b"], body: []) { $0.status } }
+        await refused { try await upload.send(fields: [.userAgent: "mine"], body: []) { $0.status } }
         let call = try client.prepare(RequestTemplate(.get, "http://127.0.0.1:1/{x}"))
-        await #expect(throws: TransportError.self) { try await call.send([]) { $0.status } }
-        await #expect(throws: TransportError.self) { try await call.send(["a"], body: [1]) { $0.status } }
+        await refused { try await call.send([]) { $0.status } }
+        await refused { try await call.send(["a"], body: [1]) { $0.status } }
+        await refused { try await call.send([".."]) { $0.status } }
     }
 
     @Test func timeoutsAndCancellationEndACallAsTheyEndExecute() async throws {
