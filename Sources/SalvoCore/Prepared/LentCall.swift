@@ -3,6 +3,7 @@
 /// Where a prepared call's response goes: its owner lends the collected response to the
 /// call's handler on the loop thread and hands the handler's result, or the call's error,
 /// to the caller. Exactly one of the two is called, once.
+@usableFromInline
 protocol LentSink: AnyObject {
     func finish(_ response: borrowing LentResponse)
     func fail(_ error: TransportError)
@@ -21,6 +22,7 @@ protocol LentResumable: AnyObject, Sendable {
 /// @unchecked Sendable: its target is set on the caller's thread before the request starts,
 /// then it is touched only on the request's loop thread, by its owner, and (its result
 /// held) by the job that resumes its caller, once, after the loop let go of it.
+@usableFromInline
 final class LentCall<Value: Sendable>: LentSink, EndOfTurnWork, LentResumable, @unchecked Sendable {
     enum Target {
         case none
@@ -30,23 +32,34 @@ final class LentCall<Value: Sendable>: LentSink, EndOfTurnWork, LentResumable, @
 
     private let handler: @Sendable (borrowing LentResponse) throws -> Value
     private var target: Target
+    @usableFromInline
     var observation: (any RequestObservation)?
     /// For an awaiting caller: how it is resumed, and its result until then.
     private var resumption = CallerResumption()
     private var held: Result<Value, any Error>?
 
-    init(handler: @escaping @Sendable (borrowing LentResponse) throws -> Value, target: Target = .none) {
+    @usableFromInline
+    init(handler: @escaping @Sendable (borrowing LentResponse) throws -> Value) {
         self.handler = handler
-        self.target = target
+        self.target = .none
+    }
+
+    @usableFromInline
+    init(handler: @escaping @Sendable (borrowing LentResponse) throws -> Value,
+         completion: @escaping @Sendable (Result<Value, any Error>) -> Void) {
+        self.handler = handler
+        self.target = .completion(completion)
     }
 
     /// Where the result goes, for an awaiting caller: set before the request starts, on the
     /// caller's executor (`isolation`: its actor, if any).
+    @usableFromInline
     func deliver(to continuation: UnsafeContinuation<Result<Value, any Error>, Never>, isolation: (any Actor)?) {
         self.target = .continuation(continuation)
         self.resumption = CallerResumption(isolation: isolation)
     }
 
+    @usableFromInline
     func finish(_ response: borrowing LentResponse) {
         let result: Result<Value, any Error>
         do {
@@ -59,6 +72,7 @@ final class LentCall<Value: Sendable>: LentSink, EndOfTurnWork, LentResumable, @
         self.hand(result)
     }
 
+    @usableFromInline
     func fail(_ error: TransportError) {
         if let observation = self.observation.take() { observation.ended(.failure(error)) }
         self.hand(.failure(error))

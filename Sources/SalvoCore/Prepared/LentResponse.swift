@@ -18,21 +18,25 @@ import HTTPTypes
 public struct LentResponse: ~Copyable {
     let head: ParsedHead
     let body: UnsafeRawBufferPointer
-    let details: ResponseDetails
+    /// The call's owner, which lends this from inside one of its methods: it outlives the
+    /// value (unowned(unsafe): no count taken per response).
+    private unowned(unsafe) let owner: RequestOwner
+    private let endedAt: Deadline
 
-    init(head: ParsedHead, body: UnsafeRawBufferPointer, details: ResponseDetails) {
+    init(head: ParsedHead, body: UnsafeRawBufferPointer, owner: RequestOwner, endedAt: Deadline) {
         self.head = head
         self.body = body
-        self.details = details
+        self.owner = owner
+        self.endedAt = endedAt
     }
 
     public var status: HTTPResponse.Status { self.head.status }
 
     /// The version the response came in.
-    public var version: HTTPVersion { self.details.version }
+    public var version: HTTPVersion { self.owner.metrics.version }
 
-    /// Timings and byte counts, as a collected response's.
-    public var metrics: TransportMetrics { self.details.metrics }
+    /// Timings and byte counts, as a collected response's (made when asked for).
+    public var metrics: TransportMetrics { self.owner.transportMetrics(endedAt: self.endedAt) }
 
     // MARK: Fields, read where they were parsed
 

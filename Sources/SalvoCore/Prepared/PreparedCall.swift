@@ -107,21 +107,23 @@ public final class PreparedCall: Sendable {
     ///     while it runs; what it returns is the call's result, what it throws the call's error.
     /// - Throws: ``TransportError`` when the exchange fails (the handler does not run), or
     ///   what the handler threw.
+    // Inlinable, as the completion form below: specialized where it is called, the call's
+    // generic `LentCall<Value>` is made without looking its type up at run time per call.
+    @inlinable
     nonisolated(nonsending) public func send<Value: Sendable>(
         _ parameters: [String] = [], fields: HTTPFields = [:], body: [UInt8]? = nil,
         handler: @escaping @Sendable (borrowing LentResponse) throws -> Value
     ) async throws -> Value {
         let call = LentCall(handler: handler)
-        let owner = try self.owner(parameters, fields: fields, body: body, sink: call)
-        let loop = owner.loop
+        let started = try self.makeCall(parameters, fields: fields, body: body, sink: call)
         let isolation = #isolation
         let result = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<Value, any Error>, Never>) in
                 call.deliver(to: continuation, isolation: isolation)
-                self.client.start(owner.owner, on: loop)
+                started.start()
             }
         } onCancel: {
-            owner.owner.cancel()
+            started.cancel()
         }
         return try result.get()
     }
@@ -130,25 +132,40 @@ public final class PreparedCall: Sendable {
     /// **on the event loop thread** that ran it (as ``HTTPClient/execute(_:body:options:completion:)``).
     ///
     /// - Returns: a handle that cancels the call.
+    @inlinable
     @discardableResult
     public func send<Value: Sendable>(
         _ parameters: [String] = [], fields: HTTPFields = [:], body: [UInt8]? = nil,
         handler: @escaping @Sendable (borrowing LentResponse) throws -> Value,
         completion: @escaping @Sendable (Result<Value, any Error>) -> Void
     ) -> RequestHandle {
-        let call = LentCall(handler: handler, target: .completion(completion))
-        let owner: (owner: RequestOwner, loop: EventLoop)
+        let call = LentCall(handler: handler, completion: completion)
+        let started: StartedCall
         do {
-            owner = try self.owner(parameters, fields: fields, body: body, sink: call)
+            started = try self.makeCall(parameters, fields: fields, body: body, sink: call)
         } catch {
-            // Reported on a loop thread like every other outcome, or here if none runs.
-            if !self.client.group.next().tryExecute({ completion(.failure(error)) }) {
-                completion(.failure(error))
-            }
-            return RequestHandle(owner: nil)
+            return self.refused(error, completion: completion)
         }
-        self.client.start(owner.owner, on: owner.loop)
-        return RequestHandle(owner: owner.owner)
+        started.start()
+        return started.handle
+    }
+
+    /// A call that could not be made: `completion` hears so on a loop thread like every other
+    /// outcome, or here if none runs.
+    @usableFromInline
+    func refused<Value>(_ error: TransportError, completion: @escaping @Sendable (Result<Value, any Error>) -> Void) -> RequestHandle {
+        if !self.client.group.next().tryExecute({ completion(.failure(error)) }) {
+            completion(.failure(error))
+        }
+        return RequestHandle(owner: nil)
+    }
+
+    /// One call's owner, placed on its loop, ready to start.
+    @usableFromInline
+    func makeCall(_ parameters: [String], fields: HTTPFields, body: [UInt8]?,
+                  sink: any LentSink) throws(TransportError) -> StartedCall {
+        let (owner, loop) = try self.owner(parameters, fields: fields, body: body, sink: sink)
+        return StartedCall(owner: owner, loop: loop, client: self.client)
     }
 
     /// The owner of one call, placed on its loop, and that loop.
@@ -202,4 +219,25 @@ public final class PreparedCall: Sendable {
             throw error
         }
     }
+}
+
+/// A prepared call's owner on its way: started once, cancellable from any thread.
+@usableFromInline
+struct StartedCall: Sendable {
+    let owner: RequestOwner
+    let loop: EventLoop
+    let client: HTTPClient
+
+    @usableFromInline
+    func start() {
+        self.client.start(self.owner, on: self.loop)
+    }
+
+    @usableFromInline
+    func cancel() {
+        self.owner.cancel()
+    }
+
+    @usableFromInline
+    var handle: RequestHandle { RequestHandle(owner: self.owner) }
 }

@@ -201,7 +201,13 @@ extension RequestOwner {
                 return
             }
         }
-        self.didFinish(trailers: trailers, details: self.details(endedAt: max(now, self.metrics.startedAt)))
+        let end = max(now, self.metrics.startedAt)
+        if case .lent(let sink) = self.delivery {
+            // Its metrics are made only if the handler asks for them.
+            self.lend(to: sink, endedAt: end)
+            return
+        }
+        self.didFinish(trailers: trailers, details: self.details(endedAt: end))
     }
 
     /// Asks the connection to read again after the caller paused it (loop thread).
@@ -372,23 +378,28 @@ extension RequestOwner: EndOfTurnWork {
             self.didFail(TransportError(.invalidResponse, detail: "response ended without a head"))
             return
         }
-        if case .lent(let sink) = self.delivery {
-            // Lent for the handler's duration from a buffer only this call holds, then freed.
-            self.delivery = .delivered
-            self.letGo()
-            var body: [UInt8] = []
-            swap(&body, &self.collected.body)
-            body.withUnsafeBytes { body in
-                sink.finish(LentResponse(head: head, body: body, details: details))
-            }
-            return
-        }
         // The body moves into the response: the owner keeps no second reference to it. The
         // response is made in place in the result, its parts moved in.
         var body: [UInt8] = []
         swap(&body, &self.collected.body)
         self.complete(.success(CollectedResponse(parsedHead: head, body: body, trailers: trailers, version: details.version,
                                                   metrics: details.metrics, extras: details.extras)))
+    }
+
+    /// A prepared call's response, lent to its handler for the handler's duration from a
+    /// buffer only this call holds, then freed. Trailers are not lent.
+    private func lend(to sink: any LentSink, endedAt end: Deadline) {
+        guard let head = self.collected.head.take() else {
+            self.didFail(TransportError(.invalidResponse, detail: "response ended without a head"))
+            return
+        }
+        self.delivery = .delivered
+        self.letGo()
+        var body: [UInt8] = []
+        swap(&body, &self.collected.body)
+        body.withUnsafeBytes { body in
+            sink.finish(LentResponse(head: head, body: body, owner: self, endedAt: end))
+        }
     }
 
     func didFail(_ error: TransportError) {
