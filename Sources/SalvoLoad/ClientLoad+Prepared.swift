@@ -19,7 +19,7 @@ extension ClientLoad {
         let body: [UInt8]? = self.configuration.body.isEmpty ? nil : self.configuration.body
         if self.api == .preparedCallbacks {
             return await Self.runChains(callers: callers) { done in
-                PreparedChain(call: call, body: body, plan: plan, latencies: latencies, done: done).next()
+                CallbackChain(PreparedSender(call: call, body: body), plan: plan, latencies: latencies, done: done).next()
             }
         }
         return await Self.runTasks(callers: callers, latencies: latencies,
@@ -39,41 +39,15 @@ extension ClientLoad {
     }
 }
 
-/// One closed loop of prepared calls through completion handlers: each handler (on the loop
-/// thread) records its response and sends the next call.
-final class PreparedChain: @unchecked Sendable {
-    // @unchecked Sendable: after next() is first called, the chain is touched only from its
-    // calls' completion handlers, which run one at a time on one loop thread.
-    private let call: PreparedCall
-    private let body: [UInt8]?
-    private let plan: Plan
-    private let done: @Sendable (CallerCounts) -> Void
-    private var tally: CallerTally
-    private var began = Deadline.now()
+/// A prepared call with a completion handler, its response lent to a handler that keeps
+/// the status and body length.
+struct PreparedSender: ChainSender {
+    let call: PreparedCall
+    let body: [UInt8]?
 
-    init(call: PreparedCall, body: [UInt8]?, plan: Plan, latencies: SharedLatencies,
-         done: @escaping @Sendable (CallerCounts) -> Void) {
-        self.call = call
-        self.body = body
-        self.plan = plan
-        self.tally = CallerTally(latencies: latencies)
-        self.done = done
-    }
-
-    func next(at now: Deadline = .now()) {
-        guard self.plan.take(at: now) else {
-            self.done(self.tally.finished())
-            return
-        }
-        self.began = now
-        self.call.send(body: self.body, handler: { ($0.status.code, $0.bodyCount) }) { result in
-            switch result {
-            case .success(let (status, count)):
-                self.next(at: self.tally.record(status: status, bodyCount: count, since: self.began))
-            case .failure(let error):
-                self.tally.record(error as? TransportError ?? TransportError(.invalidResponse))
-                self.next()
-            }
+    func send(_ completion: @escaping @Sendable (Result<(status: Int, bodyCount: Int), TransportError>) -> Void) {
+        self.call.send(body: self.body, handler: { (status: $0.status.code, bodyCount: $0.bodyCount) }) { result in
+            completion(result.mapError { $0 as? TransportError ?? TransportError(.invalidResponse, detail: "\($0)") })
         }
     }
 }

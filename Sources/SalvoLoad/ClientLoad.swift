@@ -97,7 +97,7 @@ public struct ClientLoad: Sendable {
             }
         case .callbacks:
             counts = await Self.runChains(callers: callers) { done in
-                CallbackChain(client: client, request: request, body: body, options: options, plan: plan,
+                CallbackChain(ExecuteSender(client: client, request: request, body: body, options: options), plan: plan,
                               latencies: latencies, done: done).next()
             }
         }
@@ -181,26 +181,39 @@ final class Plan: Sendable {
     }
 }
 
+/// How a chain of completion handlers sends its next request: `completion` gets the response's
+/// status and body length, on the loop thread that ran it.
+protocol ChainSender: Sendable {
+    func send(_ completion: @escaping @Sendable (Result<(status: Int, bodyCount: Int), TransportError>) -> Void)
+}
+
+/// `execute` with a completion handler.
+struct ExecuteSender: ChainSender {
+    let client: HTTPClient
+    let request: HTTPRequest
+    let body: HTTPBody?
+    let options: HTTPClient.RequestOptions
+
+    func send(_ completion: @escaping @Sendable (Result<(status: Int, bodyCount: Int), TransportError>) -> Void) {
+        self.client.execute(self.request, body: self.body, options: self.options) { result in
+            completion(result.map { ($0.status.code, $0.body.count) })
+        }
+    }
+}
+
 /// One closed loop of completion handlers: each response's handler (on the loop thread)
 /// records it and starts the next request.
-final class CallbackChain: @unchecked Sendable {
+final class CallbackChain<Sender: ChainSender>: @unchecked Sendable {
     // @unchecked Sendable: after next() is first called, the chain is touched only from
     // its requests' completion handlers, which run one at a time on one loop thread.
-    private let client: HTTPClient
-    private let request: HTTPRequest
-    private let body: HTTPBody?
-    private let options: HTTPClient.RequestOptions
+    private let sender: Sender
     private let plan: Plan
     private let done: @Sendable (CallerCounts) -> Void
     private var tally: CallerTally
     private var began = Deadline.now()
 
-    init(client: HTTPClient, request: HTTPRequest, body: HTTPBody?, options: HTTPClient.RequestOptions, plan: Plan,
-         latencies: SharedLatencies, done: @escaping @Sendable (CallerCounts) -> Void) {
-        self.client = client
-        self.request = request
-        self.body = body
-        self.options = options
+    init(_ sender: Sender, plan: Plan, latencies: SharedLatencies, done: @escaping @Sendable (CallerCounts) -> Void) {
+        self.sender = sender
         self.plan = plan
         self.tally = CallerTally(latencies: latencies)
         self.done = done
@@ -214,10 +227,10 @@ final class CallbackChain: @unchecked Sendable {
             return
         }
         self.began = now
-        self.client.execute(self.request, body: self.body, options: self.options) { result in
+        self.sender.send { result in
             switch result {
-            case .success(let response):
-                self.next(at: self.tally.record(response, since: self.began))
+            case .success(let (status, count)):
+                self.next(at: self.tally.record(status: status, bodyCount: count, since: self.began))
             case .failure(let error):
                 self.tally.record(error)
                 self.next()

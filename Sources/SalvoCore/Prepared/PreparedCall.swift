@@ -107,13 +107,13 @@ public final class PreparedCall: Sendable {
     ///     while it runs; what it returns is the call's result, what it throws the call's error.
     /// - Throws: ``TransportError`` when the exchange fails (the handler does not run), or
     ///   what the handler threw.
-    // Inlinable, as the completion form below: specialized where it is called, the call's
-    // generic `LentCall<Value>` is made without looking its type up at run time per call.
     @inlinable
     nonisolated(nonsending) public func send<Value: Sendable>(
         _ parameters: [String] = [], fields: HTTPFields = [:], body: [UInt8]? = nil,
         handler: @escaping @Sendable (borrowing LentResponse) throws -> Value
     ) async throws -> Value {
+        // Inlinable, as the completion form below: specialized where it is called, the call's
+        // generic `LentCall<Value>` is made without looking its type up at run time per call.
         let call = LentCall(handler: handler)
         let started = try self.makeCall(parameters, fields: fields, body: body, sink: call)
         let isolation = #isolation
