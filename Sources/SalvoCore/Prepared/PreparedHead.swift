@@ -46,12 +46,7 @@ struct PreparedHead: Sendable {
 
     /// Where `marker` stands in `head`, which holds it exactly once.
     private static func only(_ marker: [UInt8], in head: [UInt8], gap: Gap) throws(TransportError) -> (at: Int, length: Int, gap: Gap) {
-        var positions: [Int] = []
-        if head.count >= marker.count {
-            for start in 0...(head.count - marker.count) where head[start] == marker[0] && head[start..<start + marker.count].elementsEqual(marker) {
-                positions.append(start)
-            }
-        }
+        let positions = head.positions(of: marker)
         guard positions.count == 1 else {
             throw TransportError(.invalidRequest, phase: .request,
                                  detail: "the template's head could not be prepared (its text holds what the engine marks it with)")

@@ -89,7 +89,7 @@ struct TemplateURL {
             guard !name.isEmpty, name.utf8.allSatisfy({ Self.isNameByte($0) }) else {
                 throw invalid("the parameter name \"\(name)\" (letters, digits, _ and - only)")
             }
-            guard Self.pathHasBegun(self.marked) else { throw invalid("a parameter before the path") }
+            guard PathShape.afterAuthority(Array(self.marked.utf8)) != nil else { throw invalid("a parameter before the path") }
             guard !self.names.contains(name) else { throw invalid("the parameter \"\(name)\" twice") }
             self.marked += Self.marker(self.names.count)
             self.literals.append(literal)
@@ -121,17 +121,6 @@ struct TemplateURL {
             throw TransportError(.invalidRequest, phase: .request,
                                  detail: "path parameters may not make a segment \".\", \"..\" or an empty one")
         }
-    }
-
-    /// Whether `marked` (an absolute URL's beginning) has gone past its authority.
-    private static func pathHasBegun(_ marked: String) -> Bool {
-        let bytes = Array(marked.utf8)
-        guard bytes.count >= 3 else { return false }
-        for start in 0...(bytes.count - 3) where bytes[start] == UInt8(ascii: ":") && bytes[start + 1] == UInt8(ascii: "/")
-            && bytes[start + 2] == UInt8(ascii: "/") {
-            return bytes[(start + 3)...].contains { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }
-        }
-        return false
     }
 
     private static func isNameByte(_ byte: UInt8) -> Bool {
@@ -192,11 +181,8 @@ struct PathShape: Equatable {
     init(target: some Collection<UInt8>) {
         var bytes = Array(target)
         if bytes.first != UInt8(ascii: "/") {
-            // Past "scheme://authority".
-            guard let scheme = Self.index(of: [UInt8(ascii: ":"), UInt8(ascii: "/"), UInt8(ascii: "/")], in: bytes),
-                  let slash = bytes[(scheme + 3)...].firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }),
-                  bytes[slash] == UInt8(ascii: "/") else { return }
-            bytes = Array(bytes[slash...])
+            guard let start = Self.afterAuthority(bytes), bytes[start] == UInt8(ascii: "/") else { return }
+            bytes = Array(bytes[start...])
         }
         if let end = bytes.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") || $0 == UInt8(ascii: " ") }) {
             bytes = Array(bytes[..<end])
@@ -210,8 +196,18 @@ struct PathShape: Equatable {
         }
     }
 
-    private static func index(of needle: [UInt8], in bytes: [UInt8]) -> Int? {
-        guard bytes.count >= needle.count else { return nil }
-        return (0...(bytes.count - needle.count)).first { bytes[$0..<$0 + needle.count].elementsEqual(needle) }
+    /// Where an absolute URL's path (its `/`) or query (its `?`) begins, past
+    /// "scheme://authority"; nil when `bytes` end before it.
+    static func afterAuthority(_ bytes: [UInt8]) -> Int? {
+        guard let scheme = bytes.positions(of: Array("://".utf8)).first else { return nil }
+        return bytes[(scheme + 3)...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Every index where `needle` (not empty) starts in these bytes, overlapping ones included.
+    func positions(of needle: [UInt8]) -> [Int] {
+        guard let first = needle.first, self.count >= needle.count else { return [] }
+        return (0...(self.count - needle.count)).filter { self[$0] == first && self[$0..<$0 + needle.count].elementsEqual(needle) }
     }
 }
