@@ -163,6 +163,13 @@ let package = Package(
             path: "Examples/TypedClient",
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
+        // A scripted load test (Workload) against the demo API, run by `make demo`.
+        .executableTarget(
+            name: "workload-demo",
+            dependencies: ["SalvoLoad", "SalvoCore", .product(name: "HTTPTypes", package: "swift-http-types")],
+            path: "Examples/Workload",
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
         // A caching reverse proxy on the public API: what the caching conformance suite runs
         // against (scripts/cache-conformance).
         .executableTarget(
@@ -191,11 +198,14 @@ let package = Package(
             name: "SalvoLoad",
             dependencies: [
                 "SalvoCore",
+                "SalvoTransport",
                 "CSalvo",
                 "CLLHTTP",
                 "CNGHTTP2",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                // The command line a workload's package gets (``Workload/main(url:)``).
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),

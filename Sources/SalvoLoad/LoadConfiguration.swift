@@ -75,7 +75,7 @@ public struct LoadConfiguration: Sendable {
         if self.http2 {
             guard self.pipeline == 1 else { throw invalid("HTTP/2 multiplexes with --streams, not --pipeline") }
             if self.rate != nil, self.streams > 1 { throw invalid("a constant rate cannot be combined with several streams") }
-            if let proxy = self.proxy, self.unixSocketPath == nil, self.url.scheme == .http, !proxy.tunnelsPlainHTTP {
+            if self.forwardingProxy != nil {
                 throw invalid("HTTP/2 cannot go through a proxy that forwards requests (use one that tunnels)")
             }
         } else if self.streams > 1 {
@@ -95,19 +95,33 @@ public struct LoadConfiguration: Sendable {
 
     /// The serialized request, built once for the whole run.
     func requestBytes() throws(TransportError) -> [UInt8] {
-        var fields = self.headerFields
-        if fields[.userAgent] == nil { fields[.userAgent] = "salvo-bench/0.1" }
-        let request = HTTPRequest(method: self.method, scheme: self.url.scheme.rawValue,
-                                  authority: self.url.key.authority, path: self.url.target, headerFields: fields)
-        var bytes: [UInt8] = []
         let length: RequestBodyLength = self.body.isEmpty && self.method != .post && self.method != .put
             ? .none : .known(self.body.count)
-        if let proxy = self.proxy, self.unixSocketPath == nil, self.url.scheme == .http, !proxy.tunnelsPlainHTTP {
+        var bytes = try self.encodedHead(method: self.method, target: self.url.target, body: length)
+        bytes += self.body
+        return bytes
+    }
+
+    /// The head of a request of the run: its fields, the default User-Agent, and the proxy's
+    /// absolute form and credentials when one forwards it.
+    func encodedHead(method: HTTPRequest.Method, target: String, body length: RequestBodyLength) throws(TransportError) -> [UInt8] {
+        var fields = self.headerFields
+        if fields[.userAgent] == nil { fields[.userAgent] = "salvo-bench/0.1" }
+        let request = HTTPRequest(method: method, scheme: self.url.scheme.rawValue,
+                                  authority: self.url.key.authority, path: target, headerFields: fields)
+        var bytes: [UInt8] = []
+        if let proxy = self.forwardingProxy {
             try RequestEncoder.encodeHead(request, body: length, forwardedBy: proxy, into: &bytes)
         } else {
             try RequestEncoder.encodeHead(request, body: length, into: &bytes)
         }
-        bytes += self.body
         return bytes
+    }
+
+    /// The proxy the requests are forwarded by (absolute form), if they go through one that
+    /// does not tunnel.
+    var forwardingProxy: HTTPProxy? {
+        guard let proxy = self.proxy, self.unixSocketPath == nil, self.url.scheme == .http, !proxy.tunnelsPlainHTTP else { return nil }
+        return proxy
     }
 }

@@ -1,6 +1,7 @@
 import CLLHTTP
 import CSalvo
 import SalvoCore
+import SalvoTransport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,14 +28,17 @@ final class LoadConnection: Selectable, TimerTarget {
 
     let parser: UnsafeMutablePointer<llhttp_t>
     /// Send times (ns) of the requests in flight, oldest first.
-    private let sendTimes: UnsafeMutablePointer<UInt64>
-    private var ringStart = 0
-    private(set) var inFlight = 0
-    /// Bytes of the current write batch, as a range of the worker's request buffer.
-    private var writeOffset = 0
-    private var writeEnd = 0
+    let sendTimes: UnsafeMutablePointer<UInt64>
+    var ringStart = 0
+    var inFlight = 0
+    /// Where the requests are written from: the worker's request buffer, or a scripted
+    /// user's own (see `LoadConnection+Script.swift`).
+    var writeBase: UnsafeRawPointer
+    /// Bytes of the current write batch, as a range from `writeBase`.
+    var writeOffset = 0
+    var writeEnd = 0
     /// Whether a request already went over this connection (for the reuse count).
-    private var carriedRequest = false
+    var carriedRequest = false
     /// Whether a response came over this connection (to take its TLS session once).
     private var carriedResponse = false
     /// Set by the parser callbacks during one read.
@@ -42,17 +46,32 @@ final class LoadConnection: Selectable, TimerTarget {
     var mustReconnect = false
     /// The clock reading for the responses of the current read.
     var readTime: UInt64 = 0
-    /// Rate mode: when this connection's next request is due (ns).
-    private var nextDue: UInt64 = 0
-    private var waitingForDue = false
+    /// Rate mode: when this connection's next request is due (ns); for a scripted user
+    /// thinking between calls, when its next call may go.
+    var nextDue: UInt64 = 0
+    var waitingForDue = false
     private var connectStarted: UInt64 = 0
     /// HTTP/2: the session, while the connection is open (see `LoadHTTP2Session`).
     private var http2: LoadHTTP2Session?
     /// HTTP/2: when a response last ended (streams end out of order: no ring of send times).
     private var lastProgress: UInt64 = 0
+    /// A scripted run: this connection's virtual user, and what the parser keeps of the
+    /// response in flight for its checks — its fields, its body (up to the run's limit) and
+    /// the body's whole length.
+    let script: (any ScriptDriver)?
+    var responseFields = FieldRecords()
+    let responseBody: ScriptBuffer?
+    var responseBodyCount = 0
+    var keepsResponseBody = false
+    /// Whether the request in flight is a HEAD (its response has no body).
+    var requestIsHead: Bool
 
-    init(worker: LoadWorker, settings: UnsafeMutablePointer<llhttp_settings_t>) {
+    init(worker: LoadWorker, settings: UnsafeMutablePointer<llhttp_settings_t>, script: (any ScriptDriver)? = nil) {
         self.worker = worker
+        self.script = script
+        self.responseBody = script == nil ? nil : ScriptBuffer(capacity: 4096)
+        self.requestIsHead = worker.isHead
+        self.writeBase = UnsafeRawPointer(worker.requestBuffer)
         self.parser = .allocate(capacity: 1)
         self.sendTimes = .allocate(capacity: worker.depth)
         llhttp_init(self.parser, HTTP_RESPONSE, settings)
@@ -146,6 +165,7 @@ final class LoadConnection: Selectable, TimerTarget {
     /// schedule allow.
     func fill(now: UInt64) {
         guard self.state == .open else { return }
+        if let script = self.script { return self.fillScripted(now: now, script: script) }
         var count = 0
         if let interval = self.worker.rateInterval {
             guard self.inFlight == 0, !self.waitingForDue else { return }
@@ -212,7 +232,7 @@ final class LoadConnection: Selectable, TimerTarget {
         self.flush()
     }
 
-    private func flush() {
+    func flush() {
         if let http2 = self.http2 {
             switch http2.flush(to: self.socket) {
             case .done:
@@ -225,7 +245,7 @@ final class LoadConnection: Selectable, TimerTarget {
             }
             return
         }
-        let buffer = self.worker.requestBuffer
+        let buffer = self.writeBase
         while self.writeOffset < self.writeEnd {
             switch self.socket.write(UnsafeRawBufferPointer(start: buffer + self.writeOffset, count: self.writeEnd - self.writeOffset)) {
             case .wrote(let count):
@@ -345,6 +365,7 @@ final class LoadConnection: Selectable, TimerTarget {
         let sent = self.sendTimes[self.ringStart]
         self.ringStart = (self.ringStart + 1) % self.worker.depth
         self.inFlight -= 1
+        if let script = self.script { self.deliver(to: script, sentAt: sent) }
         self.worker.record(status: self.status, latencyNanoseconds: self.readTime &- sent)
         if !keepAlive { self.mustReconnect = true }
     }

@@ -20,10 +20,18 @@ public final class LoadGenerator: Sendable {
     private let live: [LiveCounters]
     private let stopRequested = Atomic<Bool>(false)
     private let running = Mutex<[LoopBoundWorkerHandle]>([])
+    /// A scripted run's workload (``Workload``), which builds each request instead of the
+    /// configuration's one.
+    private let script: ScriptPlan?
 
-    public init(configuration: LoadConfiguration) throws(TransportError) {
+    public convenience init(configuration: LoadConfiguration) throws(TransportError) {
+        try self.init(configuration: configuration, script: nil)
+    }
+
+    init(configuration: LoadConfiguration, script: ScriptPlan?) throws(TransportError) {
         try configuration.validate()
         self.configuration = configuration
+        self.script = script
         self.live = (0..<configuration.threads).map { _ in LiveCounters() }
     }
 
@@ -75,8 +83,12 @@ public final class LoadGenerator: Sendable {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             let remaining = Atomic<Int>(threads)
             var handles: [LoopBoundWorkerHandle] = []
+            var firstUser = 0
+            let script = self.script
             for (index, loop) in group.loops.enumerated() {
                 let connections = configuration.connections / threads + (index < configuration.connections % threads ? 1 : 0)
+                let users = firstUser
+                firstUser += connections
                 let budget = configuration.requestLimit.map { $0 / threads + (index < $0 % threads ? 1 : 0) }
                 let live = self.live[index]
                 let handle = LoopBoundWorkerHandle(loop: loop)
@@ -84,7 +96,8 @@ public final class LoadGenerator: Sendable {
                 loop.execute {
                     let worker = LoadWorker(
                         loop: loop, address: addresses[0], request: request, configuration: configuration,
-                        connections: connections, budget: budget, live: live, tls: tls, http2: http2
+                        connections: connections, budget: budget, live: live, tls: tls, http2: http2,
+                        script: script, firstUser: users
                     ) { statistics in
                         results.withLock { $0.append(statistics) }
                         if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 {

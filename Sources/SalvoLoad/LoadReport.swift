@@ -68,6 +68,8 @@ public struct LoadReport: Sendable, Codable {
         public var connectionsOpened: Int
         public var connectionsReused: Int
         public var requestsPipelined: Int
+        /// A workload's checks, scenarios and script errors.
+        public var script: ScriptStatistics?
 
         enum CodingKeys: String, CodingKey {
             case url, connections, threads, pipeline, rate, requests, errors
@@ -80,6 +82,7 @@ public struct LoadReport: Sendable, Codable {
             case connectionsOpened = "connections_opened"
             case connectionsReused = "connections_reused"
             case requestsPipelined = "requests_pipelined"
+            case script
         }
     }
 
@@ -101,7 +104,7 @@ public struct LoadReport: Sendable, Codable {
             requestsPerSecond: s.requestsPerSecond, bytesPerSecond: s.bytesPerSecond, latencyMicroseconds: latency,
             statusCounts: Dictionary(uniqueKeysWithValues: s.statusCounts.map { (String($0.key), $0.value) }),
             errors: s.errors, connectionsOpened: s.connectionsOpened, connectionsReused: s.connectionsReused,
-            requestsPipelined: s.requestsPipelined)
+            requestsPipelined: s.requestsPipelined, script: s.script)
     }
 
     /// "50", "99_9", "99_99": percentile names usable as JSON keys.
@@ -149,6 +152,7 @@ public struct LoadReport: Sendable, Codable {
         if e.status > 0 {
             lines.append("  Non-2xx or 3xx responses: \(e.status)")
         }
+        if let script = s.script { lines += Self.lines(script) }
         lines.append("  Connections: \(s.connectionsOpened) opened (\(Self.fixed2(s.elapsedSeconds > 0 ? Double(s.connectionsOpened) / s.elapsedSeconds : 0))/s)"
             + (s.tlsResumed > 0 ? ", \(s.tlsResumed) TLS sessions resumed" : "")
             + ", \(s.connectionsReused) requests on reused connections"
@@ -156,6 +160,28 @@ public struct LoadReport: Sendable, Codable {
         lines.append("Requests/sec: " + Self.pad(Self.fixed2(s.requestsPerSecond), 10))
         lines.append("Transfer/sec: " + Self.pad(Self.bytes(s.bytesPerSecond), 10))
         return lines.joined(separator: "\n")
+    }
+
+    /// A workload's part of the report: each check's passes and failures, the responses by
+    /// scenario, the script's errors.
+    static func lines(_ script: ScriptStatistics) -> [String] {
+        var lines: [String] = []
+        if !script.checks.isEmpty {
+            let width = max(20, script.checks.keys.map(\.count).max() ?? 0)
+            lines.append("  Checks" + String(repeating: " ", count: width + 1) + Self.pad("passed", 7) + Self.pad("failed", 10))
+            for (name, count) in script.checks.sorted(by: { $0.key < $1.key }) {
+                let padded = name + String(repeating: " ", count: width - name.count)
+                lines.append("    " + (count.failed == 0 ? "ok  " : "FAIL") + " " + padded
+                    + Self.pad(String(count.passed), 7) + Self.pad(String(count.failed), 10))
+            }
+        }
+        if !script.scenarios.isEmpty {
+            lines.append("  Scenarios: " + script.scenarios.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        }
+        if script.scriptErrors > 0 {
+            lines.append("  Script errors: \(script.scriptErrors)" + (script.firstScriptError.map { " (first: \($0))" } ?? ""))
+        }
+        return lines
     }
 
     static func pad(_ text: String, _ width: Int) -> String {

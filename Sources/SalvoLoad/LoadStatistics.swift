@@ -51,6 +51,8 @@ public struct LoadStatistics: Sendable, Codable {
     public var elapsedNanoseconds: UInt64 = 0
     /// Latency of every response, in microseconds.
     public var latency: Histogram<UInt64>
+    /// A scripted run's checks, scenarios and script errors (nil for a run without a script).
+    public var script: ScriptStatistics?
 
     public init() {
         self.latency = Self.emptyLatency()
@@ -73,6 +75,10 @@ public struct LoadStatistics: Sendable, Codable {
         self.tlsResumed += other.tlsResumed
         self.elapsedNanoseconds = max(self.elapsedNanoseconds, other.elapsedNanoseconds)
         self.latency.add(other.latency)
+        if let script = other.script {
+            if self.script == nil { self.script = ScriptStatistics() }
+            self.script?.add(script)
+        }
     }
 
     public var elapsedSeconds: Double { Double(self.elapsedNanoseconds) / 1e9 }

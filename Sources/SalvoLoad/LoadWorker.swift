@@ -35,6 +35,11 @@ final class LoadWorker: TimerTarget {
     /// HTTP/2: the request's header list (nil: the run speaks HTTP/1.1), and its body.
     let http2: HTTP2HeaderBlock?
     let body: [UInt8]
+    /// A scripted run: the workload's plan, and what this loop's users counted.
+    private let script: ScriptPlan?
+    private let scriptTally: ScriptTally?
+    /// The most bytes of a response body a scripted user keeps.
+    let bodyLimit: Int
 
     var statistics = LoadStatistics()
     private var statusCounts = [Int](repeating: 0, count: 1000)
@@ -49,7 +54,10 @@ final class LoadWorker: TimerTarget {
 
     init(loop: EventLoop, address: SocketAddress, request: [UInt8], configuration: LoadConfiguration,
          connections: Int, budget: Int?, live: LiveCounters, tls: TLSContext? = nil, http2: HTTP2HeaderBlock? = nil,
-         completion: @escaping @Sendable (LoadStatistics) -> Void) {
+         script: ScriptPlan? = nil, firstUser: Int = 0, completion: @escaping @Sendable (LoadStatistics) -> Void) {
+        self.script = script
+        self.scriptTally = script.map { ScriptTally(checks: $0.checkNames.count, scenarios: $0.scenarioNames.count) }
+        self.bodyLimit = script?.bodyLimit ?? 0
         self.tls = tls
         self.http2 = http2
         self.body = configuration.body
@@ -76,7 +84,7 @@ final class LoadWorker: TimerTarget {
             connection.status = status
             if status == 101 { return -1 }
             // 1 skips the body a HEAD answer announces; 1xx, 204 and 304 never have one.
-            return connection.worker.isHead || status == 204 || status == 304 ? 1 : 0
+            return connection.requestIsHead || status == 204 || status == 304 ? 1 : 0
         }
         self.settings.pointee.on_message_complete = { parser in
             let connection = Unmanaged<LoadConnection>.fromOpaque(parser!.pointee.data).takeUnretainedValue()
@@ -99,7 +107,15 @@ final class LoadWorker: TimerTarget {
         self.duration = configuration.duration
         self.live = live
         self.completion = completion
-        self.connections = (0..<connections).map { _ in LoadConnection(worker: self, settings: self.settings) }
+        if let script, let tally = self.scriptTally {
+            LoadConnection.keepResponses(in: self.settings)
+            let path = configuration.url.target
+            self.connections = (0..<connections).map { index in
+                LoadConnection(worker: self, settings: self.settings, script: script.makeUser(firstUser + index, tally, path))
+            }
+        } else {
+            self.connections = (0..<connections).map { _ in LoadConnection(worker: self, settings: self.settings) }
+        }
     }
 
     deinit {
@@ -174,6 +190,11 @@ final class LoadWorker: TimerTarget {
         self.loop.execute { worker.value.finish() }
     }
 
+    /// A scripted user's call that was not sent (its script failed): the run may be complete.
+    func scriptCallFailed() {
+        if self.budget == 0 && self.connections.allSatisfy({ $0.inFlight == 0 || $0.state != .open }) { self.finishSoon() }
+    }
+
     func connectionClosed(_ connection: LoadConnection) {
         guard !self.stopping else { return }
         if self.budget == 0 {
@@ -236,6 +257,9 @@ final class LoadWorker: TimerTarget {
         self.statistics.elapsedNanoseconds = LoadClock.now() &- self.started
         for (code, count) in self.statusCounts.enumerated() where count > 0 {
             self.statistics.statusCounts[code] = count
+        }
+        if let script = self.script, let tally = self.scriptTally {
+            self.statistics.script = tally.statistics(checkNames: script.checkNames, scenarioNames: script.scenarioNames)
         }
         self.publish()
         self.completion(self.statistics)

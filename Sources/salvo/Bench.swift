@@ -21,26 +21,7 @@ struct Bench: AsyncParsableCommand {
     @Argument(help: "The http URL.")
     var url: String
 
-    @Option(name: [.customShort("c", allowingJoined: true), .customLong("connections")], help: "Connections to keep open.")
-    var connections = 10
-
-    @Option(name: [.customShort("t", allowingJoined: true), .customLong("threads")], help: "Threads (event loops).")
-    var threads = 2
-
-    @Option(name: [.customShort("d", allowingJoined: true), .customLong("duration")], help: "Duration: 10s, 1m, 2h…")
-    var duration = "10s"
-
-    @Option(name: [.customShort("n", allowingJoined: true), .customLong("requests")], help: "Stop after this many responses.")
-    var requests: Int?
-
-    @Option(name: [.customShort("H", allowingJoined: true), .customLong("header")], help: "Header to send, \"Name: value\" (repeatable).")
-    var headers: [String] = []
-
-    @Option(name: .customLong("timeout"), help: "A response slower than this is a timeout error (default 2s).")
-    var timeout = "2s"
-
-    @Flag(name: .customLong("latency"), help: "Print the latency distribution.")
-    var latency = false
+    @OptionGroup var options: LoadOptions
 
     @Option(name: [.customShort("X", allowingJoined: true), .customLong("method")], help: "Request method.")
     var method = "GET"
@@ -57,29 +38,8 @@ struct Bench: AsyncParsableCommand {
     @Option(name: .customLong("streams"), help: "With --http2: requests in flight per connection, each on its own stream (h2load's -m).")
     var streams = 1
 
-    @Option(name: .customLong("unix-socket"), help: "Connect to this Unix domain socket instead of the URL's host.")
-    var unixSocket: String?
-
-    @Option(name: [.customShort("x"), .customLong("proxy")], help: "[http://][user:password@]host[:port] — go through this HTTP proxy.")
-    var proxy: String?
-
     @Option(name: .customLong("callers"), help: "With --api: concurrent callers (default: connections × pipeline).")
     var callers: Int?
-
-    @Option(name: [.customShort("R", allowingJoined: true), .customLong("rate")], help: "Constant request rate (requests/s, all connections).")
-    var rate: Double?
-
-    @Flag(name: .customLong("json"), help: "Print the report as JSON (histogram included, for merging).")
-    var json = false
-
-    @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Do not verify the server's TLS certificate.")
-    var insecure = false
-
-    @Option(name: .customLong("cacert"), help: "CA certificates (PEM file) to verify the server with.")
-    var cacert: String?
-
-    @Flag(name: .customLong("no-tls-resume"), help: "Do a full TLS handshake on every new connection.")
-    var noTLSResume = false
 
     @Option(name: .customLong("api"), help: "Drive the load through: native (default), async, async-loop, callbacks, or a prepared call: prepared-async, prepared-async-loop, prepared-callbacks.")
     var api = "native"
@@ -117,21 +77,15 @@ struct Bench: AsyncParsableCommand {
         }
 
         // Ctrl-C stops the run and prints what it measured; a second one quits at once.
-        signal(SIGINT, SIG_IGN)
-        let interrupts = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        let count = InterruptCount()
-        interrupts.setEventHandler {
-            if count.increment() > 1 { Glibc.exit(130) }
-            generator.stop()
-        }
-        interrupts.resume()
+        let interrupts = LoadConsole.stopOnInterrupt { generator }
         defer { interrupts.cancel() }
 
-        let interactive = isatty(1) != 0 && !self.json
-        if !self.json {
-            print("Running \(self.describeLength(configuration)) test @ \(configuration.url)")
+        let interactive = isatty(1) != 0 && !self.options.json
+        if !self.options.json {
+            print("Running \(self.options.describeLength(configuration)) test @ \(configuration.url)")
         }
-        if let start, !(await StartTime.wait(until: start, interrupted: { count.value > 0 })) {
+        let presses = interrupts.count
+        if let start, !(await StartTime.wait(until: start, interrupted: { presses.value > 0 })) {
             throw ExitCode(130)
         }
         let startedAt = StartTime.now()
@@ -147,10 +101,10 @@ struct Bench: AsyncParsableCommand {
         progress?.stop()
         var report = LoadReport(configuration: configuration, statistics: statistics)
         report.startedAt = startedAt
-        if self.json {
-            print(try Self.encode(report))
+        if self.options.json {
+            print(try report.jsonText())
         } else {
-            print(report.text(latencyDistribution: self.latency))
+            print(report.text(latencyDistribution: self.options.latency))
         }
         if statistics.requests == 0 {
             throw ExitCode(1)
@@ -165,8 +119,8 @@ struct Bench: AsyncParsableCommand {
         } catch {
             throw BenchFailure(error)
         }
-        if !self.json {
-            print("Running \(self.describeLength(configuration)) test @ \(configuration.url) through the \(api.rawValue) API")
+        if !self.options.json {
+            print("Running \(self.options.describeLength(configuration)) test @ \(configuration.url) through the \(api.rawValue) API")
         }
         let startedAt = StartTime.now()
         let statistics: LoadStatistics
@@ -177,7 +131,7 @@ struct Bench: AsyncParsableCommand {
         }
         var report = LoadReport(configuration: configuration, statistics: statistics)
         report.startedAt = startedAt
-        print(self.json ? try Self.encode(report) : report.text(latencyDistribution: self.latency))
+        print(self.options.json ? try report.jsonText() : report.text(latencyDistribution: self.options.latency))
         if statistics.requests == 0 { throw ExitCode(1) }
     }
 
@@ -197,60 +151,17 @@ struct Bench: AsyncParsableCommand {
         return time
     }
 
-    func describeLength(_ configuration: LoadConfiguration) -> String {
-        if let limit = configuration.requestLimit, configuration.duration == .zero { return "\(limit)-request" }
-        return self.duration
-    }
-
-    static func encode(_ report: LoadReport) throws -> String {
-        struct Output: Encodable {
-            var summary: LoadReport.Summary
-            var report: LoadReport
-        }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let data = try encoder.encode(Output(summary: report.summary, report: report))
-        return String(decoding: data, as: UTF8.self)
-    }
-
     func makeConfiguration() throws(TransportError) -> LoadConfiguration {
-        let text = self.url.contains("://") ? self.url : "http://" + self.url
-        var configuration = LoadConfiguration(url: try RequestURL(text))
-        configuration.connections = self.connections
-        configuration.threads = self.threads
+        var configuration = try self.options.configuration(url: self.url)
         configuration.pipeline = self.pipeline
         configuration.http2 = self.http2
         configuration.streams = self.streams
         configuration.callers = self.callers
         configuration.connectionPerLoop = self.connectionPerLoop
-        configuration.unixSocketPath = self.unixSocket
-        if let proxy = self.proxy, !proxy.isEmpty { configuration.proxy = try HTTPProxy(proxy) }
-        configuration.rate = self.rate
-        configuration.requestLimit = self.requests
-        if self.insecure { configuration.tls = .insecure }
-        if let cacert = self.cacert { configuration.tls.trustRoots = .file(cacert) }
-        configuration.tlsResumption = !self.noTLSResume
-        guard let duration = LoadDuration.parse(self.duration) else {
-            throw TransportError(.invalidConfiguration, detail: "invalid duration \"\(self.duration)\"")
-        }
-        // -n without -d runs until the count; with both, whichever comes first.
-        configuration.duration = self.requests != nil && !CommandLine.arguments.contains(where: { $0 == "-d" || $0.hasPrefix("--duration") })
-            ? .zero : duration
-        guard let timeout = LoadDuration.parse(self.timeout), timeout > .zero else {
-            throw TransportError(.invalidConfiguration, detail: "invalid timeout \"\(self.timeout)\"")
-        }
-        configuration.timeout = timeout
         guard let method = HTTPRequest.Method(self.method.uppercased()) else {
             throw TransportError(.invalidRequest, detail: "invalid method \"\(self.method)\"")
         }
         configuration.method = method
-        for header in self.headers {
-            guard let colon = header.firstIndex(of: ":"),
-                  let name = HTTPField.Name(String(header[..<colon].trimmingOWS)) else {
-                throw TransportError(.invalidRequest, detail: "invalid header \"\(header)\"")
-            }
-            configuration.headerFields.append(HTTPField(name: name, value: String(header[header.index(after: colon)...].trimmingOWS)))
-        }
         if let body = self.body {
             if body.hasPrefix("@") {
                 guard let bytes = Output.readFile(String(body.dropFirst())) else {
@@ -274,61 +185,4 @@ struct BenchFailure: Error, CustomStringConvertible {
     let error: TransportError
     init(_ error: TransportError) { self.error = error }
     var description: String { self.error.description }
-}
-
-/// Counts Ctrl-C presses across the signal handler's runs.
-final class InterruptCount: @unchecked Sendable {
-    // @unchecked Sendable: touched only on the serial signal-source queue... which is the
-    // global queue here, so a lock guards it.
-    private let lock = NSLock()
-    private var count = 0
-    var value: Int {
-        self.lock.lock()
-        defer { self.lock.unlock() }
-        return self.count
-    }
-    func increment() -> Int {
-        self.lock.lock()
-        defer { self.lock.unlock() }
-        self.count += 1
-        return self.count
-    }
-}
-
-/// The live "elapsed, requests/s, errors" line on a terminal.
-final class ProgressLine: @unchecked Sendable {
-    // @unchecked Sendable: `timer` is created in start() and cancelled in stop(), both on
-    // the command's task; the timer's handler only reads the generator's atomics.
-    private let generator: LoadGenerator
-    private var timer: (any DispatchSourceTimer)?
-    private let started = ContinuousClock.now
-
-    init(generator: LoadGenerator) { self.generator = generator }
-
-    func start() {
-        let timer = DispatchSource.makeTimerSource(queue: .global())
-        var last = (requests: 0, at: ContinuousClock.now)
-        let generator = self.generator
-        let started = self.started
-        timer.setEventHandler {
-            let now = ContinuousClock.now
-            let (requests, errors) = generator.progress()
-            let interval = now - last.at
-            let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
-            let rate = seconds > 0 ? Double(requests - last.requests) / seconds : 0
-            last = (requests, now)
-            let elapsed = (now - started).components.seconds
-            let line = "\r  \(elapsed)s  \(requests) requests  \(Int(rate)) req/s  \(errors) errors   "
-            FileHandle.standardOutput.write(Data(line.utf8))
-        }
-        timer.schedule(deadline: .now() + 1, repeating: 1)
-        timer.resume()
-        self.timer = timer
-    }
-
-    func stop() {
-        self.timer?.cancel()
-        self.timer = nil
-        FileHandle.standardOutput.write(Data("\r\u{1B}[K".utf8))
-    }
 }

@@ -33,6 +33,6 @@ struct Merge: ParsableCommand {
             if merged == nil { merged = report } else { merged!.merge(report) }
         }
         guard let merged else { return }
-        print(self.json ? try Bench.encode(merged) : "Merged \(self.files.count) runs of \(merged.url)\n" + merged.text(latencyDistribution: self.latency))
+        print(self.json ? try merged.jsonText() : "Merged \(self.files.count) runs of \(merged.url)\n" + merged.text(latencyDistribution: self.latency))
     }
 }

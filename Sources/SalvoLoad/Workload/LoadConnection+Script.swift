@@ -1,0 +1,88 @@
+import CLLHTTP
+import SalvoCore
+
+/// A connection of a scripted run (``Workload``): one call at a time, each built by the
+/// connection's virtual user, its response kept just long enough for the user's checks.
+extension LoadConnection {
+    /// Sends the user's next call when it is due: at once in a closed run (after the last
+    /// call's think time), on the connection's schedule at a constant rate.
+    func fillScripted(now: UInt64, script: any ScriptDriver) {
+        guard self.inFlight == 0, !self.waitingForDue else { return }
+        let rate = self.worker.rateInterval
+        if let interval = rate, self.nextDue == 0 { self.nextDue = now &+ self.worker.initialOffset(interval) }
+        if self.nextDue > now {
+            self.waitingForDue = true
+            self.worker.loop.scheduleTimer(at: Deadline(nanoseconds: self.nextDue), target: self, token: self.nextDue)
+            return
+        }
+        guard self.worker.takeBudget(1) == 1 else { return }
+        // At a constant rate, latency counts from when the call was due, however late it goes.
+        let sentAt = rate == nil ? now : self.nextDue
+        if let interval = rate { self.nextDue &+= interval }
+        guard let request = script.nextRequest(), let base = request.baseAddress else {
+            // Nothing to send (the script failed, and counted it). The call is spent; the
+            // next goes after a pause, so that a script failing every time cannot spin the loop.
+            if rate == nil { self.nextDue = now &+ 1_000_000 }
+            self.worker.scriptCallFailed()
+            return self.fillScripted(now: now, script: script)
+        }
+        self.requestIsHead = script.isHead
+        self.keepsResponseBody = script.keepsBody
+        self.sendTimes[self.ringStart] = sentAt
+        self.inFlight = 1
+        if self.carriedRequest { self.worker.statistics.connectionsReused += 1 } else { self.carriedRequest = true }
+        self.writeBase = base
+        self.writeOffset = 0
+        self.writeEnd = request.count
+        self.flush()
+    }
+
+    /// Lends the response that just ended to the user, and notes how long it thinks.
+    @inline(__always)
+    func deliver(to script: any ScriptDriver, sentAt: UInt64) {
+        let kept = self.keepsResponseBody ? self.responseBody?.bytes ?? UnsafeRawBufferPointer(start: nil, count: 0)
+            : UnsafeRawBufferPointer(start: nil, count: 0)
+        let think = script.responded(ScriptedResponse(
+            statusCode: self.status, latency: .nanoseconds(Int64(clamping: self.readTime &- sentAt)),
+            fields: self.responseFields, body: kept, bodyCount: self.responseBodyCount))
+        if think > 0, self.worker.rateInterval == nil { self.nextDue = self.readTime &+ think }
+    }
+
+    /// The parser's callbacks that keep a response's fields and body for the checks, added
+    /// to a scripted run's settings (the plain run's count only).
+    static func keepResponses(in settings: UnsafeMutablePointer<llhttp_settings_t>) {
+        settings.pointee.on_message_begin = { parser in
+            let connection = LoadConnection.of(parser)
+            connection.responseFields.removeAll()
+            connection.responseBody?.count = 0
+            connection.responseBodyCount = 0
+            return 0
+        }
+        settings.pointee.on_header_field = { parser, at, length in
+            LoadConnection.of(parser).responseFields.appendNamePiece(UnsafeRawBufferPointer(start: at, count: length))
+            return 0
+        }
+        settings.pointee.on_header_value = { parser, at, length in
+            LoadConnection.of(parser).responseFields.appendValuePiece(UnsafeRawBufferPointer(start: at, count: length))
+            return 0
+        }
+        settings.pointee.on_header_value_complete = { parser in
+            LoadConnection.of(parser).responseFields.closeField()
+            return 0
+        }
+        settings.pointee.on_body = { parser, at, length in
+            let connection = LoadConnection.of(parser)
+            connection.responseBodyCount += length
+            if connection.keepsResponseBody, let body = connection.responseBody {
+                let room = connection.worker.bodyLimit - body.count
+                if room > 0 { body.append(UnsafeRawBufferPointer(start: at, count: min(room, length))) }
+            }
+            return 0
+        }
+    }
+
+    @inline(__always)
+    static func of(_ parser: UnsafeMutablePointer<llhttp_t>?) -> LoadConnection {
+        Unmanaged<LoadConnection>.fromOpaque(parser!.pointee.data).takeUnretainedValue()
+    }
+}

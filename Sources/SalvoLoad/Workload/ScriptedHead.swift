@@ -1,0 +1,108 @@
+import HTTPTypes
+import SalvoCore
+
+/// What every request of a scripted run shares, encoded once — the target's prefix when a
+/// proxy forwards the requests (absolute form), and the run's fields (`Host`, `User-Agent`,
+/// the fields given to the run, a proxy's credentials) — and the encoding of one call's
+/// request around them, checked as it is written.
+struct ScriptedHead: Sendable {
+    /// Written before a call's path: `http://host:port` for a forwarding proxy, else nothing.
+    let targetPrefix: [UInt8]
+    /// The run's field lines, each ending in CRLF.
+    let fieldLines: [UInt8]
+    /// The lowercased names of those fields: a call may not send them again.
+    let fieldNames: Set<String>
+
+    /// Fields a call may not add: the run writes them (framing, the host, the connection's, a
+    /// proxy's), or a load run does not speak them (`Expect`, `Upgrade`).
+    static let runFields: Set<String> = [
+        "content-length", "transfer-encoding", "host", "connection", "keep-alive", "te", "upgrade",
+        "proxy-authorization", "proxy-connection", "expect",
+    ]
+
+    init(configuration: LoadConfiguration) throws(TransportError) {
+        // A head for "/" shows both parts: the request line's target, and the field lines.
+        let head = try configuration.encodedHead(method: .get, target: "/", body: .none)
+        guard let lineEnd = head.firstIndex(of: 0x0D),
+              let space = head[..<lineEnd].firstIndex(of: 0x20),
+              let lastSpace = head[..<lineEnd].lastIndex(of: 0x20), lastSpace > space + 1,
+              head.count >= lineEnd + 4 else {
+            throw TransportError(.invalidRequest, detail: "the run's request head could not be prepared")
+        }
+        self.targetPrefix = Array(head[(space + 1)..<(lastSpace - 1)])   // the target without its "/"
+        self.fieldLines = Array(head[(lineEnd + 2)..<(head.count - 2)])
+        var names = Set(configuration.headerFields.map { $0.name.canonicalName })
+        names.insert("user-agent")
+        self.fieldNames = names
+    }
+
+    /// Writes `request`'s head and body into `buffer`, or says what keeps it from being sent.
+    func encode(_ request: ScriptedRequest, into buffer: ScriptBuffer) -> ScriptFailure? {
+        buffer.count = 0
+        buffer.append(request.method.rawValue)
+        buffer.append(" ")
+        buffer.append(self.targetPrefix)
+        if let failure = Self.checkTarget(request.path, method: request.method) { return failure }
+        buffer.append(request.path)
+        buffer.append(" HTTP/1.1\r\n")
+        buffer.append(self.fieldLines)
+        for field in request.headerFields {
+            let name = field.name.canonicalName
+            if Self.runFields.contains(name) {
+                return ScriptFailure("\(field.name) is the run's to write; a scenario cannot set it")
+            }
+            if self.fieldNames.contains(name) {
+                return ScriptFailure("\(field.name) is sent with every request of the run already; a scenario cannot send a second")
+            }
+            if field.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
+                return ScriptFailure("the value of \(field.name) holds CR, LF or NUL")
+            }
+            buffer.append(field.name.rawName)
+            buffer.append(": ")
+            buffer.append(field.value)
+            buffer.append("\r\n")
+        }
+        let method = request.method
+        if !request.body.isEmpty || method == .post || method == .put || method == .patch {
+            buffer.append("Content-Length: ")
+            buffer.appendDecimal(request.body.count)
+            buffer.append("\r\n")
+        }
+        buffer.append("\r\n")
+        buffer.append(request.body)
+        return nil
+    }
+
+    /// Refuses a target that is not an absolute path (or `*` for OPTIONS), or that holds a
+    /// byte a request line cannot carry.
+    static func checkTarget(_ path: String, method: HTTPRequest.Method) -> ScriptFailure? {
+        var path = path
+        return path.withUTF8 { bytes -> ScriptFailure? in
+            if bytes.count == 1, bytes[0] == UInt8(ascii: "*"), method == .options { return nil }
+            guard bytes.first == UInt8(ascii: "/") else {
+                return ScriptFailure("the path \"\(Self.printable(bytes))\" does not begin with \"/\"")
+            }
+            for (offset, byte) in bytes.enumerated() where byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: "#") {
+                let shown = String(byte, radix: 16, uppercase: true)
+                return ScriptFailure("the path \"\(Self.printable(bytes))\" holds byte 0x\(byte < 16 ? "0" : "")\(shown) at \(offset), "
+                    + "which a request line cannot carry; percent-encode it")
+            }
+            return nil
+        }
+    }
+
+    /// `bytes` as text for a message, control bytes escaped and cut at 200.
+    private static func printable(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        var text = ""
+        for byte in bytes.prefix(200) {
+            if byte < 0x20 || byte == 0x7F { text += "\\x" + String(byte, radix: 16) } else { text.unicodeScalars.append(Unicode.Scalar(byte)) }
+        }
+        return bytes.count > 200 ? text + "…" : text
+    }
+}
+
+/// Why a scenario's call was not sent: what its request or its code did wrong.
+struct ScriptFailure: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}

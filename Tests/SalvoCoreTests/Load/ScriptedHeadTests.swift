@@ -1,0 +1,124 @@
+import Foundation
+import HTTPTypes
+import Testing
+@testable import SalvoCore
+@testable import SalvoLoad
+import SalvoTransport
+
+/// A scripted call's request as written on the wire, and what is refused, without sockets.
+@Suite struct ScriptedHeadTests {
+    func head(_ url: String = "http://127.0.0.1:8080/", _ adjust: (inout LoadConfiguration) -> Void = { _ in }) throws -> ScriptedHead {
+        var configuration = LoadConfiguration(url: try RequestURL(url))
+        configuration.headerFields[.accept] = "text/plain"
+        adjust(&configuration)
+        return try ScriptedHead(configuration: configuration)
+    }
+
+    func text(_ head: ScriptedHead, _ request: ScriptedRequest) -> (String, String?) {
+        let buffer = ScriptBuffer(capacity: 16)
+        let failure = head.encode(request, into: buffer)
+        return (String(decoding: buffer.bytes, as: UTF8.self), failure?.message)
+    }
+
+    @Test func callsAreWrittenAroundTheRunsFields() throws {
+        let head = try self.head()
+        var request = ScriptedRequest(method: .get, path: "/items/7?full=1")
+        request.headerFields[.authorization] = "Bearer x"
+        #expect(self.text(head, request) == ("GET /items/7?full=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nAccept: text/plain\r\n"
+            + "User-Agent: salvo-bench/0.1\r\nAuthorization: Bearer x\r\n\r\n", nil))
+        var post = ScriptedRequest(method: .post, path: "/cart")
+        #expect(self.text(head, post).0.hasSuffix("User-Agent: salvo-bench/0.1\r\nContent-Length: 0\r\n\r\n"))
+        post.setBody("{\"id\":1}")
+        #expect(self.text(head, post).0.hasSuffix("Content-Length: 8\r\n\r\n{\"id\":1}"))
+        #expect(self.text(head, ScriptedRequest(method: .options, path: "*")).1 == nil)
+    }
+
+    @Test func aForwardingProxyGetsTheAbsoluteForm() throws {
+        let head = try self.head("http://origin.test:81/") { $0.proxy = try? HTTPProxy("http://u:p@127.0.0.1:3128") }
+        let (text, failure) = self.text(head, ScriptedRequest(method: .get, path: "/x"))
+        #expect(failure == nil)
+        #expect(text.hasPrefix("GET http://origin.test:81/x HTTP/1.1\r\n"))
+        #expect(text.contains("Proxy-Authorization: Basic dTpw\r\n"))
+    }
+
+    @Test(arguments: ["", "x", "/a b", "/a\u{7F}", "/caf\u{E9}", "/#frag", "/a\r\nb", "*"])
+    func badTargetsAreRefused(_ path: String) throws {
+        let (_, failure) = self.text(try self.head(), ScriptedRequest(method: .get, path: path))
+        #expect(failure != nil)
+    }
+
+    @Test func fieldsTheRunOwnsOrSendsAreRefused() throws {
+        let head = try self.head()
+        for (name, value) in [(HTTPField.Name("Host")!, "h"), (.contentLength, "1"), (.connection, "close"), (.transferEncoding, "chunked"),
+                              (.accept, "again"), (.userAgent, "mine")] {
+            var request = ScriptedRequest(method: .get, path: "/")
+            request.headerFields[name] = value
+            #expect(self.text(head, request).1 != nil, "\(name): \(value)")
+        }
+        // A value cannot end its line (HTTPFields turns CR, LF and NUL into spaces before us).
+        var request = ScriptedRequest(method: .get, path: "/")
+        request.headerFields[.authorization] = "a\r\nX-Injected: 1"
+        let (text, failure) = self.text(head, request)
+        #expect(failure != nil || !text.contains("\r\nX-Injected"))
+    }
+
+    @Test func decimals() {
+        let buffer = ScriptBuffer(capacity: 1)
+        for value in [0, 7, -12, Int.max, Int.min] {
+            buffer.count = 0
+            buffer.appendDecimal(value)
+            #expect(String(decoding: buffer.bytes, as: UTF8.self) == String(value))
+        }
+    }
+
+    /// The usual checks, on a response made by hand.
+    @Test func checksReadTheLentResponse() {
+        var fields = FieldRecords()
+        fields.append(name: "Content-Type", value: "application/json; charset=utf-8")
+        fields.append(name: "X-Count", value: "42")
+        let body = Array(#"{"id": 42}"#.utf8)
+        body.withUnsafeBytes { bytes in
+            let response = ScriptedResponse(statusCode: 201, latency: .milliseconds(3), fields: fields, body: bytes, bodyCount: bytes.count)
+            let passed = { (check: Check) in check.passes(response) }
+            #expect(passed(.status(201)) && !passed(.status(200)))
+            #expect(passed(.status(200..<300)) && !passed(.status(300..<400)))
+            #expect(passed(.field(.contentType, contains: "json")))
+            #expect(!passed(.field(.contentType, equals: "application/json")))
+            #expect(passed(.field(HTTPField.Name("x-count")!)) && !passed(.field(HTTPField.Name("ETag")!)))
+            #expect(passed(.body(contains: "\"id\": 42")) && !passed(.body(contains: "43")))
+            let number = response.number(of: HTTPField.Name("X-Count")!)
+            let text = response.bodyText
+            #expect(number == 42 && text == #"{"id": 42}"#)
+            let cut = ScriptedResponse(statusCode: 200, latency: .zero, fields: fields, body: UnsafeRawBufferPointer(rebasing: bytes[..<4]), bodyCount: bytes.count)
+            let kept = cut.isBodyKept
+            let found = Check.body(contains: "{").passes(cut)
+            #expect(!kept && !found)
+        }
+    }
+
+    @Test func theReportShowsChecksScenariosAndErrors() throws {
+        var statistics = LoadStatistics()
+        statistics.requests = 10
+        var script = ScriptStatistics()
+        script.checks = ["status is 200": .init(passed: 9, failed: 1)]
+        script.scenarios = ["home": 10]
+        script.scriptErrors = 2
+        script.firstScriptError = "scenario \"home\": boom"
+        statistics.script = script
+        let report = LoadReport(configuration: LoadConfiguration(url: try RequestURL("http://127.0.0.1:1/")), statistics: statistics)
+        let text = report.text(latencyDistribution: false)
+        #expect(text.contains("FAIL status is 200") && text.contains("Scenarios: home 10"))
+        #expect(text.contains("Script errors: 2 (first: scenario \"home\": boom)"))
+        let json = try report.jsonText()
+        #expect(json.contains("\"script_errors\":2") && json.contains("\"failed\":1"))
+        // A report saved without a script still reads back.
+        var plain = LoadStatistics()
+        plain.requests = 1
+        let data = try JSONEncoder().encode(plain)
+        #expect(try JSONDecoder().decode(LoadStatistics.self, from: data).script == nil)
+        // Merged runs add up.
+        var merged = statistics
+        merged.add(statistics)
+        #expect(merged.script?.checks["status is 200"] == .init(passed: 18, failed: 2) && merged.script?.scriptErrors == 4)
+    }
+}
