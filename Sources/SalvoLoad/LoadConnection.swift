@@ -59,7 +59,9 @@ final class LoadConnection: Selectable, TimerTarget {
     /// response in flight for its checks — its fields, its body (up to the run's limit) and
     /// the body's whole length.
     let script: (any ScriptDriver)?
-    var responseFields = FieldRecords()
+    /// (In memory of its own: changed three times a field, a class's stored property would
+    /// be checked for exclusive access each time.)
+    let responseFields: UnsafeMutablePointer<FieldRecords>
     let responseBody: ScriptBuffer?
     var responseBodyCount = 0
     var keepsResponseBody = false
@@ -70,6 +72,8 @@ final class LoadConnection: Selectable, TimerTarget {
         self.worker = worker
         self.script = script
         self.responseBody = script == nil ? nil : ScriptBuffer(capacity: 4096)
+        self.responseFields = .allocate(capacity: 1)
+        self.responseFields.initialize(to: FieldRecords())
         self.requestIsHead = worker.isHead
         self.writeBase = UnsafeRawPointer(worker.requestBuffer)
         self.parser = .allocate(capacity: 1)
@@ -79,6 +83,8 @@ final class LoadConnection: Selectable, TimerTarget {
     }
 
     deinit {
+        self.responseFields.deinitialize(count: 1)
+        self.responseFields.deallocate()
         self.parser.deallocate()
         self.sendTimes.deallocate()
     }

@@ -110,8 +110,11 @@ final class LoadWorker: TimerTarget {
         if let script, let tally = self.scriptTally {
             LoadConnection.keepResponses(in: self.settings)
             let path = configuration.url.target
+            let scenarios = script.makeScenarios()
             self.connections = (0..<connections).map { index in
-                LoadConnection(worker: self, settings: self.settings, script: script.makeUser(firstUser + index, tally, path))
+                let user = VirtualUser(user: script.makeUser(firstUser + index), index: firstUser + index, scenarios: scenarios,
+                                       head: script.head, tally: tally, defaultPath: path)
+                return LoadConnection(worker: self, settings: self.settings, script: user)
             }
         } else {
             self.connections = (0..<connections).map { _ in LoadConnection(worker: self, settings: self.settings) }

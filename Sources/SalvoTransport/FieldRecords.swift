@@ -234,6 +234,25 @@ package struct FieldRecords: Sendable {
         return closed
     }
 
+    /// Ends the current field as ``closeField()`` does, for a parser that has checked its
+    /// name already and a reader that tracks no field (the load generator's scripted runs):
+    /// no second look at the name.
+    package mutating func closeParsedField() {
+        self.openFieldIfNeeded()
+        let start = self.openRecord ?? 0
+        let nameLength = self.openNameLength
+        self.count += 1
+        self.openRecord = nil
+        let used = self.byteCount
+        self.byteCount = self.storage.withUnsafeMutableBytes { raw in
+            let valueStart = start + Self.recordHeaderSize + nameLength
+            let end = Self.endTrimmingWhitespace(UnsafeRawBufferPointer(raw), from: valueStart, to: used)
+            raw.storeBytes(of: UInt32(truncatingIfNeeded: nameLength).littleEndian, toByteOffset: start, as: UInt32.self)
+            raw.storeBytes(of: UInt32(truncatingIfNeeded: end - valueStart).littleEndian, toByteOffset: start + 4, as: UInt32.self)
+            return end
+        }
+    }
+
     /// Adds a whole field, its name and value given whole: one write, and what
     /// ``closeField()`` would say of it (the value's trailing whitespace dropped too).
     package mutating func appendField(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> ClosedName {
@@ -347,6 +366,17 @@ package struct FieldRecords: Sendable {
     package func withFirstValue<Result>(for name: HTTPField.Name, _ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
         var found: Result? = nil
         self.forEachValue(of: name) { value in
+            found = body(value)
+            return false
+        }
+        return found
+    }
+
+    /// ``withFirstValue(for:_:)`` for a name given as its lowercase bytes, which a caller
+    /// that asks again and again keeps (no `HTTPField.Name` read per question).
+    package func withFirstValue<Result>(lowercased name: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
+        var found: Result? = nil
+        self.forEachValue(lowercased: name) { value in
             found = body(value)
             return false
         }

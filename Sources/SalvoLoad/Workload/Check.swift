@@ -55,16 +55,20 @@ public struct Check: Sendable {
     /// The first value of `name` is exactly `value`.
     public static func field(_ name: HTTPField.Name, equals value: String) -> Check {
         let expected = Array(value.utf8)
+        let lowercased = Array(name.canonicalName.utf8)
         return Check("\(name.canonicalName) is \(value)") { response in
-            response.withValue(of: name) { $0.elementsEqual(expected) } ?? false
+            response.withValue(lowercased: lowercased) { value in
+                value.count == expected.count && expected.withUnsafeBytes { value.elementsEqual($0) }
+            } ?? false
         }
     }
 
     /// The first value of `name` holds `text`.
     public static func field(_ name: HTTPField.Name, contains text: String) -> Check {
         let expected = Array(text.utf8)
+        let lowercased = Array(name.canonicalName.utf8)
         return Check("\(name.canonicalName) contains \(text)") { response in
-            response.withValue(of: name) { ScriptedResponse.find(expected, in: $0) } ?? false
+            response.withValue(lowercased: lowercased) { ScriptedResponse.find(expected, in: $0) } ?? false
         }
     }
 

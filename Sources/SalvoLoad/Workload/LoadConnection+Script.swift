@@ -44,45 +44,46 @@ extension LoadConnection {
             : UnsafeRawBufferPointer(start: nil, count: 0)
         let think = script.responded(ScriptedResponse(
             statusCode: self.status, latency: .nanoseconds(Int64(clamping: self.readTime &- sentAt)),
-            fields: self.responseFields, body: kept, bodyCount: self.responseBodyCount))
+            fields: UnsafePointer(self.responseFields), body: kept, bodyCount: self.responseBodyCount))
         if think > 0, self.worker.rateInterval == nil { self.nextDue = self.readTime &+ think }
     }
 
     /// The parser's callbacks that keep a response's fields and body for the checks, added
-    /// to a scripted run's settings (the plain run's count only).
+    /// to a scripted run's settings (the plain run's count only). llhttp, strict, has checked
+    /// each field's name.
     static func keepResponses(in settings: UnsafeMutablePointer<llhttp_settings_t>) {
         settings.pointee.on_message_begin = { parser in
-            let connection = LoadConnection.of(parser)
-            connection.responseFields.removeAll()
-            connection.responseBody?.count = 0
-            connection.responseBodyCount = 0
-            return 0
+            LoadConnection.with(parser) { connection in
+                connection.responseFields.pointee.removeAll()
+                connection.responseBody?.count = 0
+                connection.responseBodyCount = 0
+            }
         }
         settings.pointee.on_header_field = { parser, at, length in
-            LoadConnection.of(parser).responseFields.appendNamePiece(UnsafeRawBufferPointer(start: at, count: length))
-            return 0
+            LoadConnection.with(parser) { $0.responseFields.pointee.appendNamePiece(UnsafeRawBufferPointer(start: at, count: length)) }
         }
         settings.pointee.on_header_value = { parser, at, length in
-            LoadConnection.of(parser).responseFields.appendValuePiece(UnsafeRawBufferPointer(start: at, count: length))
-            return 0
+            LoadConnection.with(parser) { $0.responseFields.pointee.appendValuePiece(UnsafeRawBufferPointer(start: at, count: length)) }
         }
         settings.pointee.on_header_value_complete = { parser in
-            LoadConnection.of(parser).responseFields.closeField()
-            return 0
+            LoadConnection.with(parser) { $0.responseFields.pointee.closeParsedField() }
         }
         settings.pointee.on_body = { parser, at, length in
-            let connection = LoadConnection.of(parser)
-            connection.responseBodyCount += length
-            if connection.keepsResponseBody, let body = connection.responseBody {
-                let room = connection.worker.bodyLimit - body.count
-                if room > 0 { body.append(UnsafeRawBufferPointer(start: at, count: min(room, length))) }
+            LoadConnection.with(parser) { connection in
+                connection.responseBodyCount += length
+                if connection.keepsResponseBody, let body = connection.responseBody {
+                    let room = connection.worker.bodyLimit - body.count
+                    if room > 0 { body.append(UnsafeRawBufferPointer(start: at, count: min(room, length))) }
+                }
             }
-            return 0
         }
     }
 
+    /// Runs `body` with the connection a parser callback is for (borrowed: no count taken),
+    /// and returns 0, which tells llhttp to go on.
     @inline(__always)
-    static func of(_ parser: UnsafeMutablePointer<llhttp_t>?) -> LoadConnection {
-        Unmanaged<LoadConnection>.fromOpaque(parser!.pointee.data).takeUnretainedValue()
+    static func with(_ parser: UnsafeMutablePointer<llhttp_t>?, _ body: (LoadConnection) -> Void) -> Int32 {
+        Unmanaged<LoadConnection>.fromOpaque(parser!.pointee.data)._withUnsafeGuaranteedRef(body)
+        return 0
     }
 }

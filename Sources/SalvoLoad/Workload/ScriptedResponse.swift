@@ -15,19 +15,24 @@ public struct ScriptedResponse: ~Copyable {
     public let latency: Duration
     /// The body's length in bytes, kept or not.
     public let bodyCount: Int
-    let fields: FieldRecords
+    /// The connection's records of the response's fields, valid while the response is lent.
+    private let records: UnsafePointer<FieldRecords>
     /// The kept body, or as much of it as the run keeps (``Workload/bodyLimit``).
     let body: UnsafeRawBufferPointer
 
-    init(statusCode: Int, latency: Duration, fields: FieldRecords, body: UnsafeRawBufferPointer, bodyCount: Int) {
+    init(statusCode: Int, latency: Duration, fields: UnsafePointer<FieldRecords>, body: UnsafeRawBufferPointer, bodyCount: Int) {
         self.statusCode = statusCode
         self.latency = latency
-        self.fields = fields
+        self.records = fields
         self.body = body
         self.bodyCount = bodyCount
     }
 
     public var status: HTTPResponse.Status { HTTPResponse.Status(code: self.statusCode) }
+
+    private var fields: FieldRecords {
+        _read { yield self.records.pointee }
+    }
 
     // MARK: Fields, read where they were parsed
 
@@ -47,6 +52,11 @@ public struct ScriptedResponse: ~Copyable {
     /// when the field is absent.
     public func withValue<Result>(of name: HTTPField.Name, _ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
         self.fields.withFirstValue(for: name, body)
+    }
+
+    /// ``withValue(of:_:)`` for a name kept as its lowercase bytes (the checks').
+    func withValue<Result>(lowercased name: [UInt8], _ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
+        name.withUnsafeBytes { name in self.records.pointee.withFirstValue(lowercased: name, body) }
     }
 
     /// Calls `body` with each field's name and value bytes, in the order they came, until it

@@ -1,3 +1,4 @@
+import HTTPTypes
 import SalvoTransport
 
 /// What a scripted connection asks of its user, on its loop: the next call's bytes, and what
@@ -14,12 +15,64 @@ protocol ScriptDriver: AnyObject {
     func responded(_ response: borrowing ScriptedResponse) -> UInt64
 }
 
+/// A scenario as a loop's users run it: its checks numbered for the tally, and its code over
+/// the user's state by address — nothing generic is looked up or copied per call.
+final class ScenarioRuntime {
+    let index: Int
+    let name: String
+    let weight: Int
+    let method: HTTPRequest.Method
+    let path: String?
+    let checks: [Check]
+    let checkNumbers: [Int]
+    let thinkTime: ThinkTime
+    /// Whether its responses' bodies are kept: asked for, or a check reads them.
+    let keepsBody: Bool
+    let build: (UnsafeMutableRawPointer, inout ScriptedRequest) throws -> Void
+    let respond: ((UnsafeMutableRawPointer, borrowing ScriptedResponse) throws -> Void)?
+
+    init<User>(_ scenario: Scenario<User>, index: Int, checkNumbers: [Int]) {
+        self.index = index
+        self.name = scenario.name
+        self.weight = scenario.weight
+        self.method = scenario.method
+        self.path = scenario.path
+        self.checks = scenario.checks
+        self.checkNumbers = checkNumbers
+        self.thinkTime = scenario.thinkTime
+        self.keepsBody = scenario.keepsBody || scenario.checks.contains { $0.readsBody }
+        let build = scenario.build
+        self.build = { user, request in try build(&user.assumingMemoryBound(to: User.self).pointee, &request) }
+        self.respond = scenario.respond.map { respond in
+            { user, response in try respond(&user.assumingMemoryBound(to: User.self).pointee, response) }
+        }
+    }
+}
+
+/// A user's state where its scenarios reach it by address, made and destroyed with the type
+/// it was made with.
+struct UserStorage {
+    let address: UnsafeMutableRawPointer
+    let destroy: (UnsafeMutableRawPointer) -> Void
+
+    init<User>(_ user: User) {
+        let typed = UnsafeMutablePointer<User>.allocate(capacity: 1)
+        typed.initialize(to: user)
+        self.address = UnsafeMutableRawPointer(typed)
+        self.destroy = { address in
+            let typed = address.assumingMemoryBound(to: User.self)
+            typed.deinitialize(count: 1)
+            typed.deallocate()
+        }
+    }
+}
+
 /// One virtual user: its state, the scenario of its call in flight, the buffer its requests
 /// are written into. Lives on its connection's loop and is touched only there.
-final class VirtualUser<User>: ScriptDriver {
-    private var user: User
-    private let scenarios: [CompiledScenario<User>]
-    private let totalWeight: Int
+final class VirtualUser: ScriptDriver {
+    private let user: UserStorage
+    private let scenarios: [ScenarioRuntime]
+    private let totalWeight: UInt64
     private let head: ScriptedHead
     private let tally: ScriptTally
     private let defaultPath: String
@@ -29,22 +82,24 @@ final class VirtualUser<User>: ScriptDriver {
     private(set) var isHead = false
     private(set) var keepsBody = false
 
-    init(user: User, index: Int, scenarios: [CompiledScenario<User>], head: ScriptedHead, tally: ScriptTally, defaultPath: String) {
+    init(user: UserStorage, index: Int, scenarios: [ScenarioRuntime], head: ScriptedHead, tally: ScriptTally, defaultPath: String) {
         self.user = user
         self.scenarios = scenarios
-        self.totalWeight = scenarios.reduce(0) { $0 + $1.scenario.weight }
+        self.totalWeight = UInt64(scenarios.reduce(0) { $0 + $1.weight })
         self.head = head
         self.tally = tally
         self.defaultPath = defaultPath
         self.random = SplitMix64(seed: UInt64(truncatingIfNeeded: index) &* 0x9E37_79B9_7F4A_7C15 &+ 1)
     }
 
+    deinit { self.user.destroy(self.user.address) }
+
     func nextRequest() -> UnsafeRawBufferPointer? {
         self.current = self.pick()
-        let scenario = self.scenarios[self.current].scenario
+        unowned(unsafe) let scenario = self.scenarios[self.current]
         var request = ScriptedRequest(method: scenario.method, path: scenario.path ?? self.defaultPath)
         do {
-            try scenario.build(&self.user, &request)
+            try scenario.build(self.user.address, &request)
         } catch {
             self.tally.scriptFailed("scenario \"\(scenario.name)\": \(error)")
             return nil
@@ -53,25 +108,25 @@ final class VirtualUser<User>: ScriptDriver {
             self.tally.scriptFailed("scenario \"\(scenario.name)\": \(failure.message)")
             return nil
         }
-        self.isHead = request.method == .head
-        self.keepsBody = self.scenarios[self.current].keepsBody
+        self.isHead = request.method.rawValue == "HEAD"
+        self.keepsBody = scenario.keepsBody
         return self.buffer.bytes
     }
 
     func responded(_ response: borrowing ScriptedResponse) -> UInt64 {
-        let compiled = self.scenarios[self.current]
-        self.tally.scenarioResponses[compiled.index] += 1
-        for (check, number) in zip(compiled.scenario.checks, compiled.checkNumbers) {
-            self.tally.count(number, passed: check.passes(response))
+        unowned(unsafe) let scenario = self.scenarios[self.current]
+        self.tally.scenarioResponses[scenario.index] += 1
+        for index in scenario.checks.indices {
+            self.tally.count(scenario.checkNumbers[index], passed: scenario.checks[index].passes(response))
         }
-        if let respond = compiled.scenario.respond {
+        if let respond = scenario.respond {
             do {
-                try respond(&self.user, response)
+                try respond(self.user.address, response)
             } catch {
-                self.tally.scriptFailed("scenario \"\(compiled.scenario.name)\", reading its response: \(error)")
+                self.tally.scriptFailed("scenario \"\(scenario.name)\", reading its response: \(error)")
             }
         }
-        let think = compiled.scenario.thinkTime
+        let think = scenario.thinkTime
         if think.high == think.low { return think.low }
         return think.low + self.random.next() % (think.high - think.low + 1)   // at most an hour: no overflow
     }
@@ -79,9 +134,9 @@ final class VirtualUser<User>: ScriptDriver {
     /// The scenario of the next call, by weight.
     private func pick() -> Int {
         if self.scenarios.count == 1 { return 0 }
-        var draw = Int(self.random.next() % UInt64(self.totalWeight))
-        for (index, compiled) in self.scenarios.enumerated() {
-            draw -= compiled.scenario.weight
+        var draw = Int(self.random.next() % self.totalWeight)
+        for (index, scenario) in self.scenarios.enumerated() {
+            draw -= scenario.weight
             if draw < 0 { return index }
         }
         return self.scenarios.count - 1
@@ -89,18 +144,28 @@ final class VirtualUser<User>: ScriptDriver {
 }
 
 /// What one loop's users counted, by check and scenario number; turned into names once, at
-/// the end. Loop-confined, as its users.
+/// the end. Loop-confined, as its users; the counts sit in plain memory, counted without
+/// the checks a Swift array of a class takes on each change.
 final class ScriptTally {
-    var passed: [Int]
-    var failed: [Int]
-    var scenarioResponses: [Int]
+    let passed: UnsafeMutableBufferPointer<Int>
+    let failed: UnsafeMutableBufferPointer<Int>
+    let scenarioResponses: UnsafeMutableBufferPointer<Int>
     private var errors = 0
     private var firstError: String?
 
     init(checks: Int, scenarios: Int) {
-        self.passed = Array(repeating: 0, count: checks)
-        self.failed = Array(repeating: 0, count: checks)
-        self.scenarioResponses = Array(repeating: 0, count: scenarios)
+        self.passed = .allocate(capacity: checks)
+        self.passed.initialize(repeating: 0)
+        self.failed = .allocate(capacity: checks)
+        self.failed.initialize(repeating: 0)
+        self.scenarioResponses = .allocate(capacity: scenarios)
+        self.scenarioResponses.initialize(repeating: 0)
+    }
+
+    deinit {
+        self.passed.deallocate()
+        self.failed.deallocate()
+        self.scenarioResponses.deallocate()
     }
 
     @inline(__always)

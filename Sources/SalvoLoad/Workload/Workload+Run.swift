@@ -89,46 +89,34 @@ extension Workload {
     func plan(head: ScriptedHead, shared: Shared) -> ScriptPlan {
         var checkNames: [String] = []
         var numbers: [String: Int] = [:]
-        let compiled = self.scenarios.enumerated().map { index, scenario in
-            let checks = scenario.checks.map { check -> Int in
+        let checkNumbers = self.scenarios.map { scenario in
+            scenario.checks.map { check -> Int in
                 if let number = numbers[check.name] { return number }
                 numbers[check.name] = checkNames.count
                 checkNames.append(check.name)
                 return checkNames.count - 1
             }
-            return CompiledScenario(scenario: scenario, index: index, checkNumbers: checks)
         }
+        let scenarios = self.scenarios
         let makeUser = self.makeUser
-        let bodyLimit = self.bodyLimit
-        return ScriptPlan(head: head, checkNames: checkNames, scenarioNames: self.scenarios.map(\.name), bodyLimit: bodyLimit) { index, tally, defaultPath in
-            VirtualUser(user: makeUser(index, shared), index: index, scenarios: compiled, head: head, tally: tally, defaultPath: defaultPath)
-        }
-    }
-}
-
-/// A scenario with its checks numbered for the run's tally.
-struct CompiledScenario<User>: Sendable {
-    let scenario: Scenario<User>
-    let index: Int
-    let checkNumbers: [Int]
-    /// Whether its responses' bodies are kept: asked for, or a check reads them.
-    var keepsBody: Bool { self.scenario.keepsBody || self.scenario.checks.contains { $0.readsBody } }
-
-    init(scenario: Scenario<User>, index: Int, checkNumbers: [Int]) {
-        self.scenario = scenario
-        self.index = index
-        self.checkNumbers = checkNumbers
+        return ScriptPlan(head: head, checkNames: checkNames, scenarioNames: self.scenarios.map(\.name), bodyLimit: self.bodyLimit,
+                          makeScenarios: {
+                              scenarios.enumerated().map { ScenarioRuntime($1, index: $0, checkNumbers: checkNumbers[$0]) }
+                          },
+                          makeUser: { index in UserStorage(makeUser(index, shared)) })
     }
 }
 
 /// What a load run needs of a workload, its types erased: the encoded parts every request
-/// shares, the names to report counts under, and how to make each connection's user.
+/// shares, the names to report counts under, and how to make each loop's scenarios and each
+/// connection's user.
 struct ScriptPlan: Sendable {
     let head: ScriptedHead
     let checkNames: [String]
     let scenarioNames: [String]
     let bodyLimit: Int
-    /// Makes user `index` on its connection's loop, counting into that loop's tally; the
-    /// path is the run URL's, for scenarios without their own.
-    let makeUser: @Sendable (_ index: Int, _ tally: ScriptTally, _ defaultPath: String) -> any ScriptDriver
+    /// The scenarios for one loop's users (each loop has its own: no count shared between cores).
+    let makeScenarios: @Sendable () -> [ScenarioRuntime]
+    /// Makes user `index`'s state, on its connection's loop.
+    let makeUser: @Sendable (_ index: Int) -> UserStorage
 }

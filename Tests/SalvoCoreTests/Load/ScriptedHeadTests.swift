@@ -77,7 +77,7 @@ import SalvoTransport
         fields.append(name: "Content-Type", value: "application/json; charset=utf-8")
         fields.append(name: "X-Count", value: "42")
         let body = Array(#"{"id": 42}"#.utf8)
-        body.withUnsafeBytes { bytes in
+        withUnsafePointer(to: fields) { fields in body.withUnsafeBytes { bytes in
             let response = ScriptedResponse(statusCode: 201, latency: .milliseconds(3), fields: fields, body: bytes, bodyCount: bytes.count)
             let passed = { (check: Check) in check.passes(response) }
             #expect(passed(.status(201)) && !passed(.status(200)))
@@ -93,7 +93,7 @@ import SalvoTransport
             let kept = cut.isBodyKept
             let found = Check.body(contains: "{").passes(cut)
             #expect(!kept && !found)
-        }
+        } }
     }
 
     @Test func theReportShowsChecksScenariosAndErrors() throws {
