@@ -5,7 +5,7 @@ SWIFT_FLAGS ?=
 # thread's stack of the test process and kills the run, instead of leaving it to CI's limit.
 WATCHDOG ?= ./scripts/run-tests-with-watchdog
 
-.PHONY: all setup build release test demo cmake cmake-consumer docs clean check-isolation
+.PHONY: all setup build release test demo workload-template cmake cmake-consumer docs clean check-isolation
 
 all: build
 
@@ -43,7 +43,13 @@ cmake-consumer: cmake
 
 demo: release
 	$(SWIFT) build -c release --product TypedClientDemo $(SWIFT_FLAGS)
+	$(SWIFT) build -c release --product workload-demo $(SWIFT_FLAGS)
 	./scripts/demo
+
+# Templates/Workload built as a user builds it, in a scratch folder of its own (the first
+# build compiles the load generator: a few minutes), then run briefly against nginx.
+workload-template: setup
+	./scripts/check-workload-template
 
 # The DocC catalogs (Sources/<Module>/<Module>.docc) with the guides of docs/ as their
 # articles (scripts/docs.py), into one static site in build/docs: open build/docs/index.html

@@ -79,7 +79,7 @@ SALVO_APIS = {  # client name -> extra salvo bench arguments
     "salvo-prepared-async-loop": ["--api", "prepared-async-loop"],
     "salvo-prepared-callbacks": ["--api", "prepared-callbacks"],
 }
-ALL_CLIENTS = ["wrk", "wrk-lua", *SALVO_APIS, "ahc", *TYPED_LOAD_MODES, "ahc-json", "h2load"]
+ALL_CLIENTS = ["wrk", "wrk-lua", "salvo-scripted", *SALVO_APIS, "ahc", *TYPED_LOAD_MODES, "ahc-json", "h2load"]
 
 
 def runs_on(client, scenario):
@@ -333,6 +333,10 @@ def client_command(client, url, conns, duration, paths, streams=None):
     if client == "wrk-lua":
         # wrk with a Lua script that builds each request's path and checks each response.
         return [paths["wrk"], "-t1", f"-c{conns}", f"-d{duration}s", "-s", os.path.join(BENCH_DIR, "wrk-scripted.lua"), url]
+    if client == "salvo-scripted":
+        # wrk-scripted.lua's workload as a Workload (Benchmarks/scripted-load).
+        insecure = ["-k"] if url.startswith("https") else []
+        return [paths["scripted-load"], url, "-t1", f"-c{conns}", f"-d{duration}s", "--json", *insecure]
     if salvo_api(client):
         # The test nginx has a self-signed certificate; wrk and ahc-load do not verify either.
         insecure = ["-k"] if url.startswith("https") else []
@@ -421,7 +425,7 @@ def parse_output(client, out):
         return parse_h2load(out)
     if client in ("wrk", "wrk-lua"):
         return parse_wrk(out)
-    if salvo_api(client):
+    if salvo_api(client) or client == "salvo-scripted":
         return parse_salvo(out)
     return parse_ahc(out)
 
@@ -665,6 +669,12 @@ def resolve_clients(args):
             for c in wanted:
                 if c.endswith(BASELINE):
                     skipped[c] = f"{baseline} missing"
+    if "salvo-scripted" in wanted:
+        scripted = os.path.join(os.path.dirname(paths.get("salvo") or os.path.join(REPO, args.salvo)), "scripted-load")
+        if os.access(scripted, os.X_OK):
+            paths["scripted-load"] = scripted
+        else:
+            skipped["salvo-scripted"] = f"{scripted} missing; run `swift build -c release --product scripted-load`"
     if any(c in TYPED_LOAD_MODES for c in wanted):
         typed = os.path.join(os.path.dirname(paths.get("salvo") or os.path.join(REPO, args.salvo)), "typed-load")
         if os.access(typed, os.X_OK):

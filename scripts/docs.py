@@ -30,6 +30,7 @@ GUIDES = {
     "docs/http2.md": ("SalvoCore", "HTTP2"),
     "docs/prepared-calls.md": ("SalvoCore", "PreparedCalls"),
     "docs/load-testing.md": ("SalvoLoad", "LoadTesting"),
+    "docs/scripted-load.md": ("SalvoLoad", "ScriptedLoad"),
     "docs/distributed-load.md": ("SalvoLoad", "DistributedLoad"),
     "docs/openapi.md": ("SalvoOpenAPI", "OpenAPI"),
     "docs/observability.md": ("SalvoObservability", "Observability"),

@@ -67,7 +67,7 @@ public struct LoadConfiguration: Sendable {
         guard self.duration > .zero || self.requestLimit != nil else { throw invalid("duration must be positive") }
         if let limit = self.requestLimit, limit <= 0 { throw invalid("request count must be positive") }
         if let rate = self.rate {
-            guard rate > 0, rate.isFinite else { throw invalid("rate must be a positive number") }
+            guard rate >= 0.001, rate <= 1e9, rate.isFinite else { throw invalid("rate must be 0.001...1000000000 requests/s") }
             guard self.pipeline == 1 else { throw invalid("a constant rate cannot be combined with pipelining") }
         }
         guard self.timeout > .zero else { throw invalid("timeout must be positive") }

@@ -433,6 +433,8 @@ final class LoadConnection: Selectable, TimerTarget {
     /// Drops the connection (requests in flight are abandoned) and starts a new one,
     /// unless the run is over.
     func reconnect() {
+        // A scripted call that gets no answer fails its checks (as a response that never came).
+        if self.inFlight > 0, let script = self.script { script.abandoned() }
         self.closeSocket()
         // Requests that got no response go back to the budget: -n counts responses.
         self.worker.returnBudget(self.inFlight)

@@ -178,6 +178,9 @@ public struct LoadReport: Sendable, Codable {
         if !script.scenarios.isEmpty {
             lines.append("  Scenarios: " + script.scenarios.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }
+        if !script.unanswered.isEmpty {
+            lines.append("  Unanswered calls: " + script.unanswered.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        }
         if script.scriptErrors > 0 {
             lines.append("  Script errors: \(script.scriptErrors)" + (script.firstScriptError.map { " (first: \($0))" } ?? ""))
         }

@@ -98,7 +98,7 @@ final class LoadWorker: TimerTarget {
         if let rate = configuration.rate {
             // Each connection carries an equal share of the rate.
             let perConnection = rate / Double(configuration.connections)
-            self.rateInterval = UInt64(max(1, (1e9 / perConnection).rounded()))
+            self.rateInterval = UInt64(min(1e15, max(1, (1e9 / perConnection).rounded())))
         } else {
             self.rateInterval = nil
         }
@@ -166,7 +166,7 @@ final class LoadWorker: TimerTarget {
     func initialOffset(_ interval: UInt64) -> UInt64 {
         let index = UInt64(self.connectionsStarted % max(1, self.connections.count))
         self.connectionsStarted += 1
-        return interval * index / UInt64(max(1, self.connections.count))
+        return UInt64(Double(interval) * Double(index) / Double(max(1, self.connections.count)))
     }
     private var connectionsStarted = 0
 

@@ -235,8 +235,7 @@ package struct FieldRecords: Sendable {
     }
 
     /// Ends the current field as ``closeField()`` does, for a parser that has checked its
-    /// name already and a reader that tracks no field (the load generator's scripted runs):
-    /// no second look at the name.
+    /// name already (the load generator's scripted runs): the name is not checked again.
     package mutating func closeParsedField() {
         self.openFieldIfNeeded()
         let start = self.openRecord ?? 0
@@ -244,13 +243,18 @@ package struct FieldRecords: Sendable {
         self.count += 1
         self.openRecord = nil
         let used = self.byteCount
-        self.byteCount = self.storage.withUnsafeMutableBytes { raw in
-            let valueStart = start + Self.recordHeaderSize + nameLength
+        let (end, tracked) = self.storage.withUnsafeMutableBytes { raw in
+            let nameStart = start + Self.recordHeaderSize
+            let valueStart = nameStart + nameLength
             let end = Self.endTrimmingWhitespace(UnsafeRawBufferPointer(raw), from: valueStart, to: used)
             raw.storeBytes(of: UInt32(truncatingIfNeeded: nameLength).littleEndian, toByteOffset: start, as: UInt32.self)
             raw.storeBytes(of: UInt32(truncatingIfNeeded: end - valueStart).littleEndian, toByteOffset: start + 4, as: UInt32.self)
-            return end
+            // Noted, as closeField() notes them: a lookup of a tracked name skips the scan
+            // when the records say it did not come.
+            return (end, Tracked(name: UnsafeRawBufferPointer(rebasing: raw[nameStart..<valueStart])))
         }
+        self.byteCount = end
+        self.tracked.formUnion(tracked)
     }
 
     /// Adds a whole field, its name and value given whole: one write, and what

@@ -28,7 +28,11 @@ public enum LoadConsole {
         let source: any DispatchSourceSignal
         public let count: InterruptCount
 
-        public func cancel() { self.source.cancel() }
+        /// Stops listening, and gives Ctrl-C back its default: ending the process.
+        public func cancel() {
+            self.source.cancel()
+            signal(SIGINT, SIG_DFL)
+        }
     }
 }
 
@@ -42,21 +46,22 @@ public final class InterruptCount: Sendable {
 }
 
 /// The live "elapsed, requests/s, errors" line on a terminal.
-public final class ProgressLine: @unchecked Sendable {
-    // @unchecked Sendable: `timer` is created in start() and cancelled in stop(), both on
-    // the command's task; the timer's handler only reads the generator's atomics.
+public final class ProgressLine: Sendable {
     private let generator: LoadGenerator
-    private var timer: (any DispatchSourceTimer)?
+    // A Dispatch source may be resumed and cancelled from any thread; `running` makes each
+    // happen once.
+    nonisolated(unsafe) private let timer = DispatchSource.makeTimerSource(queue: .global())
+    private let running = Atomic<Int>(0)   // 0 new, 1 started, 2 stopped
     private let started = ContinuousClock.now
 
     public init(generator: LoadGenerator) { self.generator = generator }
 
     public func start() {
-        let timer = DispatchSource.makeTimerSource(queue: .global())
+        guard self.running.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged else { return }
         var last = (requests: 0, at: ContinuousClock.now)
         let generator = self.generator
         let started = self.started
-        timer.setEventHandler {
+        self.timer.setEventHandler {
             let now = ContinuousClock.now
             let (requests, errors) = generator.progress()
             let interval = now - last.at
@@ -67,14 +72,13 @@ public final class ProgressLine: @unchecked Sendable {
             let line = "\r  \(elapsed)s  \(requests) requests  \(Int(rate)) req/s  \(errors) errors   "
             FileHandle.standardOutput.write(Data(line.utf8))
         }
-        timer.schedule(deadline: .now() + 1, repeating: 1)
-        timer.resume()
-        self.timer = timer
+        self.timer.schedule(deadline: .now() + 1, repeating: 1)
+        self.timer.resume()
     }
 
     public func stop() {
-        self.timer?.cancel()
-        self.timer = nil
+        guard self.running.compareExchange(expected: 1, desired: 2, ordering: .acquiringAndReleasing).exchanged else { return }
+        self.timer.cancel()
         FileHandle.standardOutput.write(Data("\r\u{1B}[K".utf8))
     }
 }

@@ -13,8 +13,8 @@ public struct LoadOptions: ParsableArguments, Sendable {
     @Option(name: [.customShort("t", allowingJoined: true), .customLong("threads")], help: "Threads (event loops).")
     public var threads = 2
 
-    @Option(name: [.customShort("d", allowingJoined: true), .customLong("duration")], help: "Duration: 10s, 1m, 2h…")
-    public var duration = "10s"
+    @Option(name: [.customShort("d", allowingJoined: true), .customLong("duration")], help: "Duration: 10s, 1m, 2h… (default 10s; with -n alone, until the count)")
+    public var duration: String?
 
     @Option(name: [.customShort("n", allowingJoined: true), .customLong("requests")], help: "Stop after this many responses.")
     public var requests: Int?
@@ -64,12 +64,12 @@ public struct LoadOptions: ParsableArguments, Sendable {
         if self.insecure { configuration.tls = .insecure }
         if let cacert = self.cacert { configuration.tls.trustRoots = .file(cacert) }
         configuration.tlsResumption = !self.noTLSResume
-        guard let duration = LoadDuration.parse(self.duration) else {
-            throw TransportError(.invalidConfiguration, detail: "invalid duration \"\(self.duration)\"")
-        }
         // -n without -d runs until the count; with both, whichever comes first.
-        configuration.duration = self.requests != nil && !CommandLine.arguments.contains(where: { $0 == "-d" || $0.hasPrefix("--duration") })
-            ? .zero : duration
+        let durationText = self.duration ?? "10s"
+        guard let duration = LoadDuration.parse(durationText) else {
+            throw TransportError(.invalidConfiguration, detail: "invalid duration \"\(durationText)\"")
+        }
+        configuration.duration = self.requests != nil && self.duration == nil ? .zero : duration
         guard let timeout = LoadDuration.parse(self.timeout), timeout > .zero else {
             throw TransportError(.invalidConfiguration, detail: "invalid timeout \"\(self.timeout)\"")
         }
@@ -92,6 +92,6 @@ public struct LoadOptions: ParsableArguments, Sendable {
     /// "10s", or "1000-request" for a run bounded by its count only.
     public func describeLength(_ configuration: LoadConfiguration) -> String {
         if let limit = configuration.requestLimit, configuration.duration == .zero { return "\(limit)-request" }
-        return self.duration
+        return self.duration ?? "10s"
     }
 }

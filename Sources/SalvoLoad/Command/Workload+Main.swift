@@ -82,8 +82,11 @@ extension Workload {
         let startedAt = Date().timeIntervalSince1970
         let statistics: LoadStatistics
         do {
+            let presses = interrupts.count
             statistics = try await self.run(configuration) { generator in
                 running.generator = generator
+                // Ctrl-C during setup: the load stops as soon as it begins.
+                if presses.value > 0 { generator.stop() }
                 if interactive { progress.start(ProgressLine(generator: generator)) }
             }
         } catch {

@@ -5,7 +5,7 @@ import HTTPTypes
 /// response still counts as one.
 ///
 /// ```swift
-/// Scenario("home", checks: [
+/// Scenario<Void>("home", checks: [
 ///     .status(200),
 ///     .field(.contentType, contains: "html"),
 ///     Check("fast enough") { response in response.latency < .milliseconds(50) },

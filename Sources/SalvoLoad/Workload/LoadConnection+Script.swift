@@ -7,25 +7,38 @@ extension LoadConnection {
     /// Sends the user's next call when it is due: at once in a closed run (after the last
     /// call's think time), on the connection's schedule at a constant rate.
     func fillScripted(now: UInt64, script: any ScriptDriver) {
-        guard self.inFlight == 0, !self.waitingForDue else { return }
+        // One call at a time, and never over a request still being written.
+        guard self.inFlight == 0, !self.waitingForDue, self.writeOffset == self.writeEnd else { return }
         let rate = self.worker.rateInterval
         if let interval = rate, self.nextDue == 0 { self.nextDue = now &+ self.worker.initialOffset(interval) }
-        if self.nextDue > now {
-            self.waitingForDue = true
-            self.worker.loop.scheduleTimer(at: Deadline(nanoseconds: self.nextDue), target: self, token: self.nextDue)
-            return
-        }
-        guard self.worker.takeBudget(1) == 1 else { return }
-        // At a constant rate, latency counts from when the call was due, however late it goes.
-        let sentAt = rate == nil ? now : self.nextDue
-        if let interval = rate { self.nextDue &+= interval }
-        guard let request = script.nextRequest(), let base = request.baseAddress else {
-            // Nothing to send (the script failed, and counted it). The call is spent; the
-            // next goes after a pause, so that a script failing every time cannot spin the loop.
+        // Calls the script fails to build are spent; a few in a row at most before the loop
+        // gets its turn back (a schedule far behind would otherwise spend them all here).
+        for _ in 0..<Self.failuresInARow {
+            if self.nextDue > now {
+                self.waitingForDue = true
+                self.worker.loop.scheduleTimer(at: Deadline(nanoseconds: self.nextDue), target: self, token: self.nextDue)
+                return
+            }
+            guard self.worker.takeBudget(1) == 1 else { return }
+            // At a constant rate, latency counts from when the call was due, however late it goes.
+            let sentAt = rate == nil ? now : self.nextDue
+            if let interval = rate { self.nextDue &+= interval }
+            if let request = script.nextRequest(), let base = request.baseAddress {
+                return self.send(request, from: base, sentAt: sentAt, script: script)
+            }
+            // Nothing to send (the script failed, and counted it): in a closed loop the next
+            // call goes after a pause, so that a script failing every time cannot spin the loop.
             if rate == nil { self.nextDue = now &+ 1_000_000 }
             self.worker.scriptCallFailed()
-            return self.fillScripted(now: now, script: script)
         }
+        self.waitingForDue = true
+        self.nextDue = max(self.nextDue, now &+ 1_000_000)
+        self.worker.loop.scheduleTimer(at: Deadline(nanoseconds: self.nextDue), target: self, token: self.nextDue)
+    }
+
+    static let failuresInARow = 16
+
+    private func send(_ request: UnsafeRawBufferPointer, from base: UnsafeRawPointer, sentAt: UInt64, script: any ScriptDriver) {
         self.requestIsHead = script.isHead
         self.keepsResponseBody = script.keepsBody
         self.sendTimes[self.ringStart] = sentAt
@@ -46,6 +59,10 @@ extension LoadConnection {
             statusCode: self.status, latency: .nanoseconds(Int64(clamping: self.readTime &- sentAt)),
             fields: UnsafePointer(self.responseFields), body: kept, bodyCount: self.responseBodyCount))
         if think > 0, self.worker.rateInterval == nil { self.nextDue = self.readTime &+ think }
+        // A server may answer before it has read the whole request (a 413 for a large body):
+        // the rest cannot go out on this connection any more, and the next call must not be
+        // written over it. A new connection carries on.
+        if self.writeOffset < self.writeEnd { self.mustReconnect = true }
     }
 
     /// The parser's callbacks that keep a response's fields and body for the checks, added

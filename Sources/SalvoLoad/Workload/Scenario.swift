@@ -26,7 +26,8 @@ public struct Scenario<User>: Sendable {
     /// How long a user waits after this scenario's response before its next call (a closed
     /// run only; at a constant rate the schedule decides).
     public let thinkTime: ThinkTime
-    /// Keep each response's body for `response` (checks that read it keep it anyway).
+    /// Whether each response's body is kept for `response` (checks that read it keep it
+    /// anyway); by default, when there is a `response` hook.
     public let keepsBody: Bool
     let build: @Sendable (inout User, inout ScriptedRequest) throws -> Void
     let respond: (@Sendable (inout User, borrowing ScriptedResponse) throws -> Void)?
@@ -37,7 +38,7 @@ public struct Scenario<User>: Sendable {
     ///   - response: reads what the next calls need (an id, a cursor) into the user's state;
     ///     an error thrown here counts as a script error.
     public init(_ name: String, weight: Int = 1, method: HTTPRequest.Method = .get, path: String? = nil,
-                checks: [Check] = [], thinkTime: ThinkTime = .none, keepsBody: Bool = false,
+                checks: [Check] = [], thinkTime: ThinkTime = .none, keepsBody: Bool? = nil,
                 request: @escaping @Sendable (inout User, inout ScriptedRequest) throws -> Void = { _, _ in },
                 response: (@Sendable (inout User, borrowing ScriptedResponse) throws -> Void)? = nil) {
         self.name = name
@@ -46,7 +47,7 @@ public struct Scenario<User>: Sendable {
         self.path = path
         self.checks = checks
         self.thinkTime = thinkTime
-        self.keepsBody = keepsBody
+        self.keepsBody = keepsBody ?? (response != nil)
         self.build = request
         self.respond = response
     }

@@ -16,6 +16,9 @@ public struct ScriptStatistics: Sendable, Codable, Equatable {
     public var checks: [String: CheckCount] = [:]
     /// Responses by scenario name.
     public var scenarios: [String: Int] = [:]
+    /// Calls by scenario name that got no response: their connection failed or they timed
+    /// out (each also failed its scenario's checks, and counts among the run's errors).
+    public var unanswered: [String: Int] = [:]
     /// Requests a scenario could not build (it threw, or built a request that cannot be
     /// sent); none of them went out.
     public var scriptErrors = 0
@@ -25,7 +28,7 @@ public struct ScriptStatistics: Sendable, Codable, Equatable {
     public init() {}
 
     enum CodingKeys: String, CodingKey {
-        case checks, scenarios
+        case checks, scenarios, unanswered
         case scriptErrors = "script_errors"
         case firstScriptError = "first_script_error"
     }
@@ -37,6 +40,7 @@ public struct ScriptStatistics: Sendable, Codable, Equatable {
     public mutating func add(_ other: ScriptStatistics) {
         self.checks.merge(other.checks) { CheckCount(passed: $0.passed + $1.passed, failed: $0.failed + $1.failed) }
         self.scenarios.merge(other.scenarios, uniquingKeysWith: +)
+        self.unanswered.merge(other.unanswered, uniquingKeysWith: +)
         self.scriptErrors += other.scriptErrors
         if self.firstScriptError == nil { self.firstScriptError = other.firstScriptError }
     }

@@ -42,7 +42,7 @@ struct ScriptedHead: Sendable {
         buffer.append(request.method.rawValue)
         buffer.append(" ")
         buffer.append(self.targetPrefix)
-        if let failure = Self.checkTarget(request.path, method: request.method) { return failure }
+        if let failure = Self.checkTarget(request.path, method: request.method, absolute: !self.targetPrefix.isEmpty) { return failure }
         buffer.append(request.path)
         buffer.append(" HTTP/1.1\r\n")
         buffer.append(self.fieldLines)
@@ -73,12 +73,15 @@ struct ScriptedHead: Sendable {
         return nil
     }
 
-    /// Refuses a target that is not an absolute path (or `*` for OPTIONS), or that holds a
-    /// byte a request line cannot carry.
-    static func checkTarget(_ path: String, method: HTTPRequest.Method) -> ScriptFailure? {
+    /// Refuses a target that is not an absolute path (or `*` for OPTIONS, sent directly), or
+    /// that holds a byte a request line cannot carry.
+    static func checkTarget(_ path: String, method: HTTPRequest.Method, absolute: Bool = false) -> ScriptFailure? {
         var path = path
         return path.withUTF8 { bytes -> ScriptFailure? in
-            if bytes.count == 1, bytes[0] == UInt8(ascii: "*"), method == .options { return nil }
+            if bytes.count == 1, bytes[0] == UInt8(ascii: "*"), method == .options {
+                // Through a proxy that forwards, a request names its origin: "*" has no such form.
+                return absolute ? ScriptFailure("OPTIONS * cannot go through a proxy that forwards requests") : nil
+            }
             guard bytes.first == UInt8(ascii: "/") else {
                 return ScriptFailure("the path \"\(Self.printable(bytes))\" does not begin with \"/\"")
             }

@@ -7,9 +7,9 @@ import HTTPTypes
 /// to the whole run and, for a body, `Content-Length`.
 ///
 /// ```swift
-/// Scenario("item") { user, request in
-///     user.next = (user.next + 1) % 1000
-///     request.path = "/items/\(user.next)"
+/// Scenario<Reader>("item") { reader, request in
+///     reader.next = (reader.next + 1) % 1000
+///     request.path = "/items/\(reader.next)"
 /// }
 /// ```
 public struct ScriptedRequest: Sendable {

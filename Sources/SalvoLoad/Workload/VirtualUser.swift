@@ -13,6 +13,8 @@ protocol ScriptDriver: AnyObject {
     /// Checks and hands over the response to the call in flight; returns how long to think
     /// (ns) before the next call.
     func responded(_ response: borrowing ScriptedResponse) -> UInt64
+    /// The call in flight got no response (its connection failed, or it timed out).
+    func abandoned()
 }
 
 /// A scenario as a loop's users run it: its checks numbered for the tally, and its code over
@@ -131,6 +133,12 @@ final class VirtualUser: ScriptDriver {
         return think.low + self.random.next() % (think.high - think.low + 1)   // at most an hour: no overflow
     }
 
+    func abandoned() {
+        unowned(unsafe) let scenario = self.scenarios[self.current]
+        self.tally.unanswered[scenario.index] += 1
+        for number in scenario.checkNumbers { self.tally.count(number, passed: false) }
+    }
+
     /// The scenario of the next call, by weight.
     private func pick() -> Int {
         if self.scenarios.count == 1 { return 0 }
@@ -150,6 +158,7 @@ final class ScriptTally {
     let passed: UnsafeMutableBufferPointer<Int>
     let failed: UnsafeMutableBufferPointer<Int>
     let scenarioResponses: UnsafeMutableBufferPointer<Int>
+    let unanswered: UnsafeMutableBufferPointer<Int>
     private var errors = 0
     private var firstError: String?
 
@@ -160,12 +169,15 @@ final class ScriptTally {
         self.failed.initialize(repeating: 0)
         self.scenarioResponses = .allocate(capacity: scenarios)
         self.scenarioResponses.initialize(repeating: 0)
+        self.unanswered = .allocate(capacity: scenarios)
+        self.unanswered.initialize(repeating: 0)
     }
 
     deinit {
         self.passed.deallocate()
         self.failed.deallocate()
         self.scenarioResponses.deallocate()
+        self.unanswered.deallocate()
     }
 
     @inline(__always)
@@ -185,6 +197,7 @@ final class ScriptTally {
         }
         for (number, name) in scenarioNames.enumerated() {
             statistics.scenarios[name, default: 0] += self.scenarioResponses[number]
+            if self.unanswered[number] > 0 { statistics.unanswered[name, default: 0] += self.unanswered[number] }
         }
         statistics.scriptErrors = self.errors
         statistics.firstScriptError = self.firstError

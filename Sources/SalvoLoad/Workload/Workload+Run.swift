@@ -41,6 +41,8 @@ extension Workload {
             started(generator)
             statistics = try await generator.run()
         } catch {
+            // What setup made is undone all the same; the load's failure is the one reported.
+            try? await self.teardown(context, shared)
             throw failed(.load, error)
         }
         do {
@@ -56,8 +58,8 @@ extension Workload {
         func invalid(_ text: String) -> TransportError { TransportError(.invalidConfiguration, detail: text) }
         try configuration.validate()
         guard !self.scenarios.isEmpty else { throw invalid("a workload needs at least one scenario") }
-        for scenario in self.scenarios where scenario.weight < 1 {
-            throw invalid("scenario \"\(scenario.name)\" has weight \(scenario.weight); weights are 1 or more")
+        for scenario in self.scenarios where !(1...1_000_000).contains(scenario.weight) {
+            throw invalid("scenario \"\(scenario.name)\" has weight \(scenario.weight); weights are 1...1000000")
         }
         for scenario in self.scenarios where scenario.thinkTime.high > Duration.seconds(3600).nanosecondsClamped {
             throw invalid("scenario \"\(scenario.name)\" thinks for over an hour")

@@ -42,10 +42,11 @@ public struct Workload<Shared: Sendable, User>: Sendable {
     let makeUser: @Sendable (Int, Shared) -> User
 
     /// - Parameters:
-    ///   - setup: runs once before the load, with a client configured as the run (its TLS,
-    ///     proxy, fields); what it returns is handed to every user (a token, ids to use).
-    ///     If it throws, the run does not start.
-    ///   - teardown: runs once after the load, with what `setup` returned.
+    ///   - setup: runs once before the load, with a client configured as the run (its TLS
+    ///     settings, proxy and Unix socket); what it returns is handed to every user (a
+    ///     token, ids to use). If it throws, the run does not start.
+    ///   - teardown: runs once after the load (also when the load could not start), with what
+    ///     `setup` returned.
     ///   - user: makes user `index`'s state (0 ..< connections), on its connection's loop.
     public init(setup: @escaping @Sendable (WorkloadContext) async throws -> Shared,
                 teardown: @escaping @Sendable (WorkloadContext, Shared) async throws -> Void = { _, _ in },

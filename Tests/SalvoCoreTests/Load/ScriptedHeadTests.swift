@@ -39,6 +39,7 @@ import SalvoTransport
         #expect(failure == nil)
         #expect(text.hasPrefix("GET http://origin.test:81/x HTTP/1.1\r\n"))
         #expect(text.contains("Proxy-Authorization: Basic dTpw\r\n"))
+        #expect(self.text(head, ScriptedRequest(method: .options, path: "*")).1 != nil, "OPTIONS * has no absolute form")
     }
 
     @Test(arguments: ["", "x", "/a b", "/a\u{7F}", "/caf\u{E9}", "/#frag", "/a\r\nb", "*"])
