@@ -280,6 +280,33 @@ import Testing
         #expect(script.checks["status is 200"] == .init(passed: 0, failed: unanswered))
     }
 
+    /// Heads and bodies as a server may cut or shape them reach the checks whole: interim
+    /// responses before the final one, a head sent a byte at a time (with trailers), a head
+    /// larger than a read, a body that ends with the connection, a folded field.
+    @Test(arguments: [
+        ("/continue", "Content-Length", "5", "final"),
+        ("/one-byte", "Transfer-Encoding", "chunked", "hello world"),
+        ("/many-headers?n=300&pad=200", "X-Header-299", "value-299" + String(repeating: "p", count: 200), "ok"),
+        ("/close-delimited", "Content-Type", nil, "close-delimited body"),
+        ("/raw?b=SFRUUC8xLjEgMjAwIE9LDQpYLUZvbGRlZDogb25lDQogdHdvDQpDb250ZW50LUxlbmd0aDogMg0KDQpvaw&then=keep", "X-Folded", "one two", "ok"),
+    ] as [(String, String, String?, String)])
+    func shapedResponsesReachTheChecks(_ path: String, _ field: String, _ value: String?, _ body: String) async throws {
+        let faults = try await Shared.faults.get()
+        let name = try #require(HTTPField.Name(field))
+        var checks: [Check] = [.status(200), .body(contains: body)]
+        if let value { checks.append(.field(name, equals: value)) }
+        let workload = Workload(scenarios: [Scenario("shaped", checks: checks) { _, request in request.path = path }])
+        let statistics = try await workload.run(try self.configuration(faults.url("/")) {
+            $0.requestLimit = 6
+            $0.connections = 2
+            $0.threads = 1
+            $0.timeout = .seconds(10)
+        })
+        let script = try #require(statistics.script)
+        #expect(statistics.requests == 6 && statistics.statusCounts == [200: 6])
+        #expect(script.allPassed, "\(script.checks)")
+    }
+
     @Test func commandExitsAsDocumented() async throws {
         let nginx = try await Shared.nginx.get()
         let passing = Workload(scenarios: [Scenario("small", checks: [.status(200)]) { _, request in request.path = "/small" }])
