@@ -65,6 +65,15 @@ final class LoadConnection: Selectable, TimerTarget {
     let responseBody: ScriptBuffer?
     var responseBodyCount = 0
     var keepsResponseBody = false
+    /// A scripted run reads each head in one pass once llhttp has accepted it: the current
+    /// read's bytes, how many messages ended in it, whether the message being parsed began
+    /// with it (its head is walked, not handed over in pieces), and what earlier reads held
+    /// of a head that spans several.
+    var readStart: UnsafeRawPointer?
+    var readEnd: UnsafeRawPointer?
+    var messagesThisRead = 0
+    var walkingHead = false
+    let headCarry: ScriptBuffer?
     /// Whether the request in flight is a HEAD (its response has no body).
     var requestIsHead: Bool
 
@@ -72,6 +81,7 @@ final class LoadConnection: Selectable, TimerTarget {
         self.worker = worker
         self.script = script
         self.responseBody = script == nil ? nil : ScriptBuffer(capacity: 4096)
+        self.headCarry = script == nil ? nil : ScriptBuffer(capacity: 64)
         self.responseFields = .allocate(capacity: 1)
         self.responseFields.initialize(to: FieldRecords())
         self.requestIsHead = worker.isHead
@@ -129,6 +139,8 @@ final class LoadConnection: Selectable, TimerTarget {
         self.writeEnd = 0
         llhttp_init(self.parser, HTTP_RESPONSE, self.worker.settings)
         self.parser.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        self.walkingHead = false
+        self.headCarry?.count = 0
         if let block = self.worker.http2 {
             // Over TLS the server must have chosen h2 (the only protocol offered).
             if let tls = self.socket.tls, tls.negotiatedProtocol != "h2" {
@@ -310,7 +322,13 @@ final class LoadConnection: Selectable, TimerTarget {
             }
             return self.state == .open
         }
-        let rc = llhttp_execute(self.parser, buffer.baseAddress!.assumingMemoryBound(to: CChar.self), n)
+        if self.script != nil {
+            self.readStart = UnsafeRawPointer(buffer.baseAddress!)
+            self.readEnd = self.readStart! + n
+            self.messagesThisRead = 0
+        }
+        var rc = llhttp_execute(self.parser, buffer.baseAddress!.assumingMemoryBound(to: CChar.self), n)
+        if rc == HPE_OK, self.walkingHead, !self.carryHead() { rc = HPE_USER }
         if rc != HPE_OK {
             self.worker.statistics.errors.protocol += 1
             self.reconnect()
@@ -352,7 +370,33 @@ final class LoadConnection: Selectable, TimerTarget {
         }
     }
 
-    /// Called by the parser callback for each final response.
+    /// The parser's callbacks, on the connection they are for: borrowed, no count taken.
+    @inline(__always)
+    static func borrowed(_ parser: UnsafeMutablePointer<llhttp_t>?, _ body: (LoadConnection) -> Int32) -> Int32 {
+        Unmanaged<LoadConnection>.fromOpaque(parser!.pointee.data)._withUnsafeGuaranteedRef(body)
+    }
+
+    /// A head has been parsed (llhttp's `on_headers_complete`): what llhttp should do with
+    /// its body.
+    @inline(__always)
+    func headersCompleted() -> Int32 {
+        let status = Int(self.parser.pointee.status_code)
+        self.status = status
+        if status == 101 { return -1 }
+        if self.script != nil, !self.scriptedHeadCompleted() { return -1 }
+        // 1 skips the body a HEAD answer announces; 1xx, 204 and 304 never have one.
+        return self.requestIsHead || status == 204 || status == 304 ? 1 : 0
+    }
+
+    /// A message has ended (llhttp's `on_message_complete`): an interim response, or the
+    /// answer to the oldest request in flight.
+    @inline(__always)
+    func messageCompleted(keepAlive: Bool) {
+        self.messagesThisRead &+= 1
+        if self.status >= 200 { self.responseCompleted(keepAlive: keepAlive) }
+    }
+
+    /// Called for each final response.
     @inline(__always)
     func responseCompleted(keepAlive: Bool) {
         guard self.inFlight > 0 else {

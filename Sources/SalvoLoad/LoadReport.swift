@@ -153,6 +153,9 @@ public struct LoadReport: Sendable, Codable {
             lines.append("  Non-2xx or 3xx responses: \(e.status)")
         }
         if let script = s.script { lines += Self.lines(script) }
+        if s.stalled == true {
+            lines.append("  Stopped early: nothing was answered for longer than the timeouts allow; the request count was not reached")
+        }
         lines.append("  Connections: \(s.connectionsOpened) opened (\(Self.fixed2(s.elapsedSeconds > 0 ? Double(s.connectionsOpened) / s.elapsedSeconds : 0))/s)"
             + (s.tlsResumed > 0 ? ", \(s.tlsResumed) TLS sessions resumed" : "")
             + ", \(s.connectionsReused) requests on reused connections"

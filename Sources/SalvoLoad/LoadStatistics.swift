@@ -53,6 +53,9 @@ public struct LoadStatistics: Sendable, Codable {
     public var latency: Histogram<UInt64>
     /// A scripted run's checks, scenarios and script errors (nil for a run without a script).
     public var script: ScriptStatistics?
+    /// Set when a run bounded by its request count alone ended early because nothing was
+    /// answered for longer than the connect timeout and the response timeout allow.
+    public var stalled: Bool?
 
     public init() {
         self.latency = Self.emptyLatency()
@@ -75,6 +78,7 @@ public struct LoadStatistics: Sendable, Codable {
         self.tlsResumed += other.tlsResumed
         self.elapsedNanoseconds = max(self.elapsedNanoseconds, other.elapsedNanoseconds)
         self.latency.add(other.latency)
+        if other.stalled == true { self.stalled = true }
         if let script = other.script {
             if self.script == nil { self.script = ScriptStatistics() }
             self.script?.add(script)

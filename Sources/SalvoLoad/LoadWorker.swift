@@ -20,6 +20,9 @@ final class LoadWorker: TimerTarget {
     /// `depth + 1` copies of the request, back to back (see `LoadConnection`).
     let requestBuffer: UnsafeMutableRawPointer
     let settings: UnsafeMutablePointer<llhttp_settings_t>
+    /// A scripted run: `settings` with the callbacks that hand over a head's fields piece by
+    /// piece, for the responses whose head cannot be walked whole (see `LoadConnection+Script.swift`).
+    private(set) var fieldSettings: UnsafeMutablePointer<llhttp_settings_t>?
     let timeoutNanoseconds: UInt64
     let connectTimeoutNanoseconds: UInt64
     /// Rate mode: nanoseconds between two requests of one connection.
@@ -79,19 +82,13 @@ final class LoadWorker: TimerTarget {
         self.settings = .allocate(capacity: 1)
         llhttp_settings_init(self.settings)
         self.settings.pointee.on_headers_complete = { parser in
-            let connection = Unmanaged<LoadConnection>.fromOpaque(parser!.pointee.data).takeUnretainedValue()
-            let status = Int(parser!.pointee.status_code)
-            connection.status = status
-            if status == 101 { return -1 }
-            // 1 skips the body a HEAD answer announces; 1xx, 204 and 304 never have one.
-            return connection.requestIsHead || status == 204 || status == 304 ? 1 : 0
+            LoadConnection.borrowed(parser) { $0.headersCompleted() }
         }
         self.settings.pointee.on_message_complete = { parser in
-            let connection = Unmanaged<LoadConnection>.fromOpaque(parser!.pointee.data).takeUnretainedValue()
-            if connection.status >= 200 {
-                connection.responseCompleted(keepAlive: llhttp_should_keep_alive(parser) != 0)
+            LoadConnection.borrowed(parser) { connection in
+                connection.messageCompleted(keepAlive: llhttp_should_keep_alive(parser) != 0)
+                return 0
             }
-            return 0
         }
         self.timeoutNanoseconds = configuration.timeout.nanosecondsClamped
         self.connectTimeoutNanoseconds = configuration.connectTimeout.nanosecondsClamped
@@ -108,7 +105,7 @@ final class LoadWorker: TimerTarget {
         self.live = live
         self.completion = completion
         if let script, let tally = self.scriptTally {
-            LoadConnection.keepResponses(in: self.settings)
+            self.fieldSettings = LoadConnection.keepResponses(in: self.settings)
             let path = configuration.url.target
             let scenarios = script.makeScenarios()
             self.connections = (0..<connections).map { index in
@@ -122,6 +119,7 @@ final class LoadWorker: TimerTarget {
     }
 
     deinit {
+        self.fieldSettings?.deallocate()
         self.requestBuffer.deallocate()
         self.settings.deallocate()
     }
@@ -130,6 +128,7 @@ final class LoadWorker: TimerTarget {
 
     func start() {
         self.started = LoadClock.now()
+        self.lastProgress = self.started
         if self.duration > .zero {
             self.loop.scheduleTimer(at: self.loop.refreshNow() + self.duration, target: self, token: TimerToken.stop.rawValue)
         }
@@ -184,6 +183,9 @@ final class LoadWorker: TimerTarget {
     }
 
     private var finishQueued = false
+    /// For ``isStalled(now:)``: the responses counted when progress was last seen, and when.
+    private var answeredAtLastProgress = 0
+    private var lastProgress: UInt64 = 0
 
     /// Finishes after the current parser callback returns (it is inside llhttp_execute).
     private func finishSoon() {
@@ -244,8 +246,30 @@ final class LoadWorker: TimerTarget {
                 connection.reconnect()
             }
             self.publish()
+            if self.isStalled(now: clock) {
+                self.statistics.stalled = true
+                self.finish()
+                return
+            }
             self.scheduleTick()
         }
+    }
+
+    /// A run bounded by its request count alone ends when nothing has been answered for
+    /// longer than a connection may take to open or a response to come (plus a second), and
+    /// no user is merely waiting for its next call's time: a server that is down, or that
+    /// never answers, must not hold it forever. (A run with a duration counts errors until
+    /// its end, as wrk does.)
+    private func isStalled(now: UInt64) -> Bool {
+        guard self.duration == .zero else { return false }
+        if self.statistics.requests != self.answeredAtLastProgress
+            || self.connections.contains(where: { $0.state == .open && $0.waitingForDue }) {
+            self.answeredAtLastProgress = self.statistics.requests
+            self.lastProgress = now
+            return false
+        }
+        let patience = max(self.timeoutNanoseconds, self.connectTimeoutNanoseconds) &+ 1_000_000_000
+        return now &- self.lastProgress > patience
     }
 
     private func publish() {

@@ -260,6 +260,20 @@ package struct FieldRecords: Sendable {
     /// Adds a whole field, its name and value given whole: one write, and what
     /// ``closeField()`` would say of it (the value's trailing whitespace dropped too).
     package mutating func appendField(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> ClosedName {
+        self.write(name: name, value: value)
+        let closed = ClosedName(name: name)
+        self.tracked.formUnion(closed.tracked)
+        return closed
+    }
+
+    /// Adds a whole field whose name a parser has checked already (the load generator's
+    /// scripted runs): as ``appendField(name:value:)``, without a second look at the name.
+    package mutating func appendParsedField(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        self.write(name: name, value: value)
+        self.tracked.formUnion(Tracked(name: name))
+    }
+
+    private mutating func write(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         let valueCount = Self.endTrimmingWhitespace(value, from: 0, to: value.count)
         self.makeRoom(Self.recordHeaderSize + name.count + valueCount)
         let start = self.byteCount
@@ -274,9 +288,6 @@ package struct FieldRecords: Sendable {
         }
         self.byteCount = start + Self.recordHeaderSize + name.count + valueCount
         self.count += 1
-        let closed = ClosedName(name: name)
-        self.tracked.formUnion(closed.tracked)
-        return closed
     }
 
     /// Adds a whole field.

@@ -102,82 +102,19 @@ extension ResponseDecoder {
     }
 
     private func recordFields(of head: UnsafeRawBufferPointer) -> Int32 {
-        guard let base = head.baseAddress else { return Self.proceed }
-        let end = head.count
-        var index = 0
-        // Empty lines llhttp skips before a status line, then the status line.
-        while index < end, head[index] == 0x0D || head[index] == 0x0A { index += 1 }
-        guard let statusEnd = Self.lineFeed(in: head, from: index) else { return self.refuse("no end to the status line", at: index, of: head) }
-        guard Self.endsWithoutBareCR(head, line: index, lineFeed: statusEnd) else { return self.refuseBareCR(at: index, of: head) }
-        index = statusEnd + 1
-        var open = false
-        var valueIsEmpty = true
+        var walk = HeadWalk(head)
         while true {
-            guard let lineFeed = Self.lineFeed(in: head, from: index) else { return self.refuse("no end to the head", at: index, of: head) }
-            guard Self.endsWithoutBareCR(head, line: index, lineFeed: lineFeed) else { return self.refuseBareCR(at: index, of: head) }
-            var lineEnd = lineFeed
-            if lineEnd > index, head[lineEnd - 1] == 0x0D { lineEnd -= 1 }
-            if lineEnd == index { break }   // the blank line: the end of the head
-            var valueStart: Int
-            if head[index] == 0x20 || head[index] == 0x09 {
-                // obs-fold: the line continues the value before it.
-                guard open else { return self.refuse("a continuation line with no field before it", at: index, of: head) }
-                valueStart = index
-            } else {
-                if open {
-                    let rc = self.headerValueComplete()
-                    guard rc == Self.proceed else { return self.failed(rc, at: index, of: head) }
-                }
-                guard let colon = memchr(base + index, 0x3A, lineEnd - index) else {
-                    return self.refuse("a field line without a colon", at: index, of: head)
-                }
-                let nameEnd = base.distance(to: UnsafeRawPointer(colon))
-                valueStart = nameEnd + 1
-                while valueStart < lineEnd, head[valueStart] == 0x20 || head[valueStart] == 0x09 { valueStart += 1 }
-                if lineFeed + 1 < end, head[lineFeed + 1] != 0x20, head[lineFeed + 1] != 0x09 {
-                    // The common case, a field on one line: written whole, at once.
-                    let rc = self.recordField(name: UnsafeRawBufferPointer(rebasing: head[index..<nameEnd]),
-                                              value: UnsafeRawBufferPointer(rebasing: head[valueStart..<lineEnd]))
-                    guard rc == Self.proceed else { return self.failed(rc, at: index, of: head) }
-                    open = false
-                    index = lineFeed + 1
-                    continue
-                }
-                let rc = self.headerField(self.chars(base + index), nameEnd - index)
-                guard rc == Self.proceed else { return self.failed(rc, at: index, of: head) }
-                open = true
-                valueIsEmpty = true
+            let rc: Int32
+            switch walk.next() {
+            case .field(let name, let value): rc = self.recordField(name: name, value: value)
+            case .fieldName(let name): rc = self.headerField(name.baseAddress?.assumingMemoryBound(to: CChar.self), name.count)
+            case .fieldValue(let piece): rc = self.headerValue(piece.baseAddress?.assumingMemoryBound(to: CChar.self), piece.count)
+            case .fieldComplete: rc = self.headerValueComplete()
+            case .end: return Self.proceed
+            case .malformed(let detail): return self.refuse(detail, at: walk.line, of: head)
             }
-            if valueIsEmpty {
-                // Before a value's first byte, whitespace is not part of it (nor, while the
-                // value is still empty, at the start of a continuation line).
-                while valueStart < lineEnd, head[valueStart] == 0x20 || head[valueStart] == 0x09 { valueStart += 1 }
-            }
-            if valueStart < lineEnd {
-                valueIsEmpty = false
-                let rc = self.headerValue(self.chars(base + valueStart), lineEnd - valueStart)
-                guard rc == Self.proceed else { return self.failed(rc, at: index, of: head) }
-            }
-            index = lineFeed + 1
+            guard rc == Self.proceed else { return self.failed(rc, at: walk.line, of: head) }
         }
-        guard open else { return Self.proceed }
-        let rc = self.headerValueComplete()
-        return rc == Self.proceed ? rc : self.failed(rc, at: index, of: head)
-    }
-
-    /// Whether the line from `line` to its LF has no CR but, at most, the one right before
-    /// the LF. Some llhttp builds take a CR followed by any byte at a few places (the end
-    /// of the status line, right after a colon, the blank line) and swallow that byte; a
-    /// head read so would not be the head llhttp framed the body by, and RFC 9112 §2.2 lets
-    /// a recipient refuse a bare CR — so it is refused.
-    @inline(__always)
-    private static func endsWithoutBareCR(_ head: UnsafeRawBufferPointer, line: Int, lineFeed: Int) -> Bool {
-        guard let base = head.baseAddress, let found = memchr(base + line, 0x0D, lineFeed - line) else { return true }
-        return base.distance(to: UnsafeRawPointer(found)) == lineFeed - 1
-    }
-
-    private func refuseBareCR(at line: Int, of head: UnsafeRawBufferPointer) -> Int32 {
-        self.refuse("a CR not followed by LF", at: line, of: head)
     }
 
     /// Fails the head at the line that begins at `line` (for what a tool shows of it).
@@ -192,17 +129,5 @@ extension ResponseDecoder {
     private func failed(_ rc: Int32, at line: Int, of head: UnsafeRawBufferPointer) -> Int32 {
         self.failedLineDistance = head.count - line
         return rc
-    }
-
-    private func chars(_ pointer: UnsafeRawPointer) -> UnsafePointer<CChar> {
-        pointer.assumingMemoryBound(to: CChar.self)
-    }
-
-    /// The index of the next LF at or after `start`, if there is one.
-    @inline(__always)
-    private static func lineFeed(in bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
-        guard start < bytes.count, let base = bytes.baseAddress,
-              let found = memchr(base + start, 0x0A, bytes.count - start) else { return nil }
-        return base.distance(to: UnsafeRawPointer(found))
     }
 }

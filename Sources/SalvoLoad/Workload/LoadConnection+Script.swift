@@ -1,5 +1,6 @@
 import CLLHTTP
 import SalvoCore
+import SalvoTransport
 
 /// A connection of a scripted run (``Workload``): one call at a time, each built by the
 /// connection's virtual user, its response kept just long enough for the user's checks.
@@ -65,42 +66,106 @@ extension LoadConnection {
         if self.writeOffset < self.writeEnd { self.mustReconnect = true }
     }
 
-    /// The parser's callbacks that keep a response's fields and body for the checks, added
-    /// to a scripted run's settings (the plain run's count only). llhttp, strict, has checked
-    /// each field's name.
-    static func keepResponses(in settings: UnsafeMutablePointer<llhttp_settings_t>) {
+    // MARK: Keeping the response for the checks
+
+    /// Adds to a scripted run's `settings` the callbacks that keep a response's body (up to
+    /// the run's limit), and returns the same settings with callbacks for a head's fields
+    /// piece by piece.
+    ///
+    /// A head is read in one pass once llhttp has accepted it (``HeadWalk``), from the bytes
+    /// of the read it began with — nearly always the response's first byte is a read's first
+    /// byte, as a user has one call in flight. A head that began after another message in
+    /// the same read (an interim 100 or 103, then the answer) has its fields handed over by
+    /// llhttp's callbacks instead: the connection switches its parser to the returned
+    /// settings for that head. Fields of a chunked body's trailer are not kept.
+    static func keepResponses(in settings: UnsafeMutablePointer<llhttp_settings_t>) -> UnsafeMutablePointer<llhttp_settings_t> {
         settings.pointee.on_message_begin = { parser in
-            LoadConnection.with(parser) { connection in
-                connection.responseFields.pointee.removeAll()
-                connection.responseBody?.count = 0
-                connection.responseBodyCount = 0
-            }
-        }
-        settings.pointee.on_header_field = { parser, at, length in
-            LoadConnection.with(parser) { $0.responseFields.pointee.appendNamePiece(UnsafeRawBufferPointer(start: at, count: length)) }
-        }
-        settings.pointee.on_header_value = { parser, at, length in
-            LoadConnection.with(parser) { $0.responseFields.pointee.appendValuePiece(UnsafeRawBufferPointer(start: at, count: length)) }
-        }
-        settings.pointee.on_header_value_complete = { parser in
-            LoadConnection.with(parser) { $0.responseFields.pointee.closeParsedField() }
+            LoadConnection.borrowed(parser) { $0.messageBegan() }
         }
         settings.pointee.on_body = { parser, at, length in
-            LoadConnection.with(parser) { connection in
+            LoadConnection.borrowed(parser) { connection in
                 connection.responseBodyCount += length
                 if connection.keepsResponseBody, let body = connection.responseBody {
                     let room = connection.worker.bodyLimit - body.count
                     if room > 0 { body.append(UnsafeRawBufferPointer(start: at, count: min(room, length))) }
                 }
+                return 0
+            }
+        }
+        let pieces = UnsafeMutablePointer<llhttp_settings_t>.allocate(capacity: 1)
+        pieces.initialize(to: settings.pointee)
+        pieces.pointee.on_header_field = { parser, at, length in
+            LoadConnection.borrowed(parser) {
+                $0.responseFields.pointee.appendNamePiece(UnsafeRawBufferPointer(start: at, count: length))
+                return 0
+            }
+        }
+        pieces.pointee.on_header_value = { parser, at, length in
+            LoadConnection.borrowed(parser) {
+                $0.responseFields.pointee.appendValuePiece(UnsafeRawBufferPointer(start: at, count: length))
+                return 0
+            }
+        }
+        pieces.pointee.on_header_value_complete = { parser in
+            LoadConnection.borrowed(parser) {
+                $0.responseFields.pointee.closeParsedField()
+                return 0
+            }
+        }
+        return pieces
+    }
+
+    /// A message began: what the last one kept is dropped, and its head will be walked if it
+    /// began with this read, or handed over in pieces if not.
+    private func messageBegan() -> Int32 {
+        self.responseFields.pointee.removeAll()
+        self.responseBody?.count = 0
+        self.responseBodyCount = 0
+        self.headCarry?.count = 0
+        self.walkingHead = self.messagesThisRead == 0
+        let settings = self.walkingHead ? self.worker.settings : self.worker.fieldSettings ?? self.worker.settings
+        self.parser.pointee.settings = UnsafeMutableRawPointer(settings)
+        return 0
+    }
+
+    /// The head is complete: its fields are recorded, if they are to be walked. Returns
+    /// false when the head is not what llhttp should have accepted.
+    func scriptedHeadCompleted() -> Bool {
+        // What follows the head — a body, a chunked body's trailer — brings no fields.
+        self.parser.pointee.settings = UnsafeMutableRawPointer(self.worker.settings)
+        guard self.walkingHead else { return true }
+        self.walkingHead = false
+        guard let start = self.readStart, let end = self.readEnd, let carry = self.headCarry else { return false }
+        let read = UnsafeRawBufferPointer(start: start, count: start.distance(to: end))
+        guard carry.count > 0 else { return self.record(read) }
+        carry.append(read)
+        defer { carry.count = 0 }
+        return self.record(carry.bytes)
+    }
+
+    /// Records the fields of a head llhttp has accepted.
+    private func record(_ head: UnsafeRawBufferPointer) -> Bool {
+        var walk = HeadWalk(head)
+        while true {
+            switch walk.next() {
+            case .field(let name, let value): self.responseFields.pointee.appendParsedField(name: name, value: value)
+            case .fieldName(let name): self.responseFields.pointee.appendNamePiece(name)
+            case .fieldValue(let piece): self.responseFields.pointee.appendValuePiece(piece)
+            case .fieldComplete: self.responseFields.pointee.closeParsedField()
+            case .end: return true
+            case .malformed: return false
             }
         }
     }
 
-    /// Runs `body` with the connection a parser callback is for (borrowed: no count taken),
-    /// and returns 0, which tells llhttp to go on.
-    @inline(__always)
-    static func with(_ parser: UnsafeMutablePointer<llhttp_t>?, _ body: (LoadConnection) -> Void) -> Int32 {
-        Unmanaged<LoadConnection>.fromOpaque(parser!.pointee.data)._withUnsafeGuaranteedRef(body)
-        return 0
+    /// A read ended inside a head to be walked: its bytes wait for the rest. False when the
+    /// head has grown past what any server sends.
+    func carryHead() -> Bool {
+        guard let start = self.readStart, let end = self.readEnd, let carry = self.headCarry else { return false }
+        carry.append(UnsafeRawBufferPointer(start: start, count: start.distance(to: end)))
+        return carry.count <= Self.longestHead
     }
+
+    /// The longest head a scripted run reads (a megabyte; llhttp itself sets no bound).
+    static let longestHead = 1 << 20
 }

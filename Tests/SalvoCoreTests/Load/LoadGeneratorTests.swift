@@ -31,6 +31,24 @@ import Testing
         #expect(statistics.errors == LoadStatistics.Errors())
     }
 
+    /// A run bounded by its count alone against a server that is not there ends once the
+    /// timeouts have passed with nothing answered, instead of trying forever.
+    @Test func aCountAgainstNothingEnds() async throws {
+        var configuration = LoadConfiguration(url: try RequestURL("http://127.0.0.1:1/"))
+        configuration.threads = 1
+        configuration.connections = 2
+        configuration.requestLimit = 1000
+        configuration.duration = .zero
+        configuration.timeout = .milliseconds(300)
+        configuration.connectTimeout = .milliseconds(300)
+        let started = ContinuousClock.now
+        let statistics = try await LoadGenerator(configuration: configuration).run()
+        #expect(statistics.requests == 0 && statistics.stalled == true && statistics.errors.connect > 0)
+        #expect(ContinuousClock.now - started < .seconds(10))
+        let report = LoadReport(configuration: configuration, statistics: statistics).text(latencyDistribution: false)
+        #expect(report.contains("Stopped early"))
+    }
+
     /// Through the client APIs with pipelining: callers beyond the connections line up on them.
     @Test(arguments: [ClientAPI.callbacks, .async])
     func clientAPIsPipeline(_ api: ClientAPI) async throws {
