@@ -70,6 +70,9 @@ public struct LoadReport: Sendable, Codable {
         public var requestsPipelined: Int
         /// A workload's checks, scenarios and script errors.
         public var script: ScriptStatistics?
+        /// A run bounded by its request count that ended early: nothing was answered for
+        /// longer than its timeouts allow (absent otherwise).
+        public var stalled: Bool?
 
         enum CodingKeys: String, CodingKey {
             case url, connections, threads, pipeline, rate, requests, errors
@@ -82,7 +85,7 @@ public struct LoadReport: Sendable, Codable {
             case connectionsOpened = "connections_opened"
             case connectionsReused = "connections_reused"
             case requestsPipelined = "requests_pipelined"
-            case script
+            case script, stalled
         }
     }
 
@@ -104,7 +107,7 @@ public struct LoadReport: Sendable, Codable {
             requestsPerSecond: s.requestsPerSecond, bytesPerSecond: s.bytesPerSecond, latencyMicroseconds: latency,
             statusCounts: Dictionary(uniqueKeysWithValues: s.statusCounts.map { (String($0.key), $0.value) }),
             errors: s.errors, connectionsOpened: s.connectionsOpened, connectionsReused: s.connectionsReused,
-            requestsPipelined: s.requestsPipelined, script: s.script)
+            requestsPipelined: s.requestsPipelined, script: s.script, stalled: s.stalled)
     }
 
     /// "50", "99_9", "99_99": percentile names usable as JSON keys.

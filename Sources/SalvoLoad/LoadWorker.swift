@@ -99,6 +99,7 @@ final class LoadWorker: TimerTarget {
         } else {
             self.rateInterval = nil
         }
+        self.longestPause = self.rateInterval ?? 0
         self.isHead = configuration.method == .head
         self.budget = budget
         self.duration = configuration.duration
@@ -108,6 +109,7 @@ final class LoadWorker: TimerTarget {
             self.fieldSettings = LoadConnection.keepResponses(in: self.settings)
             let path = configuration.url.target
             let scenarios = script.makeScenarios()
+            self.longestPause = max(self.rateInterval ?? 0, scenarios.map(\.thinkTime.high).max() ?? 0)
             self.connections = (0..<connections).map { index in
                 let user = VirtualUser(user: script.makeUser(firstUser + index), index: firstUser + index, scenarios: scenarios,
                                        head: script.head, tally: tally, defaultPath: path)
@@ -185,6 +187,9 @@ final class LoadWorker: TimerTarget {
     private var finishQueued = false
     /// For ``isStalled(now:)``: the responses counted when progress was last seen, and when.
     private var answeredAtLastProgress = 0
+    /// The longest wait a connection may make before a call on purpose: a constant rate's
+    /// interval, or a scripted user's longest think time (ns).
+    private var longestPause: UInt64 = 0
     private var lastProgress: UInt64 = 0
 
     /// Finishes after the current parser callback returns (it is inside llhttp_execute).
@@ -256,19 +261,18 @@ final class LoadWorker: TimerTarget {
     }
 
     /// A run bounded by its request count alone ends when nothing has been answered for
-    /// longer than a connection may take to open or a response to come (plus a second), and
-    /// no user is merely waiting for its next call's time: a server that is down, or that
-    /// never answers, must not hold it forever. (A run with a duration counts errors until
-    /// its end, as wrk does.)
+    /// longer than a call may take — a connection opened, a response waited for, the longest
+    /// pause a schedule or a user's think time puts before a call, and a second — so that a
+    /// server that is down, or that never answers, cannot hold it forever. (A run with a
+    /// duration counts errors until its end, as wrk does.)
     private func isStalled(now: UInt64) -> Bool {
         guard self.duration == .zero else { return false }
-        if self.statistics.requests != self.answeredAtLastProgress
-            || self.connections.contains(where: { $0.state == .open && $0.waitingForDue }) {
+        if self.statistics.requests != self.answeredAtLastProgress {
             self.answeredAtLastProgress = self.statistics.requests
             self.lastProgress = now
             return false
         }
-        let patience = max(self.timeoutNanoseconds, self.connectTimeoutNanoseconds) &+ 1_000_000_000
+        let patience = self.timeoutNanoseconds &+ self.connectTimeoutNanoseconds &+ self.longestPause &+ 1_000_000_000
         return now &- self.lastProgress > patience
     }
 

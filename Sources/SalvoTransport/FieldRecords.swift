@@ -213,48 +213,37 @@ package struct FieldRecords: Sendable {
     /// is (a parser checks both here, with no second pass over the name).
     @discardableResult
     package mutating func closeField() -> ClosedName {
-        self.openFieldIfNeeded()
-        let start = self.openRecord ?? 0
-        let nameLength = self.openNameLength
-        self.count += 1
-        self.openRecord = nil
-        let used = self.byteCount
-        let (closed, end) = self.storage.withUnsafeMutableBytes { raw in
-            let nameStart = start + Self.recordHeaderSize
-            let valueStart = nameStart + nameLength
-            let end = Self.endTrimmingWhitespace(UnsafeRawBufferPointer(raw), from: valueStart, to: used)
-            raw.storeBytes(of: UInt32(truncatingIfNeeded: nameLength).littleEndian, toByteOffset: start, as: UInt32.self)
-            raw.storeBytes(of: UInt32(truncatingIfNeeded: end - valueStart).littleEndian, toByteOffset: start + 4, as: UInt32.self)
-            let name = UnsafeRawBufferPointer(rebasing: raw[nameStart..<valueStart])
-            let closed = ClosedName(name: name)
-            return (closed, end)
-        }
-        self.byteCount = end
+        let closed = self.closeOpenField { ClosedName(name: $0) }
         self.tracked.formUnion(closed.tracked)
         return closed
     }
 
-    /// Ends the current field as ``closeField()`` does, for a parser that has checked its
-    /// name already (the load generator's scripted runs): the name is not checked again.
+    /// Ends the current field as ``closeField()`` does, its name taken as sent, unchecked
+    /// (the load generator's scripted runs), only noted if it is a tracked one.
     package mutating func closeParsedField() {
+        let tracked = self.closeOpenField { Tracked(name: $0) }
+        self.tracked.formUnion(tracked)
+    }
+
+    /// Writes the open field's lengths, its value's trailing whitespace dropped, and returns
+    /// what `note` says of its name.
+    private mutating func closeOpenField<Note>(_ note: (UnsafeRawBufferPointer) -> Note) -> Note {
         self.openFieldIfNeeded()
         let start = self.openRecord ?? 0
         let nameLength = self.openNameLength
         self.count += 1
         self.openRecord = nil
         let used = self.byteCount
-        let (end, tracked) = self.storage.withUnsafeMutableBytes { raw in
+        let (noted, end) = self.storage.withUnsafeMutableBytes { raw in
             let nameStart = start + Self.recordHeaderSize
             let valueStart = nameStart + nameLength
             let end = Self.endTrimmingWhitespace(UnsafeRawBufferPointer(raw), from: valueStart, to: used)
             raw.storeBytes(of: UInt32(truncatingIfNeeded: nameLength).littleEndian, toByteOffset: start, as: UInt32.self)
             raw.storeBytes(of: UInt32(truncatingIfNeeded: end - valueStart).littleEndian, toByteOffset: start + 4, as: UInt32.self)
-            // Noted, as closeField() notes them: a lookup of a tracked name skips the scan
-            // when the records say it did not come.
-            return (end, Tracked(name: UnsafeRawBufferPointer(rebasing: raw[nameStart..<valueStart])))
+            return (note(UnsafeRawBufferPointer(rebasing: raw[nameStart..<valueStart])), end)
         }
         self.byteCount = end
-        self.tracked.formUnion(tracked)
+        return noted
     }
 
     /// Adds a whole field, its name and value given whole: one write, and what
@@ -266,8 +255,9 @@ package struct FieldRecords: Sendable {
         return closed
     }
 
-    /// Adds a whole field whose name a parser has checked already (the load generator's
-    /// scripted runs): as ``appendField(name:value:)``, without a second look at the name.
+    /// Adds a whole field as ``appendField(name:value:)`` does, its name taken as sent,
+    /// unchecked — for a reader that asks nothing of names but to find them (the load
+    /// generator's scripted runs).
     package mutating func appendParsedField(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         self.write(name: name, value: value)
         self.tracked.formUnion(Tracked(name: name))

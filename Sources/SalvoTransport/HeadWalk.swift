@@ -47,7 +47,8 @@ package struct HeadWalk {
         self.head = head
     }
 
-    /// The next step; after `.end` or `.malformed`, the same again.
+    /// The next step. After `.end` the walk is over (and says `.end` again); after
+    /// `.malformed` it is not to be asked again.
     package mutating func next() -> Step {
         if let value = self.pendingValue {
             self.pendingValue = nil

@@ -106,7 +106,7 @@ struct Bench: AsyncParsableCommand {
         } else {
             print(report.text(latencyDistribution: self.options.latency))
         }
-        if statistics.requests == 0 {
+        if statistics.requests == 0 || statistics.stalled == true {
             throw ExitCode(1)
         }
     }
@@ -132,7 +132,7 @@ struct Bench: AsyncParsableCommand {
         var report = LoadReport(configuration: configuration, statistics: statistics)
         report.startedAt = startedAt
         print(self.options.json ? try report.jsonText() : report.text(latencyDistribution: self.options.latency))
-        if statistics.requests == 0 { throw ExitCode(1) }
+        if statistics.requests == 0 || statistics.stalled == true { throw ExitCode(1) }
     }
 
     /// `--start-at` as seconds since 1970; nil without it.

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Salvo
+import SalvoTransport
 import Testing
 
 /// Salvo's JSON decoder against Foundation's `JSONDecoder`, side by side: the same values for
@@ -410,15 +411,5 @@ import Testing
     }
 }
 
-/// A small deterministic generator (SplitMix64), so a failure can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { self.state = seed }
-    mutating func next() -> UInt64 {
-        self.state &+= 0x9E37_79B9_7F4A_7C15
-        var z = self.state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// A small deterministic generator, so a failure can be replayed.
+typealias SeededGenerator = SplitMix64

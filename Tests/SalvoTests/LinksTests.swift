@@ -1,4 +1,5 @@
 @testable import Salvo
+import SalvoTransport
 import Testing
 
 /// `Link` field values (RFC 8288) as servers write them, well and badly.
@@ -161,7 +162,7 @@ import Testing
             let links = Links(String(decoding: bytes[..<end], as: UTF8.self))
             #expect(links.count <= 5)
         }
-        var generator = SplitMix(seed: 8288)
+        var generator = SplitMix64(seed: 8288)
         let alphabet = Array("<>;,=\"\\ \t*'%relnxt:/?#a\u{0}\u{FF}".utf8)
         for _ in 0..<2000 {
             let length = Int(generator.next() % 40)
@@ -179,15 +180,3 @@ import Testing
     }
 }
 
-/// A small deterministic generator for noise (SplitMix64).
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { self.state = seed }
-    mutating func next() -> UInt64 {
-        self.state &+= 0x9E37_79B9_7F4A_7C15
-        var z = self.state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -29,8 +29,9 @@ extension Workload {
     /// Runs the workload as a command: parses `arguments` (the process's own when nil) with
     /// `salvo bench`'s options (`-c`, `-t`, `-d`, `-n`, `-R`, `-H`, `--latency`, `--json`, TLS,
     /// proxy…), runs it with a progress line and Ctrl-C to stop, prints the report, and exits:
-    /// 0, or 1 when no response came (or, with `--strict`, a check or the script failed), 2
-    /// for options it cannot run with.
+    /// 0; 1 when no response came, a `-n` run stalled, or setup, the load or teardown failed
+    /// (with `--strict`, also when a check or the script failed); 2 for options or a workload
+    /// it cannot run with.
     ///
     /// ```swift
     /// // Sources/Load/main.swift of a package that depends on Salvo's SalvoLoad:
@@ -98,7 +99,7 @@ extension Workload {
         }
         progress.stop()
         Self.report(statistics, configuration: configuration, options: options, startedAt: startedAt)
-        if statistics.requests == 0 { return 1 }
+        if statistics.requests == 0 || statistics.stalled == true { return 1 }
         if parsed.strict, let script = statistics.script, !script.allPassed { return 1 }
         return 0
     }

@@ -94,16 +94,17 @@ extension LoadConnection {
         }
         let pieces = UnsafeMutablePointer<llhttp_settings_t>.allocate(capacity: 1)
         pieces.initialize(to: settings.pointee)
+        // A head handed over in pieces is bounded as a carried one is.
         pieces.pointee.on_header_field = { parser, at, length in
             LoadConnection.borrowed(parser) {
                 $0.responseFields.pointee.appendNamePiece(UnsafeRawBufferPointer(start: at, count: length))
-                return 0
+                return $0.responseFields.pointee.byteCount > LoadConnection.longestHead ? -1 : 0
             }
         }
         pieces.pointee.on_header_value = { parser, at, length in
             LoadConnection.borrowed(parser) {
                 $0.responseFields.pointee.appendValuePiece(UnsafeRawBufferPointer(start: at, count: length))
-                return 0
+                return $0.responseFields.pointee.byteCount > LoadConnection.longestHead ? -1 : 0
             }
         }
         pieces.pointee.on_header_value_complete = { parser in

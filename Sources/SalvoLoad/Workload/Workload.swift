@@ -25,7 +25,7 @@ import SalvoCore
 ///             request.headerFields[.authorization] = "Bearer \(reader.token)"
 ///         },
 ///     ])
-/// try await workload.main(url: "http://127.0.0.1:8080")   // salvo bench's options and report
+/// await workload.main(url: "http://127.0.0.1:8080")   // salvo bench's options and report
 /// ```
 ///
 /// Each connection of the run is one virtual user: it makes one call at a time (no

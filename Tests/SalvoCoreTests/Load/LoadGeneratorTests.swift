@@ -49,6 +49,24 @@ import Testing
         #expect(report.contains("Stopped early"))
     }
 
+    /// The same at a constant rate against a server that accepts and never answers: waiting
+    /// for the schedule is not progress.
+    @Test func aCountAtARateAgainstSilenceEnds() async throws {
+        let faults = try await Shared.faults.get()
+        var configuration = LoadConfiguration(url: try RequestURL(faults.url("/stall")))
+        configuration.threads = 1
+        configuration.connections = 2
+        configuration.requestLimit = 100
+        configuration.duration = .zero
+        configuration.rate = 10
+        configuration.timeout = .milliseconds(300)
+        configuration.connectTimeout = .milliseconds(300)
+        let started = ContinuousClock.now
+        let statistics = try await LoadGenerator(configuration: configuration).run()
+        #expect(statistics.requests == 0 && statistics.stalled == true && statistics.errors.timeout > 0)
+        #expect(ContinuousClock.now - started < .seconds(10))
+    }
+
     /// Through the client APIs with pipelining: callers beyond the connections line up on them.
     @Test(arguments: [ClientAPI.callbacks, .async])
     func clientAPIsPipeline(_ api: ClientAPI) async throws {
