@@ -267,8 +267,17 @@ public enum RequestEncoder {
         TransportError(.invalidRequest, phase: .request, detail: detail)
     }
 
+    /// Fields a request's own code may not add where the engine writes the head from a
+    /// template (a prepared call, a scripted load run): its framing, the host, the
+    /// connection's, a proxy's (kept from an origin), and `Expect` (neither waits for 100
+    /// Continue). Lowercased.
+    package static let fieldsTheEngineWrites: Set<String> = [
+        "content-length", "transfer-encoding", "host", "connection", "keep-alive", "te", "upgrade",
+        "proxy-authorization", "proxy-connection", "expect",
+    ]
+
     /// The text with control characters shown as escapes, for error messages.
-    static func printable(_ text: String) -> String {
+    package static func printable(_ text: String) -> String {
         var out = ""
         for scalar in text.unicodeScalars {
             if scalar.value < 0x20 || scalar.value == 0x7F {

@@ -98,21 +98,13 @@ struct PreparedHead: Sendable {
         return url
     }
 
-    /// Fields a call may not add: the engine's own (framing, the host, the connection's, a
-    /// proxy's — which the preparer keeps from an origin), and `Expect` (a prepared call does
-    /// not wait for 100 Continue).
-    static let engineFields: Set<String> = [
-        "content-length", "transfer-encoding", "host", "connection", "keep-alive", "te", "upgrade",
-        "proxy-authorization", "proxy-connection", "expect",
-    ]
-
     /// Refuses a call's own fields that the engine writes, that the template or the client
     /// already sends (`fixed`, lowercased: a call does not send a second `Authorization` or
     /// `User-Agent` beside them), or whose value could end its line.
     static func check(_ fields: HTTPFields, besides fixed: Set<String>) throws(TransportError) {
         for field in fields {
             let name = field.name.canonicalName
-            if Self.engineFields.contains(name) {
+            if RequestEncoder.fieldsTheEngineWrites.contains(name) {
                 throw TransportError(.invalidRequest, phase: .request,
                                      detail: "\(field.name) is the engine's to write; it cannot be a call's own field")
             }

@@ -76,17 +76,12 @@ public struct LoadOptions: ParsableArguments, Sendable {
         configuration.timeout = timeout
         for header in self.headers {
             guard let colon = header.firstIndex(of: ":"),
-                  let name = HTTPField.Name(Self.trimmed(header[..<colon])) else {
+                  let name = HTTPField.Name(String(header[..<colon].trimmingOWS)) else {
                 throw TransportError(.invalidRequest, detail: "invalid header \"\(header)\"")
             }
-            configuration.headerFields.append(HTTPField(name: name, value: Self.trimmed(header[header.index(after: colon)...])))
+            configuration.headerFields.append(HTTPField(name: name, value: String(header[header.index(after: colon)...].trimmingOWS)))
         }
         return configuration
-    }
-
-    /// `text` without the spaces and tabs around it.
-    static func trimmed(_ text: Substring) -> String {
-        String(text.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
     }
 
     /// "10s", or "1000-request" for a run bounded by its count only.

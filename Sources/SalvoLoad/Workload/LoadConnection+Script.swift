@@ -54,8 +54,7 @@ extension LoadConnection {
     /// Lends the response that just ended to the user, and notes how long it thinks.
     @inline(__always)
     func deliver(to script: any ScriptDriver, sentAt: UInt64) {
-        let kept = self.keepsResponseBody ? self.responseBody?.bytes ?? UnsafeRawBufferPointer(start: nil, count: 0)
-            : UnsafeRawBufferPointer(start: nil, count: 0)
+        let kept = (self.keepsResponseBody ? self.responseBody?.bytes : nil) ?? UnsafeRawBufferPointer(start: nil, count: 0)
         let think = script.responded(ScriptedResponse(
             statusCode: self.status, latency: .nanoseconds(Int64(clamping: self.readTime &- sentAt)),
             fields: UnsafePointer(self.responseFields), body: kept, bodyCount: self.responseBodyCount))

@@ -13,13 +13,6 @@ struct ScriptedHead: Sendable {
     /// The lowercased names of those fields: a call may not send them again.
     let fieldNames: Set<String>
 
-    /// Fields a call may not add: the run writes them (framing, the host, the connection's, a
-    /// proxy's), or a load run does not speak them (`Expect`, `Upgrade`).
-    static let runFields: Set<String> = [
-        "content-length", "transfer-encoding", "host", "connection", "keep-alive", "te", "upgrade",
-        "proxy-authorization", "proxy-connection", "expect",
-    ]
-
     init(configuration: LoadConfiguration) throws(TransportError) {
         // A head for "/" shows both parts: the request line's target, and the field lines.
         let head = try configuration.encodedHead(method: .get, target: "/", body: .none)
@@ -48,7 +41,7 @@ struct ScriptedHead: Sendable {
         buffer.append(self.fieldLines)
         for field in request.headerFields {
             let name = field.name.canonicalName
-            if Self.runFields.contains(name) {
+            if RequestEncoder.fieldsTheEngineWrites.contains(name) {
                 return ScriptFailure("\(field.name) is the run's to write; a scenario cannot set it")
             }
             if self.fieldNames.contains(name) {
@@ -96,11 +89,7 @@ struct ScriptedHead: Sendable {
 
     /// `bytes` as text for a message, control bytes escaped and cut at 200.
     private static func printable(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
-        var text = ""
-        for byte in bytes.prefix(200) {
-            if byte < 0x20 || byte == 0x7F { text += "\\x" + String(byte, radix: 16) } else { text.unicodeScalars.append(Unicode.Scalar(byte)) }
-        }
-        return bytes.count > 200 ? text + "…" : text
+        RequestEncoder.printable(String(decoding: bytes.prefix(200), as: UTF8.self)) + (bytes.count > 200 ? "…" : "")
     }
 }
 

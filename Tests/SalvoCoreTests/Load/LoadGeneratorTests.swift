@@ -34,17 +34,9 @@ import Testing
     /// A run bounded by its count alone against a server that is not there ends once the
     /// timeouts have passed with nothing answered, instead of trying forever.
     @Test func aCountAgainstNothingEnds() async throws {
-        var configuration = LoadConfiguration(url: try RequestURL("http://127.0.0.1:1/"))
-        configuration.threads = 1
-        configuration.connections = 2
-        configuration.requestLimit = 1000
-        configuration.duration = .zero
-        configuration.timeout = .milliseconds(300)
-        configuration.connectTimeout = .milliseconds(300)
-        let started = ContinuousClock.now
-        let statistics = try await LoadGenerator(configuration: configuration).run()
+        let configuration = try self.stallingConfiguration("http://127.0.0.1:1/") { $0.requestLimit = 1000 }
+        let statistics = try await self.runEndsWithin(.seconds(10), configuration)
         #expect(statistics.requests == 0 && statistics.stalled == true && statistics.errors.connect > 0)
-        #expect(ContinuousClock.now - started < .seconds(10))
         let report = LoadReport(configuration: configuration, statistics: statistics).text(latencyDistribution: false)
         #expect(report.contains("Stopped early"))
     }
@@ -53,18 +45,31 @@ import Testing
     /// for the schedule is not progress.
     @Test func aCountAtARateAgainstSilenceEnds() async throws {
         let faults = try await Shared.faults.get()
-        var configuration = LoadConfiguration(url: try RequestURL(faults.url("/stall")))
-        configuration.threads = 1
-        configuration.connections = 2
-        configuration.requestLimit = 100
-        configuration.duration = .zero
-        configuration.rate = 10
-        configuration.timeout = .milliseconds(300)
-        configuration.connectTimeout = .milliseconds(300)
+        let configuration = try self.stallingConfiguration(faults.url("/stall")) {
+            $0.requestLimit = 100
+            $0.rate = 10
+        }
+        let statistics = try await self.runEndsWithin(.seconds(10), configuration)
+        #expect(statistics.requests == 0 && statistics.stalled == true && statistics.errors.timeout > 0)
+    }
+
+    /// A count without a duration, two connections on one loop, short timeouts.
+    func stallingConfiguration(_ url: String, _ adjust: (inout LoadConfiguration) -> Void) throws -> LoadConfiguration {
+        try self.configuration(url) {
+            $0.threads = 1
+            $0.connections = 2
+            $0.duration = .zero
+            $0.timeout = .milliseconds(300)
+            $0.connectTimeout = .milliseconds(300)
+            adjust(&$0)
+        }
+    }
+
+    func runEndsWithin(_ limit: Duration, _ configuration: LoadConfiguration) async throws -> LoadStatistics {
         let started = ContinuousClock.now
         let statistics = try await LoadGenerator(configuration: configuration).run()
-        #expect(statistics.requests == 0 && statistics.stalled == true && statistics.errors.timeout > 0)
-        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(ContinuousClock.now - started < limit)
+        return statistics
     }
 
     /// Through the client APIs with pipelining: callers beyond the connections line up on them.
