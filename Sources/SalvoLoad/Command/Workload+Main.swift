@@ -6,15 +6,15 @@ import Glibc
 #endif
 
 /// A workload's own command line: `salvo bench`'s options, an optional URL, and `--strict`.
-struct WorkloadArguments: ParsableArguments {
+struct WorkloadArguments: ParsableCommand {
     static let configuration = CommandConfiguration(
+        // Usage lines name the workload's own executable.
+        commandName: CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "workload") },
         abstract: "Runs this workload: its virtual users, one per connection, calling the URL's server.",
-        discussion: """
-        Closed-loop by default: each user makes its next call when the last response (and its
-        think time) is over. With --rate, calls go out on a fixed schedule and latency counts
-        from when each was due. The report adds each check's passes and failures, the
-        responses of each scenario, and the script's own errors.
-        """)
+        discussion: "Closed-loop by default: each user makes its next call when the last response (and its "
+            + "think time) is over. With --rate, calls go out on a fixed schedule and latency counts from when each "
+            + "was due. The report adds each check's passes and failures, the responses of each scenario, and the "
+            + "script's own errors.")
 
     @Argument(help: "The server's URL: its scheme, host and port pick the server; its path is the scenarios' default.")
     var url: String?
@@ -59,7 +59,7 @@ extension Workload {
                 Swift.print(message)
                 return 0
             }
-            Self.complain(message)
+            FileHandle.standardError.write(Data((message + "\n").utf8))   // ArgumentParser's own wording
             return 2
         }
         let options = parsed.options
@@ -70,6 +70,8 @@ extension Workload {
         let configuration: LoadConfiguration
         do {
             configuration = try options.configuration(url: url)
+            // Refused before anything is said of a run.
+            try self.validate(configuration)
         } catch {
             Self.complain("\(error)")
             return 2
