@@ -27,6 +27,10 @@ final class LoadConnection: Selectable, TimerTarget {
     private var connector: SocketConnector?
 
     let parser: UnsafeMutablePointer<llhttp_t>
+    /// The parser's callbacks, and (a scripted run) those that also hand over a head's fields
+    /// piece by piece: the worker's, kept here so that switching costs no visit to it.
+    let parserSettings: UnsafeMutablePointer<llhttp_settings_t>
+    let fieldSettings: UnsafeMutablePointer<llhttp_settings_t>?
     /// Send times (ns) of the requests in flight, oldest first.
     let sendTimes: UnsafeMutablePointer<UInt64>
     var ringStart = 0
@@ -58,13 +62,15 @@ final class LoadConnection: Selectable, TimerTarget {
     /// A scripted run: this connection's virtual user, and what the parser keeps of the
     /// response in flight for its checks — its fields, its body (up to the run's limit) and
     /// the body's whole length.
-    let script: (any ScriptDriver)?
+    let script: VirtualUser?
     /// (In memory of its own: changed three times a field, a class's stored property would
     /// be checked for exclusive access each time.)
     let responseFields: UnsafeMutablePointer<FieldRecords>
     let responseBody: ScriptBuffer?
     var responseBodyCount = 0
     var keepsResponseBody = false
+    /// The fields of the response in flight its user reads: only those are recorded.
+    var fieldSelection = FieldSelection.none
     /// A scripted run reads each head in one pass once llhttp has accepted it: the current
     /// read's bytes, how many messages ended in it, whether the message being parsed began
     /// with it (its head is walked, not handed over in pieces), and what earlier reads held
@@ -77,7 +83,7 @@ final class LoadConnection: Selectable, TimerTarget {
     /// Whether the request in flight is a HEAD (its response has no body).
     var requestIsHead: Bool
 
-    init(worker: LoadWorker, settings: UnsafeMutablePointer<llhttp_settings_t>, script: (any ScriptDriver)? = nil) {
+    init(worker: LoadWorker, settings: UnsafeMutablePointer<llhttp_settings_t>, script: VirtualUser? = nil) {
         self.worker = worker
         self.script = script
         self.responseBody = script == nil ? nil : ScriptBuffer(capacity: 4096)
@@ -87,6 +93,8 @@ final class LoadConnection: Selectable, TimerTarget {
         self.requestIsHead = worker.isHead
         self.writeBase = UnsafeRawPointer(worker.requestBuffer)
         self.parser = .allocate(capacity: 1)
+        self.parserSettings = settings
+        self.fieldSettings = worker.fieldSettings
         self.sendTimes = .allocate(capacity: worker.depth)
         llhttp_init(self.parser, HTTP_RESPONSE, settings)
         self.parser.pointee.data = Unmanaged.passUnretained(self).toOpaque()
@@ -137,7 +145,7 @@ final class LoadConnection: Selectable, TimerTarget {
         self.ringStart = 0
         self.writeOffset = 0
         self.writeEnd = 0
-        llhttp_init(self.parser, HTTP_RESPONSE, self.worker.settings)
+        llhttp_init(self.parser, HTTP_RESPONSE, self.parserSettings)
         self.parser.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         self.walkingHead = false
         self.headCarry?.count = 0

@@ -388,6 +388,38 @@ package struct FieldRecords: Sendable {
         return found
     }
 
+    /// What a caller asks of a field's value, said without a closure: the load generator's
+    /// checks, tested on every response with nothing counted or called per test.
+    package enum ValueTest {
+        /// Any value (the field came).
+        case any
+        case equals(UnsafeRawBufferPointer)
+        case contains(UnsafeRawBufferPointer)
+    }
+
+    /// Whether the first value of the field named `name` (its lowercase bytes) passes
+    /// `test`; false when the field did not come.
+    package func firstValue(lowercased name: UnsafeRawBufferPointer, passes test: ValueTest) -> Bool {
+        var passed = false
+        self.forEachValue(lowercased: name) { value in
+            switch test {
+            case .any: passed = true
+            case .equals(let expected): passed = value.count == expected.count && value.elementsEqual(expected)
+            case .contains(let text): passed = value.containsBytes(text)
+            }
+            return false
+        }
+        return passed
+    }
+
+    /// ``firstValue(lowercased:passes:)`` of the records at `records`, read where they are:
+    /// called on `records.pointee` from another module, Swift would copy them first (a count
+    /// taken and given back around each question).
+    package static func firstValue(in records: UnsafePointer<FieldRecords>, lowercased name: UnsafeRawBufferPointer,
+                                   passes test: ValueTest) -> Bool {
+        records.pointee.firstValue(lowercased: name, passes: test)
+    }
+
     /// The first value of a tracked field; nil for a set of several (`[.keepAlive, .location]`).
     package func firstValue(ofTracked field: Tracked) -> String? {
         var found: String? = nil

@@ -13,70 +13,90 @@ import HTTPTypes
 /// ```
 ///
 /// Checks of the same name count together, whichever scenarios they belong to.
+///
+/// The usual checks (``status(_:)-swift.type.method``, ``field(_:)``, ``field(_:equals:)``,
+/// ``field(_:contains:)``, ``body(contains:)``) say what they read, so a run records only
+/// those fields of each response. A check of your own sees every field unless it names the
+/// ones it reads (`readsFields:`).
 public struct Check: Sendable {
     public let name: String
     /// Whether the check reads the body: the scenario keeps its responses' bodies then.
     public let readsBody: Bool
-    let test: @Sendable (borrowing ScriptedResponse) -> Bool
-
-    /// A check named `name` that passes when `test` returns true. Set `readsBody` when
-    /// `test` reads the body (``ScriptedResponse/withBody(_:)``, ``ScriptedResponse/bodyText``):
-    /// bodies are kept only for scenarios that need them, and a check that reads one fails
-    /// when it was larger than the run keeps.
-    public init(_ name: String, readsBody: Bool = false, _ test: @escaping @Sendable (borrowing ScriptedResponse) -> Bool) {
-        self.name = name
-        self.readsBody = readsBody
-        self.test = test
+    /// The fields the check reads; nil: any of them (the response's fields are all recorded).
+    public let readsFields: [HTTPField.Name]?
+    let kind: Kind
+    /// Whether it reads only the first value of the fields it names (the usual checks).
+    var readsFirstValuesOnly: Bool {
+        if case .custom = self.kind { return false }
+        return true
     }
 
-    /// Whether `response` passes.
-    func passes(_ response: borrowing ScriptedResponse) -> Bool {
-        if self.readsBody && !response.isBodyKept { return false }
-        return self.test(response)
+    /// What a check tests: one of the usual ones, as data a loop's users test without a call
+    /// through a closure or a count taken, or a test of the caller's.
+    enum Kind: Sendable {
+        case status(ClosedRange<Int>)
+        case present(lowercasedName: [UInt8])
+        case equals(lowercasedName: [UInt8], value: [UInt8])
+        case contains(lowercasedName: [UInt8], text: [UInt8])
+        case bodyContains([UInt8])
+        case custom(@Sendable (borrowing ScriptedResponse) -> Bool)
+    }
+
+    /// A check named `name` that passes when `test` returns true.
+    ///
+    /// - Parameters:
+    ///   - readsBody: set it when `test` reads the body (``ScriptedResponse/withBody(_:)``,
+    ///     ``ScriptedResponse/bodyText``): bodies are kept only for scenarios that need them,
+    ///     and a check that reads one fails when it was larger than the run keeps.
+    ///   - readsFields: the fields `test` reads, when you want the run to record only those
+    ///     (a little less work per response); `test` finds no other field then. By default
+    ///     every field is recorded.
+    public init(_ name: String, readsBody: Bool = false, readsFields: [HTTPField.Name]? = nil,
+                _ test: @escaping @Sendable (borrowing ScriptedResponse) -> Bool) {
+        self.init(name, readsBody: readsBody, readsFields: readsFields, kind: .custom(test))
+    }
+
+    private init(_ name: String, readsBody: Bool, readsFields: [HTTPField.Name]?, kind: Kind) {
+        self.name = name
+        self.readsBody = readsBody
+        self.readsFields = readsFields
+        self.kind = kind
     }
 
     // MARK: The usual ones
 
     /// The status is `code`.
     public static func status(_ code: Int) -> Check {
-        Check("status is \(code)") { $0.statusCode == code }
+        Check("status is \(code)", readsBody: false, readsFields: [], kind: .status(code...code))
     }
 
     /// The status is one of `codes` (`200..<300`).
     public static func status(_ codes: Range<Int>) -> Check {
-        Check("status in \(codes.lowerBound)..<\(codes.upperBound)") { codes.contains($0.statusCode) }
+        // An empty range passes nothing; as a closed range, one no status falls in.
+        let closed = codes.isEmpty ? Int.max...Int.max : codes.lowerBound...(codes.upperBound - 1)
+        return Check("status in \(codes.lowerBound)..<\(codes.upperBound)", readsBody: false, readsFields: [], kind: .status(closed))
     }
 
     /// The field `name` came.
     public static func field(_ name: HTTPField.Name) -> Check {
-        Check("\(name.canonicalName) is present") { $0.contains(name) }
+        Check("\(name.canonicalName) is present", readsBody: false, readsFields: [name],
+              kind: .present(lowercasedName: Array(name.canonicalName.utf8)))
     }
 
     /// The first value of `name` is exactly `value`.
     public static func field(_ name: HTTPField.Name, equals value: String) -> Check {
-        let expected = Array(value.utf8)
-        let lowercased = Array(name.canonicalName.utf8)
-        return Check("\(name.canonicalName) is \(value)") { response in
-            response.withValue(lowercased: lowercased) { value in
-                value.count == expected.count && expected.withUnsafeBytes { value.elementsEqual($0) }
-            } ?? false
-        }
+        Check("\(name.canonicalName) is \(value)", readsBody: false, readsFields: [name],
+              kind: .equals(lowercasedName: Array(name.canonicalName.utf8), value: Array(value.utf8)))
     }
 
     /// The first value of `name` holds `text`.
     public static func field(_ name: HTTPField.Name, contains text: String) -> Check {
-        let expected = Array(text.utf8)
-        let lowercased = Array(name.canonicalName.utf8)
-        return Check("\(name.canonicalName) contains \(text)") { response in
-            response.withValue(lowercased: lowercased) { ScriptedResponse.find(expected, in: $0) } ?? false
-        }
+        Check("\(name.canonicalName) contains \(text)", readsBody: false, readsFields: [name],
+              kind: .contains(lowercasedName: Array(name.canonicalName.utf8), text: Array(text.utf8)))
     }
 
     /// The body holds `text`.
     public static func body(contains text: String) -> Check {
-        let expected = Array(text.utf8)
-        return Check("body contains \(text)", readsBody: true) { response in
-            response.withBody { ScriptedResponse.find(expected, in: $0) }
-        }
+        Check("body contains \(text)", readsBody: true, readsFields: [], kind: .bodyContains(Array(text.utf8)))
     }
 }

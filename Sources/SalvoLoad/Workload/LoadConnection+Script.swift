@@ -7,7 +7,7 @@ import SalvoTransport
 extension LoadConnection {
     /// Sends the user's next call when it is due: at once in a closed run (after the last
     /// call's think time), on the connection's schedule at a constant rate.
-    func fillScripted(now: UInt64, script: any ScriptDriver) {
+    func fillScripted(now: UInt64, script: VirtualUser) {
         // One call at a time, and never over a request still being written.
         guard self.inFlight == 0, !self.waitingForDue, self.writeOffset == self.writeEnd else { return }
         let rate = self.worker.rateInterval
@@ -39,9 +39,10 @@ extension LoadConnection {
 
     static let failuresInARow = 16
 
-    private func send(_ request: UnsafeRawBufferPointer, from base: UnsafeRawPointer, sentAt: UInt64, script: any ScriptDriver) {
+    private func send(_ request: UnsafeRawBufferPointer, from base: UnsafeRawPointer, sentAt: UInt64, script: VirtualUser) {
         self.requestIsHead = script.isHead
         self.keepsResponseBody = script.keepsBody
+        self.fieldSelection = script.fields
         self.sendTimes[self.ringStart] = sentAt
         self.inFlight = 1
         if self.carriedRequest { self.worker.statistics.connectionsReused += 1 } else { self.carriedRequest = true }
@@ -53,7 +54,7 @@ extension LoadConnection {
 
     /// Lends the response that just ended to the user, and notes how long it thinks.
     @inline(__always)
-    func deliver(to script: any ScriptDriver, sentAt: UInt64) {
+    func deliver(to script: VirtualUser, sentAt: UInt64) {
         let kept = (self.keepsResponseBody ? self.responseBody?.bytes : nil) ?? UnsafeRawBufferPointer(start: nil, count: 0)
         let think = script.responded(ScriptedResponse(
             statusCode: self.status, latency: .nanoseconds(Int64(clamping: self.readTime &- sentAt)),
@@ -116,14 +117,18 @@ extension LoadConnection {
     }
 
     /// A message began: what the last one kept is dropped, and its head will be walked if it
-    /// began with this read, or handed over in pieces if not.
+    /// began with this read, or handed over in pieces if not — or neither, when its user
+    /// reads none of its fields.
     private func messageBegan() -> Int32 {
         self.responseFields.pointee.removeAll()
         self.responseBody?.count = 0
         self.responseBodyCount = 0
         self.headCarry?.count = 0
-        self.walkingHead = self.messagesThisRead == 0
-        let settings = self.walkingHead ? self.worker.settings : self.worker.fieldSettings ?? self.worker.settings
+        var readsFields = true
+        if case .none = self.fieldSelection { readsFields = false }
+        self.walkingHead = readsFields && self.messagesThisRead == 0
+        let inPieces = readsFields && !self.walkingHead
+        let settings = inPieces ? self.fieldSettings ?? self.parserSettings : self.parserSettings
         self.parser.pointee.settings = UnsafeMutableRawPointer(settings)
         return 0
     }
@@ -132,7 +137,7 @@ extension LoadConnection {
     /// false when the head is not what llhttp should have accepted.
     func scriptedHeadCompleted() -> Bool {
         // What follows the head — a body, a chunked body's trailer — brings no fields.
-        self.parser.pointee.settings = UnsafeMutableRawPointer(self.worker.settings)
+        self.parser.pointee.settings = UnsafeMutableRawPointer(self.parserSettings)
         guard self.walkingHead else { return true }
         self.walkingHead = false
         guard let start = self.readStart, let end = self.readEnd, let carry = self.headCarry else { return false }
@@ -143,12 +148,29 @@ extension LoadConnection {
         return self.record(carry.bytes)
     }
 
-    /// Records the fields of a head llhttp has accepted.
+    /// Records the fields of a head llhttp has accepted that its user reads — until each
+    /// has come, when only their first values are read. (A field folded over several lines,
+    /// obsolete and rare, is recorded whatever its name.)
     private func record(_ head: UnsafeRawBufferPointer) -> Bool {
         var walk = HeadWalk(head)
+        var names: UnsafeBufferPointer<UnsafeRawBufferPointer>?
+        var allSeen: UInt64 = 0
+        if case .named(let wanted, let firstValuesOnly) = self.fieldSelection {
+            names = wanted
+            if firstValuesOnly { allSeen = wanted.count == 64 ? ~0 : (1 << UInt64(wanted.count)) - 1 }
+        }
+        var seen: UInt64 = 0
         while true {
             switch walk.next() {
-            case .field(let name, let value): self.responseFields.pointee.appendParsedField(name: name, value: value)
+            case .field(let name, let value):
+                guard let names else {
+                    self.responseFields.pointee.appendParsedField(name: name, value: value)
+                    continue
+                }
+                guard let index = FieldSelection.index(of: name, in: names) else { continue }
+                self.responseFields.pointee.appendParsedField(name: name, value: value)
+                seen |= 1 << UInt64(index)
+                if seen == allSeen { return true }
             case .fieldName(let name): self.responseFields.pointee.appendNamePiece(name)
             case .fieldValue(let piece): self.responseFields.pointee.appendValuePiece(piece)
             case .fieldComplete: self.responseFields.pointee.closeParsedField()

@@ -29,6 +29,9 @@ public struct Scenario<User>: Sendable {
     /// Whether each response's body is kept for `response` (checks that read it keep it
     /// anyway); by default, when there is a `response` hook.
     public let keepsBody: Bool
+    /// The fields `response` reads, when the run should record only those (and the ones the
+    /// checks read); nil: every field is recorded for the hook.
+    public let readsFields: [HTTPField.Name]?
     let build: @Sendable (inout User, inout ScriptedRequest) throws -> Void
     let respond: (@Sendable (inout User, borrowing ScriptedResponse) throws -> Void)?
 
@@ -37,8 +40,11 @@ public struct Scenario<User>: Sendable {
     ///     an error thrown here counts as a script error and the call is not sent.
     ///   - response: reads what the next calls need (an id, a cursor) into the user's state;
     ///     an error thrown here counts as a script error.
+    ///   - readsFields: the fields `response` reads. By default a scenario with a `response`
+    ///     hook records every field of each response; naming them records only those (the
+    ///     hook finds no other field then).
     public init(_ name: String, weight: Int = 1, method: HTTPRequest.Method = .get, path: String? = nil,
-                checks: [Check] = [], thinkTime: ThinkTime = .none, keepsBody: Bool? = nil,
+                checks: [Check] = [], thinkTime: ThinkTime = .none, keepsBody: Bool? = nil, readsFields: [HTTPField.Name]? = nil,
                 request: @escaping @Sendable (inout User, inout ScriptedRequest) throws -> Void = { _, _ in },
                 response: (@Sendable (inout User, borrowing ScriptedResponse) throws -> Void)? = nil) {
         self.name = name
@@ -48,6 +54,7 @@ public struct Scenario<User>: Sendable {
         self.checks = checks
         self.thinkTime = thinkTime
         self.keepsBody = keepsBody ?? (response != nil)
+        self.readsFields = readsFields
         self.build = request
         self.respond = response
     }

@@ -29,62 +29,77 @@ struct ScriptedHead: Sendable {
         self.fieldNames = names
     }
 
-    /// Writes `request`'s head and body into `buffer`, or says what keeps it from being sent.
-    func encode(_ request: ScriptedRequest, into buffer: ScriptBuffer) -> ScriptFailure? {
+    /// Writes `request`'s head and body into `buffer`; says whether it is a HEAD (its answer
+    /// has no body), or what keeps it from being sent.
+    func encode(_ request: ScriptedRequest, into buffer: ScriptBuffer) -> Result<Bool, ScriptFailure> {
         buffer.count = 0
-        buffer.append(request.method.rawValue)
+        var method = request.method.rawValue
+        let (isHead, announcesBody) = method.withUTF8 { bytes in
+            buffer.append(UnsafeRawBufferPointer(bytes))
+            return (Self.spells(bytes, "HEAD"), Self.spells(bytes, "POST") || Self.spells(bytes, "PUT") || Self.spells(bytes, "PATCH"))
+        }
         buffer.append(" ")
         buffer.append(self.targetPrefix)
-        if let failure = Self.checkTarget(request.path, method: request.method, absolute: !self.targetPrefix.isEmpty) { return failure }
-        buffer.append(request.path)
+        var path = request.path
+        if let failure = path.withUTF8({ bytes -> ScriptFailure? in
+            if let failure = Self.checkTarget(bytes, method: request.method, absolute: !self.targetPrefix.isEmpty) { return failure }
+            buffer.append(UnsafeRawBufferPointer(bytes))
+            return nil
+        }) { return .failure(failure) }
         buffer.append(" HTTP/1.1\r\n")
         buffer.append(self.fieldLines)
         for field in request.headerFields {
             let name = field.name.canonicalName
             if RequestEncoder.fieldsTheEngineWrites.contains(name) {
-                return ScriptFailure("\(field.name) is the run's to write; a scenario cannot set it")
+                return .failure(ScriptFailure("\(field.name) is the run's to write; a scenario cannot set it"))
             }
             if self.fieldNames.contains(name) {
-                return ScriptFailure("\(field.name) is sent with every request of the run already; a scenario cannot send a second")
+                return .failure(ScriptFailure("\(field.name) is sent with every request of the run already; a scenario cannot send a second"))
             }
             if field.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
-                return ScriptFailure("the value of \(field.name) holds CR, LF or NUL")
+                return .failure(ScriptFailure("the value of \(field.name) holds CR, LF or NUL"))
             }
             buffer.append(field.name.rawName)
             buffer.append(": ")
             buffer.append(field.value)
             buffer.append("\r\n")
         }
-        let method = request.method
-        if !request.body.isEmpty || method == .post || method == .put || method == .patch {
+        if !request.body.isEmpty || announcesBody {
             buffer.append("Content-Length: ")
             buffer.appendDecimal(request.body.count)
             buffer.append("\r\n")
         }
         buffer.append("\r\n")
         buffer.append(request.body)
-        return nil
+        return .success(isHead)
+    }
+
+    /// Whether `bytes` are exactly `text` (a method's name: compared as bytes, not as strings).
+    @inline(__always)
+    private static func spells(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
+        bytes.count == text.utf8CodeUnitCount && bytes.elementsEqual(UnsafeBufferPointer(start: text.utf8Start, count: bytes.count))
     }
 
     /// Refuses a target that is not an absolute path (or `*` for OPTIONS, sent directly), or
     /// that holds a byte a request line cannot carry.
-    static func checkTarget(_ path: String, method: HTTPRequest.Method, absolute: Bool = false) -> ScriptFailure? {
-        var path = path
-        return path.withUTF8 { bytes -> ScriptFailure? in
-            if bytes.count == 1, bytes[0] == UInt8(ascii: "*"), method == .options {
-                // Through a proxy that forwards, a request names its origin: "*" has no such form.
-                return absolute ? ScriptFailure("OPTIONS * cannot go through a proxy that forwards requests") : nil
-            }
-            guard bytes.first == UInt8(ascii: "/") else {
-                return ScriptFailure("the path \"\(Self.printable(bytes))\" does not begin with \"/\"")
-            }
-            for (offset, byte) in bytes.enumerated() where byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: "#") {
-                let shown = String(byte, radix: 16, uppercase: true)
-                return ScriptFailure("the path \"\(Self.printable(bytes))\" holds byte 0x\(byte < 16 ? "0" : "")\(shown) at \(offset), "
-                    + "which a request line cannot carry; percent-encode it")
-            }
-            return nil
+    static func checkTarget(_ bytes: UnsafeBufferPointer<UInt8>, method: HTTPRequest.Method, absolute: Bool) -> ScriptFailure? {
+        if bytes.count == 1, bytes[0] == UInt8(ascii: "*"), method == .options {
+            // Through a proxy that forwards, a request names its origin: "*" has no such form.
+            return absolute ? ScriptFailure("OPTIONS * cannot go through a proxy that forwards requests") : nil
         }
+        guard bytes.first == UInt8(ascii: "/") else {
+            return ScriptFailure("the path \"\(Self.printable(bytes))\" does not begin with \"/\"")
+        }
+        // A plain loop first: the offending byte is looked for again only to report it.
+        var clean = true
+        for byte in bytes where byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: "#") { clean = false }
+        if clean { return nil }
+        for (offset, byte) in bytes.enumerated() where byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: "#") {
+            let shown = String(byte, radix: 16, uppercase: true)
+            return ScriptFailure("the path \"\(Self.printable(bytes))\" holds byte 0x\(byte < 16 ? "0" : "")\(shown) at \(offset), "
+                + "which a request line cannot carry; percent-encode it")
+        }
+        return nil
     }
 
     /// `bytes` as text for a message, control bytes escaped and cut at 200.

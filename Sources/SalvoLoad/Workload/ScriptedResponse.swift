@@ -54,9 +54,10 @@ public struct ScriptedResponse: ~Copyable {
         self.fields.withFirstValue(for: name, body)
     }
 
-    /// ``withValue(of:_:)`` for a name kept as its lowercase bytes (the checks').
-    func withValue<Result>(lowercased name: [UInt8], _ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
-        name.withUnsafeBytes { name in self.records.pointee.withFirstValue(lowercased: name, body) }
+    /// Whether the first value of the field named `name` (its lowercase bytes, as a check
+    /// keeps them) passes `test`; false when the field is absent.
+    func firstValue(lowercased name: UnsafeRawBufferPointer, passes test: FieldRecords.ValueTest) -> Bool {
+        FieldRecords.firstValue(in: self.records, lowercased: name, passes: test)
     }
 
     /// Calls `body` with each field's name and value bytes, in the order they came, until it
@@ -87,23 +88,6 @@ public struct ScriptedResponse: ~Copyable {
 
     /// Whether the kept body holds `bytes` anywhere.
     public func bodyContains(_ bytes: some Collection<UInt8>) -> Bool {
-        let needle = Array(bytes)
-        return Self.find(needle, in: self.body)
-    }
-
-    static func find(_ needle: [UInt8], in haystack: UnsafeRawBufferPointer) -> Bool {
-        guard !needle.isEmpty else { return true }
-        guard haystack.count >= needle.count, let first = needle.first else { return false }
-        var at = 0
-        let last = haystack.count - needle.count
-        while at <= last {
-            if haystack[at] == first {
-                var index = 1
-                while index < needle.count, haystack[at + index] == needle[index] { index += 1 }
-                if index == needle.count { return true }
-            }
-            at += 1
-        }
-        return false
+        Array(bytes).withUnsafeBytes { self.body.containsBytes($0) }
     }
 }

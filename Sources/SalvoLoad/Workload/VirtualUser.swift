@@ -1,92 +1,33 @@
 import HTTPTypes
 import SalvoTransport
 
-/// What a scripted connection asks of its user, on its loop: the next call's bytes, and what
-/// to do with its response. (The connection knows nothing of the user's type.)
-protocol ScriptDriver: AnyObject {
-    /// Builds the next call's request; nil when the script failed (counted, nothing to send).
-    func nextRequest() -> UnsafeRawBufferPointer?
-    /// Whether the call in flight is a HEAD (its response has no body, whatever it announces).
-    var isHead: Bool { get }
-    /// Whether the call in flight keeps its response's body.
-    var keepsBody: Bool { get }
-    /// Checks and hands over the response to the call in flight; returns how long to think
-    /// (ns) before the next call.
-    func responded(_ response: borrowing ScriptedResponse) -> UInt64
-    /// The call in flight got no response (its connection failed, or it timed out).
-    func abandoned()
-}
-
-/// A scenario as a loop's users run it: its checks numbered for the tally, and its code over
-/// the user's state by address — nothing generic is looked up or copied per call.
-final class ScenarioRuntime {
-    let index: Int
-    let name: String
-    let weight: Int
-    let method: HTTPRequest.Method
-    let path: String?
-    let checks: [Check]
-    let checkNumbers: [Int]
-    let thinkTime: ThinkTime
-    /// Whether its responses' bodies are kept: asked for, or a check reads them.
-    let keepsBody: Bool
-    let build: (UnsafeMutableRawPointer, inout ScriptedRequest) throws -> Void
-    let respond: ((UnsafeMutableRawPointer, borrowing ScriptedResponse) throws -> Void)?
-
-    init<User>(_ scenario: Scenario<User>, index: Int, checkNumbers: [Int]) {
-        self.index = index
-        self.name = scenario.name
-        self.weight = scenario.weight
-        self.method = scenario.method
-        self.path = scenario.path
-        self.checks = scenario.checks
-        self.checkNumbers = checkNumbers
-        self.thinkTime = scenario.thinkTime
-        self.keepsBody = scenario.keepsBody || scenario.checks.contains { $0.readsBody }
-        let build = scenario.build
-        self.build = { user, request in try build(&user.assumingMemoryBound(to: User.self).pointee, &request) }
-        self.respond = scenario.respond.map { respond in
-            { user, response in try respond(&user.assumingMemoryBound(to: User.self).pointee, response) }
-        }
-    }
-}
-
-/// A user's state where its scenarios reach it by address, made and destroyed with the type
-/// it was made with.
-struct UserStorage {
-    let address: UnsafeMutableRawPointer
-    let destroy: (UnsafeMutableRawPointer) -> Void
-
-    init<User>(_ user: User) {
-        let typed = UnsafeMutablePointer<User>.allocate(capacity: 1)
-        typed.initialize(to: user)
-        self.address = UnsafeMutableRawPointer(typed)
-        self.destroy = { address in
-            let typed = address.assumingMemoryBound(to: User.self)
-            typed.deinitialize(count: 1)
-            typed.deallocate()
-        }
-    }
-}
-
 /// One virtual user: its state, the scenario of its call in flight, the buffer its requests
-/// are written into. Lives on its connection's loop and is touched only there.
-final class VirtualUser: ScriptDriver {
+/// are written into. Lives on its connection's loop and is touched only there. Its connection
+/// asks it for the next call's bytes and hands it each response; it knows nothing of the
+/// user's type.
+final class VirtualUser {
     private let user: UserStorage
     private let scenarios: [ScenarioRuntime]
+    /// The scenario of the call in flight, one of `scenarios` (which keep it): reached with
+    /// no count taken.
+    private var scenario: Unmanaged<ScenarioRuntime>
     private let totalWeight: UInt64
     private let head: ScriptedHead
     private let tally: ScriptTally
     private let defaultPath: String
     private let buffer = ScriptBuffer(capacity: 512)
     private var random: SplitMix64
-    private var current = 0
+    /// Whether the call in flight is a HEAD (its response has no body, whatever it announces).
     private(set) var isHead = false
+    /// Whether the call in flight keeps its response's body.
     private(set) var keepsBody = false
+    /// The fields of the response to the call in flight that its checks and hook read.
+    private(set) var fields = FieldSelection.none
 
     init(user: UserStorage, index: Int, scenarios: [ScenarioRuntime], head: ScriptedHead, tally: ScriptTally, defaultPath: String) {
         self.user = user
         self.scenarios = scenarios
+        self.scenario = Unmanaged.passUnretained(scenarios[0])
         self.totalWeight = UInt64(scenarios.reduce(0) { $0 + $1.weight })
         self.head = head
         self.tally = tally
@@ -96,9 +37,13 @@ final class VirtualUser: ScriptDriver {
 
     deinit { self.user.destroy(self.user.address) }
 
+    /// Builds the next call's request; nil when the script failed (counted, nothing to send).
     func nextRequest() -> UnsafeRawBufferPointer? {
-        self.current = self.pick()
-        unowned(unsafe) let scenario = self.scenarios[self.current]
+        self.scenario = Unmanaged.passUnretained(self.scenarios[self.pick()])
+        return self.scenario._withUnsafeGuaranteedRef { self.nextRequest(of: $0) }
+    }
+
+    private func nextRequest(of scenario: ScenarioRuntime) -> UnsafeRawBufferPointer? {
         var request = ScriptedRequest(method: scenario.method, path: scenario.path ?? self.defaultPath)
         do {
             try scenario.build(self.user.address, &request)
@@ -106,20 +51,28 @@ final class VirtualUser: ScriptDriver {
             self.tally.scriptFailed("scenario \"\(scenario.name)\": \(error)")
             return nil
         }
-        if let failure = self.head.encode(request, into: self.buffer) {
+        switch self.head.encode(request, into: self.buffer) {
+        case .failure(let failure):
             self.tally.scriptFailed("scenario \"\(scenario.name)\": \(failure.message)")
             return nil
+        case .success(let isHead):
+            self.isHead = isHead
         }
-        self.isHead = request.method.rawValue == "HEAD"
         self.keepsBody = scenario.keepsBody
+        self.fields = scenario.fields
         return self.buffer.bytes
     }
 
+    /// Checks and hands over the response to the call in flight; returns how long to think
+    /// (ns) before the next call.
     func responded(_ response: borrowing ScriptedResponse) -> UInt64 {
-        unowned(unsafe) let scenario = self.scenarios[self.current]
+        self.scenario._withUnsafeGuaranteedRef { self.responded(response, in: $0) }
+    }
+
+    private func responded(_ response: borrowing ScriptedResponse, in scenario: ScenarioRuntime) -> UInt64 {
         self.tally.scenarioResponses[scenario.index] += 1
-        for index in scenario.checks.indices {
-            self.tally.count(scenario.checkNumbers[index], passed: scenario.checks[index].passes(response))
+        for check in scenario.checks {
+            self.tally.count(check.number, passed: scenario.passes(check, response))
         }
         if let respond = scenario.respond {
             do {
@@ -133,10 +86,12 @@ final class VirtualUser: ScriptDriver {
         return think.low + self.random.next() % (think.high - think.low + 1)   // at most an hour: no overflow
     }
 
+    /// The call in flight got no response (its connection failed, or it timed out).
     func abandoned() {
-        unowned(unsafe) let scenario = self.scenarios[self.current]
-        self.tally.unanswered[scenario.index] += 1
-        for number in scenario.checkNumbers { self.tally.count(number, passed: false) }
+        self.scenario._withUnsafeGuaranteedRef { scenario in
+            self.tally.unanswered[scenario.index] += 1
+            for check in scenario.checks { self.tally.count(check.number, passed: false) }
+        }
     }
 
     /// The scenario of the next call, by weight.

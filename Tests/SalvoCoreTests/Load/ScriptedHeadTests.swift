@@ -16,8 +16,10 @@ import SalvoTransport
 
     func text(_ head: ScriptedHead, _ request: ScriptedRequest) -> (String, String?) {
         let buffer = ScriptBuffer(capacity: 16)
-        let failure = head.encode(request, into: buffer)
-        return (String(decoding: buffer.bytes, as: UTF8.self), failure?.message)
+        guard case .failure(let failure) = head.encode(request, into: buffer) else {
+            return (String(decoding: buffer.bytes, as: UTF8.self), nil)
+        }
+        return (String(decoding: buffer.bytes, as: UTF8.self), failure.message)
     }
 
     @Test func callsAreWrittenAroundTheRunsFields() throws {
@@ -80,9 +82,11 @@ import SalvoTransport
         let body = Array(#"{"id": 42}"#.utf8)
         withUnsafePointer(to: fields) { fields in body.withUnsafeBytes { bytes in
             let response = ScriptedResponse(statusCode: 201, latency: .milliseconds(3), fields: fields, body: bytes, bodyCount: bytes.count)
-            let passed = { (check: Check) in check.passes(response) }
+            let passed = { (check: Check) in Self.passes(check, response) }
             #expect(passed(.status(201)) && !passed(.status(200)))
             #expect(passed(.status(200..<300)) && !passed(.status(300..<400)))
+            #expect(!passed(.status(201..<201)) && !passed(.status(Int.max)))
+            #expect(passed(Check("custom") { $0.statusCode == 201 && $0.value(of: .contentType) != nil }))
             #expect(passed(.field(.contentType, contains: "json")))
             #expect(!passed(.field(.contentType, equals: "application/json")))
             #expect(passed(.field(HTTPField.Name("x-count")!)) && !passed(.field(HTTPField.Name("ETag")!)))
@@ -92,9 +96,52 @@ import SalvoTransport
             #expect(number == 42 && text == #"{"id": 42}"#)
             let cut = ScriptedResponse(statusCode: 200, latency: .zero, fields: fields, body: UnsafeRawBufferPointer(rebasing: bytes[..<4]), bodyCount: bytes.count)
             let kept = cut.isBodyKept
-            let found = Check.body(contains: "{").passes(cut)
+            let found = Self.passes(.body(contains: "{"), cut)
             #expect(!kept && !found)
         } }
+    }
+
+    /// `check` as a scenario's runtime tests it.
+    static func passes(_ check: Check, _ response: borrowing ScriptedResponse) -> Bool {
+        let runtime = ScenarioRuntime(Scenario<Void>("one check", checks: [check]), index: 0, checkNumbers: [0])
+        return runtime.passes(runtime.checks[0], response)
+    }
+
+    /// A run records only the fields a scenario's checks and hook read; a check or a hook that
+    /// does not say which it reads gets them all.
+    @Test func scenariosRecordTheFieldsTheyRead() {
+        // The runtime keeps the names its selection points into.
+        func selection(_ scenario: Scenario<Void>) -> ScenarioRuntime {
+            ScenarioRuntime(scenario, index: 0, checkNumbers: scenario.checks.map { _ in 0 })
+        }
+        func wants(_ runtime: ScenarioRuntime, _ name: String) -> Bool {
+            Array(name.utf8).withUnsafeBytes { runtime.fields.wants($0) }
+        }
+        let statusOnly = selection(Scenario("a", checks: [.status(200), .body(contains: "x")]))
+        #expect(!wants(statusOnly, "Content-Type"))
+        let named = selection(Scenario("b", checks: [.status(200), .field(.contentType, equals: "text/plain"), .field(.eTag)]))
+        #expect(wants(named, "content-type") && wants(named, "ETAG") && !wants(named, "Date") && !wants(named, "Content-Typ"))
+        let custom = selection(Scenario("c", checks: [Check("mine") { _ in true }]))
+        #expect(wants(custom, "Date"))
+        let declared = selection(Scenario("d", checks: [Check("mine", readsFields: [.location]) { _ in true }]))
+        #expect(wants(declared, "Location") && !wants(declared, "Date"))
+        let hook = selection(Scenario("e", checks: [.status(200)], response: { _, _ in }))
+        #expect(wants(hook, "Date"))
+        let narrowHook = selection(Scenario("f", checks: [.field(.eTag)], readsFields: [.lastModified], response: { _, _ in }))
+        #expect(wants(narrowHook, "Last-Modified") && wants(narrowHook, "ETag") && !wants(narrowHook, "Date"))
+    }
+
+    /// A HEAD is known by its method's bytes, and only POST, PUT and PATCH announce an empty body.
+    @Test func encodingSaysWhatTheMethodMeans() throws {
+        let head = try self.head()
+        let buffer = ScriptBuffer(capacity: 16)
+        func isHead(_ method: HTTPRequest.Method) -> Bool? {
+            guard case .success(let isHead) = head.encode(ScriptedRequest(method: method, path: "/"), into: buffer) else { return nil }
+            return isHead
+        }
+        #expect(isHead(.head) == true && isHead(.get) == false && isHead(HTTPRequest.Method("HEADS")!) == false)
+        #expect(self.text(head, ScriptedRequest(method: .patch, path: "/")).0.contains("Content-Length: 0\r\n"))
+        #expect(!self.text(head, ScriptedRequest(method: .delete, path: "/")).0.contains("Content-Length"))
     }
 
     @Test func theReportShowsChecksScenariosAndErrors() throws {

@@ -307,6 +307,41 @@ import Testing
         #expect(script.allPassed, "\(script.checks)")
     }
 
+    /// Only the fields someone reads are recorded: the usual checks their names' first
+    /// values (the head's walk may stop there), a check or hook that names its fields all of
+    /// their values, one that names none everything.
+    @Test func onlyTheFieldsReadAreRecorded() async throws {
+        let faults = try await Shared.faults.get()
+        let path = "/raw?b=%@&then=keep".replacingOccurrences(of: "%@", with: "SFRUUC8xLjEgMjAwIE9LDQpYLUE6IDENClgtQjogMg0KWC1BOiAzDQpDb250ZW50LUxlbmd0aDogMg0KDQpvaw")
+        let a = HTTPField.Name("X-A")!, b = HTTPField.Name("X-B")!
+        let workload = Workload(scenarios: [
+            Scenario("usual", checks: [
+                .field(a, equals: "1"),
+                Check("nothing else", readsFields: []) { $0.value(of: b) == nil && $0.values(of: a) == "1" },
+            ]) { _, request in request.path = path },
+            Scenario("named", checks: [
+                Check("every value of what it names", readsFields: [a]) { $0.values(of: a) == "1, 3" && $0.value(of: b) == nil },
+            ]) { _, request in request.path = path },
+            Scenario("hook", checks: [.field(b)], readsFields: [a]) { _, request in request.path = path } response: { _, response in
+                guard response.values(of: a) == "1, 3", response.value(of: b) == "2", response.value(of: .contentLength) == nil else {
+                    throw ScriptFailure("the hook saw other fields")
+                }
+            },
+            Scenario("anything", checks: [
+                Check("all of them") { $0.values(of: a) == "1, 3" && $0.value(of: .contentLength) == "2" },
+            ]) { _, request in request.path = path },
+        ])
+        let statistics = try await workload.run(try self.configuration(faults.url("/")) {
+            $0.requestLimit = 40
+            $0.connections = 2
+            $0.threads = 1
+            $0.timeout = .seconds(10)
+        })
+        let script = try #require(statistics.script)
+        #expect(statistics.requests == 40 && script.scriptErrors == 0, "\(script.firstScriptError ?? "")")
+        #expect(script.allPassed && script.checks.count == 5, "\(script.checks)")
+    }
+
     @Test func commandExitsAsDocumented() async throws {
         let nginx = try await Shared.nginx.get()
         let passing = Workload(scenarios: [Scenario("small", checks: [.status(200)]) { _, request in request.path = "/small" }])
