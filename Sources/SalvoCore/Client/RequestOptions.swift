@@ -56,6 +56,11 @@ extension HTTPClient {
             }
         }
 
+        /// Whether any of the rarely set options is — observers, a TLS configuration, a
+        /// redirect policy, a proxy — which may hold a caller's code or objects: an owner that
+        /// outlives its call lets go of them (``RequestShape/lettingGo()``).
+        var holdsCallerCode: Bool { self.rare != nil }
+
         private mutating func setRare(_ change: (inout RareValues) -> Void) {
             var values = self.rare?.values ?? RareValues()
             change(&values)

@@ -335,7 +335,11 @@ final class RequestOwner: @unchecked Sendable {
         if !self.prepared.body.isEmpty { self.prepared.body = [] }
         if self.prepared.stream != nil { self.prepared.stream = nil }
         if self.prepared.requestBody != nil { self.prepared.requestBody = nil }
-        self.prepared.options = HTTPClient.RequestOptions()
+        // The caller's code in the options (observers) is let go of with a shape of its own —
+        // unless the shape is shared (a prepared call's, kept by the call for all its calls).
+        if self.prepared.options.holdsCallerCode, isKnownUniquelyReferenced(&self.prepared.shape) {
+            self.prepared.shape = self.prepared.shape.lettingGo()
+        }
         if self.reception.decoder != nil { self.reception = Reception() }
         if self.metrics.hasChainRecord { self.metrics.dropChainRecord() }
         self.machine.letGo()

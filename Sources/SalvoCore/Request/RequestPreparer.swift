@@ -129,10 +129,11 @@ final class RequestPreparer: Sendable {
         let closeAfter = own.asksClose
         let redirects = options.redirects ?? self.configuration.redirects
         let expectsContinue = added.expectContinue || (hasBody && ownExpect.map { $0.lowercased().contains("100-continue") } ?? false)
-        return PreparedRequest(key: key, tls: tls, head: head, body: bytes, stream: stream, expectsContinue: expectsContinue,
-                               deadline: deadline, startedAt: now, headDeadline: headDeadline, headTimeout: headTimeout,
-                               readTimeout: Self.bound(options.readTimeout, else: self.configuration.readTimeout),
-                               closeAfter: closeAfter, request: consume request, requestBody: requestBody, options: options,
-                               redirects: redirects.follow ? redirects : nil, decoding: decoding)
+        let shape = RequestShape(key: key, tls: tls, expectsContinue: expectsContinue,
+                                 readTimeout: Self.bound(options.readTimeout, else: self.configuration.readTimeout),
+                                 closeAfter: closeAfter, request: consume request, options: options,
+                                 redirects: redirects.follow ? redirects : nil, decoding: decoding)
+        return PreparedRequest(shape: shape, head: head, body: bytes, stream: stream, deadline: deadline, startedAt: now,
+                               headDeadline: headDeadline, headTimeout: headTimeout, requestBody: requestBody)
     }
 }
