@@ -27,7 +27,7 @@ struct PoolResumes {
         case streamed(UnsafeContinuation<Result<TransportResponse, TransportError>, Never>,
                       Result<TransportResponse, TransportError>)
         /// A prepared call's caller, its result held by the call.
-        case lent(any LentResumable)
+        case lent(LentSink)
 
         func run() {
             switch self {

@@ -163,14 +163,14 @@ public final class PreparedCall: Sendable {
     /// One call's owner, placed on its loop, ready to start.
     @usableFromInline
     func makeCall(_ parameters: [String], fields: HTTPFields, body: [UInt8]?,
-                  sink: any LentSink) throws(TransportError) -> StartedCall {
+                  sink: LentSink) throws(TransportError) -> StartedCall {
         let (owner, loop) = try self.owner(parameters, fields: fields, body: body, sink: sink)
         return StartedCall(owner: owner, loop: loop, client: self.client)
     }
 
     /// The owner of one call, placed on its loop, and that loop.
     private func owner(_ parameters: [String], fields: HTTPFields, body: [UInt8]?,
-                       sink: any LentSink) throws(TransportError) -> (owner: RequestOwner, loop: EventLoop) {
+                       sink: LentSink) throws(TransportError) -> (owner: RequestOwner, loop: EventLoop) {
         guard parameters.count == self.parameterNames.count else {
             throw TransportError(.invalidRequest, phase: .request,
                                  detail: "\(parameters.count) parameter values for \(self.parameterNames.count) parameters (\(self.parameterNames.joined(separator: ", ")))")

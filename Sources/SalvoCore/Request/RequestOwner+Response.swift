@@ -332,7 +332,7 @@ extension RequestOwner: EndOfTurnWork {
         /// A stream: the head goes to the caller as it comes, the body through a ``BodyStream``.
         case stream(StreamingHandler)
         /// A prepared call: the collected response is lent to its handler at the end.
-        case lent(any LentSink)
+        case lent(LentSink)
         /// The call is over and its result handed on.
         case delivered
     }
@@ -388,7 +388,7 @@ extension RequestOwner: EndOfTurnWork {
 
     /// A prepared call's response, lent to its handler for the handler's duration from a
     /// buffer only this call holds, then freed. Trailers are not lent.
-    private func lend(to sink: any LentSink, endedAt end: Deadline) {
+    private func lend(to sink: LentSink, endedAt end: Deadline) {
         guard let head = self.collected.head.take() else {
             self.didFail(TransportError(.invalidResponse, detail: "response ended without a head"))
             return
