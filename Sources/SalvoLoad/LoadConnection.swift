@@ -56,9 +56,9 @@ final class LoadConnection: Selectable, TimerTarget {
     var waitingForDue = false
     private var connectStarted: UInt64 = 0
     /// HTTP/2: the session, while the connection is open (see `LoadHTTP2Session`).
-    private var http2: LoadHTTP2Session?
+    private(set) var http2: LoadHTTP2Session?
     /// HTTP/2: when a response last ended (streams end out of order: no ring of send times).
-    private var lastProgress: UInt64 = 0
+    var lastProgress: UInt64 = 0
     /// A scripted run: this connection's virtual user, and what the parser keeps of the
     /// response in flight for its checks — its fields, its body (up to the run's limit) and
     /// the body's whole length.
@@ -435,10 +435,15 @@ final class LoadConnection: Selectable, TimerTarget {
         self.inFlight -= 1
         self.lastProgress = self.readTime
         if let status {
+            if let script = self.script {
+                self.status = status
+                self.deliver(to: script, sentAt: sentAt)
+            }
             self.worker.record(status: status, latencyNanoseconds: self.readTime &- sentAt)
         } else {
             // Reset before its response ended: an error, and not a response — the request goes
             // back to the budget, as a broken connection's do (-n counts responses).
+            if let script = self.script { script.abandoned() }
             self.worker.statistics.errors.read += 1
             self.worker.returnBudget(1)
         }

@@ -21,6 +21,13 @@ final class LoadHTTP2Session {
     private var bodyOffsets: [Int32: Int] = [:]
     /// The `:status` of each stream whose head came, until it closes.
     private var statuses: [Int32: Int] = [:]
+    /// A scripted run: whether response fields are kept, whether a response head (not a
+    /// trailer) is being read, and the body of the call in flight, which its user's buffer
+    /// holds until its next call (one call at a time: one stream).
+    private let recordsFields: Bool
+    private var headOpen = false
+    private var callBody = UnsafeRawBufferPointer(start: nil, count: 0)
+    private var callBodyOffset = 0
     /// Bytes nghttp2 made that the socket has not taken yet, from `pendingOffset`.
     private var pending: [UInt8] = []
     private var pendingOffset = 0
@@ -35,11 +42,18 @@ final class LoadHTTP2Session {
         }
         defer { nghttp2_session_callbacks_del(callbacks) }
         nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, user in
-            guard let frame, let name, let value, let user, nameLength == 7, name[0] == UInt8(ascii: ":"), name[1] == UInt8(ascii: "s"),
-                  valueLength == 3 else { return 0 }
+            guard let frame, let name, let value, let user else { return 0 }
+            let this = Unmanaged<LoadHTTP2Session>.fromOpaque(user).takeUnretainedValue()
+            guard nameLength == 7, name[0] == UInt8(ascii: ":"), name[1] == UInt8(ascii: "s"), valueLength == 3 else {
+                if this.recordsFields, this.headOpen, nameLength > 0, name[0] != UInt8(ascii: ":") {
+                    this.connection.recordField(name: UnsafeRawBufferPointer(start: name, count: nameLength),
+                                                value: UnsafeRawBufferPointer(start: value, count: valueLength))
+                }
+                return 0
+            }
             let status = Int(value[0] &- 48) * 100 + Int(value[1] &- 48) * 10 + Int(value[2] &- 48)
             // A 1xx head is followed by the final one, which overwrites it.
-            Unmanaged<LoadHTTP2Session>.fromOpaque(user).takeUnretainedValue().statuses[frame.pointee.hd.stream_id] = status
+            this.statuses[frame.pointee.hd.stream_id] = status
             return 0
         }
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { session, frame, user in
@@ -65,6 +79,25 @@ final class LoadHTTP2Session {
             }
             return 0
         }
+        if connection.script != nil {
+            // A scripted run keeps what its user reads of each response: the fields of its
+            // heads (an interim head's are dropped for the final one's; trailers bring none),
+            // and its body up to the run's limit.
+            nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, user in
+                guard let frame, let user else { return 0 }
+                let this = Unmanaged<LoadHTTP2Session>.fromOpaque(user).takeUnretainedValue()
+                let status = this.statuses[frame.pointee.hd.stream_id] ?? 0
+                this.headOpen = status < 200
+                if this.headOpen { this.connection.scriptedMessageBegan() }
+                return 0
+            }
+            nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, _, data, length, user in
+                guard let user else { return 0 }
+                Unmanaged<LoadHTTP2Session>.fromOpaque(user).takeUnretainedValue().connection
+                    .scriptedBody(UnsafeRawBufferPointer(start: data, count: length))
+                return 0
+            }
+        }
         var option: OpaquePointer?
         guard nghttp2_option_new(&option) == 0, let option else {
             throw TransportError(.invalidConfiguration, detail: "nghttp2 could not allocate its options")
@@ -78,6 +111,7 @@ final class LoadHTTP2Session {
         }
         self.session = session
         self.connection = connection
+        self.recordsFields = connection.script != nil
         self.body = body
         let bytes = block.storage
         let storage = UnsafeMutableRawPointer.allocate(byteCount: max(1, bytes.count), alignment: 1)
@@ -141,6 +175,42 @@ final class LoadHTTP2Session {
             if stream > 0 { self.bodyOffsets[stream] = 0 }
         }
         return stream > 0
+    }
+
+    /// A scripted run: starts the user's call — `block` its header list, `body` its body
+    /// (valid until the call ends) — sent at `sentAt`. False when the session takes no more.
+    func submit(_ block: HTTP2HeaderBlock, body: UnsafeRawBufferPointer, sentAt: UInt64) -> Bool {
+        let user = UnsafeMutableRawPointer(bitPattern: UInt(sentAt))
+        return block.storage.withUnsafeBufferPointer { storage in
+            guard let start = storage.baseAddress else { return false }
+            let base = UnsafeMutablePointer(mutating: start)
+            var headers = block.spans.map { span in
+                nghttp2_nv(name: base + span.name.lowerBound, value: base + span.value.lowerBound,
+                           namelen: span.name.count, valuelen: span.value.count, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+            }
+            // nghttp2 copies the header list before it returns; the body it reads later.
+            guard !body.isEmpty else {
+                return nghttp2_submit_request(self.session, nil, &headers, headers.count, nil, user) > 0
+            }
+            self.callBody = body
+            self.callBodyOffset = 0
+            var provider = nghttp2_data_provider()
+            provider.read_callback = { _, _, buffer, length, flags, _, user in
+                guard let buffer, let flags, let user else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
+                return Unmanaged<LoadHTTP2Session>.fromOpaque(user).takeUnretainedValue().readCallBody(into: buffer, length: length, flags: flags)
+            }
+            return nghttp2_submit_request(self.session, nil, &headers, headers.count, &provider, user) > 0
+        }
+    }
+
+    private func readCallBody(into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
+        let count = min(length, self.callBody.count - self.callBodyOffset)
+        if count > 0, let base = self.callBody.baseAddress {
+            UnsafeMutableRawPointer(buffer).copyMemory(from: base + self.callBodyOffset, byteCount: count)
+        }
+        self.callBodyOffset += count
+        if self.callBodyOffset == self.callBody.count { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
+        return count
     }
 
     private func readBody(_ streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int,

@@ -10,6 +10,10 @@ extension LoadConnection {
     func fillScripted(now: UInt64, script: VirtualUser) {
         // One call at a time, and never over a request still being written.
         guard self.inFlight == 0, !self.waitingForDue, self.writeOffset == self.writeEnd else { return }
+        if let http2 = self.http2, !http2.acceptsStreams {
+            // The server is going away (GOAWAY): a new connection carries on.
+            return self.reconnect()
+        }
         let rate = self.worker.rateInterval
         if let interval = rate, self.nextDue == 0 { self.nextDue = now &+ self.worker.initialOffset(interval) }
         // Calls the script fails to build are spent; a few in a row at most before the loop
@@ -46,10 +50,66 @@ extension LoadConnection {
         self.sendTimes[self.ringStart] = sentAt
         self.inFlight = 1
         if self.carriedRequest { self.worker.statistics.connectionsReused += 1 } else { self.carriedRequest = true }
+        if let http2 = self.http2 { return self.send(request, over: http2, sentAt: sentAt) }
         self.writeBase = base
         self.writeOffset = 0
         self.writeEnd = request.count
         self.flush()
+    }
+
+    /// HTTP/2: the call's HTTP/1.1 encoding (head, then body) as a header list and a body
+    /// on a new stream.
+    private func send(_ request: UnsafeRawBufferPointer, over http2: LoadHTTP2Session, sentAt: UInt64) {
+        let scheme = self.worker.tls == nil ? "http" : "https"
+        guard let headEnd = Self.headEnd(in: request),
+              let block = HTTP2HeaderBlock(encodedHead: Array(request[..<headEnd]), scheme: scheme,
+                                           authority: "\(self.worker.host):\(self.worker.port)") else {
+            // Not what the run's own encoding makes: a failure of ours, not the script's.
+            self.worker.statistics.errors.protocol += 1
+            return self.reconnect()
+        }
+        self.lastProgress = LoadClock.now()
+        guard http2.submit(block, body: UnsafeRawBufferPointer(rebasing: request[headEnd...]), sentAt: sentAt) else {
+            // The session takes no new stream (the server is going away): a new connection
+            // carries on, and the call is not counted as made.
+            self.inFlight = 0
+            self.worker.returnBudget(1)
+            return self.reconnect()
+        }
+        self.flush()
+    }
+
+    /// Where an encoded request's head ends (after its blank line).
+    private static func headEnd(in request: UnsafeRawBufferPointer) -> Int? {
+        guard request.count >= 4 else { return nil }
+        for index in 3..<request.count where request[index] == 0x0A && request[index - 1] == 0x0D
+            && request[index - 2] == 0x0A && request[index - 3] == 0x0D {
+            return index + 1
+        }
+        return nil
+    }
+
+    // MARK: HTTP/2 responses, kept for the checks
+
+    /// A response head begins (interim or final): what the last one kept is dropped.
+    func scriptedMessageBegan() {
+        self.responseFields.pointee.removeAll()
+        self.responseBody?.count = 0
+        self.responseBodyCount = 0
+    }
+
+    /// A field of the head being read, kept when the call's user reads it.
+    func recordField(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        guard self.fieldSelection.wants(name), self.responseFields.pointee.byteCount <= Self.longestHead else { return }
+        self.responseFields.pointee.appendParsedField(name: name, value: value)
+    }
+
+    /// A piece of the body: counted, and kept up to the run's limit when the call keeps it.
+    func scriptedBody(_ piece: UnsafeRawBufferPointer) {
+        self.responseBodyCount += piece.count
+        guard self.keepsResponseBody, let body = self.responseBody else { return }
+        let room = self.worker.bodyLimit - body.count
+        if room > 0 { body.append(UnsafeRawBufferPointer(rebasing: piece.prefix(room))) }
     }
 
     /// Lends the response that just ended to the user, and notes how long it thinks.

@@ -66,7 +66,9 @@ extension Workload {
         }
         guard self.bodyLimit >= 0 else { throw invalid("the body limit cannot be negative") }
         guard configuration.pipeline == 1 else { throw invalid("a workload's users make one call at a time (no pipelining)") }
-        guard !configuration.http2 else { throw invalid("workloads speak HTTP/1.1 for now") }
+        guard !configuration.http2 || configuration.streams == 1 else {
+            throw invalid("a workload's user makes one call at a time: over HTTP/2, one stream per connection (no --streams)")
+        }
         guard configuration.body.isEmpty, configuration.method == .get else {
             throw invalid("a workload's scenarios give the method and the body, not the run")
         }

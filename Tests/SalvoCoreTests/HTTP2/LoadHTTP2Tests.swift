@@ -93,4 +93,73 @@ import Testing
         configuration.streams = 0
         #expect(throws: TransportError.self) { try configuration.validate() }
     }
+
+    /// A workload over HTTP/2, cleartext and TLS: each user one call at a time on its own
+    /// connection, paths built per call, a body posted, fields and bodies kept for the checks
+    /// and the hook, a 404 counted — every count exact.
+    @Test func workloadsOverHTTP2() async throws {
+        struct Visitor { var calls = 0; var lastType: String? }
+        let fixture = try await HTTP2ClientTests.shared.get()
+        let workload = Workload<Void, Visitor>(user: { _ in Visitor() }, scenarios: [
+            Scenario("read", weight: 3, checks: [.status(200), .field(.contentType, equals: "text/plain"),
+                                                 .body(contains: "hello")]) { visitor, request in
+                visitor.calls += 1
+                request.path = "/small?call=\(visitor.calls)"
+            } response: { visitor, response in
+                visitor.lastType = response.value(of: .contentType)
+                guard response.bodyText == "hello, world\n", response.value(of: .contentLength) == "13" else {
+                    throw ScriptFailure("the hook saw \(response.bodyCount) bytes")
+                }
+            },
+            Scenario("post", method: .post, checks: [.status(200), .body(contains: "ok")]) { _, request in
+                request.path = "/sink"
+                request.body = Array(repeating: 0x62, count: 40_000)
+            },
+            Scenario("missing", checks: [.status(404)]) { _, request in request.path = "/status/404" },
+        ])
+        for url in ["http://127.0.0.1:\(fixture.nginx.h2cPort)/", "https://localhost:\(fixture.nginx.tlsPort)/"] {
+            let statistics = try await workload.run(try self.configuration(url) {
+                $0.tls.trustRoots = .file(fixture.certificates.path("ca.pem"))
+                $0.streams = 1
+                $0.requestLimit = 300
+            })
+            let script = try #require(statistics.script, "\(url)")
+            #expect(statistics.requests == 300 && statistics.latency.totalCount == 300, "\(url)")
+            #expect(script.scriptErrors == 0, "\(url): \(script.firstScriptError ?? "")")
+            #expect(script.allPassed && script.checks.values.map { $0.passed + $0.failed }.reduce(0, +) > 300, "\(url): \(script.checks)")
+            #expect(script.scenarios.values.reduce(0, +) == 300 && script.scenarios.count == 3, "\(url): \(script.scenarios)")
+            #expect(statistics.statusCounts[200, default: 0] + statistics.statusCounts[404, default: 0] == 300, "\(url)")
+            // The 404s are the run's status errors, and the only errors.
+            #expect(statistics.connectionsOpened == 2 && statistics.errors.total == 0, "\(url): \(statistics.errors)")
+            #expect(statistics.errors.status == statistics.statusCounts[404, default: 0], "\(url)")
+        }
+        // One call at a time per user: several streams are refused.
+        await #expect(throws: WorkloadError.self) {
+            _ = try await workload.run(try self.configuration("http://127.0.0.1:\(fixture.nginx.h2cPort)/") { $0.streams = 2 })
+        }
+    }
+
+    /// A workload against a server that resets its streams or keeps going away: calls that
+    /// get no answer fail their checks and are counted as unanswered; the run ends on time.
+    @Test func workloadsAgainstAServerThatResetsOrGoesAway() async throws {
+        let server = try await HTTP2HostileServerTests.shared.get()
+        for scenario in ["reset-mid-body", "goaway-storm"] {
+            let workload = Workload(scenarios: [Scenario("call", checks: [.status(200)]) { _, _ in }])
+            let configuration = try self.configuration(server.url(scenario)) {
+                $0.requestLimit = nil
+                $0.duration = .milliseconds(300)
+                $0.connections = 1
+                $0.streams = 1
+            }
+            let statistics = try await workload.run(configuration)
+            let script = try #require(statistics.script)
+            #expect(statistics.requests == 0 && script.scriptErrors == 0, "\(scenario)")
+            #expect(script.checks["status is 200"]?.passed == 0, "\(scenario)")
+            if scenario == "reset-mid-body" {
+                #expect((script.unanswered["call"] ?? 0) > 0 && (script.checks["status is 200"]?.failed ?? 0) > 0, "\(scenario): \(script)")
+            } else {
+                #expect(statistics.connectionsOpened > 1, "\(scenario)")
+            }
+        }
+    }
 }

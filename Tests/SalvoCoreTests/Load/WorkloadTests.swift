@@ -153,7 +153,7 @@ import Testing
             (Workload(scenarios: [Scenario("none", weight: 0) { _, _ in }]), { _ in }),
             (Workload(scenarios: [Scenario("huge", weight: Int.max / 2 + 1) { _, _ in }, Scenario("huge too", weight: Int.max / 2 + 1) { _, _ in }]), { _ in }),
             (Workload(scenarios: [one]), { $0.pipeline = 4 }),
-            (Workload(scenarios: [one]), { $0.http2 = true }),
+            (Workload(scenarios: [one]), { $0.http2 = true; $0.streams = 4 }),
             (Workload(scenarios: [one]), { $0.method = .post }),
             (Workload(scenarios: [thinking]), { $0.rate = 100 }),
             (Workload(scenarios: [Scenario("forever", thinkTime: .fixed(.seconds(7200))) { _, _ in }]), { _ in }),
