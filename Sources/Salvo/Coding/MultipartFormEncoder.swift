@@ -1,4 +1,5 @@
 import Foundation
+import SalvoTransport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -291,19 +292,7 @@ struct BoundaryScanner: Sendable {
     }
 
     private static func search(_ needle: [UInt8], in haystack: [UInt8]) -> Bool {
-        guard let first = needle.first, haystack.count >= needle.count else { return false }
-        return haystack.withUnsafeBufferPointer { hay in
-            needle.withUnsafeBufferPointer { pin in
-                var index = 0
-                let last = hay.count - pin.count
-                while index <= last {
-                    guard let found = memchr(hay.baseAddress! + index, Int32(first), last - index + 1) else { return false }
-                    let position = UnsafePointer<UInt8>(found.assumingMemoryBound(to: UInt8.self)) - hay.baseAddress!
-                    if memcmp(hay.baseAddress! + position, pin.baseAddress!, pin.count) == 0 { return true }
-                    index = position + 1
-                }
-                return false
-            }
-        }
+        guard !needle.isEmpty else { return false }
+        return haystack.withUnsafeBytes { hay in needle.withUnsafeBytes { hay.containsBytes($0) } }
     }
 }

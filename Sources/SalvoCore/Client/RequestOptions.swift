@@ -56,10 +56,15 @@ extension HTTPClient {
             }
         }
 
-        /// Whether any of the rarely set options is — observers, a TLS configuration, a
-        /// redirect policy, a proxy — which may hold a caller's code or objects: an owner that
-        /// outlives its call lets go of them (``RequestShape/lettingGo()``).
-        var holdsCallerCode: Bool { self.rare != nil }
+        /// Whether the options hold a caller's code or secrets — observers, a TLS
+        /// configuration, a proxy, a redirect policy's credentials: an owner that outlives its
+        /// call lets go of them (``RequestShape/lettingGo()``). Decompression limits and a
+        /// socket path are plain values, kept.
+        var holdsCallerCode: Bool {
+            guard let values = self.rare?.values else { return false }
+            return values.headObserver != nil || values.connectionObserver != nil || values.tls != nil
+                || values.proxy != nil || values.redirects != nil
+        }
 
         private mutating func setRare(_ change: (inout RareValues) -> Void) {
             var values = self.rare?.values ?? RareValues()

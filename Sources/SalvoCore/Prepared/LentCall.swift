@@ -9,8 +9,10 @@
 /// handler's result types up at run time — four lookups in the runtime's cache per call,
 /// about 5% of a call's CPU when measured. The typed work (the handler, its result, the
 /// caller's continuation or completion) is its subclass ``LentCall``'s, reached through
-/// functions made where ``PreparedCall/send(_:fields:body:handler:)`` is specialized for the
-/// handler's type; they capture nothing, so making them allocates nothing.
+/// functions made where ``PreparedCall/send(_:fields:body:handler:)`` is inlined: where the
+/// handler's type is known there (the usual case), they are specialized and capture nothing,
+/// so making them allocates nothing; called from code generic over the result, they carry
+/// its type instead.
 ///
 /// @unchecked Sendable: set up on the caller's thread before the request starts, then
 /// touched only on the request's loop thread, by its owner, and (its result held) by the job
@@ -33,11 +35,17 @@ class LentSink: EndOfTurnWork, @unchecked Sendable {
         self.resuming = resuming
     }
 
-    /// The response ended: the handler runs on it, its result goes to the caller.
+    /// The response ended: the handler runs on it, the observer hears of it, its result goes
+    /// to the caller.
     func finish(_ response: borrowing LentResponse) {
-        // The observer hears how the exchange ended (a response), whatever the handler makes of it.
-        if let observation = self.observation.take() { observation.ended(.success(response.head.response)) }
         self.finishing(self, response)
+    }
+
+    /// After the handler ran: the observer hears how the exchange ended (a response),
+    /// whatever the handler made of it.
+    @usableFromInline
+    func handlerRan(on response: borrowing LentResponse) {
+        if let observation = self.observation.take() { observation.ended(.success(response.head.response)) }
     }
 
     func fail(_ error: TransportError) {
@@ -88,6 +96,7 @@ final class LentCall<Value: Sendable>: LentSink, @unchecked Sendable {
             } catch {
                 result = .failure(error)
             }
+            call.handlerRan(on: response)
             call.hand(result)
         }, failing: { sink, error in
             unsafeDowncast(sink, to: LentCall<Value>.self).hand(.failure(error))

@@ -80,8 +80,10 @@ final class RequestShape: Sendable {
         self.isHead = request.method == .head
     }
 
-    /// The same shape without the caller's code — its options' observers — for an owner that
-    /// lives on as the caller's handle after the call (the key stays: a pool may still read it).
+    /// The same shape without the caller's code and secrets — its options (observers, TLS
+    /// configuration, proxy), its redirect policy (credentials) and decoding limits — for an
+    /// owner that lives on as the caller's handle after the call. The key, TLS context and
+    /// request stay: a pool may still read the key; nothing reads the rest after the call.
     func lettingGo() -> RequestShape {
         RequestShape(key: self.key, tls: self.tls, expectsContinue: self.expectsContinue, readTimeout: self.readTimeout,
                      closeAfter: self.closeAfter, request: self.request, options: HTTPClient.RequestOptions(),

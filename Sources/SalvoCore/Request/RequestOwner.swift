@@ -325,8 +325,10 @@ final class RequestOwner: @unchecked Sendable {
 
     /// The call is over, but the owner may live on as the caller's handle (a
     /// ``RequestHandle`` kept as long as the caller likes): let go of what is large or keeps
-    /// others alive — the preparer (and the client's configuration), the request's body and
-    /// options, decoding and redirect state, a stream's handler. The key and placement stay:
+    /// others alive — the preparer (and the client's configuration), the request's body,
+    /// decoding and redirect state, a stream's handler, and the options' observers, TLS and
+    /// proxy configuration when the request's shape is its own (``RequestShape/lettingGo()``;
+    /// a prepared call's shape is the call's, kept by it anyway). The key and placement stay:
     /// the pool may still read them.
     func letGo() {
         self.preparer = nil

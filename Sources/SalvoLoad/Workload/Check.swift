@@ -14,10 +14,10 @@ import HTTPTypes
 ///
 /// Checks of the same name count together, whichever scenarios they belong to.
 ///
-/// The usual checks (``status(_:)-swift.type.method``, ``field(_:)``, ``field(_:equals:)``,
-/// ``field(_:contains:)``, ``body(contains:)``) say what they read, so a run records only
-/// those fields of each response. A check of your own sees every field unless it names the
-/// ones it reads (`readsFields:`).
+/// The usual checks (`.status(200)`, `.status(200..<300)`, ``field(_:)``,
+/// ``field(_:equals:)``, ``field(_:contains:)``, ``body(contains:)``) say what they read, so
+/// a run records only those fields of each response. A check of your own sees every field
+/// unless it names the ones it reads (`readsFields:`).
 public struct Check: Sendable {
     public let name: String
     /// Whether the check reads the body: the scenario keeps its responses' bodies then.
@@ -49,7 +49,9 @@ public struct Check: Sendable {
     ///     ``ScriptedResponse/bodyText``): bodies are kept only for scenarios that need them,
     ///     and a check that reads one fails when it was larger than the run keeps.
     ///   - readsFields: the fields `test` reads, when you want the run to record only those
-    ///     (a little less work per response); `test` finds no other field then. By default
+    ///     (a little less work per response). Name every field `test` reads: the response
+    ///     holds at least those, every value of each, and other fields may be missing (or
+    ///     have only their first value, when another check reads just that). By default
     ///     every field is recorded.
     public init(_ name: String, readsBody: Bool = false, readsFields: [HTTPField.Name]? = nil,
                 _ test: @escaping @Sendable (borrowing ScriptedResponse) -> Bool) {

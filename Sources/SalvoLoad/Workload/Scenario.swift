@@ -30,19 +30,20 @@ public struct Scenario<User>: Sendable {
     /// anyway); by default, when there is a `response` hook.
     public let keepsBody: Bool
     /// The fields `response` reads, when the run should record only those (and the ones the
-    /// checks read); nil: every field is recorded for the hook.
+    /// checks read); nil: every field is recorded for the hook. Without a `response` hook it
+    /// has no effect.
     public let readsFields: [HTTPField.Name]?
     let build: @Sendable (inout User, inout ScriptedRequest) throws -> Void
     let respond: (@Sendable (inout User, borrowing ScriptedResponse) throws -> Void)?
 
     /// - Parameters:
+    ///   - readsFields: the fields `response` reads. By default a scenario with a `response`
+    ///     hook records every field of each response; naming them records only those and the
+    ///     checks' (name every field the hook reads: others may be missing).
     ///   - request: changes the call's request (``ScriptedRequest``) from the user's state;
     ///     an error thrown here counts as a script error and the call is not sent.
     ///   - response: reads what the next calls need (an id, a cursor) into the user's state;
     ///     an error thrown here counts as a script error.
-    ///   - readsFields: the fields `response` reads. By default a scenario with a `response`
-    ///     hook records every field of each response; naming them records only those (the
-    ///     hook finds no other field then).
     public init(_ name: String, weight: Int = 1, method: HTTPRequest.Method = .get, path: String? = nil,
                 checks: [Check] = [], thinkTime: ThinkTime = .none, keepsBody: Bool? = nil, readsFields: [HTTPField.Name]? = nil,
                 request: @escaping @Sendable (inout User, inout ScriptedRequest) throws -> Void = { _, _ in },

@@ -51,7 +51,10 @@ final class ScenarioRuntime {
         }
     }
 
-    deinit { self.checks.deallocate() }   // trivial values: nothing to deinitialize
+    deinit {
+        self.checks.deinitialize()
+        self.checks.deallocate()
+    }
 
     /// Whether `response` passes `check`, one of this scenario's.
     @inline(__always)

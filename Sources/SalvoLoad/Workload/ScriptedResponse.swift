@@ -2,8 +2,14 @@ import SalvoTransport
 import HTTPTypes
 
 /// A response lent to a scenario's checks and its `response` hook for as long as they run:
-/// its status, its fields where they were parsed, and its body when the scenario keeps it
-/// (``Scenario/keepsBody``, or a check that reads it). Nothing is built unless asked for.
+/// its status, the fields the scenario records where they were parsed, and its body when the
+/// scenario keeps it (``Scenario/keepsBody``, or a check that reads it). Nothing is built
+/// unless asked for.
+///
+/// The fields are those the scenario's checks and hook read: all of them when a check of
+/// your own or the hook does not name what it reads (``Check/readsFields``,
+/// ``Scenario/readsFields``), else at least the named ones. A field no reader named may be
+/// missing below, as if it had not come.
 ///
 /// ```swift
 /// Check("has a session") { response in response.value(of: .setCookie) != nil }
@@ -36,13 +42,15 @@ public struct ScriptedResponse: ~Copyable {
 
     // MARK: Fields, read where they were parsed
 
-    /// The first value of the field `name`, in any case it was sent in; nil when absent.
+    /// The first value of the field `name`, in any case it was sent in; nil when absent (or
+    /// not recorded).
     public func value(of name: HTTPField.Name) -> String? { self.fields.firstValue(for: name) }
 
-    /// Every value of `name` joined with ", " (a list sent over several lines).
+    /// Every value of `name` joined with ", " (a list sent over several lines); nil when absent
+    /// (or not recorded).
     public func values(of name: HTTPField.Name) -> String? { self.fields.joinedValues(for: name) }
 
-    /// Whether a field named `name` came.
+    /// Whether a field named `name` came (and was recorded).
     public func contains(_ name: HTTPField.Name) -> Bool { self.fields.contains(name) }
 
     /// The first value of `name` read as a decimal number, without making a string of it.
@@ -60,13 +68,13 @@ public struct ScriptedResponse: ~Copyable {
         FieldRecords.firstValue(in: self.records, lowercased: name, passes: test)
     }
 
-    /// Calls `body` with each field's name and value bytes, in the order they came, until it
-    /// returns false.
+    /// Calls `body` with each recorded field's name and value bytes, in the order they came,
+    /// until it returns false.
     public func forEachField(_ body: (_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool) rethrows {
         try self.fields.forEach(body)
     }
 
-    /// The fields as `HTTPFields`, built on this call.
+    /// The recorded fields as `HTTPFields`, built on this call.
     public var headerFields: HTTPFields { self.fields.makeFields() }
 
     // MARK: The body, when kept
