@@ -21,6 +21,8 @@ GUIDES = {
     "docs/typed-layer.md": ("Salvo", "TypedLayer"),
     "docs/typed-layer.md#caching": ("Salvo", "Caching"),
     "docs/performance.md": ("Salvo", "Performance"),
+    "docs/performance-fast-paths.md": ("Salvo", "FastPaths"),
+    "docs/performance-typed.md": ("Salvo", "PerformanceTyped"),
     "docs/performance-api-path.md": ("Salvo", "APIPath"),
     "docs/reliability.md": ("Salvo", "Reliability"),
     "docs/declarative.md": ("SalvoMacros", "Declarative"),
