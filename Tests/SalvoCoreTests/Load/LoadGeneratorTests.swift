@@ -283,8 +283,11 @@ import Testing
         })
         let started = ContinuousClock.now
         // From a plain thread, as a signal handler would: the cooperative pool may be busy
-        // with other suites' blocking work.
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(300)) {
+        // with other suites' blocking work. Once the run has answers (a loaded machine may
+        // take a while to start it), or after 20 s.
+        DispatchQueue.global().async {
+            let giveUp = ContinuousClock.now + .seconds(20)
+            while generator.progress().requests == 0 && ContinuousClock.now < giveUp { usleep(10_000) }
             generator.stop()
         }
         let statistics = try await generator.run()
