@@ -21,6 +21,9 @@ struct WorkloadArguments: ParsableCommand {
 
     @OptionGroup var options: LoadOptions
 
+    @Flag(name: .customLong("http2"), help: "Speak HTTP/2: with prior knowledge for http://, through ALPN (h2 only) for https://; each user's calls on its own connection, one stream at a time.")
+    var http2 = false
+
     @Flag(name: .customLong("strict"), help: "Exit with status 1 when a check failed or the script failed.")
     var strict = false
 }
@@ -67,9 +70,10 @@ extension Workload {
             Self.complain("no URL: give the server's URL (http://127.0.0.1:8080)")
             return 2
         }
-        let configuration: LoadConfiguration
+        var configuration: LoadConfiguration
         do {
             configuration = try options.configuration(url: url)
+            configuration.http2 = parsed.http2
             // Refused before anything is said of a run.
             try self.validate(configuration)
         } catch {

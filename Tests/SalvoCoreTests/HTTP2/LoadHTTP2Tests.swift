@@ -133,6 +133,9 @@ import Testing
             #expect(statistics.connectionsOpened == 2 && statistics.errors.total == 0, "\(url): \(statistics.errors)")
             #expect(statistics.errors.status == statistics.statusCounts[404, default: 0], "\(url)")
         }
+        // The command line's --http2, as a workload's user runs it.
+        let h2c = "http://127.0.0.1:\(fixture.nginx.h2cPort)/"
+        #expect(await workload.command(url: h2c, arguments: ["-n", "20", "-c", "1", "-t", "1", "--http2", "--strict"]) == 0)
         // One call at a time per user: several streams are refused.
         await #expect(throws: WorkloadError.self) {
             _ = try await workload.run(try self.configuration("http://127.0.0.1:\(fixture.nginx.h2cPort)/") { $0.streams = 2 })
