@@ -9,7 +9,7 @@ import HTTPTypes
 /// ```swift
 /// let user = try await users.send(["42"]) { response in
 ///     guard response.status == .ok else { throw LookupFailed(status: response.status) }
-///     return try JSONDecoder().decode(User.self, from: response.bodyBytes)
+///     return try JSONDecoder().decode(User.self, from: Data(response.bodyBytes))
 /// }
 /// ```
 ///

@@ -29,7 +29,8 @@ import SalvoCore
 /// ```
 ///
 /// Each connection of the run is one virtual user: it makes one call at a time (no
-/// pipelining), over HTTP/1.1, plain or TLS, directly, through a proxy or a Unix socket.
+/// pipelining), over HTTP/1.1 — plain or TLS, directly, through a proxy or a Unix socket — or
+/// over HTTP/2, one stream at a time on its own connection.
 /// Closed-loop by default; with a rate, calls go out on schedule and latency counts from when
 /// each was due, as in `salvo bench`.
 public struct Workload<Shared: Sendable, User>: Sendable {
