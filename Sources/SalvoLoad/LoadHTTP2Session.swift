@@ -28,6 +28,9 @@ final class LoadHTTP2Session {
     private var headOpen = false
     private var callBody = UnsafeRawBufferPointer(start: nil, count: 0)
     private var callBodyOffset = 0
+    /// The call's header list as nghttp2 reads it, made again for each call in one reused array.
+    private var callHeaders: UnsafeMutablePointer<nghttp2_nv>
+    private var callHeaderCapacity = 16
     /// Bytes nghttp2 made that the socket has not taken yet, from `pendingOffset`.
     private var pending: [UInt8] = []
     private var pendingOffset = 0
@@ -110,6 +113,7 @@ final class LoadHTTP2Session {
             throw TransportError(.invalidConfiguration, detail: "nghttp2 could not make a session (\(made))")
         }
         self.session = session
+        self.callHeaders = .allocate(capacity: self.callHeaderCapacity)
         self.connection = connection
         self.recordsFields = connection.script != nil
         self.body = body
@@ -137,6 +141,7 @@ final class LoadHTTP2Session {
     }
 
     deinit {
+        self.callHeaders.deallocate()
         nghttp2_session_del(self.session)
         self.headers.deallocate()
         self.storage.deallocate()
@@ -177,30 +182,36 @@ final class LoadHTTP2Session {
         return stream > 0
     }
 
-    /// A scripted run: starts the user's call — `block` its header list, `body` its body
-    /// (valid until the call ends) — sent at `sentAt`. False when the session takes no more.
-    func submit(_ block: HTTP2HeaderBlock, body: UnsafeRawBufferPointer, sentAt: UInt64) -> Bool {
-        let user = UnsafeMutableRawPointer(bitPattern: UInt(sentAt))
-        return block.storage.withUnsafeBufferPointer { storage in
-            guard let start = storage.baseAddress else { return false }
-            let base = UnsafeMutablePointer(mutating: start)
-            var headers = block.spans.map { span in
-                nghttp2_nv(name: base + span.name.lowerBound, value: base + span.value.lowerBound,
-                           namelen: span.name.count, valuelen: span.value.count, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
-            }
-            // nghttp2 copies the header list before it returns; the body it reads later.
-            guard !body.isEmpty else {
-                return nghttp2_submit_request(self.session, nil, &headers, headers.count, nil, user) > 0
-            }
-            self.callBody = body
-            self.callBodyOffset = 0
-            var provider = nghttp2_data_provider()
-            provider.read_callback = { _, _, buffer, length, flags, _, user in
-                guard let buffer, let flags, let user else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
-                return Unmanaged<LoadHTTP2Session>.fromOpaque(user).takeUnretainedValue().readCallBody(into: buffer, length: length, flags: flags)
-            }
-            return nghttp2_submit_request(self.session, nil, &headers, headers.count, &provider, user) > 0
+    /// A scripted run: starts the user's call — its header list, `spans` over `storage`, and
+    /// `body` (both valid until the call ends) — sent at `sentAt`. False when the session
+    /// takes no more.
+    func submit(_ spans: [(name: Range<Int>, value: Range<Int>)], over storage: UnsafeRawBufferPointer,
+                body: UnsafeRawBufferPointer, sentAt: UInt64) -> Bool {
+        guard let start = storage.baseAddress else { return false }
+        if spans.count > self.callHeaderCapacity {
+            self.callHeaders.deallocate()
+            self.callHeaderCapacity = max(spans.count, self.callHeaderCapacity * 2)
+            self.callHeaders = .allocate(capacity: self.callHeaderCapacity)
         }
+        let base = UnsafeMutablePointer(mutating: start.assumingMemoryBound(to: UInt8.self))
+        for (index, span) in spans.enumerated() {
+            self.callHeaders[index] = nghttp2_nv(name: base + span.name.lowerBound, value: base + span.value.lowerBound,
+                                                 namelen: span.name.count, valuelen: span.value.count,
+                                                 flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+        }
+        let user = UnsafeMutableRawPointer(bitPattern: UInt(sentAt))
+        // nghttp2 copies the header list before it returns; the body it reads later.
+        guard !body.isEmpty else {
+            return nghttp2_submit_request(self.session, nil, self.callHeaders, spans.count, nil, user) > 0
+        }
+        self.callBody = body
+        self.callBodyOffset = 0
+        var provider = nghttp2_data_provider()
+        provider.read_callback = { _, _, buffer, length, flags, _, user in
+            guard let buffer, let flags, let user else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
+            return Unmanaged<LoadHTTP2Session>.fromOpaque(user).takeUnretainedValue().readCallBody(into: buffer, length: length, flags: flags)
+        }
+        return nghttp2_submit_request(self.session, nil, self.callHeaders, spans.count, &provider, user) > 0
     }
 
     private func readCallBody(into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {

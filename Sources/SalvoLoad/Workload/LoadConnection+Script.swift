@@ -50,26 +50,23 @@ extension LoadConnection {
         self.sendTimes[self.ringStart] = sentAt
         self.inFlight = 1
         if self.carriedRequest { self.worker.statistics.connectionsReused += 1 } else { self.carriedRequest = true }
-        if let http2 = self.http2 { return self.send(request, over: http2, sentAt: sentAt) }
+        if let http2 = self.http2 { return self.send(request, over: http2, sentAt: sentAt, script: script) }
         self.writeBase = base
         self.writeOffset = 0
         self.writeEnd = request.count
         self.flush()
     }
 
-    /// HTTP/2: the call's HTTP/1.1 encoding (head, then body) as a header list and a body
-    /// on a new stream.
-    private func send(_ request: UnsafeRawBufferPointer, over http2: LoadHTTP2Session, sentAt: UInt64) {
-        let scheme = self.worker.tls == nil ? "http" : "https"
-        guard let headEnd = Self.headEnd(in: request),
-              let block = HTTP2HeaderBlock(encodedHead: Array(request[..<headEnd]), scheme: scheme,
-                                           authority: "\(self.worker.host):\(self.worker.port)") else {
-            // Not what the run's own encoding makes: a failure of ours, not the script's.
+    /// HTTP/2: the call, as its user encoded it (a header list, then the body), on a new stream.
+    private func send(_ request: UnsafeRawBufferPointer, over http2: LoadHTTP2Session, sentAt: UInt64, script: VirtualUser) {
+        guard let list = script.http2Request else {
+            // An HTTP/1.1 encoding on an HTTP/2 connection: a failure of ours, not the script's.
             self.worker.statistics.errors.protocol += 1
             return self.reconnect()
         }
         self.lastProgress = LoadClock.now()
-        guard http2.submit(block, body: UnsafeRawBufferPointer(rebasing: request[headEnd...]), sentAt: sentAt) else {
+        let body = UnsafeRawBufferPointer(rebasing: request[list.bodyStart...])
+        guard http2.submit(list.spans, over: request, body: body, sentAt: sentAt) else {
             // The session takes no new stream (the server is going away): a new connection
             // carries on, and the call is not counted as made.
             self.inFlight = 0
@@ -77,16 +74,6 @@ extension LoadConnection {
             return self.reconnect()
         }
         self.flush()
-    }
-
-    /// Where an encoded request's head ends (after its blank line).
-    private static func headEnd(in request: UnsafeRawBufferPointer) -> Int? {
-        guard request.count >= 4 else { return nil }
-        for index in 3..<request.count where request[index] == 0x0A && request[index - 1] == 0x0D
-            && request[index - 2] == 0x0A && request[index - 3] == 0x0D {
-            return index + 1
-        }
-        return nil
     }
 
     // MARK: HTTP/2 responses, kept for the checks

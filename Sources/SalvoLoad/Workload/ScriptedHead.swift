@@ -12,6 +12,10 @@ struct ScriptedHead: Sendable {
     let fieldLines: [UInt8]
     /// The lowercased names of those fields: a call may not send them again.
     let fieldNames: Set<String>
+    /// HTTP/2 (nil for an HTTP/1.1 run): the run's part of every call's header list —
+    /// `:scheme` and `:authority`, then the run's fields, names in lowercase, no Host.
+    let http2Pseudo: [(name: [UInt8], value: [UInt8])]?
+    let http2Fields: [(name: [UInt8], value: [UInt8])]?
 
     init(configuration: LoadConfiguration) throws(TransportError) {
         // A head for "/" shows both parts: the request line's target, and the field lines.
@@ -27,6 +31,19 @@ struct ScriptedHead: Sendable {
         var names = Set(configuration.headerFields.map { $0.name.canonicalName })
         names.insert("user-agent")
         self.fieldNames = names
+        if configuration.http2 {
+            // The same head as a header list: its fields without the request's own pseudo-fields.
+            guard let block = HTTP2HeaderBlock(encodedHead: head, scheme: configuration.url.scheme.rawValue,
+                                               authority: configuration.url.key.authority) else {
+                throw TransportError(.invalidRequest, detail: "the run's request head has no HTTP/2 form")
+            }
+            let entries = block.spans.map { (name: Array(block.storage[$0.name]), value: Array(block.storage[$0.value])) }
+            self.http2Pseudo = entries.filter { $0.name == Array(":scheme".utf8) || $0.name == Array(":authority".utf8) }
+            self.http2Fields = entries.filter { $0.name.first != UInt8(ascii: ":") }
+        } else {
+            self.http2Pseudo = nil
+            self.http2Fields = nil
+        }
     }
 
     /// Writes `request`'s head and body into `buffer`; says whether it is a HEAD (its answer
@@ -49,16 +66,7 @@ struct ScriptedHead: Sendable {
         buffer.append(" HTTP/1.1\r\n")
         buffer.append(self.fieldLines)
         for field in request.headerFields {
-            let name = field.name.canonicalName
-            if RequestEncoder.fieldsTheEngineWrites.contains(name) {
-                return .failure(ScriptFailure("\(field.name) is the run's to write; a scenario cannot set it"))
-            }
-            if self.fieldNames.contains(name) {
-                return .failure(ScriptFailure("\(field.name) is sent with every request of the run already; a scenario cannot send a second"))
-            }
-            if field.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
-                return .failure(ScriptFailure("the value of \(field.name) holds CR, LF or NUL"))
-            }
+            if let failure = self.refusal(of: field) { return .failure(failure) }
             buffer.append(field.name.rawName)
             buffer.append(": ")
             buffer.append(field.value)
@@ -74,9 +82,25 @@ struct ScriptedHead: Sendable {
         return .success(isHead)
     }
 
+    /// Why a call may not send `field`, if it may not: the run writes it, or sends it already,
+    /// or its value would break its line.
+    func refusal(of field: HTTPField) -> ScriptFailure? {
+        let name = field.name.canonicalName
+        if RequestEncoder.fieldsTheEngineWrites.contains(name) {
+            return ScriptFailure("\(field.name) is the run's to write; a scenario cannot set it")
+        }
+        if self.fieldNames.contains(name) {
+            return ScriptFailure("\(field.name) is sent with every request of the run already; a scenario cannot send a second")
+        }
+        if field.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
+            return ScriptFailure("the value of \(field.name) holds CR, LF or NUL")
+        }
+        return nil
+    }
+
     /// Whether `bytes` are exactly `text` (a method's name: compared as bytes, not as strings).
     @inline(__always)
-    private static func spells(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
+    static func spells(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
         bytes.count == text.utf8CodeUnitCount && bytes.elementsEqual(UnsafeBufferPointer(start: text.utf8Start, count: bytes.count))
     }
 

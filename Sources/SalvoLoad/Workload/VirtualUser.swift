@@ -23,8 +23,11 @@ final class VirtualUser {
     private(set) var keepsBody = false
     /// The fields of the response to the call in flight that its checks and hook read.
     private(set) var fields = FieldSelection.none
+    /// HTTP/2: the call in flight as a header list over `buffer`'s bytes (nil over HTTP/1.1).
+    private(set) var http2Request: ScriptedHTTP2Request?
 
     init(user: UserStorage, index: Int, scenarios: [ScenarioRuntime], head: ScriptedHead, tally: ScriptTally, defaultPath: String) {
+        self.http2Request = head.http2Fields == nil ? nil : ScriptedHTTP2Request()
         self.user = user
         self.scenarios = scenarios
         self.scenario = Unmanaged.passUnretained(scenarios[0])
@@ -51,7 +54,13 @@ final class VirtualUser {
             self.tally.scriptFailed("scenario \"\(scenario.name)\": \(error)")
             return nil
         }
-        switch self.head.encode(request, into: self.buffer) {
+        let encoded: Result<Bool, ScriptFailure>
+        if self.http2Request != nil {
+            encoded = self.head.encodeHTTP2(request, into: self.buffer, list: &self.http2Request!)
+        } else {
+            encoded = self.head.encode(request, into: self.buffer)
+        }
+        switch encoded {
         case .failure(let failure):
             self.tally.scriptFailed("scenario \"\(scenario.name)\": \(failure.message)")
             return nil

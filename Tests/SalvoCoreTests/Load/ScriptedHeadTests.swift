@@ -65,6 +65,38 @@ import SalvoTransport
         #expect(failure != nil || !text.contains("\r\nX-Injected"))
     }
 
+    /// Over HTTP/2 a call is a header list: its pseudo-fields first, the run's fields and the
+    /// call's with lowercase names, no Host, a Content-Length for a body; refused as over HTTP/1.1.
+    @Test func callsOverHTTP2AreHeaderLists() throws {
+        let head = try self.head("http://127.0.0.1:8080/") { $0.http2 = true }
+        let buffer = ScriptBuffer(capacity: 16)
+        var list = ScriptedHTTP2Request()
+        var request = ScriptedRequest(method: .post, path: "/items?x=1")
+        request.headerFields[.authorization] = "Bearer x"
+        request.setBody("hello")
+        guard case .success(let isHead) = head.encodeHTTP2(request, into: buffer, list: &list) else {
+            Issue.record("refused")
+            return
+        }
+        let bytes = buffer.bytes
+        let pairs = list.spans.map { (String(decoding: bytes[$0.name], as: UTF8.self), String(decoding: bytes[$0.value], as: UTF8.self)) }
+        #expect(!isHead)
+        #expect(pairs.map(\.0) == [":method", ":scheme", ":authority", ":path", "accept", "user-agent", "authorization", "content-length"])
+        #expect(pairs[0].1 == "POST" && pairs[1].1 == "http" && pairs[2].1 == "127.0.0.1:8080" && pairs[3].1 == "/items?x=1")
+        #expect(pairs[6].1 == "Bearer x" && pairs[7].1 == "5")
+        #expect(String(decoding: bytes[list.bodyStart...], as: UTF8.self) == "hello")
+        var refused = ScriptedRequest(method: .get, path: "/")
+        refused.headerFields[.accept] = "text/html"
+        guard case .failure = head.encodeHTTP2(refused, into: buffer, list: &list) else {
+            Issue.record("a field the run sends, sent twice")
+            return
+        }
+        guard case .success(true) = head.encodeHTTP2(ScriptedRequest(method: .head, path: "/"), into: buffer, list: &list) else {
+            Issue.record("a HEAD")
+            return
+        }
+    }
+
     @Test func decimals() {
         let buffer = ScriptBuffer(capacity: 1)
         for value in [0, 7, -12, Int.max, Int.min] {
