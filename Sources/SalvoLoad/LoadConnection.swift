@@ -82,6 +82,9 @@ final class LoadConnection: Selectable, TimerTarget {
     let headCarry: ScriptBuffer?
     /// Whether the request in flight is a HEAD (its response has no body).
     var requestIsHead: Bool
+    /// A scripted run over HTTP/2: the server refused the last call unprocessed
+    /// (REFUSED_STREAM, or a GOAWAY below it), and it goes again as it was built.
+    var resendsCall = false
 
     init(worker: LoadWorker, settings: UnsafeMutablePointer<llhttp_settings_t>, script: VirtualUser? = nil) {
         self.worker = worker
@@ -466,6 +469,8 @@ final class LoadConnection: Selectable, TimerTarget {
         guard self.inFlight > 0 else { return }
         self.inFlight -= 1
         self.worker.returnBudget(1)
+        // A scripted call goes again as it was built (its user's code does not run twice).
+        if self.script != nil { self.resendsCall = true }
     }
 
     /// HTTP/2: the session took no new stream (the server went away): the requests not

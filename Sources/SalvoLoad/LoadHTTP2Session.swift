@@ -28,6 +28,9 @@ final class LoadHTTP2Session {
     private var headOpen = false
     private var callBody = UnsafeRawBufferPointer(start: nil, count: 0)
     private var callBodyOffset = 0
+    /// The stream that reads `callBody` (0: none): no other stream reads it, and none after
+    /// the call has ended (its user's buffer then holds the next call).
+    private var callStream: Int32 = 0
     /// The call's header list as nghttp2 reads it, made again for each call in one reused array.
     private var callHeaders: UnsafeMutablePointer<nghttp2_nv>
     private var callHeaderCapacity = 16
@@ -71,6 +74,7 @@ final class LoadHTTP2Session {
             let this = Unmanaged<LoadHTTP2Session>.fromOpaque(user).takeUnretainedValue()
             this.statuses[streamID] = nil
             if !this.body.isEmpty { this.bodyOffsets[streamID] = nil }
+            if streamID == this.callStream { this.endCallBody() }
             // Still carrying its send time: closed before its response ended.
             if let sent = nghttp2_session_get_stream_user_data(session, streamID) {
                 if errorCode == NGHTTP2_REFUSED_STREAM.rawValue {
@@ -154,6 +158,7 @@ final class LoadHTTP2Session {
         guard let sent = nghttp2_session_get_stream_user_data(session, streamID) else { return }
         _ = nghttp2_session_set_stream_user_data(session, streamID, nil)
         let status = self.statuses.removeValue(forKey: streamID) ?? 0
+        if streamID == self.callStream { self.endCallBody() }
         self.connection.http2StreamClosed(status: status, sentAt: UInt64(UInt(bitPattern: sent)))
         if nghttp2_session_get_stream_local_close(session, streamID) == 0 {
             _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_NO_ERROR.rawValue)
@@ -207,14 +212,30 @@ final class LoadHTTP2Session {
         self.callBody = body
         self.callBodyOffset = 0
         var provider = nghttp2_data_provider()
-        provider.read_callback = { _, _, buffer, length, flags, _, user in
+        provider.read_callback = { _, streamID, buffer, length, flags, _, user in
             guard let buffer, let flags, let user else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
-            return Unmanaged<LoadHTTP2Session>.fromOpaque(user).takeUnretainedValue().readCallBody(into: buffer, length: length, flags: flags)
+            return Unmanaged<LoadHTTP2Session>.fromOpaque(user).takeUnretainedValue()
+                .readCallBody(streamID, into: buffer, length: length, flags: flags)
         }
-        return nghttp2_submit_request(self.session, nil, self.callHeaders, spans.count, &provider, user) > 0
+        let stream = nghttp2_submit_request(self.session, nil, self.callHeaders, spans.count, &provider, user)
+        guard stream > 0 else {
+            self.endCallBody()
+            return false
+        }
+        self.callStream = stream
+        return true
     }
 
-    private func readCallBody(into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
+    private func endCallBody() {
+        self.callBody = UnsafeRawBufferPointer(start: nil, count: 0)
+        self.callBodyOffset = 0
+        self.callStream = 0
+    }
+
+    private func readCallBody(_ streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int,
+                              flags: UnsafeMutablePointer<UInt32>) -> Int {
+        // A stream whose call has ended reads nothing more (nghttp2 resets it first).
+        guard streamID == self.callStream else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
         let count = min(length, self.callBody.count - self.callBodyOffset)
         if count > 0, let base = self.callBody.baseAddress {
             UnsafeMutableRawPointer(buffer).copyMemory(from: base + self.callBodyOffset, byteCount: count)

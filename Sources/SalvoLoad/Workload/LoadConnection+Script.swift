@@ -28,6 +28,12 @@ extension LoadConnection {
             // At a constant rate, latency counts from when the call was due, however late it goes.
             let sentAt = rate == nil ? now : self.nextDue
             if let interval = rate { self.nextDue &+= interval }
+            if self.resendsCall, self.http2 != nil {
+                self.resendsCall = false
+                let request = script.lastRequest
+                if let base = request.baseAddress { return self.send(request, from: base, sentAt: sentAt, script: script) }
+            }
+            self.resendsCall = false
             if let request = script.nextRequest(), let base = request.baseAddress {
                 return self.send(request, from: base, sentAt: sentAt, script: script)
             }
@@ -49,8 +55,8 @@ extension LoadConnection {
         self.fieldSelection = script.fields
         self.sendTimes[self.ringStart] = sentAt
         self.inFlight = 1
-        if self.carriedRequest { self.worker.statistics.connectionsReused += 1 } else { self.carriedRequest = true }
         if let http2 = self.http2 { return self.send(request, over: http2, sentAt: sentAt, script: script) }
+        if self.carriedRequest { self.worker.statistics.connectionsReused += 1 } else { self.carriedRequest = true }
         self.writeBase = base
         self.writeOffset = 0
         self.writeEnd = request.count
@@ -71,8 +77,10 @@ extension LoadConnection {
             // carries on, and the call is not counted as made.
             self.inFlight = 0
             self.worker.returnBudget(1)
+            self.resendsCall = true
             return self.reconnect()
         }
+        if self.carriedRequest { self.worker.statistics.connectionsReused += 1 } else { self.carriedRequest = true }
         self.flush()
     }
 

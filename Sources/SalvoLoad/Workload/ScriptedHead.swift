@@ -107,6 +107,7 @@ struct ScriptedHead: Sendable {
     /// Refuses a target that is not an absolute path (or `*` for OPTIONS, sent directly), or
     /// that holds a byte a request line cannot carry.
     static func checkTarget(_ bytes: UnsafeBufferPointer<UInt8>, method: HTTPRequest.Method, absolute: Bool) -> ScriptFailure? {
+        if method == .connect { return ScriptFailure("CONNECT opens a tunnel, which a scenario's call cannot") }
         if bytes.count == 1, bytes[0] == UInt8(ascii: "*"), method == .options {
             // Through a proxy that forwards, a request names its origin: "*" has no such form.
             return absolute ? ScriptFailure("OPTIONS * cannot go through a proxy that forwards requests") : nil

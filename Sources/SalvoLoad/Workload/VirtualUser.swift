@@ -40,6 +40,9 @@ final class VirtualUser {
 
     deinit { self.user.destroy(self.user.address) }
 
+    /// The last call's bytes as built, to send again (a stream the server refused unprocessed).
+    var lastRequest: UnsafeRawBufferPointer { self.buffer.bytes }
+
     /// Builds the next call's request; nil when the script failed (counted, nothing to send).
     func nextRequest() -> UnsafeRawBufferPointer? {
         self.scenario = Unmanaged.passUnretained(self.scenarios[self.pick()])

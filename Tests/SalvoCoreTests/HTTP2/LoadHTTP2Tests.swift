@@ -3,6 +3,7 @@ import Foundation
 @testable import SalvoLoad
 import SalvoTestSupport
 import Testing
+import Synchronization
 
 /// `salvo bench --http2`: bounded runs against nginx with HTTP/2 (cleartext with prior
 /// knowledge, TLS through ALPN), with several streams per connection, native and through
@@ -116,6 +117,9 @@ import Testing
                 request.body = Array(repeating: 0x62, count: 40_000)
             },
             Scenario("missing", checks: [.status(404)]) { _, request in request.path = "/status/404" },
+            Scenario("head", method: .head, checks: [.status(200), Check("no body") { $0.bodyCount == 0 }]) { _, request in
+                request.path = "/small"
+            },
         ])
         for url in ["http://127.0.0.1:\(fixture.nginx.h2cPort)/", "https://localhost:\(fixture.nginx.tlsPort)/"] {
             let statistics = try await workload.run(try self.configuration(url) {
@@ -127,7 +131,7 @@ import Testing
             #expect(statistics.requests == 300 && statistics.latency.totalCount == 300, "\(url)")
             #expect(script.scriptErrors == 0, "\(url): \(script.firstScriptError ?? "")")
             #expect(script.allPassed && script.checks.values.map { $0.passed + $0.failed }.reduce(0, +) > 300, "\(url): \(script.checks)")
-            #expect(script.scenarios.values.reduce(0, +) == 300 && script.scenarios.count == 3, "\(url): \(script.scenarios)")
+            #expect(script.scenarios.values.reduce(0, +) == 300 && script.scenarios.count == 4, "\(url): \(script.scenarios)")
             #expect(statistics.statusCounts[200, default: 0] + statistics.statusCounts[404, default: 0] == 300, "\(url)")
             // The 404s are the run's status errors, and the only errors.
             #expect(statistics.connectionsOpened == 2 && statistics.errors.total == 0, "\(url): \(statistics.errors)")
@@ -164,5 +168,23 @@ import Testing
                 #expect(statistics.connectionsOpened > 1, "\(scenario)")
             }
         }
+    }
+
+    /// A call the server refuses unprocessed (REFUSED_STREAM) goes again as it was built: the
+    /// user's code runs once per call, and every call is answered and counted once.
+    @Test func aRefusedCallGoesAgain() async throws {
+        let server = try await HTTP2HostileServerTests.shared.get()
+        final class Built: Sendable { let count = Mutex(0) }
+        let built = Built()
+        let workload = Workload(scenarios: [Scenario("call", checks: [.status(200)]) { _, _ in built.count.withLock { $0 += 1 } }])
+        let statistics = try await workload.run(try self.configuration(server.url("refused-once")) {
+            $0.requestLimit = 10
+            $0.connections = 1
+            $0.streams = 1
+        })
+        let script = try #require(statistics.script)
+        #expect(statistics.requests == 10 && script.checks["status is 200"]?.passed == 10, "\(script)")
+        #expect(script.unanswered.isEmpty && script.scriptErrors == 0)
+        #expect(built.count.withLock { $0 } == 10, "each call built once, the refused one sent again")
     }
 }
