@@ -95,13 +95,13 @@ final class LoadHTTP2Session {
                 let this = Unmanaged<LoadHTTP2Session>.fromOpaque(user).takeUnretainedValue()
                 let status = this.statuses[frame.pointee.hd.stream_id] ?? 0
                 this.headOpen = status < 200
-                if this.headOpen { this.connection.scriptedMessageBegan() }
+                if this.headOpen { this.connection.forgetResponse() }
                 return 0
             }
             nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, _, data, length, user in
                 guard let user else { return 0 }
                 Unmanaged<LoadHTTP2Session>.fromOpaque(user).takeUnretainedValue().connection
-                    .scriptedBody(UnsafeRawBufferPointer(start: data, count: length))
+                    .keepBody(UnsafeRawBufferPointer(start: data, count: length))
                 return 0
             }
         }
@@ -236,24 +236,27 @@ final class LoadHTTP2Session {
                               flags: UnsafeMutablePointer<UInt32>) -> Int {
         // A stream whose call has ended reads nothing more (nghttp2 resets it first).
         guard streamID == self.callStream else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
-        let count = min(length, self.callBody.count - self.callBodyOffset)
-        if count > 0, let base = self.callBody.baseAddress {
-            UnsafeMutableRawPointer(buffer).copyMemory(from: base + self.callBodyOffset, byteCount: count)
-        }
+        let count = Self.copy(self.callBody, from: self.callBodyOffset, into: buffer, length: length, flags: flags)
         self.callBodyOffset += count
-        if self.callBodyOffset == self.callBody.count { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
+        return count
+    }
+
+    /// Copies what fits of `body` from `offset` into nghttp2's `buffer`, marking the end.
+    private static func copy(_ body: UnsafeRawBufferPointer, from offset: Int, into buffer: UnsafeMutablePointer<UInt8>,
+                             length: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
+        let count = min(length, body.count - offset)
+        if count > 0, let base = body.baseAddress {
+            UnsafeMutableRawPointer(buffer).copyMemory(from: base + offset, byteCount: count)
+        }
+        if offset + count == body.count { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
         return count
     }
 
     private func readBody(_ streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int,
                           flags: UnsafeMutablePointer<UInt32>) -> Int {
         let offset = self.bodyOffsets[streamID] ?? self.body.count
-        let count = min(length, self.body.count - offset)
-        self.body.withUnsafeBufferPointer { bytes in
-            if count > 0 { buffer.update(from: bytes.baseAddress! + offset, count: count) }
-        }
+        let count = self.body.withUnsafeBytes { Self.copy($0, from: offset, into: buffer, length: length, flags: flags) }
         self.bodyOffsets[streamID] = offset + count
-        if offset + count == self.body.count { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
         return count
     }
 

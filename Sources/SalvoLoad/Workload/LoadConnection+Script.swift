@@ -28,13 +28,10 @@ extension LoadConnection {
             // At a constant rate, latency counts from when the call was due, however late it goes.
             let sentAt = rate == nil ? now : self.nextDue
             if let interval = rate { self.nextDue &+= interval }
-            if self.resendsCall, self.http2 != nil {
-                self.resendsCall = false
-                let request = script.lastRequest
-                if let base = request.baseAddress { return self.send(request, from: base, sentAt: sentAt, script: script) }
-            }
+            // A call the server refused unprocessed goes again as it was built.
+            let resends = self.resendsCall && self.http2 != nil
             self.resendsCall = false
-            if let request = script.nextRequest(), let base = request.baseAddress {
+            if let request = resends ? script.lastRequest : script.nextRequest(), let base = request.baseAddress {
                 return self.send(request, from: base, sentAt: sentAt, script: script)
             }
             // Nothing to send (the script failed, and counted it): in a closed loop the next
@@ -86,8 +83,8 @@ extension LoadConnection {
 
     // MARK: HTTP/2 responses, kept for the checks
 
-    /// A response head begins (interim or final): what the last one kept is dropped.
-    func scriptedMessageBegan() {
+    /// A response begins (interim or final): what the last one kept is dropped.
+    func forgetResponse() {
         self.responseFields.pointee.removeAll()
         self.responseBody?.count = 0
         self.responseBodyCount = 0
@@ -99,8 +96,9 @@ extension LoadConnection {
         self.responseFields.pointee.appendParsedField(name: name, value: value)
     }
 
-    /// A piece of the body: counted, and kept up to the run's limit when the call keeps it.
-    func scriptedBody(_ piece: UnsafeRawBufferPointer) {
+    /// A piece of the body (HTTP/1.1 or HTTP/2): counted, and kept up to the run's limit when
+    /// the call keeps it.
+    func keepBody(_ piece: UnsafeRawBufferPointer) {
         self.responseBodyCount += piece.count
         guard self.keepsResponseBody, let body = self.responseBody else { return }
         let room = self.worker.bodyLimit - body.count
@@ -139,11 +137,7 @@ extension LoadConnection {
         }
         settings.pointee.on_body = { parser, at, length in
             LoadConnection.borrowed(parser) { connection in
-                connection.responseBodyCount += length
-                if connection.keepsResponseBody, let body = connection.responseBody {
-                    let room = connection.worker.bodyLimit - body.count
-                    if room > 0 { body.append(UnsafeRawBufferPointer(start: at, count: min(room, length))) }
-                }
+                connection.keepBody(UnsafeRawBufferPointer(start: at, count: length))
                 return 0
             }
         }
@@ -175,9 +169,7 @@ extension LoadConnection {
     /// began with this read, or handed over in pieces if not — or neither, when its user
     /// reads none of its fields.
     private func messageBegan() -> Int32 {
-        self.responseFields.pointee.removeAll()
-        self.responseBody?.count = 0
-        self.responseBodyCount = 0
+        self.forgetResponse()
         self.headCarry?.count = 0
         var readsFields = true
         if case .none = self.fieldSelection { readsFields = false }

@@ -31,7 +31,7 @@ extension ScriptedHead {
         var method = request.method.rawValue
         let (isHead, announcesBody) = method.withUTF8 { bytes in
             add(":method", UnsafeRawBufferPointer(bytes))
-            return (Self.spells(bytes, "HEAD"), Self.spells(bytes, "POST") || Self.spells(bytes, "PUT") || Self.spells(bytes, "PATCH"))
+            return Self.meaning(ofMethod: bytes)
         }
         for (name, value) in self.http2Pseudo ?? [] { add(name, value) }
         var path = request.path

@@ -53,7 +53,7 @@ struct ScriptedHead: Sendable {
         var method = request.method.rawValue
         let (isHead, announcesBody) = method.withUTF8 { bytes in
             buffer.append(UnsafeRawBufferPointer(bytes))
-            return (Self.spells(bytes, "HEAD"), Self.spells(bytes, "POST") || Self.spells(bytes, "PUT") || Self.spells(bytes, "PATCH"))
+            return Self.meaning(ofMethod: bytes)
         }
         buffer.append(" ")
         buffer.append(self.targetPrefix)
@@ -98,9 +98,15 @@ struct ScriptedHead: Sendable {
         return nil
     }
 
+    /// Whether a method (its name's bytes) asks for no body in its answer (HEAD), and whether
+    /// a request of it announces its body's length even when empty (POST, PUT, PATCH).
+    static func meaning(ofMethod bytes: UnsafeBufferPointer<UInt8>) -> (isHead: Bool, announcesBody: Bool) {
+        (Self.spells(bytes, "HEAD"), Self.spells(bytes, "POST") || Self.spells(bytes, "PUT") || Self.spells(bytes, "PATCH"))
+    }
+
     /// Whether `bytes` are exactly `text` (a method's name: compared as bytes, not as strings).
     @inline(__always)
-    static func spells(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
+    private static func spells(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
         bytes.count == text.utf8CodeUnitCount && bytes.elementsEqual(UnsafeBufferPointer(start: text.utf8Start, count: bytes.count))
     }
 
