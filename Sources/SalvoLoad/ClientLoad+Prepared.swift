@@ -45,9 +45,7 @@ struct PreparedSender: ChainSender {
     let call: PreparedCall
     let body: [UInt8]?
 
-    func send(_ completion: @escaping @Sendable (Result<(status: Int, bodyCount: Int), TransportError>) -> Void) {
-        self.call.send(body: self.body, handler: { (status: $0.status.code, bodyCount: $0.bodyCount) }) { result in
-            completion(result.mapError { $0 as? TransportError ?? TransportError(.invalidResponse, detail: "\($0)") })
-        }
+    func send(_ completion: @escaping @Sendable (Result<(status: Int, bodyCount: Int), any Error>) -> Void) {
+        self.call.send(body: self.body, handler: { (status: $0.status.code, bodyCount: $0.bodyCount) }, completion: completion)
     }
 }

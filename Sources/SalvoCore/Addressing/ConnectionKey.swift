@@ -39,7 +39,9 @@ public struct ConnectionKey: Hashable, Sendable, CustomStringConvertible {
     /// The fields `Hashable` would compare, the cheap ones first: the pool compares each
     /// request's key to the last one's, and the derived `==` copied both optional proxies
     /// (their strings and fields) to compare them, even when neither had one. `hash(into:)`
-    /// stays the synthesized one, over the same fields.
+    /// stays the synthesized one, over the same fields. Always inlined: called, it had both
+    /// keys copied out of the objects that hold them first (two counts per string).
+    @inline(__always)
     public static func == (lhs: ConnectionKey, rhs: ConnectionKey) -> Bool {
         guard lhs.port == rhs.port, lhs.scheme == rhs.scheme, lhs.tlsConfigurationID == rhs.tlsConfigurationID,
               lhs.httpVersion == rhs.httpVersion, lhs.host == rhs.host, lhs.unixSocketPath == rhs.unixSocketPath else { return false }

@@ -187,10 +187,18 @@ extension HTTPClient {
 public struct RequestHandle: Sendable {
     /// The request's owner (nil when the request could not even be prepared).
     let owner: RequestOwner?
+    /// Which of the owner's calls this handle is for (a prepared call's owner serves several
+    /// in turn; see ``RemotePlace/generation``).
+    let generation: UInt32
+
+    init(owner: RequestOwner?, generation: UInt32 = 0) {
+        self.owner = owner
+        self.generation = generation
+    }
 
     /// Ends the request with `.cancelled` if it is still running. Safe from any thread.
     public func cancel() {
-        self.owner?.cancel()
+        self.owner?.cancel(generation: self.generation)
     }
 }
 

@@ -50,28 +50,29 @@ public final class EventLoop: @unchecked Sendable {
     private var thread: pthread_t? = nil
     private let threadStarted = Atomic<Bool>(false)
 
-    // Loop-confined state.
-    private var epoll: Epoll
-    private var slots: [(any Selectable)?] = [nil]
-    private var generations: [UInt32] = [0]
-    private var freeSlots: [Int] = []
-    private var timers = TimerHeap()
-    private var compactTimersAt = 32
-    private var running: Deque<Work> = Deque()
+    // Loop-confined state: `@exclusivity(unchecked)`, as the engine's other loop-confined
+    // objects — one thread touches it, and no access spans a call that could reach it again.
+    @exclusivity(unchecked) private var epoll: Epoll
+    @exclusivity(unchecked) private var slots: [(any Selectable)?] = [nil]
+    @exclusivity(unchecked) private var generations: [UInt32] = [0]
+    @exclusivity(unchecked) private var freeSlots: [Int] = []
+    @exclusivity(unchecked) private var timers = TimerHeap()
+    @exclusivity(unchecked) private var compactTimersAt = 32
+    @exclusivity(unchecked) private var running: Deque<Work> = Deque()
     /// Jobs enqueued from the loop's own thread: no lock, no wake-up.
-    private var localJobs: Deque<UnownedJob> = Deque()
+    @exclusivity(unchecked) private var localJobs: Deque<UnownedJob> = Deque()
     /// Work held until the loop has handled everything one wake-up brought (see
     /// ``deferToEndOfTurn(_:)``), and the batch being run.
-    private var endOfTurn: [any EndOfTurnWork] = []
-    private var endOfTurnRunning: [any EndOfTurnWork] = []
+    @exclusivity(unchecked) private var endOfTurn: [any EndOfTurnWork] = []
+    @exclusivity(unchecked) private var endOfTurnRunning: [any EndOfTurnWork] = []
     /// Awaiting callers on Swift's global executor whose responses completed this turn,
     /// resumed together by one job of that pool (see ``resume(fromPool:priority:)``).
-    var poolResumes = PoolResumes()
+    @exclusivity(unchecked) var poolResumes = PoolResumes()
     /// The work deferred to the end of a turn is running (callers may be batched for the pool).
-    private(set) var isRunningEndOfTurn = false
-    private var nowCache = Deadline.now()
+    @exclusivity(unchecked) private(set) var isRunningEndOfTurn = false
+    @exclusivity(unchecked) private var nowCache = Deadline.now()
     /// The loop has stopped taking work and runs its stop hooks: jobs go elsewhere now.
-    private var stopping = false
+    @exclusivity(unchecked) private var stopping = false
     /// Buffer shared by every connection on this loop for reads: data is parsed in place
     /// before the next read, so one per loop is enough.
     package let readBuffer: UnsafeMutableRawBufferPointer
@@ -81,7 +82,7 @@ public final class EventLoop: @unchecked Sendable {
     /// returns, so the next connection may fill it at once.
     package let recordBuffer: UnsafeMutableRawBufferPointer
     /// Loop-local state that higher layers hang on the loop (the connection pool shard).
-    var attachments: [ObjectIdentifier: AnyObject] = [:]
+    @exclusivity(unchecked) var attachments: [ObjectIdentifier: AnyObject] = [:]
 
     init(index: Int, readBufferSize: Int = 64 * 1024) throws(SystemError) {
         self.index = index

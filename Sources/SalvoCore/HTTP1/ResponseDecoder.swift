@@ -166,9 +166,9 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     @exclusivity(unchecked) var captured: [UInt8] = []
     /// The bytes of the head just completed — status line, fields, blank line, as sent —
     /// valid during the delegate's head callbacks (capturing only).
-    public internal(set) var lastRawHead: [UInt8] = []
+    @exclusivity(unchecked) public internal(set) var lastRawHead: [UInt8] = []
     /// The complete lines of a head that failed, before the line that failed (capturing only).
-    public internal(set) var partialRawHead: [UInt8]?
+    @exclusivity(unchecked) public internal(set) var partialRawHead: [UInt8]?
     /// Bytes seen since the current response began (0: nothing of it yet).
     @exclusivity(unchecked) var bytesOfCurrentResponse = 0
     /// True between the final head and the end of its body.
@@ -198,19 +198,21 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     public func prepareForNextResponse(expectNoBody: Bool, capturingHeads: Bool = false) {
         self.expectNoBody = expectNoBody
         self.capturesHeads = capturingHeads
+        // Only what is set is cleared: storing an empty value over an empty one still
+        // destroys the old one (a call per field, per response).
         if !self.captured.isEmpty { self.captured.removeAll() }
-        self.lastRawHead = []
-        self.partialRawHead = nil
+        if !self.lastRawHead.isEmpty { self.lastRawHead = [] }
+        if self.partialRawHead != nil { self.partialRawHead = nil }
         self.bytesOfCurrentResponse = 0
         self.sawFinalHead = false
         self.inBody = false
         self.interimBytesPending = false
-        self.headCarry.removeAll(keepingCapacity: true)
+        if !self.headCarry.isEmpty { self.headCarry.removeAll(keepingCapacity: true) }
         self.failedLineDistance = nil
-        self.repairing = nil
+        if self.repairing != nil { self.repairing = nil }
         self.pausedAfterInterim = false
         self.closeAfterResponse = false
-        self.ignoredContentLength = nil
+        if self.ignoredContentLength != nil { self.ignoredContentLength = nil }
         self.lengthPastAnyCount = false
         self.interimCount = 0
         self.interimBytes = 0

@@ -30,6 +30,9 @@ final class HostPool: TimerTarget {
     let multiplexesPerLoop: Bool
     @exclusivity(unchecked) var machine: PoolStateMachine
     @exclusivity(unchecked) var connections: [Int: HTTP1Connection] = [:]
+    /// The connection parked last, while it is open: idle connections are leased last in,
+    /// first out, so the next lease is most often this one — found without hashing its id.
+    @exclusivity(unchecked) private var lastParked: HTTP1Connection?
     /// Open HTTP/2 connections, each carrying many requests at once. The machine does not
     /// count them (it knows connections that carry one request); each holds its place in
     /// the host's budget until it closes.
@@ -313,7 +316,18 @@ final class HostPool: TimerTarget {
 
     // MARK: Actions
 
-    func run(_ action: PoolStateMachine.Action, leasing direct: RequestOwner? = nil, movable: Bool = true) {
+    /// The open connection `id`: the one at hand (`known`) or parked last when it is that one,
+    /// else looked up.
+    private func connection(_ id: Int, known: HTTP1Connection?) -> HTTP1Connection? {
+        if let known, known.id == id { return known }
+        if let parked = self.lastParked, parked.id == id { return parked }
+        return self.connections[id]
+    }
+
+    /// Carries out the machine's `action`. `direct`: the request just submitted, which a lease
+    /// may be for; `known`: the connection the action is about, when the caller has it.
+    func run(_ action: PoolStateMachine.Action, leasing direct: RequestOwner? = nil, movable: Bool = true,
+             known: HTTP1Connection? = nil) {
         switch action {
         case .none, .fail:
             // A failed connect's waiter is failed by connectionFailed, which has the error.
@@ -321,7 +335,7 @@ final class HostPool: TimerTarget {
         case .lease(let connectionID, let waiterID):
             // A request leased as it came was never queued: no look-up for it.
             let owner = direct.flatMap { $0.wait.id == waiterID ? $0 : nil } ?? self.waiters.removeValue(forKey: waiterID)
-            guard let owner, let connection = self.connections[connectionID] else { return }
+            guard let owner, let connection = self.connection(connectionID, known: known) else { return }
             connection.isLeased = true
             owner.wait.queuedAt = Deadline(nanoseconds: 0)
             switch connection.run(owner) {
@@ -346,9 +360,10 @@ final class HostPool: TimerTarget {
             self.discard(staleID, error: .cancelled(.internal))
             self.connectIfBudgetAllows(movable: movable)
         case .park(let connectionID):
-            if let connection = self.connections[connectionID] {
+            if let connection = self.connection(connectionID, known: known) {
                 connection.isLeased = false
                 connection.parked()
+                if self.lastParked !== connection { self.lastParked = connection }
             }
             // Idle here while a request waits on another shard: have it come over.
             self.publish()
@@ -450,6 +465,7 @@ final class HostPool: TimerTarget {
 
     /// A connection left `connections` on its own (closed or failed): its place goes back.
     private func forget(_ connection: HTTP1Connection) -> Bool {
+        if self.lastParked === connection { self.lastParked = nil }
         guard self.connections.removeValue(forKey: connection.id) != nil else { return false }
         // Gone before it opened (an open probe ended at its opening).
         self.probeEnded(connection, failed: true)
@@ -549,7 +565,7 @@ final class HostPool: TimerTarget {
         switch action {
         case .lease(let id, _) where id == connection.id, .park(let id) where id == connection.id,
              .close(let id) where id == connection.id, .replace(let id) where id == connection.id:
-            self.run(action)
+            self.run(action, known: connection)
         default:
             // Not kept (the pool is shutting down): close it.
             self.discard(connection.id, error: TransportError(.shutdown))

@@ -35,7 +35,13 @@ final class PoolShard {
     @exclusivity(unchecked) private var hosts: [ConnectionKey: HostPool] = [:]
     /// The host pool the last request went to, while it is in ``hosts``: most requests go
     /// where the one before went, and find it by comparing keys instead of hashing one.
-    @exclusivity(unchecked) private var lastHost: HostPool?
+    @exclusivity(unchecked) private var lastHost: HostPool? {
+        didSet { self.lastShape = nil }
+    }
+    /// The shape of the prepared call whose requests went to ``lastHost`` last, while it
+    /// does: the next request of the same shape goes there too. Only shapes a prepared call
+    /// shares are kept (``RequestShape/isShared``): they live as long as the call anyway.
+    @exclusivity(unchecked) private var lastShape: RequestShape?
     @exclusivity(unchecked) private(set) var isShutdown = false
     @exclusivity(unchecked) var nextConnectionID = 1
     @exclusivity(unchecked) var nextWaiterID = 1
@@ -116,8 +122,9 @@ final class PoolShard {
             return
         }
         let pool: HostPool
-        if let last = self.lastHost, last.key == owner.key {
-            // Most requests go to the host the last one went to: found without hashing it.
+        if let last = self.lastHost, owner.prepared.shape === self.lastShape || last.key == owner.key {
+            // Most requests go to the host the last one went to: found without hashing it,
+            // and a prepared call's without comparing keys either (comparing copies both).
             pool = last
         } else if let existing = self.hosts[owner.key] {
             pool = existing
@@ -127,6 +134,7 @@ final class PoolShard {
             self.hosts[owner.key] = pool
             self.lastHost = pool
         }
+        if owner.prepared.shape.isShared, owner.prepared.shape !== self.lastShape { self.lastShape = owner.prepared.shape }
         pool.submit(owner, fresh: fresh, movable: movable, urgent: urgent)
     }
 

@@ -20,9 +20,9 @@
 @usableFromInline
 class LentSink: EndOfTurnWork, @unchecked Sendable {
     /// What hears how the call ended, for a client with an observer; set before it starts.
-    var observation: (any RequestObservation)?
+    @exclusivity(unchecked) var observation: (any RequestObservation)?
     /// For an awaiting caller: how it is resumed, once its result is held.
-    var resumption = CallerResumption()
+    @exclusivity(unchecked) var resumption = CallerResumption()
     private let finishing: (LentSink, borrowing LentResponse) -> Void
     private let failing: (LentSink, TransportError) -> Void
     private let resuming: (LentSink) -> Void
@@ -81,8 +81,12 @@ final class LentCall<Value: Sendable>: LentSink, @unchecked Sendable {
     }
 
     @usableFromInline let handler: @Sendable (borrowing LentResponse) throws -> Value
-    @usableFromInline var target: Target
-    @usableFromInline var held: Result<Value, any Error>?
+    @usableFromInline @exclusivity(unchecked) var target: Target
+    /// The result while it waits for its caller, a `Result<Value, any Error>` held as `Any`:
+    /// a field of a type made from `Value` would have the class's deinitializer — which runs
+    /// unspecialized — look that type up in the runtime's cache on every call (the deinit is
+    /// the class's, whatever `send` was specialized for). `Any` carries its own type.
+    @usableFromInline @exclusivity(unchecked) var held: Any?
 
     @inlinable
     init(handler: @escaping @Sendable (borrowing LentResponse) throws -> Value, target: Target) {
@@ -102,9 +106,10 @@ final class LentCall<Value: Sendable>: LentSink, @unchecked Sendable {
             unsafeDowncast(sink, to: LentCall<Value>.self).hand(.failure(error))
         }, resuming: { sink in
             let call = unsafeDowncast(sink, to: LentCall<Value>.self)
-            guard case .continuation(let continuation) = call.target, let result = call.held.take() else { return }
+            guard case .continuation(let continuation) = call.target, let held = call.held.take() else { return }
             call.target = .none
-            continuation.resume(returning: result)
+            // Held by `hand` as exactly this type.
+            continuation.resume(returning: held as! Result<Value, any Error>)
         })
     }
 

@@ -53,6 +53,9 @@ public final class PreparedCall: Sendable {
     /// Whether the client's observer must see each request: then calls take the full road.
     private let observed: Bool
     private let template: RequestTemplate
+    /// Per event loop of the client: the owners of finished calls, to serve the next calls
+    /// made on that loop's thread.
+    private let recyclers: [OwnerRecycler]
 
     init(_ template: RequestTemplate, client: HTTPClient) throws(TransportError) {
         func refuse(_ what: String) -> TransportError {
@@ -75,6 +78,7 @@ public final class PreparedCall: Sendable {
         var prepared = try client.prepare(request, body: body, options: options)
         prepared.stream = nil
         prepared.requestBody = nil
+        prepared.shape = prepared.shape.sharedByCalls()
         self.head = try PreparedHead(prepared.head, url: url, sendsBody: template.sendsBody)
         self.prepared = prepared
         self.parameterNames = url.names
@@ -92,6 +96,7 @@ public final class PreparedCall: Sendable {
         var kept = template
         kept.options = options
         self.template = kept
+        self.recyclers = client.group.loops.map { OwnerRecycler(loop: $0) }
     }
 
     // MARK: Calls
@@ -109,7 +114,7 @@ public final class PreparedCall: Sendable {
     ///   what the handler threw.
     @inlinable
     nonisolated(nonsending) public func send<Value: Sendable>(
-        _ parameters: [String] = [], fields: HTTPFields = [:], body: [UInt8]? = nil,
+        _ parameters: [String] = [], fields: HTTPFields = HTTPFields(), body: [UInt8]? = nil,
         handler: @escaping @Sendable (borrowing LentResponse) throws -> Value
     ) async throws -> Value {
         // Inlinable, as the completion form below: specialized where it is called, the call's
@@ -135,7 +140,7 @@ public final class PreparedCall: Sendable {
     @inlinable
     @discardableResult
     public func send<Value: Sendable>(
-        _ parameters: [String] = [], fields: HTTPFields = [:], body: [UInt8]? = nil,
+        _ parameters: [String] = [], fields: HTTPFields = HTTPFields(), body: [UInt8]? = nil,
         handler: @escaping @Sendable (borrowing LentResponse) throws -> Value,
         completion: @escaping @Sendable (Result<Value, any Error>) -> Void
     ) -> RequestHandle {
@@ -165,7 +170,7 @@ public final class PreparedCall: Sendable {
     func makeCall(_ parameters: [String], fields: HTTPFields, body: [UInt8]?,
                   sink: LentSink) throws(TransportError) -> StartedCall {
         let (owner, loop) = try self.owner(parameters, fields: fields, body: body, sink: sink)
-        return StartedCall(owner: owner, loop: loop, client: self.client)
+        return StartedCall(owner: owner, loop: loop, client: self.client, generation: owner.generation)
     }
 
     /// The owner of one call, placed on its loop, and that loop.
@@ -188,17 +193,26 @@ public final class PreparedCall: Sendable {
             sink.observation = observation
             prepared = full
         } else {
-            prepared = self.prepared
-            prepared.head = try self.head.head(parameters: parameters, fields: fields, bodyLength: body.count)
-            prepared.body = body
+            // Made from its parts: a copy of the prepared request, then each part replaced,
+            // would count every reference it holds twice.
+            let head = try self.head.head(parameters: parameters, fields: fields, bodyLength: body.count)
             let now = Deadline.now()
-            prepared.startedAt = now
-            prepared.deadline = self.totalLimit.map { now + $0 } ?? .distantFuture
-            prepared.headDeadline = self.prepared.headTimeout.map { now + $0 } ?? .distantFuture
+            let headTimeout = self.prepared.headTimeout
+            prepared = PreparedRequest(shape: self.prepared.shape, head: head, body: body, stream: nil,
+                                       deadline: self.totalLimit.map { now + $0 } ?? .distantFuture, startedAt: now,
+                                       headDeadline: headTimeout.map { now + $0 } ?? .distantFuture,
+                                       headTimeout: headTimeout, requestBody: nil)
         }
         let loop = self.client.place(&prepared)
-        let owner = RequestOwner(prepared, client: self.client, loop: loop, delivery: .lent(sink),
+        let recycler = self.recyclers[loop.index]
+        if loop.inEventLoop, let owner = recycler.take() {
+            // Called on the loop the call runs on: an earlier call's owner serves it.
+            owner.restart(consume prepared, delivery: sink, maxBodySize: self.maxBodySize)
+            return (owner, loop)
+        }
+        let owner = RequestOwner(consume prepared, client: self.client, loop: loop, delivery: .lent(sink),
                                  maxBodySize: self.maxBodySize)
+        owner.recycler = recycler
         return (owner, loop)
     }
 
@@ -227,6 +241,8 @@ struct StartedCall: Sendable {
     let owner: RequestOwner
     let loop: EventLoop
     let client: HTTPClient
+    /// Which of the owner's calls this is (an owner serves several in turn).
+    let generation: UInt32
 
     @usableFromInline
     func start() {
@@ -235,9 +251,9 @@ struct StartedCall: Sendable {
 
     @usableFromInline
     func cancel() {
-        self.owner.cancel()
+        self.owner.cancel(generation: self.generation)
     }
 
     @usableFromInline
-    var handle: RequestHandle { RequestHandle(owner: self.owner) }
+    var handle: RequestHandle { RequestHandle(owner: self.owner, generation: self.generation) }
 }

@@ -41,6 +41,7 @@ struct PreparedRequest: Sendable {
     var redirects: RedirectPolicy? { self.shape.redirects }
     var decoding: ContentDecoder.Limits? { self.shape.decoding }
     var isHead: Bool { self.shape.isHead }
+    var isIdempotent: Bool { self.shape.isIdempotent }
 
     /// Whether the body can be sent a second time (a redirect's, a retry's).
     var isReplayable: Bool { self.stream?.replayable ?? true }
@@ -64,30 +65,57 @@ final class RequestShape: Sendable {
     let redirects: RedirectPolicy?
     /// Limits for decoding a gzip or deflate response; nil: the body as sent.
     let decoding: ContentDecoder.Limits?
+    let writeTimeout: Duration?
+    // What the method and the options say, read once per shape rather than once (or more)
+    // per request: each read of the method or of an option that holds references counts them.
     let isHead: Bool
+    /// Whether the method may be sent twice (RFC 9110 §9.2.2).
+    let isIdempotent: Bool
+    /// Whether the options hold a caller's code or secrets (``HTTPClient/RequestOptions/holdsCallerCode``).
+    let holdsCallerCode: Bool
+    let headObserver: (@Sendable (ReceivedHead) -> Void)?
+    let connectionObserver: (@Sendable (ConnectionReport) -> Void)?
+    /// Shared by every call of a prepared request (``PreparedCall``), which keeps it: a pool
+    /// may keep it too, to know that call's next request by the shape alone.
+    let isShared: Bool
 
-    init(key: ConnectionKey, tls: TLSContext?, expectsContinue: Bool, readTimeout: Duration?, closeAfter: Bool,
-         request: HTTPRequest, options: HTTPClient.RequestOptions, redirects: RedirectPolicy?, decoding: ContentDecoder.Limits?) {
+    init(key: ConnectionKey, tls: TLSContext?, expectsContinue: Bool, readTimeout: Duration?, writeTimeout: Duration?,
+         closeAfter: Bool, request: HTTPRequest, options: HTTPClient.RequestOptions, redirects: RedirectPolicy?,
+         decoding: ContentDecoder.Limits?, isShared: Bool = false) {
+        self.isShared = isShared
         self.key = key
         self.tls = tls
         self.expectsContinue = expectsContinue
         self.readTimeout = readTimeout
+        self.writeTimeout = writeTimeout
         self.closeAfter = closeAfter
+        let method = request.method
+        self.isHead = method == .head
+        self.isIdempotent = RequestStateMachine.isIdempotent(method)
         self.request = request
+        self.holdsCallerCode = options.holdsCallerCode
+        self.headObserver = options.headObserver
+        self.connectionObserver = options.connectionObserver
         self.options = options
         self.redirects = redirects
         self.decoding = decoding
-        self.isHead = request.method == .head
     }
 
     /// The same shape without the caller's code and secrets — its options (observers, TLS
     /// configuration, proxy), its redirect policy (credentials) and decoding limits — for an
     /// owner that lives on as the caller's handle after the call. The key, TLS context and
     /// request stay: a pool may still read the key; nothing reads the rest after the call.
+    /// The same shape, for every call of a prepared request (``isShared``).
+    func sharedByCalls() -> RequestShape {
+        RequestShape(key: self.key, tls: self.tls, expectsContinue: self.expectsContinue, readTimeout: self.readTimeout,
+                     writeTimeout: self.writeTimeout, closeAfter: self.closeAfter, request: self.request,
+                     options: self.options, redirects: self.redirects, decoding: self.decoding, isShared: true)
+    }
+
     func lettingGo() -> RequestShape {
         RequestShape(key: self.key, tls: self.tls, expectsContinue: self.expectsContinue, readTimeout: self.readTimeout,
-                     closeAfter: self.closeAfter, request: self.request, options: HTTPClient.RequestOptions(),
-                     redirects: nil, decoding: nil)
+                     writeTimeout: self.writeTimeout, closeAfter: self.closeAfter, request: self.request,
+                     options: HTTPClient.RequestOptions(), redirects: nil, decoding: nil)
     }
 }
 

@@ -8,6 +8,9 @@ struct RemotePlace {
     var pool: LoopBound<PoolShard>
     var moving = false
     var cancelled = false
+    /// Which of the owner's calls this is: a prepared call's owner is used again for later
+    /// calls (``OwnerRecycler``), and a handle kept from an earlier one must not reach them.
+    var generation: UInt32 = 0
 }
 
 /// How other threads reach the owner: the caller cancels (a cancelled task, a
@@ -42,17 +45,25 @@ extension RequestOwner {
     }
 
     /// Cancels from any thread: the call ends with `.cancelled` unless it ended first.
-    func cancel() {
+    /// `generation`: the call the canceller holds a handle to (``RemotePlace/generation``);
+    /// nothing happens once the owner has gone on to a later call.
+    func cancel(generation: UInt32) {
         let pool = self.place.withLock { place -> LoopBound<PoolShard>? in
+            guard place.generation == generation else { return nil }
             place.cancelled = true
             // On its way: the request sees the flag when it arrives.
             return place.moving ? nil : place.pool
         }
         guard let pool else { return }
         self.run(on: pool) { owner, pool in
-            guard !owner.isFinished else { return }
+            guard !owner.isFinished, owner.generation == generation else { return }
             pool.cancel(owner, error: .cancelled(.caller, phase: owner.waitingPhase))
         }
+    }
+
+    /// Cancels an owner that serves one call only (every owner but a prepared call's).
+    func cancel() {
+        self.cancel(generation: 0)
     }
 
     /// Resumes a paused response stream, from any thread. (A request on its way between

@@ -310,7 +310,7 @@ struct Collected {
     var head: ParsedHead?
     var body: [UInt8] = []
     /// More than this many body bytes fail the call with `.bodyTooLarge`.
-    let maxBodySize: Int
+    var maxBodySize: Int
 
     init(maxBodySize: Int) {
         self.maxBodySize = maxBodySize
@@ -399,6 +399,15 @@ extension RequestOwner: EndOfTurnWork {
         swap(&body, &self.collected.body)
         body.withUnsafeBytes { body in
             sink.finish(LentResponse(head: head, body: body, owner: self, endedAt: end))
+        }
+        // The handler has returned: nothing of this call is reachable any more. A prepared
+        // call's owner serves its next call on this loop, its body buffer kept (if modest).
+        if let recycler = self.recycler, self.metrics.version.major == 1, recycler.loop.inEventLoop {
+            if body.capacity <= OwnerRecycler.maxKeptBodyCapacity {
+                body.removeAll(keepingCapacity: true)
+                self.collected.body = body
+            }
+            recycler.recycle(self)
         }
     }
 

@@ -70,9 +70,9 @@ final class RequestOwner: @unchecked Sendable {
     /// How long the body waits for 100 Continue before it goes anyway.
     let continueTimeout: Duration
     /// The longest the socket may refuse the request's bytes (nil: no limit).
-    let writeTimeout: Duration?
+    var writeTimeout: Duration? { self.prepared.shape.writeTimeout }
     /// Told of each head as it arrives (``HTTPClient/RequestOptions/headObserver``).
-    @exclusivity(unchecked) private(set) var headObserver: (@Sendable (ReceivedHead) -> Void)?
+    var headObserver: (@Sendable (ReceivedHead) -> Void)? { self.prepared.shape.headObserver }
     /// Prepares a redirect's next request under the client's rules; let go of when the call is over.
     @exclusivity(unchecked) private var preparer: RequestPreparer?
 
@@ -107,27 +107,58 @@ final class RequestOwner: @unchecked Sendable {
 
     /// Where the request is, for the caller's thread (`+Remote`).
     let place: Mutex<RemotePlace>
+    /// Which call this is, as the loop sees it (``RemotePlace/generation``, for other threads).
+    @exclusivity(unchecked) private(set) var generation: UInt32 = 0
+    /// Where a prepared call's owner goes once its call is over, to serve the next one
+    /// (set while the owner serves a call; nil for every other owner).
+    @exclusivity(unchecked) var recycler: OwnerRecycler?
 
     /// An owner for `prepared`, placed on `loop` of `client`; the response goes to `delivery`
     /// (collected up to `maxBodySize` bytes, or streamed).
     init(_ prepared: consuming PreparedRequest, client: HTTPClient, loop: EventLoop, delivery: Delivery, maxBodySize: Int = .max) {
-        let method = prepared.request.method
-        self.isHead = method == .head
-        self.isIdempotent = RequestStateMachine.isIdempotent(method)
-        self.machine = RequestStateMachine(method: method, hasBody: prepared.requestBody != nil,
+        // Told once, through `arrival`; the copy kept in `prepared` would be a second count.
+        self.arrival = prepared.arrival.take()
+        // Read in place (no local copy of a part: each would be one more count).
+        self.isHead = prepared.shape.isHead
+        self.isIdempotent = prepared.shape.isIdempotent
+        self.machine = RequestStateMachine(idempotent: prepared.shape.isIdempotent, hasBody: prepared.requestBody != nil,
                                            replayableBody: prepared.requestBody?.isReplayable ?? true)
-        self.preparer = client.preparer
+        // Needed only to follow a redirect: a request that follows none holds no count on it.
+        self.preparer = prepared.shape.redirects != nil ? client.preparer : nil
         self.continueTimeout = client.configuration.expectContinueTimeout
-        self.headObserver = prepared.options.headObserver
-        self.writeTimeout = RequestPreparer.bound(prepared.options.writeTimeout, else: client.configuration.writeTimeout)
         self.metrics.startedAt = prepared.startedAt
-        self.arrival = prepared.arrival
         self.delivery = delivery
         self.collected = Collected(maxBodySize: maxBodySize)
-        // Told once, through `arrival`; the copy kept in `prepared` would be a second count.
-        prepared.arrival = nil
-        self.prepared = prepared
+        self.prepared = consume prepared
         self.place = Mutex(RemotePlace(pool: LoopBound(client.poolReference(on: loop), loop: loop)))
+    }
+
+    /// Makes this owner, whose last call is over, the owner of a new prepared call: a
+    /// fresh request life in the same object (`OwnerRecycler`). On its loop's thread.
+    func restart(_ prepared: consuming PreparedRequest, delivery sink: LentSink, maxBodySize: Int) {
+        self.generation &+= 1
+        let generation = self.generation
+        self.place.withLock { place in
+            place.generation = generation
+            place.cancelled = false
+            place.moving = false
+        }
+        self.arrival = prepared.arrival.take()
+        self.isHead = prepared.shape.isHead
+        self.isIdempotent = prepared.shape.isIdempotent
+        self.machine = RequestStateMachine(idempotent: prepared.shape.isIdempotent, hasBody: prepared.requestBody != nil,
+                                           replayableBody: prepared.requestBody?.isReplayable ?? true)
+        self.placement = .none
+        self.wait = PoolWait()
+        self.reception = Reception()
+        self.metrics = ExchangeMetrics()
+        self.metrics.startedAt = prepared.startedAt
+        self.delivery = .lent(sink)
+        self.collected.head = nil
+        self.collected.maxBodySize = maxBodySize
+        self.heldResult = nil
+        self.callerResumption = CallerResumption()
+        self.prepared = consume prepared
     }
 
     /// Tells placement the request reached the loop it was placed on (or never will); true
@@ -186,7 +217,7 @@ final class RequestOwner: @unchecked Sendable {
     /// observer hears of it now, when anything it does — a cancellation — finds the request
     /// where it is.
     func connectionStarted(on carrier: any ExchangeCarrier, reused: Bool) {
-        guard let observer = self.prepared.options.connectionObserver else { return }
+        guard let observer = self.prepared.shape.connectionObserver else { return }
         observer(ConnectionReport(version: carrier.httpVersion, reused: reused, remote: carrier.endpoints.remote,
                                   local: carrier.endpoints.local))
     }
@@ -309,10 +340,9 @@ final class RequestOwner: @unchecked Sendable {
         next.headDeadline = self.prepared.headDeadline
         next.headTimeout = self.prepared.headTimeout
         next.startedAt = self.prepared.startedAt
-        let method = next.request.method
-        self.isHead = method == .head
-        self.isIdempotent = RequestStateMachine.isIdempotent(method)
-        self.machine.startHop(method: method, hasBody: body != nil, replayableBody: body?.isReplayable ?? true)
+        self.isHead = next.isHead
+        self.isIdempotent = next.isIdempotent
+        self.machine.startHop(idempotent: next.isIdempotent, hasBody: body != nil, replayableBody: body?.isReplayable ?? true)
         self.prepared = next
         self.reception = Reception()
         self.metrics.startHop()
@@ -339,13 +369,12 @@ final class RequestOwner: @unchecked Sendable {
         if self.prepared.requestBody != nil { self.prepared.requestBody = nil }
         // The caller's code in the options (observers) is let go of with a shape of its own —
         // unless the shape is shared (a prepared call's, kept by the call for all its calls).
-        if self.prepared.options.holdsCallerCode, isKnownUniquelyReferenced(&self.prepared.shape) {
+        if self.prepared.shape.holdsCallerCode, isKnownUniquelyReferenced(&self.prepared.shape) {
             self.prepared.shape = self.prepared.shape.lettingGo()
         }
         if self.reception.decoder != nil { self.reception = Reception() }
         if self.metrics.hasChainRecord { self.metrics.dropChainRecord() }
         self.machine.letGo()
-        if self.headObserver != nil { self.headObserver = nil }
         if case .stream = self.delivery { self.delivery = .delivered }
     }
 }

@@ -131,6 +131,7 @@ final class RequestPreparer: Sendable {
         let expectsContinue = added.expectContinue || (hasBody && ownExpect.map { $0.lowercased().contains("100-continue") } ?? false)
         let shape = RequestShape(key: key, tls: tls, expectsContinue: expectsContinue,
                                  readTimeout: Self.bound(options.readTimeout, else: self.configuration.readTimeout),
+                                 writeTimeout: Self.bound(options.writeTimeout, else: self.configuration.writeTimeout),
                                  closeAfter: closeAfter, request: consume request, options: options,
                                  redirects: redirects.follow ? redirects : nil, decoding: decoding)
         return PreparedRequest(shape: shape, head: head, body: bytes, stream: stream, deadline: deadline, startedAt: now,

@@ -98,13 +98,23 @@ struct RequestStateMachine {
     var redirects: RedirectState? { self.redirectRecord?.state }
     private var redirectRecord: RedirectRecord?
 
-    init(method: HTTPRequest.Method, hasBody: Bool, replayableBody: Bool) {
-        self.idempotent = Self.isIdempotent(method)
+    /// `idempotent`: whether the method may be sent twice (``isIdempotent(_:)``), which the
+    /// request's shape knows already.
+    init(idempotent: Bool, hasBody: Bool, replayableBody: Bool) {
+        self.idempotent = idempotent
         self.hasBody = hasBody
         self.replayableBody = replayableBody
     }
 
-    var isFinished: Bool { self.state == .finished }
+    init(method: HTTPRequest.Method, hasBody: Bool, replayableBody: Bool) {
+        self.init(idempotent: Self.isIdempotent(method), hasBody: hasBody, replayableBody: replayableBody)
+    }
+
+    var isFinished: Bool {
+        // A pattern, not `==`: comparing the enum runs its generic equality over the payloads.
+        if case .finished = self.state { return true }
+        return false
+    }
 
     /// Whether a connection carries the request now (its exchange is under way).
     var isOnConnection: Bool {
@@ -126,7 +136,7 @@ struct RequestStateMachine {
     /// `reused`: a connection that waited in the pool (after a request, or opened for one that
     /// went elsewhere), which the server may have closed meanwhile — not one opened for this.
     mutating func connectionTook(reused: Bool) {
-        guard self.state == .waiting else { return }
+        guard case .waiting = self.state else { return }
         if reused { self.attempt.reusedConnections += 1 } else { self.attempt.freshConnections += 1 }
         self.state = .exchanging
     }
@@ -134,7 +144,7 @@ struct RequestStateMachine {
     /// An idle connection the pool handed over turned out closed (or sent something unasked)
     /// before any of the request was written: nothing was sent, so it goes again, fresh.
     mutating func connectionStale() -> Decision {
-        guard self.state == .waiting else { return .fail(self.ended(Self.notWaiting)) }
+        guard case .waiting = self.state else { return .fail(self.ended(Self.notWaiting)) }
         self.attempt.reusedConnections += 1
         guard self.attempt.connectionsLeft else {
             // Still the pool's to find a connection: nothing of the request went out.
@@ -150,7 +160,7 @@ struct RequestStateMachine {
     /// `connectionFailed`: the connection broke, rather than closed in order.
     mutating func leftLine(bytesWritten: Int, connectionFailed: Bool) -> Decision {
         if bytesWritten > 0 { self.attempt.mayHaveReachedServer = true }
-        guard self.state == .exchanging else { return .fail(self.ended(Self.notWaiting)) }
+        guard case .exchanging = self.state else { return .fail(self.ended(Self.notWaiting)) }
         self.state = .waiting
         guard self.attempt.connectionsLeft else {
             return .fail(self.ended(TransportError(
@@ -170,14 +180,14 @@ struct RequestStateMachine {
 
     /// The response head arrived, of a status that is no redirect to follow (or with redirects off).
     mutating func headArrived(status: Int) -> HeadAction {
-        if self.state == .exchanging { self.state = .receiving }
+        if case .exchanging = self.state { self.state = .receiving }
         return .deliver
     }
 
     /// The response head arrived for `request`, the request as sent on this hop; `policy`:
     /// how redirects are followed (nil: they are not).
     mutating func headArrived(status: Int, location: String?, request: HTTPRequest, policy: RedirectPolicy?) -> HeadAction {
-        guard self.state == .exchanging else { return .deliver }
+        guard case .exchanging = self.state else { return .deliver }
         if let policy, RedirectState.isRedirect(status) {
             var redirects = self.redirects ?? RedirectState(policy: policy)
             defer { self.redirectRecord = RedirectRecord(redirects) }
@@ -276,8 +286,8 @@ struct RequestStateMachine {
     }
 
     /// The next hop of a redirect chain begins, once its request is prepared.
-    mutating func startHop(method: HTTPRequest.Method, hasBody: Bool, replayableBody: Bool) {
-        self.idempotent = Self.isIdempotent(method)
+    mutating func startHop(idempotent: Bool, hasBody: Bool, replayableBody: Bool) {
+        self.idempotent = idempotent
         self.hasBody = hasBody
         self.replayableBody = replayableBody
         self.attempt.startHop()

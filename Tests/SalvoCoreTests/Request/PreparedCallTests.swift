@@ -299,6 +299,38 @@ import Testing
         }
     }
 
+    /// A call made on a loop's thread is served by the owner of an earlier call that ended
+    /// there; a handle kept from that earlier call names it alone, so cancelling through it
+    /// reaches nothing of the later call.
+    @Test func aHandleKeptFromAnEarlierCallCannotCancelALaterOne() async throws {
+        let server = try await Shared.faults.get()
+        let client = try makeClient { $0.threads = 1 }
+        defer { client.shutdown() }
+        let call = try client.prepare(RequestTemplate(.get, server.url("/slow-head?ms={ms}")))
+        let loop = client.group.loops[0]
+        try await withWatchdog {
+            let first = Mutex<RequestHandle?>(nil)
+            let status = await withCheckedContinuation { (done: CheckedContinuation<HTTPResponse.Status?, Never>) in
+                loop.execute {
+                    let handle = call.send(["1"], handler: { $0.status }) { done.resume(returning: try? $0.get()) }
+                    first.withLock { $0 = handle }
+                }
+            }
+            #expect(status == .ok)
+            let earlier = try #require(first.withLock { $0 })
+            // Made on the loop once the first call is over: its owner serves this one.
+            let result = await withCheckedContinuation { (done: CheckedContinuation<Result<HTTPResponse.Status, any Error>, Never>) in
+                loop.execute {
+                    let later = call.send(["300"], handler: { $0.status }) { done.resume(returning: $0) }
+                    #expect(later.owner === earlier.owner, "the earlier call's owner serves the later one")
+                    #expect(later.generation != earlier.generation)
+                    earlier.cancel()
+                }
+            }
+            #expect(try result.get() == .ok, "the earlier call's handle cancelled the later call")
+        }
+    }
+
     /// A client's observer sees each prepared call as it sees `execute`: the request (which it
     /// may add a field to) and how it ended.
     @Test func anObserverSeesEachCall() async throws {

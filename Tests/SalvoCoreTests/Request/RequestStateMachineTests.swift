@@ -192,7 +192,7 @@ import Testing
             return
         }
         #expect(redirect.request.method == .get && !redirect.keepBody)
-        machine.startHop(method: .get, hasBody: false, replayableBody: true)
+        machine.startHop(idempotent: true, hasBody: false, replayableBody: true)
         let refused = TransportError(.connectionRefused, host: "b.test", phase: .connect)
         #expect(!refused.mayHaveBeenProcessed, "on its own, a refused connection sent nothing")
         let error = machine.ended(refused)
@@ -213,7 +213,7 @@ import Testing
         #expect(redirect.request.authority == "b.test")
         #expect(redirect.request.headerFields[.authorization] == nil && redirect.request.headerFields[.cookie] == nil)
         #expect(redirect.request.headerFields[.accept] == "*/*")
-        machine.startHop(method: .get, hasBody: false, replayableBody: true)
+        machine.startHop(idempotent: true, hasBody: false, replayableBody: true)
         #expect(machine.attempt.connectionsTried == 0, "the new hop has its own attempts")
         machine.connectionTook(reused: true)
         let raced = ExchangeFacts(reusedConnection: true, requestBytesWritten: 60, responseBytesRead: 0, closedByPeer: true)
@@ -251,7 +251,7 @@ import Testing
         machine.connectionTook(reused: false)
         _ = machine.headArrived(status: 303, location: "/done", request: try Self.request(.post, "http://a.test/pay"), policy: .follow)
         _ = machine.responseEnded()
-        machine.startHop(method: .get, hasBody: false, replayableBody: true)
+        machine.startHop(idempotent: true, hasBody: false, replayableBody: true)
         let error = machine.ended(.cancelled(.caller, phase: .pool))
         #expect(error.mayHaveBeenProcessed)
     }
