@@ -34,6 +34,10 @@ package struct FieldRecords: Sendable {
     package private(set) var count = 0
     /// Which of the tracked fields the records hold.
     package private(set) var tracked: Tracked = []
+    /// Where the first record of each tracked field begins (by its bit's position; valid
+    /// where ``tracked`` has the bit): a question about one — the Content-Length every
+    /// response is asked for — starts there, not at the first record.
+    private var trackedAt = SIMD8<Int32>(repeating: 0)
 
     /// The fields the engine reads from every response, known by their names' lengths first.
     package struct Tracked: OptionSet, Sendable {
@@ -46,6 +50,11 @@ package struct FieldRecords: Sendable {
         package static let location = Tracked(rawValue: 1 << 3)
         package static let keepAlive = Tracked(rawValue: 1 << 4)
         package static let connection = Tracked(rawValue: 1 << 5)
+
+        /// Whether this is Transfer-Encoding alone (asked of every field a decoder closes: a
+        /// plain comparison, where `==` on the set would go through its generic witness and
+        /// the static value through its accessor).
+        @inlinable package var isTransferEncoding: Bool { self.rawValue == 1 << 2 }
 
         /// The name's lowercase spelling, for one tracked field ("" for none or several): the
         /// one table of them, for matching names as they arrive and for reading values.
@@ -70,7 +79,7 @@ package struct FieldRecords: Sendable {
         /// The tracked field `name` (in any case) is, or none.
         package init(name: UnsafeRawBufferPointer) {
             func named(_ field: Tracked) -> Tracked {
-                FieldRecords.matches(name, lowercased: field.lowercasedBytes) ? field : []
+                Self.spells(name, field.lowercasedBytes) ? field : []
             }
             switch name.count {
             case 8: self = named(.location)
@@ -81,6 +90,30 @@ package struct FieldRecords: Sendable {
             default: self = []
             }
         }
+
+        /// Whether `name` spells `lower` (a tracked name, 8 bytes or more, letters and '-') in
+        /// any case: compared eight bytes at a time — the first eight and the last eight,
+        /// which overlap — with each byte's case bit set. Exact for the names this is asked
+        /// of: no other byte becomes a lowercase letter so, and only CR becomes '-', which a
+        /// field name never holds (a head with a bare CR is refused).
+        @inline(__always)
+        private static func spells(_ name: UnsafeRawBufferPointer, _ lower: UnsafeRawBufferPointer) -> Bool {
+            let count = lower.count
+            guard name.count == count, count >= 8 else { return false }
+            let caseBits: UInt64 = 0x2020_2020_2020_2020
+            return name.loadUnaligned(as: UInt64.self) | caseBits == lower.loadUnaligned(as: UInt64.self)
+                && name.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self) | caseBits
+                    == lower.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+        }
+    }
+
+    /// Notes `field` (at most one tracked field: a name is one of them or none), whose record
+    /// begins at `record`.
+    @inline(__always)
+    private mutating func note(_ field: Tracked, at record: Int) {
+        guard field.rawValue != 0, !self.tracked.contains(field) else { return }
+        self.trackedAt[field.rawValue.trailingZeroBitCount] = Int32(truncatingIfNeeded: record)
+        self.tracked.formUnion(field)
     }
 
     /// Where the field being written began, while one is.
@@ -141,6 +174,7 @@ package struct FieldRecords: Sendable {
         copy.byteCount = self.byteCount
         copy.count = self.count
         copy.tracked = self.tracked
+        copy.trackedAt = self.trackedAt
         return copy
     }
 
@@ -213,16 +247,18 @@ package struct FieldRecords: Sendable {
     /// is (a parser checks both here, with no second pass over the name).
     @discardableResult
     package mutating func closeField() -> ClosedName {
+        let record = self.openRecord ?? self.byteCount
         let closed = self.closeOpenField { ClosedName(name: $0) }
-        self.tracked.formUnion(closed.tracked)
+        self.note(closed.tracked, at: record)
         return closed
     }
 
     /// Ends the current field as ``closeField()`` does, its name taken as sent, unchecked
     /// (the load generator's scripted runs), only noted if it is a tracked one.
     package mutating func closeParsedField() {
+        let record = self.openRecord ?? self.byteCount
         let tracked = self.closeOpenField { Tracked(name: $0) }
-        self.tracked.formUnion(tracked)
+        self.note(tracked, at: record)
     }
 
     /// Writes the open field's lengths, its value's trailing whitespace dropped, and returns
@@ -249,9 +285,10 @@ package struct FieldRecords: Sendable {
     /// Adds a whole field, its name and value given whole: one write, and what
     /// ``closeField()`` would say of it (the value's trailing whitespace dropped too).
     package mutating func appendField(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> ClosedName {
+        let record = self.byteCount
         self.write(name: name, value: value)
         let closed = ClosedName(name: name)
-        self.tracked.formUnion(closed.tracked)
+        self.note(closed.tracked, at: record)
         return closed
     }
 
@@ -259,8 +296,9 @@ package struct FieldRecords: Sendable {
     /// unchecked — for a reader that asks nothing of names but to find them (the load
     /// generator's scripted runs).
     package mutating func appendParsedField(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        let record = self.byteCount
         self.write(name: name, value: value)
-        self.tracked.formUnion(Tracked(name: name))
+        self.note(Tracked(name: name), at: record)
     }
 
     private mutating func write(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
@@ -338,7 +376,27 @@ package struct FieldRecords: Sendable {
     private func forEachValue(of field: Tracked, _ body: (UnsafeRawBufferPointer) -> Bool) {
         // One field only: no set of several (or none) has one spelling.
         guard field.rawValue.nonzeroBitCount == 1, self.tracked.contains(field) else { return }
-        self.forEachValue(lowercased: field.lowercasedBytes, body)
+        let name = field.lowercasedBytes
+        // From its first record on: the records before it are other fields.
+        self.forEachRecord(from: Int(self.trackedAt[field.rawValue.trailingZeroBitCount])) { fieldName, value in
+            Self.matches(fieldName, lowercased: name) ? body(value) : true
+        }
+    }
+
+    /// ``forEach(_:)`` from the record that begins at `start`.
+    private func forEachRecord(from start: Int, _ body: (_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool) {
+        self.storage.withUnsafeBytes { raw in
+            var offset = start
+            while offset < self.byteCount {
+                let nameLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+                let valueLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)))
+                let nameStart = offset + Self.recordHeaderSize
+                let name = UnsafeRawBufferPointer(rebasing: raw[nameStart..<nameStart + nameLength])
+                let value = UnsafeRawBufferPointer(rebasing: raw[nameStart + nameLength..<nameStart + nameLength + valueLength])
+                offset = nameStart + nameLength + valueLength
+                guard body(name, value) else { return }
+            }
+        }
     }
 
     private func forEachValue(lowercased name: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Bool) {
@@ -422,12 +480,7 @@ package struct FieldRecords: Sendable {
 
     /// The first value of a tracked field; nil for a set of several (`[.keepAlive, .location]`).
     package func firstValue(ofTracked field: Tracked) -> String? {
-        var found: String? = nil
-        self.forEachValue(of: field) { value in
-            found = Self.string(value)
-            return false
-        }
-        return found
+        self.withFirstValue(ofTracked: field) { Self.string($0) }
     }
 
     /// The first value of `name` read as a decimal number (digits only, as RFC 9110 writes a
@@ -444,12 +497,20 @@ package struct FieldRecords: Sendable {
 
     /// ``firstNumber(for:)`` of a tracked field (Content-Length, say).
     package func firstNumber(ofTracked field: Tracked) -> Int? {
-        var found: Int? = nil
-        self.forEachValue(of: field) { value in
-            found = Self.number(value)
-            return false
+        self.withFirstValue(ofTracked: field) { Self.number($0) } ?? nil
+    }
+
+    /// Calls `body` with the first value of a tracked field, read straight from its record
+    /// (``trackedAt``); nil when the field did not come, or `field` is not one field.
+    private func withFirstValue<Result>(ofTracked field: Tracked, _ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
+        guard field.rawValue.nonzeroBitCount == 1, self.tracked.contains(field) else { return nil }
+        let record = Int(self.trackedAt[field.rawValue.trailingZeroBitCount])
+        return self.storage.withUnsafeBytes { raw in
+            let nameLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: record, as: UInt32.self)))
+            let valueLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: record + 4, as: UInt32.self)))
+            let valueStart = record + Self.recordHeaderSize + nameLength
+            return body(UnsafeRawBufferPointer(rebasing: raw[valueStart..<valueStart + valueLength]))
         }
-        return found
     }
 
     /// `value` as a decimal number: digits only, fitting an `Int`; else nil.
@@ -457,9 +518,15 @@ package struct FieldRecords: Sendable {
         guard !value.isEmpty else { return nil }
         var number = 0
         for byte in value {
-            guard byte >= 0x30, byte <= 0x39 else { return nil }
+            let digit = byte &- 0x30
+            guard digit < 10 else { return nil }
+            // Below this, ten times it plus a digit still fits (and most lengths are far below).
+            if number < Int.max / 10 - 1 {
+                number = number &* 10 &+ Int(digit)
+                continue
+            }
             let (times10, overflow) = number.multipliedReportingOverflow(by: 10)
-            let (sum, overflow2) = times10.addingReportingOverflow(Int(byte &- 0x30))
+            let (sum, overflow2) = times10.addingReportingOverflow(Int(digit))
             if overflow || overflow2 { return nil }
             number = sum
         }

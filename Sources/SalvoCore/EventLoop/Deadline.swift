@@ -24,8 +24,13 @@ public struct Deadline: Comparable, Hashable, Sendable {
 
     /// This deadline moved later by `duration` (saturating; negative durations count as zero).
     public static func + (lhs: Deadline, rhs: Duration) -> Deadline {
-        let ns = rhs.nanosecondsClamped
-        let (sum, overflow) = lhs.nanoseconds.addingReportingOverflow(ns)
+        lhs.adding(nanoseconds: rhs.nanosecondsClamped)
+    }
+
+    /// This deadline moved later by `nanoseconds` (saturating).
+    @inline(__always)
+    func adding(nanoseconds: UInt64) -> Deadline {
+        let (sum, overflow) = self.nanoseconds.addingReportingOverflow(nanoseconds)
         return overflow ? .distantFuture : Deadline(nanoseconds: sum)
     }
 
@@ -42,6 +47,10 @@ extension Duration {
         // and this runs for every deadline a request sets.
         let attoseconds = self.attoseconds
         if attoseconds <= 0 { return 0 }
+        if let small = Int64(exactly: attoseconds) {
+            // Under about 9 s (most timeouts): a 64-bit division, not a 128-bit one.
+            return UInt64(small / 1_000_000_000)
+        }
         let nanoseconds = attoseconds / 1_000_000_000
         return nanoseconds > Int128(UInt64.max) ? .max : UInt64(nanoseconds)
     }

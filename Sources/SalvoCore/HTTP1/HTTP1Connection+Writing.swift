@@ -57,8 +57,10 @@ extension HTTP1Connection {
     }
 }
 
-/// What a connection keeps of the exchange it carries now: replaced whole when a request
-/// starts on it (and when it ends), never reset field by field.
+/// What a connection keeps of the exchange it carries now: started afresh when a request
+/// starts on it (``begin(writer:mustClose:)``) and when it ends (``end()``), every field
+/// at once — in place, and the fields that hold references only when they hold one (storing
+/// nil over nil still runs their destruction), which a whole new value would not do.
 struct Exchange {
     /// The request going out: how far it got, and its streamed body's producer.
     var writer = RequestWriter()
@@ -87,10 +89,31 @@ struct Exchange {
     @inline(__always)
     init() {}
 
-    // Inlined so that a new exchange is made in the connection's storage, not copied there.
+    /// A request starts: every field as a new exchange has it, but the writer and `mustClose`.
     @inline(__always)
-    init(writer: RequestWriter, mustClose: Bool) {
+    mutating func begin(writer: RequestWriter, mustClose: Bool) {
+        self.clear(mustClose: mustClose)
         self.writer = writer
+    }
+
+    /// The exchange is over: every field as a new exchange has it.
+    @inline(__always)
+    mutating func end() {
+        self.clear(mustClose: false)
+        self.writer = RequestWriter()
+    }
+
+    /// Every field but the writer as a new exchange has it (keep in step with the fields above).
+    @inline(__always)
+    private mutating func clear(mustClose: Bool) {
+        self.readPaused = false
         self.mustClose = mustClose
+        if self.ownerError != nil { self.ownerError = nil }
+        if self.pendingEnd != nil { self.pendingEnd = nil }
+        if self.trailers != nil { self.trailers = nil }
+        self.continueArrived = false
+        self.sendFailure = 0
+        self.producerEndDeadline = nil
+        self.writeBlockedSince = nil
     }
 }

@@ -68,7 +68,12 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, E
     private let idleTimeout: Duration
     /// How long the server said it keeps an idle connection (`Keep-Alive: timeout=N`), less
     /// a margin: the connection is retired before the server would drop it under a request.
-    @exclusivity(unchecked) var serverIdleLimit: Duration?
+    @exclusivity(unchecked) var serverIdleLimit: Duration? {
+        didSet { self.idleLimit = Self.nanoseconds(of: self.serverIdleLimit.map { Swift.min($0, self.idleTimeout) } ?? self.idleTimeout) }
+    }
+    /// How long the connection may stay idle — the smaller of the two above — in nanoseconds:
+    /// read at every event of an idle connection, converted once.
+    @exclusivity(unchecked) private var idleLimit: UInt64
     /// The one timer this connection relies on, armed for its earliest deadline.
     @exclusivity(unchecked) private var timer = ArmedTimer()
     /// Maintained by the pool: whether a request holds this connection (or is about to).
@@ -99,6 +104,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, E
         self.loop = loop
         self.pool = pool
         self.idleTimeout = idleTimeout
+        self.idleLimit = Self.nanoseconds(of: idleTimeout)
         let now = loop.refreshNow()
         self.lastActivity = now
         self.setup = ConnectionSetup(createdAt: now)
@@ -245,7 +251,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, E
     /// pipelined one got), and the decoder ready for its response.
     func takeOn(_ owner: RequestOwner, writer: RequestWriter) {
         self.owner = owner
-        self.exchange = Exchange(writer: writer, mustClose: owner.closeAfter)
+        self.exchange.begin(writer: writer, mustClose: owner.closeAfter)
         self.decoder.prepareForNextResponse(expectNoBody: owner.isHead, capturingHeads: owner.headObserver != nil)
         self.lastActivity = self.loop.now
     }
@@ -289,6 +295,8 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, E
 
     // MARK: Timers
 
+    private static func nanoseconds(of duration: Duration) -> UInt64 { duration.nanosecondsClamped }
+
     /// What the connection waits for now, and until when: a function of its state alone.
     var deadlines: ConnectionDeadlines {
         switch self.life {
@@ -296,8 +304,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, E
             return ConnectionDeadlines(connect: self.connector.wakeUp)
         case .open:
             guard let owner = self.owner else {
-                let idle = self.serverIdleLimit.map { Swift.min($0, self.idleTimeout) } ?? self.idleTimeout
-                return self.machine.isIdle ? ConnectionDeadlines(idle: self.lastActivity + idle) : .none
+                return self.machine.isIdle ? ConnectionDeadlines(idle: self.lastActivity.adding(nanoseconds: self.idleLimit)) : .none
             }
             let total = self.line.isEmpty ? owner.deadline : min(owner.deadline, self.lineDeadline)
             var deadlines = ConnectionDeadlines(total: total, producerEnd: self.exchange.producerEndDeadline,
@@ -452,7 +459,7 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, E
             if !self.socket.isRegistered || !self.socket.drainedByShortRead { mustClose = true }
             self.socket.setInterest(.read, on: self.loop)
         }
-        self.exchange = Exchange()
+        self.exchange.end()
         if let tls = self.socket.tls, self.machine.requestsServed == 1, let resumption = tls.resumption() {
             // After the first response a TLS 1.3 server has sent its ticket: keep it for
             // the next connection to this host.

@@ -82,7 +82,7 @@ extension ResponseDecoder {
             self.failure = TransportError(.invalidResponse, phase: .readHead, detail: "invalid header field name")
             return Self.userError
         }
-        if !self.inTrailers, closed.tracked == .transferEncoding { self.sawTransferEncoding = true }
+        if !self.inTrailers, closed.tracked.isTransferEncoding { self.sawTransferEncoding = true }
         return Self.proceed
     }
 

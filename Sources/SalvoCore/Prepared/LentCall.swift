@@ -8,31 +8,34 @@
 /// methods, reached by the engine through a protocol, run unspecialized and look the
 /// handler's result types up at run time — four lookups in the runtime's cache per call,
 /// about 5% of a call's CPU when measured. The typed work (the handler, its result, the
-/// caller's continuation or completion) is its subclass ``LentCall``'s, reached through
-/// functions made where ``PreparedCall/send(_:fields:body:handler:)`` is inlined: where the
-/// handler's type is known there (the usual case), they are specialized and capture nothing,
-/// so making them allocates nothing; called from code generic over the result, they carry
-/// its type instead.
+/// caller's completion) is its subclass ``LentCall``'s, reached through functions made where
+/// ``PreparedCall/send(_:fields:body:handler:)`` is inlined: where the handler's type is known
+/// there (the usual case), they are specialized and capture nothing, so making them
+/// allocates nothing; called from code generic over the result, they carry its type instead.
+///
+/// An awaiting caller waits on a continuation of no value: the result waits in the call
+/// (``LentCall``'s room) and the caller's own, specialized code takes it once resumed — so
+/// the continuation, the resumption and this class's fields are the same whatever the
+/// result's type.
 ///
 /// @unchecked Sendable: set up on the caller's thread before the request starts, then
-/// touched only on the request's loop thread, by its owner, and (its result held) by the job
-/// that resumes its caller, once, after the loop let go of it.
+/// touched only on the request's loop thread, by its owner, and (its result held) by the
+/// caller it resumes, once, after the loop let go of it.
 @usableFromInline
 class LentSink: EndOfTurnWork, @unchecked Sendable {
     /// What hears how the call ended, for a client with an observer; set before it starts.
     @exclusivity(unchecked) var observation: (any RequestObservation)?
     /// For an awaiting caller: how it is resumed, once its result is held.
     @exclusivity(unchecked) var resumption = CallerResumption()
+    /// An awaiting caller, until it is resumed.
+    @usableFromInline @exclusivity(unchecked) var waiting: UnsafeContinuation<Void, Never>?
     private let finishing: (LentSink, borrowing LentResponse) -> Void
     private let failing: (LentSink, TransportError) -> Void
-    private let resuming: (LentSink) -> Void
 
     @usableFromInline
-    init(finishing: @escaping (LentSink, borrowing LentResponse) -> Void, failing: @escaping (LentSink, TransportError) -> Void,
-         resuming: @escaping (LentSink) -> Void) {
+    init(finishing: @escaping (LentSink, borrowing LentResponse) -> Void, failing: @escaping (LentSink, TransportError) -> Void) {
         self.finishing = finishing
         self.failing = failing
-        self.resuming = resuming
     }
 
     /// The response ended: the handler runs on it, the observer hears of it, its result goes
@@ -53,6 +56,14 @@ class LentSink: EndOfTurnWork, @unchecked Sendable {
         self.failing(self, error)
     }
 
+    /// Where the result goes, for an awaiting caller: set before the request starts, on the
+    /// caller's executor (`isolation`: its actor, if any).
+    @usableFromInline
+    func deliver(to continuation: UnsafeContinuation<Void, Never>, isolation: (any Actor)?) {
+        self.waiting = continuation
+        self.resumption = CallerResumption(isolation: isolation)
+    }
+
     /// An awaiting caller's result is held: it is resumed with the others of this turn of the loop.
     @usableFromInline
     func resumeAtEndOfTurn() {
@@ -63,38 +74,49 @@ class LentSink: EndOfTurnWork, @unchecked Sendable {
         self.resumption.resume(.lent(self))
     }
 
-    /// Resumes the awaiting caller with the held result (after the loop let go of the call).
+    /// Resumes the awaiting caller, whose result is held (after the loop let go of the call).
     func resumeCaller() {
-        self.resuming(self)
+        self.waiting.take()?.resume()
     }
 }
 
 /// One prepared call's handler, where its result goes, and the result while it waits for
 /// its caller to be resumed. Made, and its typed work specialized, where `send` is called.
+///
+/// Its stored properties do not depend on `Value`'s layout: the class's deinitializer runs
+/// unspecialized whatever `send` was specialized for, and a field of a type made from `Value`
+/// would have it look that type up in the runtime's cache on every call. The result waits in
+/// a few words of room (``room``), or, when larger, boxed as `Any`.
 @usableFromInline
 final class LentCall<Value: Sendable>: LentSink, @unchecked Sendable {
-    @usableFromInline
-    enum Target {
-        case none
-        case continuation(UnsafeContinuation<Result<Value, any Error>, Never>)
-        case completion(@Sendable (Result<Value, any Error>) -> Void)
-    }
+    @usableFromInline typealias Outcome = Result<Value, any Error>
 
     @usableFromInline let handler: @Sendable (borrowing LentResponse) throws -> Value
-    @usableFromInline @exclusivity(unchecked) var target: Target
-    /// The result while it waits for its caller, a `Result<Value, any Error>` held as `Any`:
-    /// a field of a type made from `Value` would have the class's deinitializer — which runs
-    /// unspecialized — look that type up in the runtime's cache on every call (the deinit is
-    /// the class's, whatever `send` was specialized for). `Any` carries its own type.
-    @usableFromInline @exclusivity(unchecked) var held: Any?
+    /// A completion-handler caller's completion (nil for an awaiting caller).
+    @usableFromInline @exclusivity(unchecked) var completion: (@Sendable (Outcome) -> Void)?
+    /// An awaiting caller's result, in place when it fits (``fitsInRoom``), until it is taken.
+    @usableFromInline @exclusivity(unchecked) var room: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
+    /// An awaiting caller's result too large for the room.
+    @usableFromInline @exclusivity(unchecked) var boxed: Any?
+    /// Whether the room holds a result not taken yet.
+    @usableFromInline @exclusivity(unchecked) var holds = false
+    /// Destroys a result left in the room (typed where the call was made; nothing captured).
+    @usableFromInline @exclusivity(unchecked) var discard: ((LentCall<Value>) -> Void)?
 
     @inlinable
-    init(handler: @escaping @Sendable (borrowing LentResponse) throws -> Value, target: Target) {
+    static var fitsInRoom: Bool {
+        MemoryLayout<Outcome>.size <= MemoryLayout<(UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)>.size
+            && MemoryLayout<Outcome>.alignment <= MemoryLayout<UInt64>.alignment
+    }
+
+    @inlinable
+    init(handler: @escaping @Sendable (borrowing LentResponse) throws -> Value,
+         completion: (@Sendable (Outcome) -> Void)?) {
         self.handler = handler
-        self.target = target
+        self.completion = completion
         super.init(finishing: { sink, response in
             let call = unsafeDowncast(sink, to: LentCall<Value>.self)
-            let result: Result<Value, any Error>
+            let result: Outcome
             do {
                 result = .success(try call.handler(response))
             } catch {
@@ -104,53 +126,46 @@ final class LentCall<Value: Sendable>: LentSink, @unchecked Sendable {
             call.hand(result)
         }, failing: { sink, error in
             unsafeDowncast(sink, to: LentCall<Value>.self).hand(.failure(error))
-        }, resuming: { sink in
-            let call = unsafeDowncast(sink, to: LentCall<Value>.self)
-            guard case .continuation(let continuation) = call.target, let held = call.held.take() else { return }
-            call.target = .none
-            // Held by `hand` as exactly this type.
-            continuation.resume(returning: held as! Result<Value, any Error>)
         })
     }
 
     /// For an awaiting caller, whose continuation is given before the request starts.
     @inlinable
     convenience init(handler: @escaping @Sendable (borrowing LentResponse) throws -> Value) {
-        self.init(handler: handler, target: .none)
+        self.init(handler: handler, completion: nil)
+    }
+
+    deinit {
+        if self.holds { self.discard?(self) }
     }
 
     @inlinable
-    convenience init(handler: @escaping @Sendable (borrowing LentResponse) throws -> Value,
-                     completion: @escaping @Sendable (Result<Value, any Error>) -> Void) {
-        self.init(handler: handler, target: .completion(completion))
-    }
-
-    /// Where the result goes, for an awaiting caller: set before the request starts, on the
-    /// caller's executor (`isolation`: its actor, if any).
-    @inlinable
-    func deliver(to continuation: UnsafeContinuation<Result<Value, any Error>, Never>, isolation: (any Actor)?) {
-        self.target = .continuation(continuation)
-        self.setResumption(isolation: isolation)
-    }
-
-    @inlinable
-    func hand(_ result: Result<Value, any Error>) {
-        switch self.target {
-        case .continuation:
-            self.held = result
-            self.resumeAtEndOfTurn()
-        case .completion(let completion):
-            self.target = .none
+    func hand(_ result: Outcome) {
+        if let completion = self.completion.take() {
             completion(result)
-        case .none:
-            break
+            return
         }
+        guard self.waiting != nil else { return }
+        if Self.fitsInRoom {
+            _ = withUnsafeMutableBytes(of: &self.room) { $0.baseAddress!.initializeMemory(as: Outcome.self, to: result) }
+            self.holds = true
+            self.discard = { call in
+                _ = withUnsafeMutableBytes(of: &call.room) { $0.baseAddress!.assumingMemoryBound(to: Outcome.self).move() }
+            }
+        } else {
+            self.boxed = result
+        }
+        self.resumeAtEndOfTurn()
     }
-}
 
-extension LentSink {
-    @usableFromInline
-    func setResumption(isolation: (any Actor)?) {
-        self.resumption = CallerResumption(isolation: isolation)
+    /// The held result, for the awaiting caller once it is resumed; taken once.
+    @inlinable
+    func takeResult() -> Outcome {
+        if self.holds {
+            self.holds = false
+            return withUnsafeMutableBytes(of: &self.room) { $0.baseAddress!.assumingMemoryBound(to: Outcome.self).move() }
+        }
+        // Boxed by `hand` as exactly this type (a result too large for the room).
+        return self.boxed.take() as! Outcome
     }
 }

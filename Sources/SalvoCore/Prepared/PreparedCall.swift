@@ -119,18 +119,20 @@ public final class PreparedCall: Sendable {
     ) async throws -> Value {
         // Inlinable, as the completion form below: specialized where it is called, the call's
         // generic `LentCall<Value>` is made without looking its type up at run time per call.
+        // (`HTTPFields()` for no fields, not `[:]`: the literal allocates.)
         let call = LentCall(handler: handler)
         let started = try self.makeCall(parameters, fields: fields, body: body, sink: call)
         let isolation = #isolation
-        let result = await withTaskCancellationHandler {
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<Value, any Error>, Never>) in
+        await withTaskCancellationHandler {
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
                 call.deliver(to: continuation, isolation: isolation)
                 started.start()
             }
         } onCancel: {
             started.cancel()
         }
-        return try result.get()
+        // Resumed once the result is held: taken here, where its type is known.
+        return try call.takeResult().get()
     }
 
     /// Sends one call; `completion` gets what `handler` made of its response, or the error,
@@ -193,27 +195,36 @@ public final class PreparedCall: Sendable {
             sink.observation = observation
             prepared = full
         } else {
-            // Made from its parts: a copy of the prepared request, then each part replaced,
-            // would count every reference it holds twice.
             let head = try self.head.head(parameters: parameters, fields: fields, bodyLength: body.count)
             let now = Deadline.now()
-            let headTimeout = self.prepared.headTimeout
+            let deadline = self.totalLimit.map { now + $0 } ?? .distantFuture
+            let headDeadline = self.prepared.headTimeout.map { now + $0 } ?? .distantFuture
+            if let loop = EventLoop.current, let owner = self.recycled(on: loop) {
+                // Called on a loop of the client's: an earlier call's owner serves it, there.
+                owner.restart(head: head, body: body, startedAt: now, deadline: deadline, headDeadline: headDeadline,
+                              delivery: sink, maxBodySize: self.maxBodySize)
+                return (owner, loop)
+            }
+            // Made from its parts: a copy of the prepared request, then each part replaced,
+            // would count every reference it holds twice.
             prepared = PreparedRequest(shape: self.prepared.shape, head: head, body: body, stream: nil,
-                                       deadline: self.totalLimit.map { now + $0 } ?? .distantFuture, startedAt: now,
-                                       headDeadline: headTimeout.map { now + $0 } ?? .distantFuture,
-                                       headTimeout: headTimeout, requestBody: nil)
+                                       deadline: deadline, startedAt: now, headDeadline: headDeadline,
+                                       headTimeout: self.prepared.headTimeout, requestBody: nil)
         }
         let loop = self.client.place(&prepared)
-        let recycler = self.recyclers[loop.index]
-        if loop.inEventLoop, let owner = recycler.take() {
-            // Called on the loop the call runs on: an earlier call's owner serves it.
-            owner.restart(consume prepared, delivery: sink, maxBodySize: self.maxBodySize)
-            return (owner, loop)
-        }
         let owner = RequestOwner(consume prepared, client: self.client, loop: loop, delivery: .lent(sink),
                                  maxBodySize: self.maxBodySize)
-        owner.recycler = recycler
+        // Kept for later calls once this one is over (not with an observer: each call is then
+        // prepared in full, its own shape and all).
+        if !self.observed { owner.recycler = self.recyclers[loop.index] }
         return (owner, loop)
+    }
+
+    /// An earlier call's owner kept on `loop`, if `loop` is one of the client's (the one a call
+    /// made on its thread runs on) and has one.
+    private func recycled(on loop: EventLoop) -> RequestOwner? {
+        guard loop.index < self.recyclers.count, self.recyclers[loop.index].loop === loop else { return nil }
+        return self.recyclers[loop.index].take()
     }
 
     /// A call prepared in full, for a client whose observer sees (and may edit: a trace

@@ -25,6 +25,18 @@ struct Reception {
 
     /// More than this of a redirect's body is not read: its connection closes instead.
     static let maxSkippedBody = 1 << 20
+
+    /// As new, in place: the fields that hold references are cleared only when they hold one.
+    mutating func reset() {
+        self.headReceived = false
+        self.skippingBody = false
+        self.skippedBytes = 0
+        if self.decoder != nil { self.decoder = nil }
+        if self.decodedCoding != nil { self.decodedCoding = nil }
+        self.callerPaused = false
+        if self.deferredEnd != nil { self.deferredEnd = nil }
+        if self.unfollowedRedirect != nil { self.unfollowedRedirect = nil }
+    }
 }
 
 /// Clock readings (0 until known) and counters for a call's metrics: no allocation.
@@ -60,6 +72,28 @@ struct ExchangeMetrics {
     var carriedBytes = (sent: 0, received: 0)
 
     var hasChainRecord: Bool { !self.hops.isEmpty || !self.interim.isEmpty }
+
+    /// As new for a call made at `startedAt`, in place: the fields that hold references are
+    /// cleared only when they hold one (the endpoints are set anew when a connection takes the
+    /// request).
+    mutating func restart(startedAt: Deadline) {
+        self.startedAt = startedAt
+        self.runAt = Deadline(nanoseconds: 0)
+        self.firstByteAt = Deadline(nanoseconds: 0)
+        self.headAt = Deadline(nanoseconds: 0)
+        self.status = 0
+        self.bytesSent = 0
+        self.bytesReceived = 0
+        self.bodyBytesDelivered = 0
+        self.reusedConnection = false
+        self.connectionsOpened = 0
+        if self.connectionSetup != nil { self.connectionSetup = nil }
+        self.version = .http1_1
+        self.streamID = nil
+        self.concurrentRequests = 0
+        self.dropChainRecord()
+        self.carriedBytes = (0, 0)
+    }
 
     mutating func dropChainRecord() {
         if !self.hops.isEmpty { self.hops = [] }

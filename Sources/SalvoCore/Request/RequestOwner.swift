@@ -133,9 +133,13 @@ final class RequestOwner: @unchecked Sendable {
         self.place = Mutex(RemotePlace(pool: LoopBound(client.poolReference(on: loop), loop: loop)))
     }
 
-    /// Makes this owner, whose last call is over, the owner of a new prepared call: a
-    /// fresh request life in the same object (`OwnerRecycler`). On its loop's thread.
-    func restart(_ prepared: consuming PreparedRequest, delivery sink: LentSink, maxBodySize: Int) {
+    /// Makes this owner, whose last call is over, the owner of a new call of the same prepared
+    /// request (``OwnerRecycler``): a fresh request life in the same object, its shape kept.
+    /// Each part is set as a new owner has it, in place — what a finished call left behind is
+    /// cleared, and only that (a whole new value would destroy every field of the old one).
+    /// On its loop's thread.
+    func restart(head: [UInt8], body: [UInt8], startedAt: Deadline, deadline: Deadline, headDeadline: Deadline,
+                 delivery sink: LentSink, maxBodySize: Int) {
         self.generation &+= 1
         let generation = self.generation
         self.place.withLock { place in
@@ -143,22 +147,23 @@ final class RequestOwner: @unchecked Sendable {
             place.cancelled = false
             place.moving = false
         }
-        self.arrival = prepared.arrival.take()
-        self.isHead = prepared.shape.isHead
-        self.isIdempotent = prepared.shape.isIdempotent
-        self.machine = RequestStateMachine(idempotent: prepared.shape.isIdempotent, hasBody: prepared.requestBody != nil,
-                                           replayableBody: prepared.requestBody?.isReplayable ?? true)
+        // Made on the loop it runs on: no placement to tell.
+        if self.arrival != nil { self.arrival = nil }
+        self.prepared.head = head
+        self.prepared.body = body
+        self.prepared.startedAt = startedAt
+        self.prepared.deadline = deadline
+        self.prepared.headDeadline = headDeadline
+        self.machine.restart(idempotent: self.isIdempotent)
         self.placement = .none
         self.wait = PoolWait()
-        self.reception = Reception()
-        self.metrics = ExchangeMetrics()
-        self.metrics.startedAt = prepared.startedAt
+        self.reception.reset()
+        self.metrics.restart(startedAt: startedAt)
         self.delivery = .lent(sink)
-        self.collected.head = nil
+        if self.collected.head != nil { self.collected.head = nil }
         self.collected.maxBodySize = maxBodySize
-        self.heldResult = nil
-        self.callerResumption = CallerResumption()
-        self.prepared = consume prepared
+        if self.heldResult != nil { self.heldResult = nil }
+        // `callerResumption` is a collecting caller's: a prepared call's owner never sets it.
     }
 
     /// Tells placement the request reached the loop it was placed on (or never will); true

@@ -294,6 +294,17 @@ struct RequestStateMachine {
         self.state = .waiting
     }
 
+    /// A new call of the same request (a prepared call's owner serving its next call):
+    /// as a new machine, without a body.
+    mutating func restart(idempotent: Bool) {
+        if case .waiting = self.state {} else { self.state = .waiting }
+        self.attempt = AttemptRecord()
+        self.idempotent = idempotent
+        self.hasBody = false
+        self.replayableBody = true
+        if self.redirectRecord != nil { self.redirectRecord = nil }
+    }
+
     /// The call is over: what the redirects recorded (their URLs) is no longer needed.
     mutating func letGo() {
         if self.redirectRecord != nil { self.redirectRecord = nil }

@@ -179,8 +179,9 @@ import Testing
             $0.connections = 1
             $0.threads = 1
         })
-        // 15 without the machine's own delays; a busy machine makes fewer, never more.
-        #expect((3...16).contains(statistics.requests), "\(statistics.requests) calls in 0.6 s")
+        // 15 without the machine's own delays; a busy machine makes fewer (2 seen when the
+        // whole suite ran beside it), never more.
+        #expect((1...16).contains(statistics.requests), "\(statistics.requests) calls in 0.6 s")
     }
 
     /// At a constant rate each call goes out on schedule, as `salvo bench --rate` does.
