@@ -17,14 +17,16 @@ import Glibc
 /// With pipelining, up to `depth` requests are in flight; their send times wait in a ring.
 /// The request buffer holds `depth + 1` copies of the request back to back, so any run of
 /// up to `depth` requests starting at any offset within a copy is one contiguous write.
+/// Stored properties are `@exclusivity(unchecked)`, as the engine's loop-confined objects':
+/// one thread touches them, and no access spans a call that could reach them again.
 final class LoadConnection: Selectable, TimerTarget {
     enum State { case closed, connecting, open }
 
     unowned let worker: LoadWorker
-    private(set) var state: State = .closed
+    @exclusivity(unchecked) private(set) var state: State = .closed
     /// The engine's socket seam: plain or TLS, the same calls (see ``Socket``).
-    private var socket = Socket.none
-    private var connector: SocketConnector?
+    @exclusivity(unchecked) private var socket = Socket.none
+    @exclusivity(unchecked) private var connector: SocketConnector?
 
     let parser: UnsafeMutablePointer<llhttp_t>
     /// The parser's callbacks, and (a scripted run) those that also hand over a head's fields
@@ -33,32 +35,32 @@ final class LoadConnection: Selectable, TimerTarget {
     let fieldSettings: UnsafeMutablePointer<llhttp_settings_t>?
     /// Send times (ns) of the requests in flight, oldest first.
     let sendTimes: UnsafeMutablePointer<UInt64>
-    var ringStart = 0
-    var inFlight = 0
+    @exclusivity(unchecked) var ringStart = 0
+    @exclusivity(unchecked) var inFlight = 0
     /// Where the requests are written from: the worker's request buffer, or a scripted
     /// user's own (see `LoadConnection+Script.swift`).
-    var writeBase: UnsafeRawPointer
+    @exclusivity(unchecked) var writeBase: UnsafeRawPointer
     /// Bytes of the current write batch, as a range from `writeBase`.
-    var writeOffset = 0
-    var writeEnd = 0
+    @exclusivity(unchecked) var writeOffset = 0
+    @exclusivity(unchecked) var writeEnd = 0
     /// Whether a request already went over this connection (for the reuse count).
-    var carriedRequest = false
+    @exclusivity(unchecked) var carriedRequest = false
     /// Whether a response came over this connection (to take its TLS session once).
-    private var carriedResponse = false
+    @exclusivity(unchecked) private var carriedResponse = false
     /// Set by the parser callbacks during one read.
-    var status = 0
-    var mustReconnect = false
+    @exclusivity(unchecked) var status = 0
+    @exclusivity(unchecked) var mustReconnect = false
     /// The clock reading for the responses of the current read.
-    var readTime: UInt64 = 0
+    @exclusivity(unchecked) var readTime: UInt64 = 0
     /// Rate mode: when this connection's next request is due (ns); for a scripted user
     /// thinking between calls, when its next call may go.
-    var nextDue: UInt64 = 0
-    var waitingForDue = false
-    private var connectStarted: UInt64 = 0
+    @exclusivity(unchecked) var nextDue: UInt64 = 0
+    @exclusivity(unchecked) var waitingForDue = false
+    @exclusivity(unchecked) private var connectStarted: UInt64 = 0
     /// HTTP/2: the session, while the connection is open (see `LoadHTTP2Session`).
-    private(set) var http2: LoadHTTP2Session?
+    @exclusivity(unchecked) private(set) var http2: LoadHTTP2Session?
     /// HTTP/2: when a response last ended (streams end out of order: no ring of send times).
-    var lastProgress: UInt64 = 0
+    @exclusivity(unchecked) var lastProgress: UInt64 = 0
     /// A scripted run: this connection's virtual user, and what the parser keeps of the
     /// response in flight for its checks — its fields, its body (up to the run's limit) and
     /// the body's whole length.
@@ -67,24 +69,24 @@ final class LoadConnection: Selectable, TimerTarget {
     /// be checked for exclusive access each time.)
     let responseFields: UnsafeMutablePointer<FieldRecords>
     let responseBody: ScriptBuffer?
-    var responseBodyCount = 0
-    var keepsResponseBody = false
+    @exclusivity(unchecked) var responseBodyCount = 0
+    @exclusivity(unchecked) var keepsResponseBody = false
     /// The fields of the response in flight its user reads: only those are recorded.
-    var fieldSelection = FieldSelection.none
+    @exclusivity(unchecked) var fieldSelection = FieldSelection.none
     /// A scripted run reads each head in one pass once llhttp has accepted it: the current
     /// read's bytes, how many messages ended in it, whether the message being parsed began
     /// with it (its head is walked, not handed over in pieces), and what earlier reads held
     /// of a head that spans several.
-    var readStart: UnsafeRawPointer?
-    var readEnd: UnsafeRawPointer?
-    var messagesThisRead = 0
-    var walkingHead = false
+    @exclusivity(unchecked) var readStart: UnsafeRawPointer?
+    @exclusivity(unchecked) var readEnd: UnsafeRawPointer?
+    @exclusivity(unchecked) var messagesThisRead = 0
+    @exclusivity(unchecked) var walkingHead = false
     let headCarry: ScriptBuffer?
     /// Whether the request in flight is a HEAD (its response has no body).
-    var requestIsHead: Bool
+    @exclusivity(unchecked) var requestIsHead: Bool
     /// A scripted run over HTTP/2: the server refused the last call unprocessed
     /// (REFUSED_STREAM, or a GOAWAY below it), and it goes again as it was built.
-    var resendsCall = false
+    @exclusivity(unchecked) var resendsCall = false
 
     init(worker: LoadWorker, settings: UnsafeMutablePointer<llhttp_settings_t>, script: VirtualUser? = nil) {
         self.worker = worker

@@ -7,6 +7,8 @@ import Glibc
 
 /// The part of a load run on one event loop: its connections, its share of the request
 /// budget, its statistics. Loop-confined; it reports to the generator once, at the end.
+/// Stored properties are `@exclusivity(unchecked)`, as the engine's loop-confined objects':
+/// one thread touches them, and no access spans a call that could reach them again.
 final class LoadWorker: TimerTarget {
     private enum TimerToken: UInt64 { case tick = 1, stop, retry }
 
@@ -22,7 +24,7 @@ final class LoadWorker: TimerTarget {
     let settings: UnsafeMutablePointer<llhttp_settings_t>
     /// A scripted run: `settings` with the callbacks that hand over a head's fields piece by
     /// piece, for the responses whose head cannot be walked whole (see `LoadConnection+Script.swift`).
-    private(set) var fieldSettings: UnsafeMutablePointer<llhttp_settings_t>?
+    @exclusivity(unchecked) private(set) var fieldSettings: UnsafeMutablePointer<llhttp_settings_t>?
     let timeoutNanoseconds: UInt64
     let connectTimeoutNanoseconds: UInt64
     /// Rate mode: nanoseconds between two requests of one connection.
@@ -34,7 +36,7 @@ final class LoadWorker: TimerTarget {
     /// The proxy `address` is of, if the load goes through one.
     let proxy: HTTPProxy?
     let resumeSessions: Bool
-    var resumption: TLSResumption?
+    @exclusivity(unchecked) var resumption: TLSResumption?
     /// HTTP/2: the request's header list (nil: the run speaks HTTP/1.1), and its body.
     let http2: HTTP2HeaderBlock?
     let body: [UInt8]
@@ -44,15 +46,15 @@ final class LoadWorker: TimerTarget {
     /// The most bytes of a response body a scripted user keeps.
     let bodyLimit: Int
 
-    var statistics = LoadStatistics()
-    private var statusCounts = [Int](repeating: 0, count: 1000)
-    private var connections: [LoadConnection] = []
-    private var budget: Int?
-    private var stopping = false
-    private var started: UInt64 = 0
+    @exclusivity(unchecked) var statistics = LoadStatistics()
+    @exclusivity(unchecked) private var statusCounts = [Int](repeating: 0, count: 1000)
+    @exclusivity(unchecked) private var connections: [LoadConnection] = []
+    @exclusivity(unchecked) private var budget: Int?
+    @exclusivity(unchecked) private var stopping = false
+    @exclusivity(unchecked) private var started: UInt64 = 0
     private let duration: Duration
-    private var pendingRetries: [LoadConnection] = []
-    private var retryArmed = false
+    @exclusivity(unchecked) private var pendingRetries: [LoadConnection] = []
+    @exclusivity(unchecked) private var retryArmed = false
     private let completion: @Sendable (LoadStatistics) -> Void
 
     init(loop: EventLoop, address: SocketAddress, request: [UInt8], configuration: LoadConfiguration,
@@ -169,7 +171,7 @@ final class LoadWorker: TimerTarget {
         self.connectionsStarted += 1
         return UInt64(Double(interval) * Double(index) / Double(max(1, self.connections.count)))
     }
-    private var connectionsStarted = 0
+    @exclusivity(unchecked) private var connectionsStarted = 0
 
     @inline(__always)
     func record(status: Int, latencyNanoseconds: UInt64) {
@@ -184,13 +186,13 @@ final class LoadWorker: TimerTarget {
         }
     }
 
-    private var finishQueued = false
+    @exclusivity(unchecked) private var finishQueued = false
     /// For ``isStalled(now:)``: the responses counted when progress was last seen, and when.
-    private var answeredAtLastProgress = 0
+    @exclusivity(unchecked) private var answeredAtLastProgress = 0
     /// The longest wait a connection may make before a call on purpose: a constant rate's
     /// interval, or a scripted user's longest think time (ns).
-    private var longestPause: UInt64 = 0
-    private var lastProgress: UInt64 = 0
+    @exclusivity(unchecked) private var longestPause: UInt64 = 0
+    @exclusivity(unchecked) private var lastProgress: UInt64 = 0
 
     /// Finishes after the current parser callback returns (it is inside llhttp_execute).
     private func finishSoon() {

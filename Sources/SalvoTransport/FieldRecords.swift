@@ -1,4 +1,7 @@
 import HTTPTypes
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Header fields kept as the bytes they arrived in, one record after another: the name's
 /// length and the value's (4 bytes each, little-endian), then the name, then the value.
@@ -346,16 +349,41 @@ package struct FieldRecords: Sendable {
         }
     }
 
-    /// Whether `bytes` spell the `lowercased` name, in any case.
+    /// Whether `bytes` spell the `lowercased` name, in any case: eight bytes at a time (the
+    /// last eight overlapping the ones before), byte by byte for a name shorter than that.
     @inlinable
     package static func matches(_ bytes: UnsafeRawBufferPointer, lowercased lower: UnsafeRawBufferPointer) -> Bool {
-        guard lower.count == bytes.count else { return false }
-        for index in 0..<lower.count {
-            var byte = bytes[index]
-            if byte &- 0x41 < 26 { byte |= 0x20 }
-            if byte != lower[index] { return false }
+        let count = lower.count
+        guard count == bytes.count else { return false }
+        guard count >= 8 else {
+            for index in 0..<count {
+                var byte = bytes[index]
+                if byte &- 0x41 < 26 { byte |= 0x20 }
+                if byte != lower[index] { return false }
+            }
+            return true
         }
-        return true
+        var offset = 0
+        while true {
+            let word = bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            guard let folded = Self.lowercased(word),
+                  folded == lower.loadUnaligned(fromByteOffset: offset, as: UInt64.self) else { return false }
+            if offset == count - 8 { return true }
+            offset = Swift.min(offset + 8, count - 8)
+        }
+    }
+
+    /// `word`'s eight bytes with their ASCII capitals made small (exactly: nothing else
+    /// changes), or nil when a byte is not ASCII. A byte's high bit marks it a capital — it
+    /// lies in 0x41...0x5A — and, shifted down, is the case bit that makes it small; adding to
+    /// a byte below 0x80 never carries into the next.
+    @inlinable
+    static func lowercased(_ word: UInt64) -> UInt64? {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        guard word & high == 0 else { return nil }
+        let capital = (word &+ (0x80 - 0x41) &* ones) & ~(word &+ (0x80 - 0x5B) &* ones) & high
+        return word | capital &>> 2
     }
 
     /// Calls `body` with each value of a field named `name`, in order, until it returns false.
@@ -458,16 +486,28 @@ package struct FieldRecords: Sendable {
     /// Whether the first value of the field named `name` (its lowercase bytes) passes
     /// `test`; false when the field did not come.
     package func firstValue(lowercased name: UnsafeRawBufferPointer, passes test: ValueTest) -> Bool {
-        var passed = false
-        self.forEachValue(lowercased: name) { value in
-            switch test {
-            case .any: passed = true
-            case .equals(let expected): passed = value.count == expected.count && value.elementsEqual(expected)
-            case .contains(let text): passed = value.containsBytes(text)
+        // A plain walk of the records, no closure: asked of every response of a scripted run.
+        self.storage.withUnsafeBytes { raw in
+            var offset = 0
+            for _ in 0..<self.count {
+                let nameLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+                let valueLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)))
+                let nameStart = offset + Self.recordHeaderSize
+                let valueStart = nameStart + nameLength
+                offset = valueStart + valueLength
+                guard nameLength == name.count,
+                      Self.matches(UnsafeRawBufferPointer(rebasing: raw[nameStart..<valueStart]), lowercased: name) else { continue }
+                let value = UnsafeRawBufferPointer(rebasing: raw[valueStart..<offset])
+                switch test {
+                case .any: return true
+                case .equals(let expected):
+                    guard value.count == expected.count else { return false }
+                    return value.count == 0 || memcmp(value.baseAddress!, expected.baseAddress!, value.count) == 0
+                case .contains(let text): return value.containsBytes(text)
+                }
             }
             return false
         }
-        return passed
     }
 
     /// ``firstValue(lowercased:passes:)`` of the records at `records`, read where they are:

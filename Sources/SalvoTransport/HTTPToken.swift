@@ -21,10 +21,41 @@ package enum HTTPToken {
     /// Whether `bytes` are a token: at least one byte, each a tchar.
     @inline(__always)
     package static func isToken(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard !bytes.isEmpty else { return false }
-        // No branch per byte: every response's field names go through here.
+        let count = bytes.count
+        guard count > 0 else { return false }
+        // Every response's field names go through here. Eight bytes at a time while they are
+        // letters, digits and '-' (as nearly every name's are) — the last eight overlapping
+        // the ones before — and byte by byte, without a branch per byte, from where a word
+        // holds anything else (or for a name shorter than a word).
+        var start = 0
+        if count >= 8 {
+            while start + 8 <= count, Self.lettersDigitsOrDash(bytes.loadUnaligned(fromByteOffset: start, as: UInt64.self)) {
+                start += 8
+            }
+            if start == count || (start + 8 > count && Self.lettersDigitsOrDash(bytes.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self))) {
+                return true
+            }
+        }
         var all: UInt64 = 1
-        for byte in bytes { all &= Self.tokenBit(byte) }
+        for index in start..<count { all &= Self.tokenBit(bytes[index]) }
         return all == 1
+    }
+
+    /// Whether each of the eight bytes of `word` is an ASCII letter, a digit or '-' (all
+    /// tchars). Each test sets a byte's high bit when the byte lies in a range — adding to a
+    /// byte below 0x80 never carries into the next — and a letter is tested with its case
+    /// bit set, after the bytes below 0x20 (which that would turn into digits or '-') are
+    /// ruled out.
+    @inline(__always)
+    static func lettersDigitsOrDash(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        @inline(__always) func atLeast(_ bound: UInt64, _ value: UInt64) -> UInt64 { (value &+ (0x80 &- bound) &* ones) & high }
+        guard word & high == 0, atLeast(0x20, word) == high else { return false }
+        let folded = word | 0x2020_2020_2020_2020
+        let letter = atLeast(0x61, folded) & ~atLeast(0x7B, folded)
+        let digit = atLeast(0x30, word) & ~atLeast(0x3A, word)
+        let dash = atLeast(0x2D, word) & ~atLeast(0x2E, word)
+        return letter | digit | dash == high
     }
 }

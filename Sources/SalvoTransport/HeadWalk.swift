@@ -26,8 +26,9 @@ package struct HeadWalk {
         case fieldComplete
         /// The blank line: the head is over.
         case end
-        /// The head does not have the grammar above.
-        case malformed(String)
+        /// The head does not have the grammar above. (A static text: with a `String` here,
+        /// every step would be a value to destroy — each field's among them.)
+        case malformed(StaticString)
     }
 
     private let head: UnsafeRawBufferPointer
@@ -131,14 +132,14 @@ package struct HeadWalk {
         }
     }
 
-    private mutating func fail(_ reason: String) -> Step {
+    private mutating func fail(_ reason: StaticString) -> Step {
         self.index = self.head.count
         self.ending = false
         self.pendingValue = nil
         return .malformed(reason)
     }
 
-    static let bareCR = "a CR not followed by LF"
+    static let bareCR: StaticString = "a CR not followed by LF"
 
     /// Whether the line from `line` to its LF has no CR but, at most, the one right before
     /// the LF. Some llhttp builds take a CR followed by any byte at a few places (the end

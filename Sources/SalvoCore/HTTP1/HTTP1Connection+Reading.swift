@@ -220,7 +220,7 @@ extension HTTP1Connection {
             self.act(other)
         }
         // Parsing goes on unless the owner refused the head (or its body).
-        return self.exchange.ownerError == nil
+        return !self.exchange.ownerFailed
     }
 
     /// Hands the head just parsed to the request's owner (the machine's `.forwardHead`).

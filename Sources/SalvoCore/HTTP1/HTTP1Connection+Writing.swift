@@ -71,7 +71,17 @@ struct Exchange {
     /// server did, or it is out of step).
     var mustClose = false
     /// What the owner threw inside a parser callback, reported once the parser returns.
-    var ownerError: TransportError?
+    var ownerError: TransportError? {
+        get { self.ownerFailed ? self.ownerThrew : nil }
+        set {
+            self.ownerThrew = newValue
+            self.ownerFailed = newValue != nil
+        }
+    }
+    /// Whether the owner threw: what is asked of every exchange, as a flag — asking an
+    /// optional `TransportError` whether it holds one goes through its type's witnesses.
+    private(set) var ownerFailed = false
+    private var ownerThrew: TransportError?
     /// The response ended inside a parser callback: acted on once the parser returns.
     var pendingEnd: (trailers: HTTPFields?, keepAlive: Bool)?
     /// The trailers of the response that ended.
@@ -108,7 +118,7 @@ struct Exchange {
     private mutating func clear(mustClose: Bool) {
         self.readPaused = false
         self.mustClose = mustClose
-        if self.ownerError != nil { self.ownerError = nil }
+        if self.ownerFailed { self.ownerError = nil }
         if self.pendingEnd != nil { self.pendingEnd = nil }
         if self.trailers != nil { self.trailers = nil }
         self.continueArrived = false

@@ -76,6 +76,10 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, E
     @exclusivity(unchecked) private var idleLimit: UInt64
     /// The one timer this connection relies on, armed for its earliest deadline.
     @exclusivity(unchecked) private var timer = ArmedTimer()
+    /// The loop is in one of this connection's events (readiness, its timer): the deadlines
+    /// are looked at once, as it ends, however often they changed during it (a response that
+    /// ends, the connection parked, the next request started on it from the completion).
+    @exclusivity(unchecked) private var inEvent = false
     /// Maintained by the pool: whether a request holds this connection (or is about to).
     @exclusivity(unchecked) var isLeased = false
     /// The connection has waited in the pool, unused for a while: the server may have closed
@@ -266,7 +270,11 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, E
     // MARK: Events
 
     func ready(events: UInt32) {
-        defer { self.rearm() }
+        self.inEvent = true
+        defer {
+            self.inEvent = false
+            self.rearm()
+        }
         switch self.life {
         case .resolving, .closed:
             return
@@ -335,9 +343,11 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, E
         }
     }
 
-    /// Keeps a timer armed for the earliest deadline. Called at the end of every event.
+    /// Keeps a timer armed for the earliest deadline. Called at the end of every event — and
+    /// by whatever changes the deadlines from outside one; within one of the connection's own
+    /// events (``inEvent``), the event's end rearms once for all.
     func rearm() {
-        guard let next = self.deadlines.next else { return }
+        guard !self.inEvent, let next = self.deadlines.next else { return }
         self.timer.arm(at: next, on: self.loop, for: self)
     }
 
@@ -347,7 +357,11 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, E
 
     func timerFired(token: UInt64, now: Deadline) {
         guard self.timer.fired(token) else { return }
-        defer { self.rearm() }
+        self.inEvent = true
+        defer {
+            self.inEvent = false
+            self.rearm()
+        }
         let phase: TransportError.Phase = self.decoder.inBody ? .readBody : .readHead
         switch self.deadlines.expired(at: now) {
         case nil:

@@ -111,7 +111,7 @@ extension ResponseDecoder {
             case .fieldValue(let piece): rc = self.headerValue(piece.baseAddress?.assumingMemoryBound(to: CChar.self), piece.count)
             case .fieldComplete: rc = self.headerValueComplete()
             case .end: return Self.proceed
-            case .malformed(let detail): return self.refuse(detail, at: walk.line, of: head)
+            case .malformed(let detail): return self.refuse(detail.description, at: walk.line, of: head)
             }
             guard rc == Self.proceed else { return self.failed(rc, at: walk.line, of: head) }
         }

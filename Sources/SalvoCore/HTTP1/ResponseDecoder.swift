@@ -112,6 +112,12 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     /// What the records' buffer is made for: a head of a dozen fields.
     static let recordsCapacity = 512
     @exclusivity(unchecked) private var reason: [UInt8] = []
+    /// The status line's reason is exactly "OK" (most are): noted, not copied into ``reason``.
+    @exclusivity(unchecked) private var reasonIsOK = false
+    /// The two settings blocks, read at each message: instance constants, where the statics
+    /// behind them are lazy (a check that they are made, at every read).
+    private let headSettingsBlock = ResponseDecoder.headSettings
+    private let trailerSettingsBlock = ResponseDecoder.trailerSettings
     @exclusivity(unchecked) var headerBytes = 0
     @exclusivity(unchecked) var headerCount = 0
     @exclusivity(unchecked) var inTrailers = false
@@ -389,7 +395,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
 
     private func messageBegin() -> Int32 {
         // A head's fields are read whole when it ends (after trailers, the callbacks were on).
-        self.parser.pointee.settings = UnsafeMutableRawPointer(Self.headSettings)
+        self.parser.pointee.settings = UnsafeMutableRawPointer(self.headSettingsBlock)
         if var handed = self.handedRecords.take() {
             // Emptied in place if the last response let go of it; else a buffer like it.
             let buffer = handed.bufferAddress
@@ -401,7 +407,8 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         } else {
             self.records.removeAll()
         }
-        self.reason.removeAll(keepingCapacity: true)
+        if !self.reason.isEmpty { self.reason.removeAll(keepingCapacity: true) }
+        self.reasonIsOK = false
         self.headerBytes = 0
         self.headerCount = 0
         self.inTrailers = false
@@ -413,6 +420,15 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     private func status(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
         self.sawStatus = true
         guard self.countHeaderBytes(length), let at else { return Self.userError }
+        if length == 2, self.reason.isEmpty, !self.reasonIsOK, at[0] == 0x4F, at[1] == 0x4B {
+            self.reasonIsOK = true
+            return Self.proceed
+        }
+        if self.reasonIsOK {
+            // "OK" was only the first piece of a longer reason.
+            self.reasonIsOK = false
+            self.reason.append(contentsOf: "OK".utf8)
+        }
         self.reason.append(contentsOf: UnsafeRawBufferPointer(start: at, count: length))
         return Self.proceed
     }
@@ -428,10 +444,11 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         }
         let code = Int(self.parser.pointee.status_code)
         let status: HTTPResponse.Status
-        if code == 200, self.reason.count == 2, self.reason[0] == 0x4F, self.reason[1] == 0x4B {
+        if code == 200, self.reasonIsOK {
             status = .ok   // most responses: no string to make and check
         } else {
-            status = HTTPResponse.Status(code: code, reasonPhrase: String(decoding: self.reason, as: UTF8.self))
+            let reason = self.reasonIsOK ? "OK" : String(decoding: self.reason, as: UTF8.self)
+            status = HTTPResponse.Status(code: code, reasonPhrase: reason)
         }
         if code < 100 {
             // llhttp takes any number below 1000; a status code has three digits (RFC 9110 §15).
@@ -463,10 +480,12 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         }
         let head: ParsedHead
         if self.headsToCompact == 0, self.records.capacity <= Self.maxHandedCapacity {
-            head = ParsedHead(status: status, fields: self.records)
-            self.handedRecords = self.records
-            // Trailers, if any come, start in a buffer of their own.
-            self.records = FieldRecords()
+            // Moved out (trailers, if any come, start in a buffer of their own), then shared
+            // by the head and the decoder, which takes the buffer back once the head lets go.
+            var handed = FieldRecords()
+            swap(&handed, &self.records)
+            head = ParsedHead(status: status, fields: handed)
+            self.handedRecords = consume handed
         } else {
             head = ParsedHead(status: status, fields: self.records.compacted())
             self.headsToCompact = max(0, self.headsToCompact - 1)
@@ -500,7 +519,7 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         self.sawFinalHead = true
         self.inBody = true
         self.inTrailers = true
-        self.parser.pointee.settings = UnsafeMutableRawPointer(Self.trailerSettings)
+        self.parser.pointee.settings = UnsafeMutableRawPointer(self.trailerSettingsBlock)
         if self.capturesHeads {
             self.takeRawHead()
             self.captured = []
@@ -585,8 +604,11 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         }
         self.inBody = false
         let keepAlive = llhttp_should_keep_alive(self.parser) != 0 && !self.closeAfterResponse
-        let trailers = self.records.isEmpty ? nil : self.records.makeFields()
-        self.records.removeAll()
+        var trailers: HTTPFields? = nil
+        if !self.records.isEmpty {
+            trailers = self.records.makeFields()
+            self.records.removeAll()
+        }
         self.delegate?.decoderReceivedEnd(trailers: trailers, keepAlive: keepAlive)
         return Int32(HPE_PAUSED.rawValue)
     }

@@ -24,7 +24,18 @@
 @usableFromInline
 class LentSink: EndOfTurnWork, @unchecked Sendable {
     /// What hears how the call ended, for a client with an observer; set before it starts.
-    @exclusivity(unchecked) var observation: (any RequestObservation)?
+    var observation: (any RequestObservation)? {
+        get { self.observer?.observation }
+        set { self.observer = newValue.map(Observer.init) }
+    }
+    /// ``observation`` behind a reference: asking whether there is one, or letting it go, is
+    /// then a pointer's check — an optional existential is asked (and destroyed, by every
+    /// call's deinitializer) through its type's witnesses.
+    @exclusivity(unchecked) private var observer: Observer?
+    private final class Observer: Sendable {
+        let observation: any RequestObservation
+        init(_ observation: any RequestObservation) { self.observation = observation }
+    }
     /// For an awaiting caller: how it is resumed, once its result is held.
     @exclusivity(unchecked) var resumption = CallerResumption()
     /// An awaiting caller, until it is resumed.
@@ -48,11 +59,11 @@ class LentSink: EndOfTurnWork, @unchecked Sendable {
     /// whatever the handler made of it.
     @usableFromInline
     func handlerRan(on response: borrowing LentResponse) {
-        if let observation = self.observation.take() { observation.ended(.success(response.head.response)) }
+        if let observer = self.observer.take() { observer.observation.ended(.success(response.head.response)) }
     }
 
     func fail(_ error: TransportError) {
-        if let observation = self.observation.take() { observation.ended(.failure(error)) }
+        if let observer = self.observer.take() { observer.observation.ended(.failure(error)) }
         self.failing(self, error)
     }
 
@@ -96,8 +107,9 @@ final class LentCall<Value: Sendable>: LentSink, @unchecked Sendable {
     @usableFromInline @exclusivity(unchecked) var completion: (@Sendable (Outcome) -> Void)?
     /// An awaiting caller's result, in place when it fits (``fitsInRoom``), until it is taken.
     @usableFromInline @exclusivity(unchecked) var room: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
-    /// An awaiting caller's result too large for the room.
-    @usableFromInline @exclusivity(unchecked) var boxed: Any?
+    /// An awaiting caller's result too large for the room (a reference: the deinitializer
+    /// lets go of a pointer, not of an optional existential through its witnesses).
+    @usableFromInline @exclusivity(unchecked) var boxed: Boxed?
     /// Whether the room holds a result not taken yet.
     @usableFromInline @exclusivity(unchecked) var holds = false
     /// Destroys a result left in the room (typed where the call was made; nothing captured).
@@ -153,7 +165,7 @@ final class LentCall<Value: Sendable>: LentSink, @unchecked Sendable {
                 _ = withUnsafeMutableBytes(of: &call.room) { $0.baseAddress!.assumingMemoryBound(to: Outcome.self).move() }
             }
         } else {
-            self.boxed = result
+            self.boxed = Boxed(result)
         }
         self.resumeAtEndOfTurn()
     }
@@ -166,6 +178,14 @@ final class LentCall<Value: Sendable>: LentSink, @unchecked Sendable {
             return withUnsafeMutableBytes(of: &self.room) { $0.baseAddress!.assumingMemoryBound(to: Outcome.self).move() }
         }
         // Boxed by `hand` as exactly this type (a result too large for the room).
-        return self.boxed.take() as! Outcome
+        return self.boxed.take()!.value as! Outcome
     }
+}
+
+/// A prepared call's result too large for its call's room.
+@usableFromInline
+final class Boxed: @unchecked Sendable {
+    // @unchecked Sendable: written once by the loop, read once by the caller it resumes after.
+    @usableFromInline let value: Any
+    @inlinable init(_ value: Any) { self.value = value }
 }

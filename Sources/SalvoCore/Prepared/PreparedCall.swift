@@ -147,14 +147,11 @@ public final class PreparedCall: Sendable {
         completion: @escaping @Sendable (Result<Value, any Error>) -> Void
     ) -> RequestHandle {
         let call = LentCall(handler: handler, completion: completion)
-        let started: StartedCall
         do {
-            started = try self.makeCall(parameters, fields: fields, body: body, sink: call)
+            return try self.startCall(parameters, fields: fields, body: body, sink: call)
         } catch {
             return self.refused(error, completion: completion)
         }
-        started.start()
-        return started.handle
     }
 
     /// A call that could not be made: `completion` hears so on a loop thread like every other
@@ -165,6 +162,16 @@ public final class PreparedCall: Sendable {
             completion(.failure(error))
         }
         return RequestHandle(owner: nil)
+    }
+
+    /// One call's owner, started on its loop; the handle that cancels it.
+    @usableFromInline
+    func startCall(_ parameters: [String], fields: HTTPFields, body: [UInt8]?,
+                   sink: LentSink) throws(TransportError) -> RequestHandle {
+        let (owner, loop) = try self.owner(parameters, fields: fields, body: body, sink: sink)
+        let handle = RequestHandle(owner: owner, generation: owner.generation)
+        self.client.start(owner, on: loop)
+        return handle
     }
 
     /// One call's owner, placed on its loop, ready to start.
@@ -265,6 +272,4 @@ struct StartedCall: Sendable {
         self.owner.cancel(generation: self.generation)
     }
 
-    @usableFromInline
-    var handle: RequestHandle { RequestHandle(owner: self.owner, generation: self.generation) }
 }

@@ -29,14 +29,15 @@ extension ScriptedHead {
             add(UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount), value)
         }
         var method = request.method.rawValue
-        let (isHead, announcesBody) = method.withUTF8 { bytes in
+        let meaning = method.withUTF8 { bytes in
             add(":method", UnsafeRawBufferPointer(bytes))
             return Self.meaning(ofMethod: bytes)
         }
+        let (isHead, announcesBody) = (meaning.isHead, meaning.announcesBody)
         for (name, value) in self.http2Pseudo ?? [] { add(name, value) }
         var path = request.path
         if let failure = path.withUTF8({ bytes -> ScriptFailure? in
-            if let failure = Self.checkTarget(bytes, method: request.method, absolute: false) { return failure }
+            if let failure = Self.checkTarget(bytes, method: meaning, absolute: false) { return failure }
             add(":path", UnsafeRawBufferPointer(bytes))
             return nil
         }) { return .failure(failure) }

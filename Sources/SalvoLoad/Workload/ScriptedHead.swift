@@ -51,15 +51,16 @@ struct ScriptedHead: Sendable {
     func encode(_ request: ScriptedRequest, into buffer: ScriptBuffer) -> Result<Bool, ScriptFailure> {
         buffer.count = 0
         var method = request.method.rawValue
-        let (isHead, announcesBody) = method.withUTF8 { bytes in
+        let meaning = method.withUTF8 { bytes in
             buffer.append(UnsafeRawBufferPointer(bytes))
             return Self.meaning(ofMethod: bytes)
         }
+        let (isHead, announcesBody) = (meaning.isHead, meaning.announcesBody)
         buffer.append(" ")
         buffer.append(self.targetPrefix)
         var path = request.path
         if let failure = path.withUTF8({ bytes -> ScriptFailure? in
-            if let failure = Self.checkTarget(bytes, method: request.method, absolute: !self.targetPrefix.isEmpty) { return failure }
+            if let failure = Self.checkTarget(bytes, method: meaning, absolute: !self.targetPrefix.isEmpty) { return failure }
             buffer.append(UnsafeRawBufferPointer(bytes))
             return nil
         }) { return .failure(failure) }
@@ -98,10 +99,30 @@ struct ScriptedHead: Sendable {
         return nil
     }
 
-    /// Whether a method (its name's bytes) asks for no body in its answer (HEAD), and whether
-    /// a request of it announces its body's length even when empty (POST, PUT, PATCH).
-    static func meaning(ofMethod bytes: UnsafeBufferPointer<UInt8>) -> (isHead: Bool, announcesBody: Bool) {
-        (Self.spells(bytes, "HEAD"), Self.spells(bytes, "POST") || Self.spells(bytes, "PUT") || Self.spells(bytes, "PATCH"))
+    /// What a method (its name's bytes) means for a call: whether its answer has no body
+    /// (HEAD), whether it announces its body's length even when empty (POST, PUT, PATCH), and
+    /// whether it is CONNECT or OPTIONS (which the target check asks).
+    struct MethodMeaning {
+        var isHead = false
+        var announcesBody = false
+        var isConnect = false
+        var isOptions = false
+    }
+
+    static func meaning(ofMethod bytes: UnsafeBufferPointer<UInt8>) -> MethodMeaning {
+        var meaning = MethodMeaning()
+        switch bytes.count {
+        case 3: meaning.announcesBody = Self.spells(bytes, "PUT")
+        case 4:
+            meaning.isHead = Self.spells(bytes, "HEAD")
+            meaning.announcesBody = Self.spells(bytes, "POST")
+        case 5: meaning.announcesBody = Self.spells(bytes, "PATCH")
+        case 7:
+            meaning.isConnect = Self.spells(bytes, "CONNECT")
+            meaning.isOptions = Self.spells(bytes, "OPTIONS")
+        default: break
+        }
+        return meaning
     }
 
     /// Whether `bytes` are exactly `text` (a method's name: compared as bytes, not as strings).
@@ -112,25 +133,52 @@ struct ScriptedHead: Sendable {
 
     /// Refuses a target that is not an absolute path (or `*` for OPTIONS, sent directly), or
     /// that holds a byte a request line cannot carry.
-    static func checkTarget(_ bytes: UnsafeBufferPointer<UInt8>, method: HTTPRequest.Method, absolute: Bool) -> ScriptFailure? {
-        if method == .connect { return ScriptFailure("CONNECT opens a tunnel, which a scenario's call cannot") }
-        if bytes.count == 1, bytes[0] == UInt8(ascii: "*"), method == .options {
+    static func checkTarget(_ bytes: UnsafeBufferPointer<UInt8>, method: MethodMeaning, absolute: Bool) -> ScriptFailure? {
+        if method.isConnect { return ScriptFailure("CONNECT opens a tunnel, which a scenario's call cannot") }
+        if bytes.count == 1, bytes[0] == UInt8(ascii: "*"), method.isOptions {
             // Through a proxy that forwards, a request names its origin: "*" has no such form.
             return absolute ? ScriptFailure("OPTIONS * cannot go through a proxy that forwards requests") : nil
         }
         guard bytes.first == UInt8(ascii: "/") else {
             return ScriptFailure("the path \"\(Self.printable(bytes))\" does not begin with \"/\"")
         }
-        // A plain loop first: the offending byte is looked for again only to report it.
-        var clean = true
-        for byte in bytes where byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: "#") { clean = false }
-        if clean { return nil }
+        // Eight bytes at a time first (the last eight overlapping), then, for a short target,
+        // byte by byte: the offending byte is looked for again only to report it.
+        if Self.carriable(UnsafeRawBufferPointer(bytes)) { return nil }
         for (offset, byte) in bytes.enumerated() where byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: "#") {
             let shown = String(byte, radix: 16, uppercase: true)
             return ScriptFailure("the path \"\(Self.printable(bytes))\" holds byte 0x\(byte < 16 ? "0" : "")\(shown) at \(offset), "
                 + "which a request line cannot carry; percent-encode it")
         }
         return nil
+    }
+
+    /// Whether every byte of `bytes` may stand in a request line's target: printable ASCII,
+    /// no space, no '#'.
+    static func carriable(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let count = bytes.count
+        guard count >= 8 else {
+            for byte in bytes where byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: "#") { return false }
+            return true
+        }
+        var offset = 0
+        while true {
+            guard Self.carriable(bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) else { return false }
+            if offset == count - 8 { return true }
+            offset = Swift.min(offset + 8, count - 8)
+        }
+    }
+
+    /// The same of a word's eight bytes: each test sets a byte's high bit when the byte is at
+    /// least a bound (adding to a byte below 0x80 never carries into the next).
+    @inline(__always)
+    private static func carriable(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        @inline(__always) func atLeast(_ bound: UInt64) -> UInt64 { (word &+ (0x80 &- bound) &* ones) & high }
+        guard word & high == 0 else { return false }
+        let hash = atLeast(0x23) & ~atLeast(0x24)
+        return atLeast(0x21) & ~atLeast(0x7F) & ~hash == high
     }
 
     /// `bytes` as text for a message, control bytes escaped and cut at 200.

@@ -5,26 +5,28 @@ import SalvoTransport
 /// are written into. Lives on its connection's loop and is touched only there. Its connection
 /// asks it for the next call's bytes and hands it each response; it knows nothing of the
 /// user's type.
+/// Stored properties are `@exclusivity(unchecked)`, as the engine's loop-confined objects':
+/// one thread touches them, and no access spans a call that could reach them again.
 final class VirtualUser {
     private let user: UserStorage
     private let scenarios: [ScenarioRuntime]
     /// The scenario of the call in flight, one of `scenarios` (which keep it): reached with
     /// no count taken.
-    private var scenario: Unmanaged<ScenarioRuntime>
+    @exclusivity(unchecked) private var scenario: Unmanaged<ScenarioRuntime>
     private let totalWeight: UInt64
     private let head: ScriptedHead
     private let tally: ScriptTally
     private let defaultPath: String
     private let buffer = ScriptBuffer(capacity: 512)
-    private var random: SplitMix64
+    @exclusivity(unchecked) private var random: SplitMix64
     /// Whether the call in flight is a HEAD (its response has no body, whatever it announces).
-    private(set) var isHead = false
+    @exclusivity(unchecked) private(set) var isHead = false
     /// Whether the call in flight keeps its response's body.
-    private(set) var keepsBody = false
+    @exclusivity(unchecked) private(set) var keepsBody = false
     /// The fields of the response to the call in flight that its checks and hook read.
-    private(set) var fields = FieldSelection.none
+    @exclusivity(unchecked) private(set) var fields = FieldSelection.none
     /// HTTP/2: the call in flight as a header list over `buffer`'s bytes (nil over HTTP/1.1).
-    private(set) var http2Request: ScriptedHTTP2Request?
+    @exclusivity(unchecked) private(set) var http2Request: ScriptedHTTP2Request?
 
     init(user: UserStorage, index: Int, scenarios: [ScenarioRuntime], head: ScriptedHead, tally: ScriptTally, defaultPath: String) {
         self.http2Request = head.http2Fields == nil ? nil : ScriptedHTTP2Request()
@@ -121,13 +123,15 @@ final class VirtualUser {
 /// What one loop's users counted, by check and scenario number; turned into names once, at
 /// the end. Loop-confined, as its users; the counts sit in plain memory, counted without
 /// the checks a Swift array of a class takes on each change.
+/// Stored properties are `@exclusivity(unchecked)`, as the engine's loop-confined objects':
+/// one thread touches them, and no access spans a call that could reach them again.
 final class ScriptTally {
     let passed: UnsafeMutableBufferPointer<Int>
     let failed: UnsafeMutableBufferPointer<Int>
     let scenarioResponses: UnsafeMutableBufferPointer<Int>
     let unanswered: UnsafeMutableBufferPointer<Int>
-    private var errors = 0
-    private var firstError: String?
+    @exclusivity(unchecked) private var errors = 0
+    @exclusivity(unchecked) private var firstError: String?
 
     init(checks: Int, scenarios: Int) {
         self.passed = .allocate(capacity: checks)

@@ -21,6 +21,23 @@ import SalvoTransport
                 name[place] = byte
                 #expect(isToken(name) == tchar.contains(byte), "byte \(byte) at \(place)")
             }
+            // Names long enough to be read a word at a time: each place of each word, the
+            // last (overlapping) word's too.
+            for length in [8, 9, 15, 16, 17, 23] {
+                for place in [0, 5, 7, length / 2, length - 2, length - 1] {
+                    var name = Array(repeating: UInt8(ascii: "a"), count: length)
+                    name[place] = byte
+                    #expect(isToken(name) == tchar.contains(byte), "byte \(byte) at \(place) of \(length)")
+                }
+            }
+        }
+        // Random names of every length up to 40 over tchars and their neighbours.
+        var random = SystemRandomNumberGenerator()
+        let alphabet = Array(0...0x7F as ClosedRange<UInt8>) + [0x80, 0xC3, 0xFF]
+        for _ in 0..<5000 {
+            let length = Int.random(in: 1...40, using: &random)
+            let name = (0..<length).map { _ in Bool.random(using: &random) ? UInt8(ascii: "k") : alphabet.randomElement(using: &random)! }
+            #expect(isToken(name) == name.allSatisfy(tchar.contains), "\(name)")
         }
     }
 

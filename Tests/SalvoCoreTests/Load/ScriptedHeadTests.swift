@@ -163,6 +163,23 @@ import SalvoTransport
         #expect(wants(narrowHook, "Last-Modified") && wants(narrowHook, "ETag") && !wants(narrowHook, "Date"))
     }
 
+    /// A target is checked eight bytes at a time (the last eight overlapping): each byte a
+    /// request line cannot carry is found at every place of a long target, and every byte is
+    /// judged as the byte-by-byte rule would.
+    @Test func targetsAreCheckedWordByWord() {
+        func byByte(_ bytes: [UInt8]) -> Bool { !bytes.contains { $0 <= 0x20 || $0 >= 0x7F || $0 == UInt8(ascii: "#") } }
+        for byte in UInt8.min...UInt8.max {
+            for length in [1, 7, 8, 9, 16, 17, 30] {
+                for place in Set([0, length / 2, length - 1]) {
+                    var target = Array(repeating: UInt8(ascii: "a"), count: length)
+                    target[place] = byte
+                    let carriable = target.withUnsafeBytes { ScriptedHead.carriable($0) }
+                    #expect(carriable == byByte(target), "byte \(byte) at \(place) of \(length)")
+                }
+            }
+        }
+    }
+
     /// A HEAD is known by its method's bytes, and only POST, PUT and PATCH announce an empty body.
     @Test func encodingSaysWhatTheMethodMeans() throws {
         let head = try self.head()
@@ -174,6 +191,9 @@ import SalvoTransport
         #expect(isHead(.head) == true && isHead(.get) == false && isHead(HTTPRequest.Method("HEADS")!) == false)
         #expect(self.text(head, ScriptedRequest(method: .patch, path: "/")).0.contains("Content-Length: 0\r\n"))
         #expect(!self.text(head, ScriptedRequest(method: .delete, path: "/")).0.contains("Content-Length"))
+        #expect(self.text(head, ScriptedRequest(method: .connect, path: "/")).1 != nil, "CONNECT is refused")
+        #expect(self.text(head, ScriptedRequest(method: .options, path: "*")).1 == nil, "OPTIONS * goes direct")
+        #expect(self.text(head, ScriptedRequest(method: .get, path: "*")).1 != nil, "only OPTIONS has the * target")
     }
 
     @Test func theReportShowsChecksScenariosAndErrors() throws {
