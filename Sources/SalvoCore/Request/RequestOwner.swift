@@ -16,7 +16,10 @@ import Synchronization
 /// Its parts, one value each: the request prepared for this hop (``PreparedRequest``), where
 /// it is (``Placement``), the response as it arrives (``Reception``, this file's
 /// `+Response`), what it measured (``ExchangeMetrics``), where the response goes (`+Response`),
-/// and how other threads reach it (`+Remote`). One object per request.
+/// and how other threads reach it (`+Remote`). One object per request — one at a time: a
+/// prepared call's owner, once its call is wholly over, may serve the call's next call on the
+/// same loop (``OwnerRecycler``, ``restart(head:body:startedAt:deadline:headDeadline:delivery:maxBodySize:)``),
+/// a handle from the earlier call naming it by its generation.
 ///
 /// Loop-confined: made on the caller's thread, then run and ended on one event loop's thread
 /// (the loop it moves to, if it moves); only `+Remote`'s methods are called from other
