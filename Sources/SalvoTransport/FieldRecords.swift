@@ -39,7 +39,8 @@ package struct FieldRecords: Sendable {
     package private(set) var tracked: Tracked = []
     /// Where the first record of each tracked field begins (by its bit's position; valid
     /// where ``tracked`` has the bit): a question about one — the Content-Length every
-    /// response is asked for — starts there, not at the first record.
+    /// response is asked for — is answered from there, not by a scan. -1: a record that
+    /// began past `Int32.max` (a head the caller allowed more than 2 GiB), found by a scan.
     private var trackedAt = SIMD8<Int32>(repeating: 0)
 
     /// The fields the engine reads from every response, known by their names' lengths first.
@@ -115,7 +116,7 @@ package struct FieldRecords: Sendable {
     @inline(__always)
     private mutating func note(_ field: Tracked, at record: Int) {
         guard field.rawValue != 0, !self.tracked.contains(field) else { return }
-        self.trackedAt[field.rawValue.trailingZeroBitCount] = Int32(truncatingIfNeeded: record)
+        self.trackedAt[field.rawValue.trailingZeroBitCount] = record <= Int(Int32.max) ? Int32(record) : -1
         self.tracked.formUnion(field)
     }
 
@@ -398,34 +399,6 @@ package struct FieldRecords: Sendable {
         }
     }
 
-    /// The same for one tracked field, by its spelling in the table: no `HTTPField.Name` (a
-    /// global read once and two strings copied per question) for the fields the engine asks
-    /// about in every response.
-    private func forEachValue(of field: Tracked, _ body: (UnsafeRawBufferPointer) -> Bool) {
-        // One field only: no set of several (or none) has one spelling.
-        guard field.rawValue.nonzeroBitCount == 1, self.tracked.contains(field) else { return }
-        let name = field.lowercasedBytes
-        // From its first record on: the records before it are other fields.
-        self.forEachRecord(from: Int(self.trackedAt[field.rawValue.trailingZeroBitCount])) { fieldName, value in
-            Self.matches(fieldName, lowercased: name) ? body(value) : true
-        }
-    }
-
-    /// ``forEach(_:)`` from the record that begins at `start`.
-    private func forEachRecord(from start: Int, _ body: (_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool) {
-        self.storage.withUnsafeBytes { raw in
-            var offset = start
-            while offset < self.byteCount {
-                let nameLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
-                let valueLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)))
-                let nameStart = offset + Self.recordHeaderSize
-                let name = UnsafeRawBufferPointer(rebasing: raw[nameStart..<nameStart + nameLength])
-                let value = UnsafeRawBufferPointer(rebasing: raw[nameStart + nameLength..<nameStart + nameLength + valueLength])
-                offset = nameStart + nameLength + valueLength
-                guard body(name, value) else { return }
-            }
-        }
-    }
 
     private func forEachValue(lowercased name: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Bool) {
         self.forEach { fieldName, value in
@@ -545,6 +518,7 @@ package struct FieldRecords: Sendable {
     private func withFirstValue<Result>(ofTracked field: Tracked, _ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
         guard field.rawValue.nonzeroBitCount == 1, self.tracked.contains(field) else { return nil }
         let record = Int(self.trackedAt[field.rawValue.trailingZeroBitCount])
+        guard record >= 0 else { return self.withFirstValue(lowercased: field.lowercasedBytes, body) }
         return self.storage.withUnsafeBytes { raw in
             let nameLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: record, as: UInt32.self)))
             let valueLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: record + 4, as: UInt32.self)))

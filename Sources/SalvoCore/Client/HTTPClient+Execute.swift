@@ -177,7 +177,9 @@ extension HTTPClient {
 /// Cheap to keep: once the request has ended it holds none of it — not the response, the
 /// request's body, the completion handler, nor the client — and `cancel()` does nothing.
 /// (A prepared call's handle keeps a reference to what the call shares with its other
-/// calls — its template's options — which the ``PreparedCall`` keeps anyway.)
+/// calls — its template's options — which the ``PreparedCall`` keeps anyway; and to the
+/// object that owned the call, which may own a later call of the same ``PreparedCall`` by
+/// then: the handle names its own call only, and cancels nothing of the later one.)
 ///
 /// ```swift
 /// let handle = client.execute(request) { result in print(result.map(\.status)) }

@@ -455,6 +455,7 @@ final class HostPool: TimerTarget {
     /// Closes a connection the machine no longer counts, and gives its place back.
     private func discard(_ id: Int, error: TransportError) {
         guard let connection = self.connections.removeValue(forKey: id) else { return }
+        if self.lastParked === connection { self.lastParked = nil }
         self.probeEnded(connection)
         self.counters.closedByUs += 1
         if connection.reportedOpen { self.observer?.connectionClosed(id: id, byServer: false) }

@@ -15,11 +15,13 @@
 /// @unchecked Sendable: made with its ``PreparedCall`` (which any thread may hold), then
 /// touched only on `loop`'s thread.
 final class OwnerRecycler: @unchecked Sendable {
-    /// Owners kept per loop, at most: a closed loop of callers needs about as many as it has
-    /// calls in flight at the end of a loop turn, which these rarely pass.
-    static let maxKept = 256
-    /// A body buffer larger than this is let go of with its call, not kept for the next.
-    static let maxKeptBodyCapacity = 64 * 1024
+    /// Owners kept per loop, at most: callers that send their next call from a completion
+    /// handler take back one owner each, and those resumed together at the end of a loop turn
+    /// need as many as that turn completed — a few dozen. Past it, owners go with their calls.
+    static let maxKept = 64
+    /// A body buffer larger than this is let go of with its call, not kept for the next: what
+    /// a recycler holds at most is 64 owners and a megabyte of buffers per loop.
+    static let maxKeptBodyCapacity = 16 * 1024
 
     let loop: EventLoop
     @exclusivity(unchecked) private var kept: [RequestOwner] = []

@@ -101,10 +101,6 @@ final class RequestShape: Sendable {
         self.decoding = decoding
     }
 
-    /// The same shape without the caller's code and secrets — its options (observers, TLS
-    /// configuration, proxy), its redirect policy (credentials) and decoding limits — for an
-    /// owner that lives on as the caller's handle after the call. The key, TLS context and
-    /// request stay: a pool may still read the key; nothing reads the rest after the call.
     /// The same shape, for every call of a prepared request (``isShared``).
     func sharedByCalls() -> RequestShape {
         RequestShape(key: self.key, tls: self.tls, expectsContinue: self.expectsContinue, readTimeout: self.readTimeout,
@@ -112,6 +108,10 @@ final class RequestShape: Sendable {
                      options: self.options, redirects: self.redirects, decoding: self.decoding, isShared: true)
     }
 
+    /// The same shape without the caller's code and secrets — its options (observers, TLS
+    /// configuration, proxy), its redirect policy (credentials) and decoding limits — for an
+    /// owner that lives on as the caller's handle after the call. The key, TLS context and
+    /// request stay: a pool may still read the key; nothing reads the rest after the call.
     func lettingGo() -> RequestShape {
         RequestShape(key: self.key, tls: self.tls, expectsContinue: self.expectsContinue, readTimeout: self.readTimeout,
                      writeTimeout: self.writeTimeout, closeAfter: self.closeAfter, request: self.request,

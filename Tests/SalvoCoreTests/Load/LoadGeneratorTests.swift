@@ -213,8 +213,8 @@ import Testing
         }
         let statistics = try await LoadGenerator(configuration: configuration).run()
         // The ceiling is the property: never above the rate. The floor only says it ran (a
-        // loaded machine may fall behind the schedule).
-        #expect(statistics.requests >= 100 && statistics.requests <= 440, "\(statistics.requests)")
+        // loaded machine may fall far behind the schedule: 87 seen with the whole suite beside it).
+        #expect(statistics.requests >= 10 && statistics.requests <= 440, "\(statistics.requests)")
     }
 
     @Test func rateTimesFromTheScheduleNotTheSend() async throws {
