@@ -1,6 +1,7 @@
 import Foundation
 @testable import Salvo
 import SalvoTransport
+import Synchronization
 import Testing
 
 /// Salvo's JSON decoder against Foundation's `JSONDecoder`, side by side: the same values for
@@ -250,6 +251,51 @@ import Testing
         #expect(kind == "dataCorrupted")
         let fine = String(repeating: "[", count: 500) + String(repeating: "]", count: 500)
         self.same(JSONValue.self, fine)
+    }
+
+    /// A `JSONValue` is built with a stack of its own: a document as deep as the decoder takes
+    /// (512 levels, arrays and objects in turn) decodes on a thread with a 128 KiB stack, where
+    /// decoding it by recursion overflowed (seen under AddressSanitizer, at 500 levels, on a
+    /// test thread's stack). The same document, values and all, as Foundation's; a failure
+    /// deep inside is reported at its whole path.
+    @Test func deepDocumentsDecodeWithoutTheThreadsStack() throws {
+        func document(depth: Int, leaf: String) -> String {
+            var text = ""
+            for level in 0..<depth { text += level % 2 == 0 ? "[1, " : #"{"a": 1, "k": "# }
+            text += leaf
+            for level in (0..<depth).reversed() { text += level % 2 == 0 ? "]" : "}" }
+            return text
+        }
+        let deep = document(depth: 511, leaf: #""end""#)
+        self.same(JSONValue.self, deep)
+        // A number out of range, deep inside: reported where it is (Foundation, decoding a
+        // JSONValue by trial, reports only that no type fits the top).
+        #expect(self.salvo(JSONValue.self, document(depth: 5, leaf: "1e400")) == .failure(kind: "dataCorrupted", path: "[1].k[1].k[1]"))
+        self.same(JSONValue.self, #"{"a": 1, "a": {"b": [true, null]}, "c": [[], {}]}"#)   // the first "a" stands
+        let decoded = Mutex<Outcome<JSONValue>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            decoded.withLock { $0 = self.salvo(JSONValue.self, deep) }
+            done.signal()
+        }
+        thread.stackSize = 128 * 1024
+        thread.start()
+        done.wait()
+        guard case .value(var value) = try #require(decoded.withLock { $0 }) else {
+            Issue.record("a 511-deep document did not decode")
+            return
+        }
+        var levels = 0
+        while true {
+            switch value {
+            case .array(let elements): value = elements[1]
+            case .object(let members): value = members["k"]!
+            default:
+                #expect(levels == 511 && value == .string("end"))
+                return
+            }
+            levels += 1
+        }
     }
 
     struct Outer: Codable, Equatable {

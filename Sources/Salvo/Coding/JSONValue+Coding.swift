@@ -6,14 +6,7 @@ extension JSONValue {
         if let tape = decoder as? TapeDecoder {
             // Salvo's decoder knows each value's kind: no trial decodes, and the error of
             // the value that fails (a number out of range) is the one reported.
-            switch tape.entry.kind {
-            case .null: self = .null
-            case .true, .false: self = .bool(try tape.decodeBool())
-            case .number: self = .number(try tape.decodeDouble())
-            case .string: self = .string(try tape.decodeString())
-            case .array: self = .array(try tape.decodeHere([JSONValue].self))
-            case .object: self = .object(try tape.decodeMembersInOrder())
-            }
+            self = try tape.decodeJSONValue()
             return
         }
         let container = try decoder.singleValueContainer()
@@ -66,6 +59,75 @@ extension JSONValue {
 extension TapeDecoder {
     /// The members of the object here, in the document's order; of a repeated key the first
     /// counts, as with `JSONDecoder`. Keys are data: never renamed by a key strategy.
+    /// The value here as a ``JSONValue``, built with a stack of its own: a document nested as
+    /// deep as the tape takes (``JSONTape/maxDepth``) needs no thread stack for its depth.
+    /// Decoded by recursion, 500 levels overflowed a thread's stack in a debug build under
+    /// AddressSanitizer, and would a small thread's stack in any build. The same values, the
+    /// same first-member-wins for repeated keys, and the same errors with the same coding paths
+    /// as the recursive decoding (``decodeMembersInOrder()`` and the array's elements).
+    func decodeJSONValue() throws -> JSONValue {
+        var open: [OpenJSONContainer] = []
+        // The value to build next: its entry, the node of the container it is in, its key there.
+        var index = self.index
+        var parent = self.parent
+        var key = self.key
+        while true {
+            var value: JSONValue
+            let entry = self.tape.entries[index]
+            switch entry.kind {
+            case .null: value = .null
+            case .true, .false: value = .bool(try self.at(index, in: parent, key: key) { try $0.decodeBool() })
+            case .number: value = .number(try self.at(index, in: parent, key: key) { try $0.decodeDouble() })
+            case .string: value = .string(try self.at(index, in: parent, key: key) { try $0.decodeString() })
+            case .array, .object:
+                var container = OpenJSONContainer(index: index, entry: entry, parent: parent, key: key)
+                if let child = try self.nextChild(of: &container) {
+                    open.append(container)
+                    (index, parent, key) = (child.index, container.node, child.key)
+                    continue
+                }
+                value = container.value
+            }
+            // Up: into the container the value is in; then that container's next child, or
+            // the container is whole and goes into its own.
+            var descended = false
+            while !open.isEmpty {
+                let last = open.count - 1
+                open[last].add(value)
+                if let child = try self.nextChild(of: &open[last]) {
+                    (index, parent, key) = (child.index, open[last].node, child.key)
+                    descended = true
+                    break
+                }
+                value = open.removeLast().value
+            }
+            if !descended { return value }
+        }
+    }
+
+    /// The next child of `container` to build, and its key there; nil when none is left. An
+    /// object's member whose key came before is skipped (the first one stands).
+    private func nextChild(of container: inout OpenJSONContainer) throws -> (index: Int, key: any CodingKey)? {
+        while container.left > 0 {
+            container.left -= 1
+            let child = container.next
+            guard container.isObject else {
+                container.next = self.tape.after(child)
+                container.position += 1
+                return (child, IndexCodingKey(container.position - 1))
+            }
+            // An object's member: its key's entry, then its value's.
+            container.next = self.tape.after(child + 1)
+            guard case .success(let name) = self.tape.string(self.tape.entries[child]) else {
+                throw self.at(container.index, in: container.parent, key: container.key) { $0.corrupted("A key is not valid UTF-8.") }
+            }
+            if container.members[name] != nil { continue }
+            container.pendingKey = name
+            return (child + 1, AnyCodingKey(name))
+        }
+        return nil
+    }
+
     func decodeMembersInOrder() throws -> OrderedDictionary<String, JSONValue> {
         let entry = self.entry
         guard entry.kind == .object else { throw self.mismatch(JSONValue.self, entry) }
@@ -189,4 +251,50 @@ struct JSONValueWriter {
         }
         self.bytes.append(UInt8(ascii: "\""))
     }
+}
+
+/// An array or object that ``TapeDecoder/decodeJSONValue()`` is building: where its next child
+/// is, how many are left, what it has so far, and its place (for errors).
+struct OpenJSONContainer {
+    let index: Int
+    let isObject: Bool
+    /// The container's own place: the node its children are in, and where it is itself.
+    let node: CodingPathNode?
+    let parent: CodingPathNode?
+    let key: (any CodingKey)?
+    /// The next child's entry (an object's: its key's).
+    var next: Int
+    var left: Int
+    /// Arrays: the position of the next element.
+    var position = 0
+    var elements: [JSONValue] = []
+    var members = OrderedDictionary<String, JSONValue>()
+    /// Objects: the key of the member whose value is being built.
+    var pendingKey = ""
+
+    init(index: Int, entry: JSONTape.Entry, parent: CodingPathNode?, key: (any CodingKey)?) {
+        self.index = index
+        self.isObject = entry.kind == .object
+        self.parent = parent
+        self.key = key
+        // As `TapeDecoder.node`: the container's children are in a node of its key.
+        self.node = key.map { CodingPathNode(key: $0, parent: parent) } ?? parent
+        self.next = index + 1
+        self.left = Int(entry.count)
+        if self.isObject {
+            self.members = OrderedDictionary(minimumCapacity: Int(entry.count))
+        } else {
+            self.elements.reserveCapacity(Int(entry.count))
+        }
+    }
+
+    mutating func add(_ value: JSONValue) {
+        if self.isObject {
+            self.members[self.pendingKey] = value
+        } else {
+            self.elements.append(value)
+        }
+    }
+
+    var value: JSONValue { self.isObject ? .object(self.members) : .array(self.elements) }
 }
