@@ -476,7 +476,10 @@ public struct ResponseHeadLimits: Sendable, Hashable {
             // The interim response's fields do not count against the final one's limits.
             self.headerBytes = 0
             self.headerCount = 0
-            return Self.proceed
+            // 1: no body, whatever its head says (RFC 9112 §6.3: a 1xx ends with its head).
+            // llhttp would read one for a 1xx code it does not know, or a chunked 100, and
+            // hand it on as if it were the final response's.
+            return 1
         }
         let head: ParsedHead
         if self.headsToCompact == 0, self.records.capacity <= Self.maxHandedCapacity {

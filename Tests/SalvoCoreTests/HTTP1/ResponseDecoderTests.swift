@@ -289,6 +289,29 @@ final class HeadKeeper: ResponseDecoderDelegate {
         ], consumed: text.utf8.count))
     }
 
+    /// An interim response ends with its head, whatever framing fields it carries (RFC 9112
+    /// §6.3): what follows is the next response, never a body of the interim one handed on
+    /// before the final head. (Found by fuzzing: llhttp reads a body for 1xx codes it does not
+    /// know, and for a chunked 100.)
+    @Test func interimResponsesNeverHaveABody() {
+        let final = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+        for code in [100, 103, 150] {
+            for framing in ["Content-Length: 2", "Transfer-Encoding: chunked"] {
+                let interim = "HTTP/1.1 \(code) X\r\n\(framing)\r\n\r\n"
+                expectEverySplit(interim + final, .complete([
+                    .informational(code), .head(200, ["Content-Length: 2"]), .body(Array("ok".utf8)),
+                    .end(trailers: nil, keepAlive: true),
+                ], consumed: (interim + final).utf8.count))
+                // A body sent after it anyway is where the next status line should be.
+                guard case .failed(let events, _) = decode(interim + "2\r\nhi\r\n0\r\n\r\n" + final) else {
+                    Issue.record("\(code) with \(framing): a body after an interim response was accepted")
+                    continue
+                }
+                #expect(events == [.informational(code)], "\(code) with \(framing)")
+            }
+        }
+    }
+
     @Test func bytesAfterTheResponseAreLeftForTheCaller() {
         let first = "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\na"
         let text = first + "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nb"
