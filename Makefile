@@ -5,7 +5,7 @@ SWIFT_FLAGS ?=
 # thread's stack of the test process and kills the run, instead of leaving it to CI's limit.
 WATCHDOG ?= ./scripts/run-tests-with-watchdog
 
-.PHONY: all setup build release test test-asan test-tsan demo workload-template cmake cmake-consumer docs clean check-isolation
+.PHONY: all setup build release test test-asan test-tsan demo workload-template cmake cmake-consumer docs clean check-isolation fuzz
 
 all: build
 
@@ -92,6 +92,15 @@ check-isolation: setup
 		echo "check-isolation: building salvo compiled swift-syntax"; exit 1; \
 	else echo "check-isolation: salvo builds without swift-syntax"; fi
 	@rm -rf .build-isolation
+
+# The libFuzzer targets of Fuzz/ (a package of its own), each run for FUZZ_SECONDS (60) from
+# its seeds in a scratch corpus under build/fuzz; FUZZ_TARGETS picks some (Fuzz/README.md).
+# Fails if any finds a crash, a broken invariant, a memory error or a timeout: the inputs go to
+# build/fuzz/artifacts/<target>/. The first build (AddressSanitizer + libFuzzer): a few minutes.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
+fuzz: setup
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_TARGETS="$(FUZZ_TARGETS)" SWIFT="$(SWIFT)" SWIFT_FLAGS="$(SWIFT_FLAGS)" ./scripts/fuzz
 
 clean:
 	rm -rf .build build
