@@ -457,8 +457,10 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         }
         if (100..<200).contains(code) {
             if code == 101 {
-                // A protocol switch this client never asked for; llhttp reports it as an upgrade.
-                return Self.proceed
+                // A protocol switch this client never asked for: refused here, not left to
+                // llhttp's upgrade pause, which a head parsed on its own (repaired) ends before.
+                self.failure = self.protocolError("unexpected 101 Switching Protocols: no upgrade was requested")
+                return Self.userError
             }
             self.interimCount += 1
             self.interimBytes += self.headerBytes

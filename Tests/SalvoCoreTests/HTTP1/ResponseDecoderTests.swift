@@ -625,6 +625,19 @@ final class HeadKeeper: ResponseDecoderDelegate {
         #expect(code == .invalidResponse)
     }
 
+    /// Refused the same when its head needs repair (bare LF line ends), however it is split:
+    /// the repaired head was parsed on its own, where llhttp ends at the head without pausing
+    /// for the upgrade, and the 101 passed for an interim response. (Found by fuzzing.)
+    @Test func switchingProtocolsIsRefusedInARepairedHead() {
+        let text = "HTTP/1.1 101 Switching Protocols\nUpgrade: h2c\n\nHTTP/1.1 200 OK\nContent-Length: 2\n\nok"
+        let whole = decode(text)
+        #expect(whole == .failed([], .invalidResponse), "\(whole)")
+        for offset in 1..<text.utf8.count {
+            let split = decode(text, splits: [offset])
+            #expect(split == .failed([], .invalidResponse), "split at \(offset): \(split)")
+        }
+    }
+
     @Test func trailingWhitespaceIsNotPartOfTheValue() {
         let text = "HTTP/1.1 200 OK\r\nX-A:   padded  \t\r\nContent-Length: 0\r\n\r\n"
         #expect(decode(text) == .complete([.head(200, ["X-A: padded", "Content-Length: 0"]), .end(trailers: nil, keepAlive: true)],
