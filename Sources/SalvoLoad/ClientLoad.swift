@@ -141,7 +141,8 @@ extension ClientLoad {
     /// Starts `callers` chains of completion handlers (`start` makes and starts one, given
     /// what it calls with its counts when it ends) and waits for all of them.
     static func runChains(callers: Int, _ start: (@escaping @Sendable (CallerCounts) -> Void) -> Void) async -> CallerCounts {
-        await withCheckedContinuation { (done: CheckedContinuation<CallerCounts, Never>) in
+        defer { threadSanitizerSawResume() }
+        return await withCheckedContinuation { (done: CheckedContinuation<CallerCounts, Never>) in
             let results = Mutex<(CallerCounts, Int)>((CallerCounts(), callers))
             for _ in 0..<callers {
                 start { part in

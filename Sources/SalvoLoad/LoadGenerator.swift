@@ -113,6 +113,7 @@ public final class LoadGenerator: Sendable {
                 for handle in handles { handle.stop() }
             }
         }
+        threadSanitizerSawResume()
         self.running.withLock { $0 = [] }
         var total = LoadStatistics()
         for part in results.withLock({ $0 }) { total.add(part) }

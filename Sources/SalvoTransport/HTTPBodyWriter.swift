@@ -66,6 +66,7 @@ final class WritableBodyChannel: Sendable {
 
     /// Writer side.
     func write(_ chunk: [UInt8]) async throws(TransportError) {
+        defer { threadSanitizerSawResume() }
         do {
             try await withCheckedThrowingContinuation { (taken: CheckedContinuation<Void, any Error>) in
                 enum Step { case hand(CheckedContinuation<[UInt8]?, any Error>), wait, fail(TransportError) }
@@ -129,7 +130,8 @@ final class WritableBodyChannel: Sendable {
     }
 
     private func nextChunk() async throws -> [UInt8]? {
-        try await withCheckedThrowingContinuation { (reader: CheckedContinuation<[UInt8]?, any Error>) in
+        defer { threadSanitizerSawResume() }
+        return try await withCheckedThrowingContinuation { (reader: CheckedContinuation<[UInt8]?, any Error>) in
             enum Step { case chunk([UInt8], CheckedContinuation<Void, any Error>), end((any Error)?), wait }
             let step: Step = self.state.withLock { state in
                 if let pending = state.pending {

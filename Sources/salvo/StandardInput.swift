@@ -22,6 +22,7 @@ enum StandardInput {
 
     /// The next piece read from `fd` (0: standard input), nil at its end.
     static func read(_ fd: Int32) async throws -> [UInt8]? {
+        defer { threadSanitizerSawResume() }
         let result: Result<[UInt8]?, ReadFailed> = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 var buffer = [UInt8](repeating: 0, count: 64 * 1024)

@@ -45,7 +45,7 @@ final class CacheFlights: Sendable {
                 self.state.withLock { $0.flights[key]?.waiters.removeValue(forKey: ticket) }?.resume()
             }
         }
-        defer { timer?.cancel() }
+        defer { timer?.cancel(); threadSanitizerSawResume() }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let waiting = self.state.withLock { state -> Bool in

@@ -213,7 +213,8 @@ struct OpenedEntry {
 func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
     // Dispatch's threads, not one of our own per call: under load many commits wait their
     // turn on a bounded set of threads instead of each starting one.
-    await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+    defer { threadSanitizerSawResume() }
+    return await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
         DispatchQueue.global(qos: .utility).async { continuation.resume(returning: work()) }
     }
 }

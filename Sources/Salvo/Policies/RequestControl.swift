@@ -181,6 +181,7 @@ public final class RequestControl: Middleware {
             cancelled.withLock { $0 = true }
             self.stopWaiting(id, because: .cancelled)
         }
+        threadSanitizerSawResume()
         return admitted
     }
 

@@ -57,7 +57,7 @@ final class SharedWork<Value: Sendable>: Sendable {
                 self.leave(ticket, with: timeout ?? self.cancellation)
             }
         }
-        defer { timer?.cancel() }
+        defer { timer?.cancel(); threadSanitizerSawResume() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, ClientError>, Never>) in
                 let ready: Result<Value, ClientError>? = self.state.withLock { state in

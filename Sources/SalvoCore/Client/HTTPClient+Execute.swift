@@ -46,10 +46,12 @@ extension HTTPClient {
         let owner = RequestOwner(consume prepared, client: self, loop: loop, delivery: .awaiting, maxBodySize: limit)
         let isolation = #isolation
         let result = await withTaskCancellationHandler {
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<CollectedResponse, TransportError>, Never>) in
+            let result = await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<CollectedResponse, TransportError>, Never>) in
                 owner.deliver(to: continuation, isolation: isolation)
                 self.start(owner, on: loop)
             }
+            threadSanitizerSawResume()
+            return result
         } onCancel: {
             owner.cancel()
         }
@@ -89,10 +91,12 @@ extension HTTPClient {
         let owner = RequestOwner(consume prepared, client: self, loop: loop, delivery: .stream(handler))
         let isolation = #isolation
         let result = await withTaskCancellationHandler {
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<TransportResponse, TransportError>, Never>) in
+            let result = await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<TransportResponse, TransportError>, Never>) in
                 handler.deliver(to: continuation, isolation: isolation)
                 self.start(owner, on: loop)
             }
+            threadSanitizerSawResume()
+            return result
         } onCancel: {
             owner.cancel()
         }

@@ -199,6 +199,7 @@ public final class HTTPClient: Sendable {
                 }
                 if !accepted { continuation.resume(returning: PoolStatistics()) }
             }
+            threadSanitizerSawResume()
             total.connectionsOpened += part.connectionsOpened
             total.connectionsReused += part.connectionsReused
             total.openConnections += part.openConnections

@@ -65,7 +65,9 @@ struct PoolResumes {
         self.waiting.reserveCapacity(batch.count)
         self.highest = .background
         self.batches += 1
+        let handOff = ThreadSanitizerHandOff()
         DispatchQueue.global(qos: quality).async {
+            handOff.received()
             for resume in batch { resume.run() }
         }
     }

@@ -128,6 +128,7 @@ public final class PreparedCall: Sendable {
                 call.deliver(to: continuation, isolation: isolation)
                 started.start()
             }
+            threadSanitizerSawResume()
         } onCancel: {
             started.cancel()
         }

@@ -95,7 +95,8 @@ final class BodyStream: ResponseBodySource {
     // MARK: Consumer (any task)
 
     func next() async -> Result<[UInt8]?, TransportError> {
-        await withUnsafeContinuation { continuation in
+        defer { threadSanitizerSawResume() }
+        return await withUnsafeContinuation { continuation in
             enum Step { case value(Result<[UInt8]?, TransportError>), resumeProducer([UInt8]), wait }
             let step: Step = self.state.withLock { state in
                 if let chunk = state.chunks.popFirst() {
