@@ -120,4 +120,32 @@ struct SelfSignedCertificate: Sendable {
         let paths = try await self.paths(server)
         #expect(paths == ["/reset", "/reset", "/reset"], "\(paths.count) requests: \(paths)")
     }
+
+    /// The retry table's row of the cancellation phases (the engine's rows are in
+    /// SalvoCoreTests' CancellationPhaseTests): cancelled while it waits out a backoff, the
+    /// call ends at once, as a cancellation, once; no second attempt is sent later, and the
+    /// first attempt's connection, its answer read whole, is back in the pool, idle.
+    @Test func aCancellationInsideTheBackoffEndsTheCallOnce() async throws {
+        let server = try await FaultServer.start()
+        defer { server.stop() }
+        var configuration = HTTPClient.Configuration()
+        configuration.threads = 1
+        let engine = try HTTPClient(configuration: configuration)
+        defer { engine.shutdown() }
+        let policy = RetryPolicy(maxAttempts: 3, baseDelay: .seconds(30), maxDelay: .seconds(30), budget: nil)
+        let client = try Client(baseURL: server.url(""), transport: engine, configuration: .init(middleware: [RetryMiddleware(policy)]))
+        let call = Task { await client.outcome(Endpoint<String>.get("/status", query: [QueryItem("code", "503")])) }
+        while try await self.paths(server).isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+        try await Task.sleep(for: .milliseconds(200))
+        let start = ContinuousClock.now
+        call.cancel()
+        let outcome = await call.value
+        #expect(outcome.error?.code == .cancelled, "\(String(describing: outcome.error))")
+        #expect(ContinuousClock.now - start < .seconds(5))
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await self.paths(server).count == 1)
+        let statistics = await engine.poolStatistics()
+        #expect(statistics.openConnections == 1 && statistics.hosts.values.reduce(0) { $0 + $1.idle } == 1,
+                "the answered connection is idle in the pool: \(statistics)")
+    }
 }

@@ -440,7 +440,8 @@ final class HTTP1Connection: Selectable, TimerTarget, ResponseDecoderDelegate, E
         let owner = self.owner
         let facts = ExchangeFacts(reusedConnection: self.fromIdle,
                                   requestBytesWritten: self.exchange.writer.bytesWritten,
-                                  responseBytesRead: self.decoder.bytesOfCurrentResponse, closedByPeer: closedByPeer)
+                                  responseBytesRead: self.decoder.bytesOfCurrentResponse, closedByPeer: closedByPeer,
+                                  requestSent: owner.map { self.exchange.writer.hasSentAll(of: $0) } ?? false)
         self.owner = nil
         self.exchange.writer.end()
         let line = self.takeLine()

@@ -58,6 +58,13 @@ struct RequestWriter {
         self.offset >= owner.head.count + owner.body.count && owner.stream == nil
     }
 
+    /// Whether the whole request is out: head, in-memory body, and a streamed body to its end.
+    func hasSentAll(of owner: RequestOwner) -> Bool {
+        guard self.offset >= owner.head.count + owner.body.count else { return false }
+        guard let streamed = self.streamedBody else { return owner.stream == nil }
+        return streamed.isAllWritten
+    }
+
     /// `100 Continue` arrived, or its timer passed: the body may go.
     mutating func releaseBody() {
         self.awaitingContinue = false

@@ -26,6 +26,12 @@ final class StreamedBody: @unchecked Sendable {
         case cancelled
     }
 
+    /// The producer ended well and every byte it gave, framing included, was written.
+    var isAllWritten: Bool {
+        if case .finished = self.state { return self.chunks.isEmpty }
+        return false
+    }
+
     /// The producer waits while this much is queued, and goes on below half of it.
     static let highWater = 256 * 1024
 
@@ -61,6 +67,7 @@ final class StreamedBody: @unchecked Sendable {
                     continuation.resume(returning: TransportError(.shutdown, phase: .write))
                 }
             }
+            threadSanitizerSawResume()
             if let result { throw result }
         }
         let loop = self.loop

@@ -67,7 +67,8 @@ final class HTTP2Stream: ExchangeCarrier, StreamedBodyConsumer {
     /// What the connection saw of this exchange, for the owner when it breaks.
     func facts(closedByPeer: Bool, refused: Bool = false) -> ExchangeFacts {
         ExchangeFacts(reusedConnection: self.reusedConnection, requestBytesWritten: self.bytesSent,
-                      responseBytesRead: self.bytesReceived, closedByPeer: closedByPeer, refusedUnprocessed: refused)
+                      responseBytesRead: self.bytesReceived, closedByPeer: closedByPeer,
+                      requestSent: self.bytesSent > 0 && (self.body == nil || self.bodyHandedOver), refusedUnprocessed: refused)
     }
 
     /// This stream's deadlines: the request's total and head deadlines, and the read timeout

@@ -269,7 +269,20 @@ struct RequestStateMachine {
         default:
             break
         }
-        return .fail(self.ended(error))
+        return .fail(self.ended(self.placed(error, facts: facts)))
+    }
+
+    /// `error` with the phase the exchange was in, when whoever ended it did not say (a
+    /// caller's cancellation reaches a connection without knowing how far it got).
+    private func placed(_ error: TransportError, facts: ExchangeFacts) -> TransportError {
+        guard error.phase == nil else { return error }
+        var error = error
+        switch self.state {
+        case .receiving, .skipping: error.phase = .readBody
+        case .exchanging: error.phase = facts.requestSent || facts.responseBytesRead > 0 ? .readHead : .write
+        case .waiting, .finished: break
+        }
+        return error
     }
 
     /// The call ends with `error`, whatever it was doing (cancelled, timed out, its connection
@@ -365,6 +378,8 @@ struct ExchangeFacts: Equatable {
     var responseBytesRead: Int
     /// The peer closed or reset the connection (not a timeout, a cancellation or a protocol error).
     var closedByPeer: Bool
+    /// Every byte of the request went out (its head, and its body to the end).
+    var requestSent = false
     /// The server said it never processed the request: HTTP/2's REFUSED_STREAM, or a GOAWAY
     /// whose last stream id is below the request's (RFC 9113 §8.7).
     var refusedUnprocessed = false

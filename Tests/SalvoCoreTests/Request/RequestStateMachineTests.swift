@@ -87,6 +87,30 @@ import Testing
         #expect(error.mayHaveBeenProcessed)
     }
 
+    /// A cancellation reaches the connection without a phase; the machine names the one the
+    /// exchange was in, from what the connection saw: writing, waiting for the head, or
+    /// reading the body. A phase already named stays.
+    @Test func aFailureWithoutAPhaseIsPlacedWhereTheExchangeWas() {
+        let cancelled = TransportError.cancelled(.caller)
+        func failed(_ facts: ExchangeFacts, headArrived: Bool = false, _ error: TransportError = cancelled) -> TransportError? {
+            var machine = RequestStateMachine(method: .get, hasBody: false, replayableBody: true)
+            machine.connectionTook(reused: false)
+            if headArrived { _ = machine.headArrived(status: 200) }
+            guard case .fail(let error) = machine.exchangeFailed(error, facts: facts) else { return nil }
+            return error
+        }
+        let writing = ExchangeFacts(reusedConnection: false, requestBytesWritten: 4096, responseBytesRead: 0, closedByPeer: false)
+        var sent = writing
+        sent.requestSent = true
+        var answering = writing
+        answering.responseBytesRead = 12
+        #expect(failed(writing)?.phase == .write)
+        #expect(failed(sent)?.phase == .readHead)
+        #expect(failed(answering)?.phase == .readHead)
+        #expect(failed(sent, headArrived: true)?.phase == .readBody)
+        #expect(failed(sent, TransportError(.readTimeout, phase: .readHead))?.phase == .readHead)
+    }
+
     /// Stale connections, however many, cost a request a bounded number of attempts.
     @Test func staleConnectionsAreBounded() {
         var machine = RequestStateMachine(method: .post, hasBody: true, replayableBody: true)

@@ -1,0 +1,230 @@
+import SalvoTestSupport
+import Foundation
+import HTTPTypes
+import Synchronization
+import Testing
+@testable import SalvoCore
+
+/// A request cancelled in each phase of its life: the caller hears exactly once, a
+/// cancellation naming the phase, soon; the connection the request held is closed (its
+/// exchange is unfinished), and the client serves the next request.
+///
+/// Until a connection takes it, a request waits in the pool (phase `.pool`) while the pool
+/// resolves, connects and shakes hands for it: the connection is the pool's, and goes on
+/// after the cancellation, to wait idle for the next request or fail at its own timeout.
+///
+/// Each row runs twice: a completion handler cancelled through its handle (the handler's
+/// calls counted), and an awaiting task cancelled as a task. The phase the error names proves
+/// the request had reached the stage when it was cancelled.
+@Suite struct CancellationPhaseTests {
+    enum Stage: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case resolving, waitingForAPooledConnection, connecting, tlsHandshake, writingTheHead,
+             writingAStreamedBody, waitingForTheHead, inARedirectChain
+        var testDescription: String { self.rawValue }
+    }
+
+    /// How long a request is given to reach `stage` before it is cancelled: a writing stage
+    /// two seconds (a 12 MiB head takes a while to check in a debug build on a loaded machine),
+    /// the others well within their connect timeout.
+    static func settle(_ stage: Stage) -> Duration {
+        [.writingTheHead, .writingAStreamedBody].contains(stage) ? .seconds(2) : .milliseconds(400)
+    }
+
+    /// Everything one stage needs; `close()` releases what it set up.
+    struct Setup: Sendable {
+        var request: HTTPRequest
+        var body: HTTPBody?
+        var phase: TransportError.Phase
+        var configure: @Sendable (inout HTTPClient.Configuration) -> Void = { _ in }
+        /// Started first on the same client (the request that holds the pool's only connection).
+        var occupying: HTTPRequest?
+        var close: @Sendable () -> Void = {}
+    }
+
+    func setup(_ stage: Stage) async throws -> Setup {
+        let faults = try await Shared.faults.get()
+        switch stage {
+        case .resolving:
+            // A resolver that never answers: only the cancellation ends the wait for it.
+            return Setup(request: try get("http://never.resolves.test:80/"), phase: .pool) {
+                $0.connectTimeout = .seconds(5)
+                $0.nameResolution.resolver = { _, _ in
+                    try await Task.sleep(for: .seconds(3600))
+                    return []
+                }
+            }
+        case .waitingForAPooledConnection:
+            return Setup(request: try get(faults.url("/ok")), phase: .pool,
+                         configure: { $0.maxConnectionsPerHost = 1; $0.threads = 1 },
+                         occupying: try get(faults.url("/stall")))
+        case .connecting:
+            let listener = try FullBacklogListener()
+            return Setup(request: try get("http://127.0.0.1:\(listener.port)/"), phase: .pool,
+                         configure: { $0.connectTimeout = .seconds(5) }, close: { listener.close() })
+        case .tlsHandshake:
+            // The fault server waits for a request head; a ClientHello never ends one.
+            let port = faults.url("/").split(separator: ":").last!.split(separator: "/").first!
+            return Setup(request: try get("https://127.0.0.1:\(port)/"), phase: .pool, configure: { $0.connectTimeout = .seconds(5) })
+        case .writingTheHead:
+            // A server that never reads: the kernel takes a few MiB, then the 16 MiB field
+            // waits to be written.
+            let listener = try SilentListener()
+            var request = try get("http://127.0.0.1:\(listener.port)/")
+            request.headerFields[HTTPField.Name("X-Large")!] = String(repeating: "a", count: 12 << 20)
+            return Setup(request: request, phase: .write, close: { listener.close() })
+        case .writingAStreamedBody:
+            let listener = try SilentListener()
+            var request = try get("http://127.0.0.1:\(listener.port)/upload")
+            request.method = .post
+            let body = HTTPBody.producer { writer in
+                let chunk = [UInt8](repeating: 0x61, count: 64 * 1024)
+                while true { try await writer.write(chunk) }
+            }
+            return Setup(request: request, body: body, phase: .write, close: { listener.close() })
+        case .waitingForTheHead:
+            return Setup(request: try get(faults.url("/stall")), phase: .readHead)
+        case .inARedirectChain:
+            // The first hop is answered; the second never is.
+            return Setup(request: try get(faults.url("/redirect?code=302&to=/stall")), phase: .readHead)
+        }
+    }
+
+    /// Waits until `client` holds no open connection but idle ones, or eight seconds pass: a
+    /// connection being made when its request was cancelled goes on, to wait idle in the pool
+    /// or fail at its connect timeout (five seconds in these rows: long enough that the
+    /// cancellation comes first on a machine loaded by the whole suite).
+    func openConnections(_ client: HTTPClient) async -> (open: Int, idle: Int) {
+        var statistics = await client.poolStatistics()
+        let deadline = ContinuousClock.now + .seconds(8)
+        while statistics.openConnections > statistics.hosts.values.reduce(0, { $0 + $1.idle }), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+            statistics = await client.poolStatistics()
+        }
+        return (statistics.openConnections, statistics.hosts.values.reduce(0) { $0 + $1.idle })
+    }
+
+    func check(_ error: TransportError, _ setup: Setup, _ stage: Stage, _ how: String, since start: ContinuousClock.Instant) {
+        #expect(error.code == .cancelled && error.cancellationReason == .caller, "\(stage) (\(how)): \(error)")
+        #expect(error.phase == setup.phase, "\(stage) (\(how)): cancelled in \(String(describing: error.phase)), not \(setup.phase)")
+        // Cancelled before a byte left, the request was not processed; after, it may have been.
+        let sent = [.write, .readHead, .readBody].contains(setup.phase)
+        #expect(error.mayHaveBeenProcessed == sent, "\(stage) (\(how)): mayHaveBeenProcessed \(error.mayHaveBeenProcessed)")
+        #expect(ContinuousClock.now - start < .seconds(5), "\(stage) (\(how)): heard \(ContinuousClock.now - start) after the cancel")
+    }
+
+    @Test(arguments: Stage.allCases) func aCancellationIsHeardOnceInEveryPhase(_ stage: Stage) async throws {
+        let faults = try await Shared.faults.get()
+        for how in ["handle", "task"] {
+            let setup = try await self.setup(stage)
+            defer { setup.close() }
+            let client = try makeClient { $0.readTimeout = .seconds(60); setup.configure(&$0) }
+            defer { client.shutdown() }
+            let occupying = setup.occupying.map { request in Task { try? await client.execute(request) } }
+            if occupying != nil { try await Task.sleep(for: .milliseconds(200)) }
+
+            let start: ContinuousClock.Instant
+            let error: TransportError?
+            if how == "handle" {
+                let calls = Mutex<[Result<CollectedResponse, TransportError>]>([])
+                let handle = client.execute(setup.request, body: setup.body) { result in calls.withLock { $0.append(result) } }
+                try await Task.sleep(for: Self.settle(stage))
+                start = .now
+                handle.cancel()
+                handle.cancel()
+                while calls.withLock({ $0.isEmpty }), ContinuousClock.now - start < .seconds(10) {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                // A second call would come now, if it ever came.
+                try await Task.sleep(for: .milliseconds(300))
+                let heard = calls.withLock { $0 }
+                #expect(heard.count == 1, "\(stage): the completion handler was called \(heard.count) times")
+                if case .failure(let failure)? = heard.first { error = failure } else { error = nil }
+            } else {
+                let task = Task { try await client.execute(setup.request, body: setup.body) }
+                try await Task.sleep(for: Self.settle(stage))
+                start = .now
+                task.cancel()
+                do {
+                    _ = try await task.value
+                    error = nil
+                } catch let failure as TransportError {
+                    error = failure
+                }
+            }
+            guard let error else {
+                Issue.record("\(stage) (\(how)): the request did not fail")
+                continue
+            }
+            check(error, setup, stage, how, since: start)
+
+            occupying?.cancel()
+            _ = await occupying?.value
+            let (open, idle) = await openConnections(client)
+            #expect(open == idle, "\(stage) (\(how)): \(open) connections open, \(idle) of them idle")
+            // The client is whole: the next request is served.
+            let next = try await client.execute(try get(faults.url("/ok")), options: .init(timeout: .seconds(10)))
+            #expect(next.text == "hello", "\(stage) (\(how))")
+        }
+    }
+
+    /// The streaming form: cancelled while the body comes, the reader's next chunk is the
+    /// cancellation, once; the connection (its body unread) is closed.
+    @Test func aCancellationWhileTheBodyStreamsEndsTheReadOnce() async throws {
+        let faults = try await Shared.faults.get()
+        let client = try makeClient()
+        defer { client.shutdown() }
+        let response = try await client.stream(try get(faults.url("/stall-body")))
+        let reader = Task { () -> (chunks: [[UInt8]], error: TransportError?) in
+            var chunks: [[UInt8]] = []
+            do {
+                for try await chunk in response.body { chunks.append(chunk) }
+                return (chunks, nil)
+            } catch let error as TransportError {
+                return (chunks, error)
+            } catch {
+                return (chunks, nil)
+            }
+        }
+        try await Task.sleep(for: .milliseconds(400))
+        let start = ContinuousClock.now
+        reader.cancel()
+        let (chunks, error) = await reader.value
+        #expect(chunks.flatMap { $0 } == Array("abc".utf8))
+        #expect(error?.code == .cancelled && error?.phase == .readBody, "\(String(describing: error))")
+        #expect(ContinuousClock.now - start < .seconds(5))
+        let (open, idle) = await openConnections(client)
+        #expect(open == idle, "\(open) connections open, \(idle) of them idle")
+    }
+}
+
+/// A loopback listener that never accepts, its accept queue filled first: the kernel drops
+/// the next connection's SYN, and that connect waits.
+final class FullBacklogListener: Sendable {
+    let port: Int
+    private let fd: Int32
+    private let fillers: [Int32]
+
+    init() throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard let port = bindToLoopback(fd), listen(fd, 0) == 0 else { throw TestServerError("cannot listen") }
+        self.port = port
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        // A backlog of 0 holds one connection; two more make sure of it.
+        fillers = (0..<3).map { _ in
+            let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(filler, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            return filler
+        }
+        usleep(100_000)
+    }
+
+    func close() {
+        for filler in fillers { _ = Glibc.close(filler) }
+        _ = Glibc.close(fd)
+    }
+}
