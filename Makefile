@@ -5,7 +5,7 @@ SWIFT_FLAGS ?=
 # thread's stack of the test process and kills the run, instead of leaving it to CI's limit.
 WATCHDOG ?= ./scripts/run-tests-with-watchdog
 
-.PHONY: all setup build release test test-asan test-tsan demo workload-template cmake cmake-consumer docs clean check-isolation fuzz
+.PHONY: all setup build release test test-asan test-tsan demo workload-template cmake cmake-consumer docs clean check-isolation fuzz soak
 
 all: build
 
@@ -18,11 +18,15 @@ build: setup
 release: setup
 	$(SWIFT) build -c release --product salvo $(SWIFT_FLAGS)
 
+# Suites that count the whole process's descriptors and heap: run on their own, one test at a
+# time (--no-parallel), before the parallel run that skips them.
+ISOLATED_SUITES = 'FDAccountingTests|ChaosTests|ScaleTests'
+
 test: setup
 	@$(MAKE) --no-print-directory cmake-consumer
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
-	SALVO_ISOLATED=1 $(WATCHDOG) $(SWIFT) test --skip-build --filter FDAccountingTests $(SWIFT_FLAGS)
-	$(WATCHDOG) $(SWIFT) test --skip-build --skip FDAccountingTests $(SWIFT_FLAGS)
+	SALVO_ISOLATED=1 $(WATCHDOG) $(SWIFT) test --skip-build --no-parallel --filter $(ISOLATED_SUITES) $(SWIFT_FLAGS)
+	$(WATCHDOG) $(SWIFT) test --skip-build --skip $(ISOLATED_SUITES) $(SWIFT_FLAGS)
 
 # The engine built by CMake + Ninja, as a project embedding it without SwiftPM would.
 cmake: setup
@@ -50,16 +54,26 @@ cmake-consumer: cmake
 SANITIZER_TESTS ?=
 test-asan: setup
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan $(SWIFT_FLAGS)
-	SALVO_SANITIZED=address ASAN_OPTIONS=detect_leaks=0 SALVO_ISOLATED=1 $(WATCHDOG) $(SWIFT) test --skip-build \
-		--sanitize=address --scratch-path .build-asan --filter FDAccountingTests $(SWIFT_FLAGS)
+	SALVO_SANITIZED=address ASAN_OPTIONS=detect_leaks=0 SALVO_ISOLATED=1 $(WATCHDOG) $(SWIFT) test --skip-build --no-parallel \
+		--sanitize=address --scratch-path .build-asan --filter $(ISOLATED_SUITES) $(SWIFT_FLAGS)
 	SALVO_SANITIZED=address ASAN_OPTIONS=detect_leaks=0 $(WATCHDOG) $(SWIFT) test --skip-build --no-parallel \
-		--sanitize=address --scratch-path .build-asan --skip FDAccountingTests $(SANITIZER_TESTS) $(SWIFT_FLAGS)
+		--sanitize=address --scratch-path .build-asan --skip $(ISOLATED_SUITES) $(SANITIZER_TESTS) $(SWIFT_FLAGS)
 
+# -DSALVO_TSAN: each module's `Mutex` becomes one that tells ThreadSanitizer of its locking
+# (SalvoTransport/SanitizedMutex.swift), which the standard library's futex hides from it.
+TSAN_FLAGS = --sanitize=thread --scratch-path .build-tsan -Xswiftc -DSALVO_TSAN
 test-tsan: setup
-	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan $(SWIFT_FLAGS)
-	SALVO_SANITIZED=thread TSAN_OPTIONS=halt_on_error=1 $(WATCHDOG) $(SWIFT) test --skip-build --no-parallel \
-		--sanitize=thread --scratch-path .build-tsan --filter SalvoCoreTests --skip FDAccountingTests \
+	$(SWIFT) build --build-tests $(TSAN_FLAGS) $(SWIFT_FLAGS)
+	SALVO_SANITIZED=thread TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/scripts/tsan-suppressions" $(WATCHDOG) $(SWIFT) test --skip-build --no-parallel \
+		$(TSAN_FLAGS) --filter SalvoCoreTests --skip $(ISOLATED_SUITES) \
 		$(SANITIZER_TESTS) $(SWIFT_FLAGS)
+
+# A million requests through the engine and 100,000 through the typed layer against a private
+# nginx, resident memory and descriptors sampled: both flat within 5% after the warm-up
+# (scripts/soak; ENGINE_REQUESTS, TYPED_REQUESTS, CONCURRENCY). About two minutes here.
+soak: setup
+	$(SWIFT) build -c release --product soak $(SWIFT_FLAGS)
+	./scripts/soak
 
 demo: release
 	$(SWIFT) build -c release --product TypedClientDemo $(SWIFT_FLAGS)

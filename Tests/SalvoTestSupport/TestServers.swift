@@ -517,15 +517,17 @@ public final class NginxServer: Sendable {
 
     /// ``launch(lifetime:tls:)`` off the cooperative pool: what a test calls.
     public static func start(lifetime: Int = 600, tls: (certificate: String, key: String)? = nil,
-                             http2: Bool = false) async throws -> NginxServer {
-        try await offThePool { try launch(lifetime: lifetime, tls: tls, http2: http2) }
+                             http2: Bool = false, connections: Int? = nil) async throws -> NginxServer {
+        try await offThePool { try launch(lifetime: lifetime, tls: tls, http2: http2, connections: connections) }
     }
 
     /// Launches a new instance and waits (up to 10 s) for its port and pid.
     /// With `tls` (certificate and key PEM paths) nginx also serves HTTPS on `tlsPort`.
     /// With `http2` (and `tls`), the HTTPS port offers HTTP/2 and `h2cPort` speaks it in cleartext.
+    /// `connections`: nginx's worker_connections, for tests that hold more than 4,096 at once
+    /// (bounded by the open-file limit).
     public static func launch(lifetime: Int = 600, tls: (certificate: String, key: String)? = nil,
-                              http2: Bool = false) throws -> NginxServer {
+                              http2: Bool = false, connections: Int? = nil) throws -> NginxServer {
         let script = try TestFixtures.file("start-nginx.sh")
         _ = try TestFixtures.file("nginx.conf.template")
         let bash = try TestFixtures.executable("bash", candidates: ["/bin/bash", "/usr/bin/bash"])
@@ -541,6 +543,7 @@ public final class NginxServer: Sendable {
                 arguments: [script.path, directory.path, "--lifetime", String(lifetime)],
                 environment: (tls.map { ["SALVO_NGINX_TLS_CERT": $0.certificate, "SALVO_NGINX_TLS_KEY": $0.key] } ?? [:])
                     .merging(http2 ? ["SALVO_NGINX_HTTP2": "1"] : [:]) { first, _ in first }
+                    .merging(connections.map { ["SALVO_NGINX_CONNECTIONS": String($0)] } ?? [:]) { first, _ in first }
             )
         } catch {
             try? FileManager.default.removeItem(at: directory)
