@@ -186,6 +186,14 @@ let package = Package(
             path: "Benchmarks/typed-load",
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
+        // A million requests through the engine and 100,000 through the typed layer, memory
+        // and descriptors sampled (`make soak`, scripts/soak).
+        .executableTarget(
+            name: "soak",
+            dependencies: ["Salvo", "SalvoCore"],
+            path: "Benchmarks/soak",
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
         // The scripted workload of Benchmarks/wrk-scripted.lua as a Workload (compare.py's
         // salvo-scripted).
         .executableTarget(
