@@ -60,7 +60,7 @@ test-asan: setup
 		--sanitize=address --scratch-path .build-asan --skip $(ISOLATED_SUITES) $(SANITIZER_TESTS) $(SWIFT_FLAGS)
 
 # -DSALVO_TSAN: each module's `Mutex` becomes one that tells ThreadSanitizer of its locking
-# (SalvoTransport/SanitizedMutex.swift), which the standard library's futex hides from it.
+# (Sources/SalvoTransport/ThreadSanitizerAnnotations.swift), which the standard library's futex hides from it.
 TSAN_FLAGS = --sanitize=thread --scratch-path .build-tsan -Xswiftc -DSALVO_TSAN
 test-tsan: setup
 	$(SWIFT) build --build-tests $(TSAN_FLAGS) $(SWIFT_FLAGS)

@@ -129,6 +129,12 @@ extension HTTP1Connection {
         // Not their failure: they keep their send-again; and they are back in the pool before
         // the dropped request's caller hears of it (and perhaps cancels one of them).
         self.lineLeft(behind, connectionFailed: false)
+        var error = error
+        if error.phase == nil {
+            // Where the dropped request was: still waiting its turn to be written (nothing of
+            // it sent), partly written, or all out and waiting for its answer.
+            error.phase = dropped.writer.bytesWritten == 0 ? .pool : dropped.writer.hasSentAll(of: owner) ? .readHead : .write
+        }
         owner.fail(error)
     }
 

@@ -272,10 +272,10 @@ struct RequestStateMachine {
         return .fail(self.ended(self.placed(error, facts: facts)))
     }
 
-    /// `error` with the phase the exchange was in, when whoever ended it did not say (a
-    /// caller's cancellation reaches a connection without knowing how far it got).
+    /// A cancellation with the phase the exchange was in: it reaches the connection without
+    /// knowing how far the exchange got. Other errors keep what their source said.
     private func placed(_ error: TransportError, facts: ExchangeFacts) -> TransportError {
-        guard error.phase == nil else { return error }
+        guard error.phase == nil, error.code == .cancelled else { return error }
         var error = error
         switch self.state {
         case .receiving, .skipping: error.phase = .readBody

@@ -109,6 +109,8 @@ import Testing
         #expect(failed(answering)?.phase == .readHead)
         #expect(failed(sent, headArrived: true)?.phase == .readBody)
         #expect(failed(sent, TransportError(.readTimeout, phase: .readHead))?.phase == .readHead)
+        // Only a cancellation is placed: another error keeps what its source said.
+        #expect(failed(writing, TransportError(.shutdown))?.phase == nil)
     }
 
     /// Stale connections, however many, cost a request a bounded number of attempts.
