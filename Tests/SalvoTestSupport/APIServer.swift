@@ -14,12 +14,12 @@ public final class APIServer: Sendable {
     deinit { self.stop() }
 
     /// ``launch(lifetime:)`` off the cooperative pool: what a test calls.
-    public static func start(lifetime: Int = 600) async throws -> APIServer {
+    public static func start(lifetime: Int = 3600) async throws -> APIServer {
         try await offThePool { try launch(lifetime: lifetime) }
     }
 
     /// Starts an instance and waits (up to 10 s) for its port.
-    public static func launch(lifetime: Int = 600) throws -> APIServer {
+    public static func launch(lifetime: Int = 3600) throws -> APIServer {
         let script = TestFixtures.scripts.appendingPathComponent("demo-api.py")
         let python = try TestFixtures.executable("python3", candidates: ["/usr/bin/python3", "/usr/local/bin/python3"])
         let child = try ChildProcess(name: "demo-api.py", executable: python,

@@ -3,6 +3,8 @@
 // (Tests/Fixtures/start-nginx.sh).  Both listen on 127.0.0.1 only, each start()
 // gives a separate instance on its own port, and both stop by themselves if
 // this process dies (they watch their parent and have a bounded lifetime).
+// The lifetime is an hour by default: a server shared by a whole run must outlive it, and a
+// sanitized run of the suite, one test at a time, takes longer than ten minutes.
 //
 // Self-contained: Foundation and Glibc only; no URLSession.
 
@@ -408,13 +410,13 @@ public final class FaultServer: Sendable {
     }
 
     /// ``launch(lifetime:host:)`` off the cooperative pool: what a test calls.
-    public static func start(lifetime: Int = 600, host: String = "127.0.0.1") async throws -> FaultServer {
+    public static func start(lifetime: Int = 3600, host: String = "127.0.0.1") async throws -> FaultServer {
         try await offThePool { try launch(lifetime: lifetime, host: host) }
     }
 
     /// Launches a new instance and waits (up to 10 s) for its port.
     /// `lifetime`: the server exits by itself after that many seconds.
-    public static func launch(lifetime: Int = 600, host: String = "127.0.0.1") throws -> FaultServer {
+    public static func launch(lifetime: Int = 3600, host: String = "127.0.0.1") throws -> FaultServer {
         let script = try TestFixtures.file("fault_server.py")
         let python: URL
         if let override = ProcessInfo.processInfo.environment["SALVO_PYTHON"], !override.isEmpty {
@@ -516,7 +518,7 @@ public final class NginxServer: Sendable {
     }
 
     /// ``launch(lifetime:tls:)`` off the cooperative pool: what a test calls.
-    public static func start(lifetime: Int = 600, tls: (certificate: String, key: String)? = nil,
+    public static func start(lifetime: Int = 3600, tls: (certificate: String, key: String)? = nil,
                              http2: Bool = false, connections: Int? = nil) async throws -> NginxServer {
         try await offThePool { try launch(lifetime: lifetime, tls: tls, http2: http2, connections: connections) }
     }
@@ -526,7 +528,7 @@ public final class NginxServer: Sendable {
     /// With `http2` (and `tls`), the HTTPS port offers HTTP/2 and `h2cPort` speaks it in cleartext.
     /// `connections`: nginx's worker_connections, for tests that hold more than 4,096 at once
     /// (bounded by the open-file limit).
-    public static func launch(lifetime: Int = 600, tls: (certificate: String, key: String)? = nil,
+    public static func launch(lifetime: Int = 3600, tls: (certificate: String, key: String)? = nil,
                               http2: Bool = false, connections: Int? = nil) throws -> NginxServer {
         let script = try TestFixtures.file("start-nginx.sh")
         _ = try TestFixtures.file("nginx.conf.template")
