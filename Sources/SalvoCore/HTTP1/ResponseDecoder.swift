@@ -125,11 +125,11 @@ public struct ResponseHeadLimits: Sendable, Hashable {
     @exclusivity(unchecked) var failure: TransportError? = nil
     /// Whether the current message got as far as its status line (llhttp calls on_status
     /// only after a valid "HTTP/x.y NNN ").
-    @exclusivity(unchecked) private var sawStatus = false
+    @exclusivity(unchecked) private(set) var sawStatus = false
     /// Whether the head has a Transfer-Encoding field (checked once the head is complete).
     @exclusivity(unchecked) var sawTransferEncoding = false
     /// Set when an interim response just ended: the bytes counted so far were only 1xx.
-    @exclusivity(unchecked) private var interimBytesPending = false
+    @exclusivity(unchecked) private(set) var interimBytesPending = false
     /// Bytes of the current head that came in earlier reads, kept only while a head spans
     /// reads, so that a head llhttp refuses can be read again whole (``ResponseHeadRepair``).
     @exclusivity(unchecked) var headCarry: [UInt8] = []
@@ -339,33 +339,6 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         throw self.endOfStreamError()
     }
 
-    /// The error for a connection that ended at this point of the response.
-    func endOfStreamError() -> TransportError {
-        if self.bytesOfCurrentResponse == 0 || (self.interimBytesPending && !self.sawStatus) {
-            return TransportError(.emptyResponse, phase: .readHead)
-        }
-        if self.inBody {
-            return TransportError(.truncatedBody, phase: .readBody, detail: "the connection closed before the end of the body")
-        }
-        return TransportError(.truncatedHead, phase: .readHead, detail: "the connection closed in the middle of the response head")
-    }
-
-    func protocolError(_ detail: String?) -> TransportError {
-        let errno = llhttp_get_errno(self.parser)
-        if detail == nil && !self.sawStatus
-            && (errno == HPE_INVALID_CONSTANT || errno == HPE_INVALID_VERSION || errno == HPE_INVALID_STATUS) {
-            let reason = llhttp_get_error_reason(self.parser).map { String(cString: $0) } ?? "bad status line"
-            return TransportError(.notHTTPResponse, phase: .readHead, detail: reason)
-        }
-        var text = detail
-        if text == nil {
-            let name = llhttp_errno_name(llhttp_get_errno(self.parser)).map { String(cString: $0) } ?? "HPE"
-            let reason = llhttp_get_error_reason(self.parser).map { String(cString: $0) } ?? "parse error"
-            text = "\(reason) (\(name))"
-        }
-        return TransportError(.invalidResponse, phase: self.inBody ? .readBody : .readHead, detail: text)
-    }
-
     // MARK: Callbacks
 
     /// Runs `body` on the decoder a parser belongs to, without retaining it: the decoder is
@@ -536,15 +509,6 @@ public struct ResponseHeadLimits: Sendable, Hashable {
         return self.expectNoBody || code == 204 || code == 304 ? 1 : Self.proceed
     }
 
-    /// Whether a Transfer-Encoding value is exactly "chunked" (any case, optional spaces);
-    /// several Transfer-Encoding fields arrive joined with ", " by HTTPFields.
-    static func isChunkedOnly(_ value: String) -> Bool {
-        value.split(separator: ",").allSatisfy { coding in
-            let trimmed = coding.drop(while: { $0 == " " || $0 == "\t" })
-            return trimmed.reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed()
-                .map { $0.lowercased() }.joined() == "chunked"
-        }
-    }
 
     private func body(_ at: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
         guard let at else { return Self.proceed }
