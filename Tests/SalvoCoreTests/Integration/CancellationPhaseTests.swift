@@ -110,6 +110,19 @@ import Testing
         return (statistics.openConnections, statistics.hosts.values.reduce(0) { $0 + $1.idle })
     }
 
+    /// Waits until the request under test has reached the pool (queued there, or on a
+    /// connection), at most ten seconds: an https request first builds its TLS context off the
+    /// loop, which on a machine loaded by the whole suite can outlast a stage's settling time,
+    /// and a cancellation then rightly names `.request`, a phase before the one the row tests.
+    func reachedThePool(_ client: HTTPClient, besides occupying: Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            let hosts = await client.poolStatistics().hosts.values
+            if hosts.reduce(0, { $0 + $1.queued + $1.leased }) > (occupying ? 1 : 0) { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
     func check(_ error: TransportError, _ setup: Setup, _ stage: Stage, _ how: String, heard after: Duration) {
         #expect(error.code == .cancelled && error.cancellationReason == .caller, "\(stage) (\(how)): \(error)")
         #expect(error.phase == setup.phase, "\(stage) (\(how)): cancelled in \(String(describing: error.phase)), not \(setup.phase)")
@@ -138,6 +151,7 @@ import Testing
             if how == "handle" {
                 let calls = Mutex<[(result: Result<CollectedResponse, TransportError>, at: ContinuousClock.Instant)]>([])
                 let handle = client.execute(setup.request, body: setup.body) { result in calls.withLock { $0.append((result, .now)) } }
+                try await reachedThePool(client, besides: occupying != nil)
                 try await Task.sleep(for: Self.settle(stage))
                 start = .now
                 handle.cancel()
@@ -153,6 +167,7 @@ import Testing
                 heardAt = heard.first?.at ?? .now
             } else {
                 let task = Task { try await client.execute(setup.request, body: setup.body) }
+                try await reachedThePool(client, besides: occupying != nil)
                 try await Task.sleep(for: Self.settle(stage))
                 start = .now
                 task.cancel()
