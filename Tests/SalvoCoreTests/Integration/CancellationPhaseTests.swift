@@ -121,6 +121,7 @@ import Testing
             if hosts.reduce(0, { $0 + $1.queued + $1.leased }) > (occupying ? 1 : 0) { return }
             try await Task.sleep(for: .milliseconds(10))
         }
+        Issue.record("the request did not reach the pool in ten seconds: \(await client.poolStatistics())")
     }
 
     func check(_ error: TransportError, _ setup: Setup, _ stage: Stage, _ how: String, heard after: Duration) {
