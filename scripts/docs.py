@@ -35,7 +35,7 @@ GUIDES = {
     "docs/scripted-load.md": ("SalvoLoad", "ScriptedLoad"),
     "docs/distributed-load.md": ("SalvoLoad", "DistributedLoad"),
     "docs/openapi.md": ("SalvoOpenAPI", "OpenAPI"),
-    "docs/observability.md": ("SalvoObservability", "Observability"),
+    "docs/observability.md": ("SalvoObservability", "ObservabilityGuide"),
 }
 
 

@@ -13,7 +13,7 @@ public enum ClientAPI: String, Sendable, CaseIterable {
     case asyncOnLoop = "async-loop"
     /// N chains of completion handlers, each starting the next request from the last one's handler.
     case callbacks
-    /// The fast path (``PreparedCall``): the request prepared once, each response lent to a
+    /// The fast path (`PreparedCall`): the request prepared once, each response lent to a
     /// handler that counts it — awaited on Swift's default executor, on the loops, or chained
     /// through completion handlers.
     case preparedAsync = "prepared-async"

@@ -47,7 +47,7 @@ public struct LoadConfiguration: Sendable {
     /// `-m`); the server's SETTINGS_MAX_CONCURRENT_STREAMS caps it.
     public var streams = 1
     /// Through a client API over HTTP/2: each loop opens its own connection
-    /// (``HTTP2Settings/connectionPerLoop``) instead of all sharing one. The load generator's
+    /// (`HTTP2Settings.connectionPerLoop`) instead of all sharing one. The load generator's
     /// own connections are always their loop's.
     public var connectionPerLoop = false
 

@@ -11,7 +11,7 @@ public typealias RawResponse = Response<Empty, Empty>
 // function's declared return type, so type aliases and qualified names work as written.
 extension APIRequest {
     /// Sends the call and decodes the success body as `Value`; a refused status, a transport
-    /// failure or a body that does not decode throws ``ClientError`` (with the failure body
+    /// failure or a body that does not decode throws `ClientError` (with the failure body
     /// decoded as `Failure` and its bytes in `responseBody`).
     public func send<Value: Decodable & Sendable>(with client: Client) async throws(ClientError) -> Value {
         try await client.value(self.call(Value.self))

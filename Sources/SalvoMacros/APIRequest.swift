@@ -15,8 +15,8 @@ import Salvo
 /// }
 /// ```
 ///
-/// Each argument goes where its type says (``Path``, ``Query``, ``Header``, ``Body``,
-/// ``Field``, ``Part``); an argument of any other type goes into the path when the path has a
+/// Each argument goes where its type says (`Path`, `Query`, `Header`, `Body`,
+/// `Field`, `Part`); an argument of any other type goes into the path when the path has a
 /// placeholder of its key (`:name` or `{name}`), into the query for GET, HEAD and DELETE, and
 /// into the body otherwise. Nothing here throws: a misuse the compiler could not see (two bodies,
 /// a body with fields, a placeholder left unfilled) fails the call when it is sent, with

@@ -17,7 +17,7 @@ public final class APIScope: Sendable {
         case json
         /// `application/x-www-form-urlencoded`.
         case urlForm
-        /// `multipart/form-data`: every body parameter is a ``Part``.
+        /// `multipart/form-data`: every body parameter is a `Part`.
         case multipart
     }
 
@@ -25,7 +25,7 @@ public final class APIScope: Sendable {
     public enum StreamFraming: Sendable {
         /// One JSON document per line.
         case jsonLines
-        /// Server-Sent Events; each event's data is decoded unless the element is a ``ServerSentEvent``.
+        /// Server-Sent Events; each event's data is decoded unless the element is a `ServerSentEvent`.
         case serverSentEvents
     }
 

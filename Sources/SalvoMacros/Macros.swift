@@ -4,7 +4,7 @@ import Foundation
 // The attributes of the declarative API. `@API` and `@Mock` write code; the others only mark a
 // protocol or a function for them to read, and expand to nothing.
 
-/// Generates `<Name>API`, an implementation of the protocol over a Salvo ``Client``, with the
+/// Generates `<Name>API`, an implementation of the protocol over a Salvo `Client`, with the
 /// protocol's access level.
 ///
 /// ```swift
@@ -76,7 +76,7 @@ public macro Mock() = #externalMacro(module: "SalvoMacrosPlugin", type: "MockMac
 /// Bodies as `application/x-www-form-urlencoded`, with your own form encoder if given.
 @attached(peer) public macro URLForm(_ encoder: URLFormEncoder? = nil) = #externalMacro(module: "SalvoMacrosPlugin", type: "MarkerMacro")
 
-/// Bodies as `multipart/form-data`: each body parameter is one part (a ``Part``, or a value
+/// Bodies as `multipart/form-data`: each body parameter is one part (a `Part`, or a value
 /// sent as text or JSON). Files are streamed from disk.
 @attached(peer) public macro Multipart() = #externalMacro(module: "SalvoMacrosPlugin", type: "MarkerMacro")
 
@@ -90,7 +90,7 @@ public macro Mock() = #externalMacro(module: "SalvoMacrosPlugin", type: "MockMac
 /// Tags in the request's metadata, for middleware to read: `@Tags("no-auth", "idempotent")`.
 @attached(peer) public macro Tags(_ tags: String...) = #externalMacro(module: "SalvoMacrosPlugin", type: "MarkerMacro")
 
-/// The type a refused response's body is decoded as: the thrown ``ClientError`` carries it
+/// The type a refused response's body is decoded as: the thrown `ClientError` carries it
 /// (`error.failureBody(as: Problem.self)`) with the raw bytes (`error.responseBody`).
 @attached(peer) public macro ErrorBody<Failure: Decodable & Sendable>(_ type: Failure.Type) = #externalMacro(module: "SalvoMacrosPlugin", type: "MarkerMacro")
 

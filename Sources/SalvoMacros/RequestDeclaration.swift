@@ -58,6 +58,6 @@ extension ClientError {
 }
 
 extension QueueBuilder {
-    /// A `@Request` declaration in a ``Queue``: the request its `body` builds.
+    /// A `@Request` declaration in a `Queue`: the request its `body` builds.
     public static func buildExpression(_ declaration: some RequestDeclaration) -> [any Request] { [declaration.body] }
 }

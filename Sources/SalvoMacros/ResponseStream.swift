@@ -14,7 +14,7 @@ import Salvo
 ///
 /// Framed as the endpoint's attribute says (`@JSONLines`, `@EventStream`), or by the response's
 /// content type when it has none. Events of an event stream are decoded from their data, unless
-/// `Element` is ``ServerSentEvent`` itself.
+/// `Element` is `ServerSentEvent` itself.
 public struct ResponseStream<Element: Decodable & Sendable>: AsyncSequence, Sendable {
     public typealias Failure = ClientError
 

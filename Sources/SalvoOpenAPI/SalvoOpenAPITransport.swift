@@ -41,7 +41,7 @@ public struct SalvoOpenAPITransport: ClientTransport {
         self.configuration = configuration
     }
 
-    /// Calls through the process's shared engine client, ``HTTPClient/shared``.
+    /// Calls through the process's shared engine client, `HTTPClient.shared`.
     ///
     /// - Throws: the error that kept the shared client from starting.
     public init(configuration: Configuration = Configuration()) throws(TransportError) {

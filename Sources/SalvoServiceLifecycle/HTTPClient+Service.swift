@@ -18,7 +18,7 @@ public import ServiceLifecycle
 extension HTTPClient: Service {
     /// Waits until the group shuts down gracefully (or this task is cancelled), then shuts the
     /// client down: connections closed, requests still in flight failed with `.shutdown`,
-    /// threads stopped. ``HTTPClient/shared`` is left running, as its shutdown always does.
+    /// threads stopped. `HTTPClient.shared` is left running, as its shutdown always does.
     public func run() async throws {
         do {
             try await gracefulShutdown()

@@ -6,7 +6,7 @@ import Synchronization
 /// From the engine, the connection stops reading its socket once enough waits unread here,
 /// and reads again as the consumer catches up: a slow consumer slows the server down instead
 /// of filling memory. Any ``Transport`` makes one from a ``ResponseBodySource``; bodies that
-/// are already in memory come from ``bytes(_:)``.
+/// are already in memory come from ``bytes(_:trailers:)``.
 ///
 /// ```swift
 /// let response = try await client.stream(request)

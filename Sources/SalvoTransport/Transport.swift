@@ -20,7 +20,7 @@ import HTTPTypes
 ///
 /// A transport honours the options' deadline and the calling task's cancellation (failing
 /// with `.cancelled`), reports every failure as an ``TransportError``, and calls the body's
-/// ``HTTPBody/requestEnded()`` once it is done with it (sent, or never to be).
+/// ``HTTPBody/requestEnded(_:)`` once it is done with it (sent, or never to be).
 ///
 /// The calls are `nonisolated(nonsending)`: they run on the caller's executor. A `send`
 /// written as a plain `async` function, as above, conforms too; it runs on the global

@@ -143,7 +143,7 @@ extension BuiltRequest {
         return copy
     }
 
-    /// The body as it is: an ``HTTPBody``, or an `Encodable` value sent as JSON.
+    /// The body as it is: an `HTTPBody`, or an `Encodable` value sent as JSON.
     public func body(_ body: EndpointBody) -> Self {
         var copy = self
         copy.endpoint.body = body

@@ -204,7 +204,7 @@ public final class DiskCacheStore: HTTPCacheStore {
 
     /// Removes every entry of `key`, in this process and every other sharing the directory:
     /// a writer still writing for `key`, or whose request went out before now, takes its
-    /// entry back when it commits (``Tombstones``).
+    /// entry back when it commits (`Tombstones`).
     public func removeAll(key: String) async {
         let keyDirectory = self.directory + "/" + EntryNames.keyDirectory(key)
         Tombstones.mark(keyDirectory)

@@ -167,12 +167,12 @@ extension ClientResponse {
 }
 
 extension Response {
-    /// How an HTTP cache served this response (``CacheStatus``); nil when the client has
+    /// How an HTTP cache served this response (`CacheStatus`); nil when the client has
     /// no cache, or the call did not go through it.
     public var cacheStatus: CacheStatus? { self.details.extras.values.cacheStatus }
 }
 
 extension StreamingResponse {
-    /// How an HTTP cache served this response (``CacheStatus``); nil when no cache took part.
+    /// How an HTTP cache served this response (`CacheStatus`); nil when no cache took part.
     public var cacheStatus: CacheStatus? { self.details.extras.values.cacheStatus }
 }

@@ -21,7 +21,7 @@ import Synchronization
 /// answers a caller's own conditional request with a `304` when a fresh entry satisfies it;
 /// collapses concurrent misses for a key into one request; and drops what an unsafe request
 /// (`POST`, `PUT`, `PATCH`, `DELETE`, …) changed. Every response says how it was served
-/// (``CacheStatus``), and with ``Options/statusHeaderName`` also in a `Cache-Status` field.
+/// (`CacheStatus`), and with ``Options/statusHeaderName`` also in a `Cache-Status` field.
 public final class HTTPCache: Sendable {
     /// How the cache behaves.
     public struct Options: Sendable {

@@ -5,7 +5,7 @@ import HTTPTypes
 // never the caller's thread and never the main thread by itself — with `.cancelled` when the
 // returned handle cancelled the call first.
 extension Client {
-    /// ``send(_:options:)`` with a completion handler. The returned handle cancels the call.
+    /// `send(_:options:)` with a completion handler. The returned handle cancels the call.
     ///
     /// ```swift
     /// client.send(Endpoint<User>.get("/users/7")) { result in
@@ -20,7 +20,7 @@ extension Client {
         Self.completing(completion) { () async throws(ClientError) in try await self.send(request, options: options) }
     }
 
-    /// ``value(_:options:)`` with a completion handler. The returned handle cancels the call.
+    /// `value(_:options:)` with a completion handler. The returned handle cancels the call.
     @discardableResult
     public func value<R: Request>(
         _ request: R, options: CallOptions = CallOptions(),
@@ -29,7 +29,7 @@ extension Client {
         Self.completing(completion) { () async throws(ClientError) in try await self.value(request, options: options) }
     }
 
-    /// ``valueAndResponse(_:options:)`` with a completion handler.
+    /// `valueAndResponse(_:options:)` with a completion handler.
     @discardableResult
     public func valueAndResponse<R: Request>(
         _ request: R, options: CallOptions = CallOptions(),

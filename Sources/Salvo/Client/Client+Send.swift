@@ -16,7 +16,7 @@ extension Client {
     /// - Throws: ``ClientError``: `.unacceptableStatus` (or `.validationFailed`) when a
     ///   validator refused the response — with its status, head, raw body, and the decoded
     ///   failure body when it decodes; `.decodingFailed` with the coding path; and what
-    ///   ``send(_:options:)`` throws.
+    ///   `send(_:options:)` throws.
     public func value<R: Request>(_ request: R, options: CallOptions = CallOptions()) async throws(ClientError) -> R.SuccessResponseBody {
         try await self.valueAndResponse(request, options: options).value
     }

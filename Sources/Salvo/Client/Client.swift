@@ -9,14 +9,14 @@ import Foundation
 /// ```
 ///
 /// The transport is Salvo's engine by default (one shared `HTTPClient` for the process); a
-/// `MockTransport` in tests, or any other ``Transport``. A client is `Sendable`: share it.
+/// `MockTransport` in tests, or any other `Transport`. A client is `Sendable`: share it.
 ///
 /// Ways to send, by what you want back:
-/// - ``send(_:options:)``: the ``Response`` whatever its status, bodies decoded on demand;
-/// - ``value(_:options:)``: the decoded success body, or a ``ClientError`` that carries the
+/// - `send(_:options:)`: the ``Response`` whatever its status, bodies decoded on demand;
+/// - `value(_:options:)`: the decoded success body, or a ``ClientError`` that carries the
 ///   status, the raw body and the decoded failure body;
-/// - ``valueAndResponse(_:options:)``: both;
-/// - ``outcome(_:options:)``: `(value, error)`, never throwing;
+/// - `valueAndResponse(_:options:)`: both;
+/// - `outcome(_:options:)`: `(value, error)`, never throwing;
 /// - each with a completion handler too.
 public final class Client: Sendable {
     /// What every request of the client shares.
@@ -34,7 +34,7 @@ public final class Client: Sendable {
         /// An observable view of the client's calls, if you want one.
         public var activity: ClientActivity?
         /// Checks every response must pass before its success body is decoded (not by
-        /// ``Client/send(_:options:)``, which returns any status): by default the status is
+        /// `Client.send(_:options:)`, which returns any status): by default the status is
         /// 2xx. Decoding is the real check of a body; add ``ContentTypeValidator`` to refuse a
         /// response whose `Content-Type` the request's `Accept` does not name.
         public var validators: [any ResponseValidator]
@@ -73,8 +73,8 @@ public final class Client: Sendable {
     /// ```
     public struct CallOptions: Sendable, TransportOptionsCarrying {
         /// The bounds on the call's time, handed to the transport as they are (the seam's
-        /// ``TransportOptions``): `timeout` (the client's when nil), `deadline`, `headTimeout`,
-        /// `readTimeout` and `writeTimeout` read and write them (``TransportOptionsCarrying``).
+        /// `TransportOptions`): `timeout` (the client's when nil), `deadline`, `headTimeout`,
+        /// `readTimeout` and `writeTimeout` read and write them (`TransportOptionsCarrying`).
         public var transport: TransportOptions
 
         /// Validators for this call instead of the client's.

@@ -169,14 +169,14 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
     }
 
     /// Whether the server may have acted on the request (see
-    /// ``TransportError/mayHaveBeenProcessed``): true once a response arrived.
+    /// `TransportError.mayHaveBeenProcessed`): true once a response arrived.
     public var mayHaveBeenProcessed: Bool {
         if self.responseHead != nil { return true }
         return self.transportError?.mayHaveBeenProcessed ?? false
     }
 
     /// Whether the transport failed in a way that sending the same request again, unchanged,
-    /// might mend (see ``TransportError/isTransient``): a reset or a timeout, not a redirect
+    /// might mend (see `TransportError.isTransient`): a reset or a timeout, not a redirect
     /// loop or a certificate that does not verify. False when there is no transport error —
     /// a status, a body that does not decode, a validator's refusal are answers, which a retry
     /// policy judges by their own rules.
@@ -205,7 +205,7 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
 
     /// Any error as a ``ClientError``, for a `catch` whose error Swift types as `any Error` —
     /// inside a `Task {}` or another closure, where throws are not inferred as typed: a
-    /// ``ClientError`` as it is, a ``TransportError`` as ``transport(_:)`` makes it, a
+    /// ``ClientError`` as it is, a `TransportError` as ``transport(_:)`` makes it, a
     /// `CancellationError` as `.cancelled`, anything else as `.other` with the error in
     /// ``underlyingError``.
     ///

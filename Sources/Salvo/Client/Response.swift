@@ -56,7 +56,7 @@ public struct Response<Success: Sendable, Failure: Sendable>: Sendable {
     }
 
     /// nil when the response passes the call's validators (the call's own, or the client's:
-    /// by default, a 2xx status); otherwise the error ``Client/value(_:options:)`` would have
+    /// by default, a 2xx status); otherwise the error `Client.value(_:options:)` would have
     /// thrown before decoding, with the failure body decoded when it decodes. For code that
     /// takes the raw response and checks it:
     ///

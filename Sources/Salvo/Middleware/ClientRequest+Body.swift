@@ -62,8 +62,8 @@ extension ClientRequest {
     ///
     /// The head follows the new body, so that it never describes the old one: a
     /// `Content-Length` in it is set to the new body's length (removed when that is not
-    /// known); a body that names its ``HTTPBody/contentType`` sets `Content-Type`; and
-    /// `Content-Encoding` becomes the new body's ``HTTPBody/contentEncoding`` (removed when it
+    /// known); a body that names its `HTTPBody.contentType` sets `Content-Type`; and
+    /// `Content-Encoding` becomes the new body's `HTTPBody.contentEncoding` (removed when it
     /// has none). The old body is not read.
     public mutating func replaceBody(with body: HTTPBody?) {
         self.body = body
@@ -97,7 +97,9 @@ extension ClientRequest {
     /// try await request.updateJSONBody { object in object["source"] = "ios" }
     /// ```
     ///
-    /// - Parameter limit: the most body bytes to read; nil for no limit.
+    /// - Parameters:
+    ///   - limit: the most body bytes to read; nil for no limit.
+    ///   - update: changes the body's JSON value in place.
     /// - Throws: `.encodingFailed` when the body is not JSON; `.bodyTooLarge` past `limit`;
     ///   what `update` throws, as ``ClientError/init(_:)`` wraps it.
     public mutating func updateJSONBody(limit: Int? = nil, _ update: (inout JSONValue) throws -> Void) async throws(ClientError) {

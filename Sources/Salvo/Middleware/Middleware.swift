@@ -17,7 +17,7 @@
 /// response last. Calling `next` passes the request on (to the next middleware, and after
 /// the last to the transport); not calling it answers the request here. Calling it more than
 /// once sends the request again — only with a body that can be replayed
-/// (``HTTPBody/isReplayable``).
+/// (`HTTPBody.isReplayable`).
 public protocol Middleware: Sendable {
     func intercept(_ request: ClientRequest, next: MiddlewareNext) async throws(ClientError) -> ClientResponse
 }

@@ -57,7 +57,7 @@ extension RequestMetadata {
     }
 }
 
-/// A request's own timeout (``Endpoint/timeout(_:)``), between the call's and the client's:
+/// A request's own timeout (``TypedEndpoint/timeout(_:)``), between the call's and the client's:
 /// `options.timeout ?? endpoint's ?? configuration.timeout`.
 public enum RequestTimeout: RequestMetadataKey {
     public typealias Value = Duration

@@ -18,7 +18,10 @@ extension Client {
     /// leads elsewhere (``ClientError/Code/nextPageOffOrigin``), back to a page already read
     /// (``ClientError/Code/pageLoop``), or past `maxPages` (``ClientError/Code/pageLimitExceeded``).
     ///
-    /// - Parameter maxPages: the most pages read; 1,000 by default (100,000 items at 100 a page).
+    /// - Parameters:
+    ///   - request: the first page's request; its response type is the page type.
+    ///   - maxPages: the most pages read; 1,000 by default (100,000 items at 100 a page).
+    ///   - options: given to each page's call.
     public func pages<R: Request>(_ request: R, maxPages: Int = 1000, options: CallOptions = CallOptions()) -> Pages<R> {
         Pages(client: self, first: request, following: .links, maxPages: maxPages, options: options, elements: { [$0.value] })
     }

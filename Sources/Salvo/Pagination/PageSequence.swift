@@ -103,7 +103,7 @@ public struct PageSequence<R: Request, Element: Sendable>: AsyncSequence, Sendab
     }
 }
 
-/// The decoded values of a paginated request's pages (see ``Client/pages(_:maxPages:options:)``).
+/// The decoded values of a paginated request's pages (see `Client.pages(_:maxPages:options:)`).
 public typealias Pages<R: Request> = PageSequence<R, R.SuccessResponseBody>
 
 extension PageSequence where Element == R.SuccessResponseBody {

@@ -28,7 +28,7 @@ public struct LoggingMiddleware: Middleware {
     /// Whether to log header fields (as metadata), redacted.
     public var headers: Bool
     public var bodies: BodyLogging
-    /// Fields whose values are never logged: by default ``CredentialFields/standard``
+    /// Fields whose values are never logged: by default `CredentialFields.standard`
     /// (credentials, cookies, API keys) — the list redirects use too; extend it with
     /// `.standard.adding([name])`.
     public var redactedFields: CredentialFields

@@ -21,7 +21,7 @@ import Foundation
 ///
 /// Only ``path`` is required; everything else has a default: GET, no headers, no query, no
 /// body (`Never?`), an ``Empty`` success and failure. An `Encodable` body goes as JSON, an
-/// ``HTTPBody`` as it is; a `Decodable` response is decoded from JSON, `[UInt8]`, `Data` and
+/// `HTTPBody` as it is; a `Decodable` response is decoded from JSON, `[UInt8]`, `Data` and
 /// `String` are the raw body. Each step can be replaced: ``encodeBody(with:)`` (or
 /// ``encodeBody()``, bytes you make yourself), ``makeHTTPRequest(baseURL:coders:)``,
 /// ``decodeSuccessBody(from:coders:)``, ``decodeFailureBody(from:coders:)``.
@@ -30,7 +30,7 @@ import Foundation
 /// (`.get("users")`) or by its initializer (a request model with method, path, query,
 /// headers and body). Whatever the spelling, ``Client`` sends it the same way.
 public protocol Request<SuccessResponseBody, FailureResponseBody>: Sendable {
-    /// What the request sends: `Never?` for none, an `Encodable` value (JSON), an ``HTTPBody``.
+    /// What the request sends: `Never?` for none, an `Encodable` value (JSON), an `HTTPBody`.
     associatedtype RequestBody: Sendable = Never?
     /// What a successful response decodes to.
     associatedtype SuccessResponseBody: Sendable = Empty

@@ -14,7 +14,7 @@ extension Client {
     }
 }
 
-/// The values of a request over time (see ``Client/values(for:every:options:)``).
+/// The values of a request over time (see `Client.values(for:every:options:)`).
 public struct RequestValues<R: Request>: AsyncSequence, Sendable {
     public typealias Element = R.SuccessResponseBody
     public typealias Failure = ClientError

@@ -84,7 +84,7 @@ extension Client {
     ///
     /// The validators run on the head (a `ContentTypeValidator` checks the type the head
     /// announces). A response they refuse is read — up to the body size limit — and thrown as
-    /// for ``value(_:options:)``, with its failure body decoded when it decodes.
+    /// for `value(_:options:)`, with its failure body decoded when it decodes.
     ///
     /// For a stream that should last, give the call no total `timeout` (a total timeout also
     /// covers reading the body).

@@ -33,7 +33,7 @@ extension Client {
     /// atomic) only once it is whole and flushed: on any failure — a refused status, a body
     /// cut short, a full disk, cancellation — nothing is left at `path` (a file already there
     /// stays as it was) and the partial file is removed. A refused status throws as
-    /// ``value(_:options:)`` does, with the failure body. The call's total timeout, if any,
+    /// `value(_:options:)` does, with the failure body. The call's total timeout, if any,
     /// covers the whole download.
     public func download<R: Request>(_ request: R, to path: String, options: CallOptions = CallOptions(),
                                      progress: ProgressHandler? = nil) async throws(ClientError) -> DownloadedFile {

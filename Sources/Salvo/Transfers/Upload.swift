@@ -1,5 +1,5 @@
 /// A request made to upload: its bytes come from ``encodeUploadData()`` — in memory, or a
-/// file streamed from disk — and ``Client/upload(_:timeout:progress:)`` sends it with its
+/// file streamed from disk — and ``Client/upload(_:timeout:options:progress:)`` sends it with its
 /// own timeout and reports progress.
 ///
 /// ```swift
@@ -31,7 +31,7 @@ extension UploadRequest where RequestBody == Never? {
 extension Client {
     /// Uploads `request`'s data, with `timeout` for the whole exchange (instead of the
     /// client's, and of `options.timeout`), reporting to `progress` as the bytes go. Returns
-    /// the response whatever its status, as ``send(_:options:)`` does; `options` gives the
+    /// the response whatever its status, as `send(_:options:)` does; `options` gives the
     /// rest (deadline, head and read timeouts, body size limit).
     public func upload<R: UploadRequest>(_ request: R, timeout: Duration? = nil, options: CallOptions = CallOptions(),
                                          progress: ProgressHandler? = nil)

@@ -5,10 +5,11 @@ extension HTTPClient {
     /// Sends `request` and collects the response.
     ///
     /// - Parameters:
+    ///   - request: the head: method, URL (scheme, authority, path) and header fields.
     ///   - body: what to send after the head; nil sends none.
     ///   - options: this request's overrides of the client's configuration (timeout, body
     ///     size limit, TLS…).
-    /// - Throws: ``TransportError``; `.cancelled` when the calling task is cancelled (the
+    /// - Throws: `TransportError`; `.cancelled` when the calling task is cancelled (the
     ///   connection is closed, never reused mid-response).
     ///
     /// Runs on the caller's executor (`nonisolated(nonsending)`): the request is prepared —

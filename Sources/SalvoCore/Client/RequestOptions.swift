@@ -10,9 +10,9 @@ extension HTTPClient {
     /// let response = try await client.execute(request, options: options)
     /// ```
     public struct RequestOptions: Sendable, TransportOptionsCarrying {
-        /// The bounds on this request's time, as the seam carries them (a ``Transport`` call's
+        /// The bounds on this request's time, as the seam carries them (a `Transport` call's
         /// options become these as they are): `timeout`, `deadline`, `headTimeout`,
-        /// `readTimeout` and `writeTimeout` read and write them (``TransportOptionsCarrying``).
+        /// `readTimeout` and `writeTimeout` read and write them (`TransportOptionsCarrying`).
         public var transport: TransportOptions
 
         /// Largest body the collecting APIs accept.

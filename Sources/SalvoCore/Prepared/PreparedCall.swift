@@ -11,7 +11,7 @@ extension HTTPClient {
     /// let status = try await user.send(["42"]) { response in response.status }
     /// ```
     ///
-    /// - Throws: ``TransportError`` for a template that cannot be sent (a bad URL or field),
+    /// - Throws: `TransportError` for a template that cannot be sent (a bad URL or field),
     ///   or whose options ask for what prepared calls do not do: follow redirects, decode
     ///   content, or send `Expect: 100-continue`.
     ///
@@ -110,7 +110,7 @@ public final class PreparedCall: Sendable {
     ///     is a body of length 0), refused otherwise.
     ///   - handler: runs on the event loop that read the response, which it may read only
     ///     while it runs; what it returns is the call's result, what it throws the call's error.
-    /// - Throws: ``TransportError`` when the exchange fails (the handler does not run), or
+    /// - Throws: `TransportError` when the exchange fails (the handler does not run), or
     ///   what the handler threw.
     @inlinable
     nonisolated(nonsending) public func send<Value: Sendable>(

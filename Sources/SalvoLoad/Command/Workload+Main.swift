@@ -46,7 +46,10 @@ extension Workload {
     /// await workload.main(url: "http://127.0.0.1:8080")
     /// ```
     ///
-    /// - Parameter url: the URL when the command line gives none.
+    /// - Parameters:
+    ///   - url: the URL when the command line gives none.
+    ///   - arguments: the command line to read, without the program's name; nil reads the
+    ///     process's own.
     public func main(url: String? = nil, arguments: [String]? = nil) async -> Never {
         exit(await self.command(url: url, arguments: arguments))
     }

@@ -45,6 +45,7 @@ public struct Check: Sendable {
     /// A check named `name` that passes when `test` returns true.
     ///
     /// - Parameters:
+    ///   - name: how the report names the check.
     ///   - readsBody: set it when `test` reads the body (``ScriptedResponse/withBody(_:)``,
     ///     ``ScriptedResponse/bodyText``): bodies are kept only for scenarios that need them,
     ///     and a check that reads one fails when it was larger than the run keeps.
@@ -53,6 +54,8 @@ public struct Check: Sendable {
     ///     holds at least those, every value of each, and other fields may be missing (or
     ///     have only their first value, when another check reads just that). By default
     ///     every field is recorded.
+    ///   - test: true when the response passes; called on the connection's loop, for every
+    ///     response of the scenarios that list the check.
     public init(_ name: String, readsBody: Bool = false, readsFields: [HTTPField.Name]? = nil,
                 _ test: @escaping @Sendable (borrowing ScriptedResponse) -> Bool) {
         self.init(name, readsBody: readsBody, readsFields: readsFields, kind: .custom(test))

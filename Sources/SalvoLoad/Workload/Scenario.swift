@@ -37,6 +37,15 @@ public struct Scenario<User>: Sendable {
     let respond: (@Sendable (inout User, borrowing ScriptedResponse) throws -> Void)?
 
     /// - Parameters:
+    ///   - name: how the report names the scenario.
+    ///   - weight: how often a user picks it, relative to the other scenarios' weights.
+    ///   - method: the request's method before `request` changes it.
+    ///   - path: the request's path before `request` changes it; nil: the run URL's.
+    ///   - checks: what every response of the scenario is checked for, counted in the report.
+    ///   - thinkTime: how long a user waits after this scenario's response before its next
+    ///     call (a closed run only).
+    ///   - keepsBody: whether each response's body is kept for `response`; nil: when there
+    ///     is a `response` hook.
     ///   - readsFields: the fields `response` reads. By default a scenario with a `response`
     ///     hook records every field of each response; naming them records only those and the
     ///     checks' (name every field the hook reads: others may be missing).

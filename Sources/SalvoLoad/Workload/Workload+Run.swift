@@ -7,7 +7,10 @@ extension Workload {
     /// `teardown`, and returns what the load measured, checks and scenarios included
     /// (``LoadStatistics/script``).
     ///
-    /// - Parameter started: called with the run's generator as the load begins, to show its
+    /// - Parameters:
+    ///   - configuration: the URL, connections, threads, duration or request count, rate and
+    ///     the rest of the run, as `salvo bench` takes them.
+    ///   - started: called with the run's generator as the load begins, to show its
     ///   ``LoadGenerator/progress()`` or ``LoadGenerator/stop()`` it early.
     public func run(_ configuration: LoadConfiguration,
                     started: @escaping @Sendable (LoadGenerator) -> Void = { _ in }) async throws(WorkloadError) -> LoadStatistics {

@@ -49,6 +49,7 @@ public struct Workload<Shared: Sendable, User>: Sendable {
     ///   - teardown: runs once after the load (also when the load could not start), with what
     ///     `setup` returned.
     ///   - user: makes user `index`'s state (0 ..< connections), on its connection's loop.
+    ///   - scenarios: what the users call, each call picking one by weight.
     public init(setup: @escaping @Sendable (WorkloadContext) async throws -> Shared,
                 teardown: @escaping @Sendable (WorkloadContext, Shared) async throws -> Void = { _, _ in },
                 user: @escaping @Sendable (_ index: Int, Shared) -> User,
