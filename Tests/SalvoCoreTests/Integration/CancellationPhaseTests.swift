@@ -73,7 +73,7 @@ import Testing
             let port = faults.url("/").split(separator: ":").last!.split(separator: "/").first!
             return Setup(request: try get("https://127.0.0.1:\(port)/"), phase: .pool, configure: { $0.connectTimeout = .seconds(5) })
         case .writingTheHead:
-            // A server that never reads: the kernel takes a few MiB, then the 16 MiB field
+            // A server that never reads: the kernel takes a few MiB, then the 12 MiB field
             // waits to be written.
             let listener = try SilentListener()
             var request = try get("http://127.0.0.1:\(listener.port)/")
@@ -111,17 +111,22 @@ import Testing
     }
 
     /// Waits until the request under test has reached the pool (queued there, or on a
-    /// connection), at most ten seconds: an https request first builds its TLS context off the
-    /// loop, which on a machine loaded by the whole suite can outlast a stage's settling time,
+    /// connection when `leased`), at most ten seconds: an https request first builds its TLS
+    /// context off the loop, which on a loaded machine can outlast a stage's settling time,
     /// and a cancellation then rightly names `.request`, a phase before the one the row tests.
-    func reachedThePool(_ client: HTTPClient, besides occupying: Bool) async throws {
+    func reachedThePool(_ client: HTTPClient, leased: Bool, besides occupying: Bool, _ label: String) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
             let hosts = await client.poolStatistics().hosts.values
-            if hosts.reduce(0, { $0 + $1.queued + $1.leased }) > (occupying ? 1 : 0) { return }
+            let reached = hosts.reduce(0) { $0 + $1.leased + (leased ? 0 : $1.queued) }
+            if reached > (occupying ? 1 : 0) { return }
             try await Task.sleep(for: .milliseconds(10))
         }
-        Issue.record("the request did not reach the pool in ten seconds: \(await client.poolStatistics())")
+        throw StageNotReached(description: "\(label): the request did not reach the pool in ten seconds: \(await client.poolStatistics())")
+    }
+
+    struct StageNotReached: Error, CustomStringConvertible {
+        var description: String
     }
 
     func check(_ error: TransportError, _ setup: Setup, _ stage: Stage, _ how: String, heard after: Duration) {
@@ -152,7 +157,7 @@ import Testing
             if how == "handle" {
                 let calls = Mutex<[(result: Result<CollectedResponse, TransportError>, at: ContinuousClock.Instant)]>([])
                 let handle = client.execute(setup.request, body: setup.body) { result in calls.withLock { $0.append((result, .now)) } }
-                try await reachedThePool(client, besides: occupying != nil)
+                try await reachedThePool(client, leased: setup.phase != .pool, besides: occupying != nil, "\(stage) (\(how))")
                 try await Task.sleep(for: Self.settle(stage))
                 start = .now
                 handle.cancel()
@@ -168,7 +173,7 @@ import Testing
                 heardAt = heard.first?.at ?? .now
             } else {
                 let task = Task { try await client.execute(setup.request, body: setup.body) }
-                try await reachedThePool(client, besides: occupying != nil)
+                try await reachedThePool(client, leased: setup.phase != .pool, besides: occupying != nil, "\(stage) (\(how))")
                 try await Task.sleep(for: Self.settle(stage))
                 start = .now
                 task.cancel()
