@@ -20,11 +20,12 @@ import Testing
     func aProcessEndsWithRequestsInFlight(_ how: String) async throws {
         let server = try await APIServer.start()
         let started = Date()
-        let run = try await runChild(TestFixtures.product("shared-client-child"), [how, server.baseURL, "/slow?ms=5000"],
-                                     timeLimit: 30)
+        let run = try await runChild(TestFixtures.product("shared-client-child"), [how, server.baseURL, "/slow?ms=20000"],
+                                     timeLimit: 40)
         #expect(!run.signaled, "killed or crashed: \(run.errors)")
         #expect(run.status == 0, "\(run.errors)")
         #expect(String(decoding: run.stdout, as: UTF8.self) == "STARTED\n")
-        #expect(Date().timeIntervalSince(started) < 4, "it left at once, not after its requests")
+        // Far below the answer's 20 s: a child that waited for it would take them all.
+        #expect(Date().timeIntervalSince(started) < 10, "it left at once, not after its requests")
     }
 }
