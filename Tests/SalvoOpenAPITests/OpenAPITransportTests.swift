@@ -84,22 +84,22 @@ import Testing
         let limited = try self.client(timeout: .milliseconds(200))
         let started = ContinuousClock.now
         do {
-            _ = try await limited.slow(query: .init(ms: 10_000))
-            Issue.record("a 10 s answer came within a 200 ms limit")
+            _ = try await limited.slow(query: .init(ms: 30_000))
+            Issue.record("a 30 s answer came within a 200 ms limit")
         } catch let error as ClientError {
             let underlying = try #require(error.underlyingError as? TransportError)
             #expect(underlying.code == .totalTimeout, "\(underlying)")
         }
         // Well before the server's answer, even on a loaded machine.
-        #expect(ContinuousClock.now - started < .seconds(8))
+        #expect(ContinuousClock.now - started < .seconds(15))
 
         let client = try self.client()
-        let call = Task { try await client.slow(query: .init(ms: 10_000)) }
+        let call = Task { try await client.slow(query: .init(ms: 30_000)) }
         try await Task.sleep(for: .milliseconds(100))
         let cancelledAt = ContinuousClock.now
         call.cancel()
         let result = await call.result
-        #expect(ContinuousClock.now - cancelledAt < .seconds(8), "cancelling ended the call, not the server's answer")
+        #expect(ContinuousClock.now - cancelledAt < .seconds(15), "cancelling ended the call, not the server's answer")
         guard case .failure(let error) = result, let clientError = error as? ClientError else {
             Issue.record("a cancelled call did not fail: \(result)")
             return

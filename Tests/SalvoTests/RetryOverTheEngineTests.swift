@@ -144,7 +144,8 @@ struct SelfSignedCertificate: Sendable {
         call.cancel()
         let outcome = await call.value
         #expect(outcome.error?.code == .cancelled, "\(String(describing: outcome.error))")
-        #expect(ContinuousClock.now - start < .seconds(5))
+        // A day's backoff, ended by the cancellation: the bound leaves room for a loaded machine.
+        #expect(ContinuousClock.now - start < .seconds(15))
         try await Task.sleep(for: .milliseconds(300))
         #expect(try await self.paths(server).count == 1)
         let statistics = await engine.poolStatistics()
