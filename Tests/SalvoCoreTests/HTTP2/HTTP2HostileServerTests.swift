@@ -209,8 +209,9 @@ import Testing
         let server = try await Self.shared.get()
         func client(idle: Duration) throws -> HTTPClient {
             try self.client {
+                // A second for each answer: the shared server may be busy with other tests' floods.
                 $0.http2.pingInterval = .milliseconds(100)
-                $0.http2.pingTimeout = .milliseconds(200)
+                $0.http2.pingTimeout = .seconds(1)
                 $0.idleTimeout = idle
             }
         }
@@ -223,7 +224,8 @@ import Testing
         let answering = try client(idle: .seconds(30))
         defer { answering.shutdown() }
         _ = try await answering.execute(try HTTPRequest(method: .get, url: server.url("ok")))
-        try await Task.sleep(for: .milliseconds(700))
+        // Past two PING timeouts: an unanswered PING would have closed it by now.
+        try await Task.sleep(for: .milliseconds(2500))
         #expect(await answering.poolStatistics().hosts.values.first?.http2Connections == 1, "answered PINGs keep it")
 
         let idle = try client(idle: .milliseconds(500))

@@ -69,7 +69,8 @@ import Synchronization
         for scenario in ["reset-mid-body", "goaway-storm", "settings-flood"] {
             let configuration = try self.configuration(server.url(scenario)) {
                 $0.requestLimit = nil
-                $0.duration = .milliseconds(300)
+                // Long enough for a busy shared server to reset or go away at least once.
+                $0.duration = .milliseconds(1500)
                 $0.connections = 1
                 $0.streams = 2
             }
@@ -154,7 +155,8 @@ import Synchronization
             let workload = Workload(scenarios: [Scenario("call", checks: [.status(200)]) { _, _ in }])
             let configuration = try self.configuration(server.url(scenario)) {
                 $0.requestLimit = nil
-                $0.duration = .milliseconds(300)
+                // Long enough for a busy shared server to reset or go away at least once.
+                $0.duration = .milliseconds(1500)
                 $0.connections = 1
                 $0.streams = 1
             }

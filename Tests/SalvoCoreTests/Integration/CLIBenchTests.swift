@@ -123,8 +123,13 @@ import Testing
                 try process.run()
                 return out
             }
-            // Time to start and set up its Ctrl-C handling, even on a busy machine.
-            Thread.sleep(forTimeInterval: 1.5)
+            // Until it handles Ctrl-C: it ignores SIGINT (read from /proc) just before it
+            // starts listening for it; a moment more for that.
+            let deadline = Date().addingTimeInterval(20)
+            while !Self.ignoresInterrupts(process.processIdentifier), Date() < deadline, process.isRunning {
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+            Thread.sleep(forTimeInterval: 0.3)
             process.interrupt()
             let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             process.waitUntilExit()
@@ -133,5 +138,14 @@ import Testing
         #expect(Date().timeIntervalSince(started) < 30, "a 60 s run stopped by Ctrl-C")
         #expect(status == 0)
         #expect(text.contains("Requests/sec:"))
+    }
+
+    /// Whether process `pid` ignores SIGINT: the `SigIgn` mask of /proc/PID/status.
+    static func ignoresInterrupts(_ pid: Int32) -> Bool {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigIgn:") }),
+              let mask = UInt64(line.dropFirst("SigIgn:".count).trimmingCharacters(in: .whitespaces), radix: 16)
+        else { return false }
+        return mask & (1 << (UInt64(SIGINT) - 1)) != 0
     }
 }

@@ -13,7 +13,7 @@ import SalvoTestSupport
         let base = try makeClient { $0.threads = 1; $0.maxConnectionsPerHost = 1 }
         defer { base.shutdown() }
         let quick = base.with {
-            $0.requestTimeout = .milliseconds(300)
+            $0.requestTimeout = .seconds(3)
             $0.headerFields[HTTPField.Name("X-Team")!] = "reports"
             $0.maxConnectionsPerHost = 50   // a pool setting: stays the base's
         }
@@ -25,9 +25,9 @@ import SalvoTestSupport
         let headers = try JSONDecoder().decode(Echo.self, from: Data(echoed.body)).headers
         #expect(headers.contains { $0[0].lowercased() == "x-team" && $0[1] == "reports" }, "\(headers)")
         // Its own timeout; the base keeps none.
-        let late = await errorCode { _ = try await quick.execute(try get(server.url("/slow-head?ms=1000"))) }
+        let late = await errorCode { _ = try await quick.execute(try get(server.url("/slow-head?ms=10000"))) }
         #expect(late == .totalTimeout)
-        #expect(try await base.execute(try get(server.url("/slow-head?ms=400"))).status == .ok)
+        #expect(try await base.execute(try get(server.url("/slow-head?ms=3500"))).status == .ok)
         // A request's own field wins over the default.
         var request = try get(server.url("/echo"))
         request.headerFields[HTTPField.Name("X-Team")!] = "mine"

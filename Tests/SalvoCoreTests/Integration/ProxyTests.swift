@@ -133,7 +133,9 @@ import Testing
     @Test func aTunnelRefusedOrBrokenIsATypedError() async throws {
         let proxy = try await ScriptedProxy.start()
         let origin = try await FaultServer.start(lifetime: 120)
-        let client = try self.client(.all(HTTPProxy(host: "127.0.0.1", port: proxy.port))) { $0.connectTimeout = .seconds(1) }
+        // Ten seconds to connect and hear the CONNECT's answer: a busy machine must not turn a
+        // proxy's answer into a timeout. The silent proxy below gets a client of its own.
+        let client = try self.client(.all(HTTPProxy(host: "127.0.0.1", port: proxy.port))) { $0.connectTimeout = .seconds(10) }
         defer { client.shutdown() }
         let port = origin.port
         let refused = await self.failure(client, "https://refuse.test:\(port)/")
@@ -148,7 +150,9 @@ import Testing
             #expect(error?.mayHaveBeenProcessed == false)
         }
         // A proxy that never answers CONNECT: the connect timeout ends it.
-        let silent = await self.failure(client, "https://silent.test:\(port)/")
+        let impatient = try self.client(.all(HTTPProxy(host: "127.0.0.1", port: proxy.port))) { $0.connectTimeout = .seconds(1) }
+        defer { impatient.shutdown() }
+        let silent = await self.failure(impatient, "https://silent.test:\(port)/")
         #expect(silent?.code == .connectTimeout)
         #expect(silent?.detail?.contains("CONNECT") == true)
     }

@@ -15,7 +15,9 @@ import Testing
         let client = try makeClient {
             $0.threads = 1
             $0.maxConnectionsPerHost = 1
-            $0.poolWaitTimeout = .seconds(3)
+            // A starved POST waits all of it (the GETs never stop); a served one far less,
+            // however busy the machine.
+            $0.poolWaitTimeout = .seconds(10)
         }
         defer { client.shutdown() }
         final class Flags: Sendable {
@@ -32,11 +34,15 @@ import Testing
                 }
             }
         }
-        try await Task.sleep(for: .milliseconds(300))
+        // Until the load runs: three GETs served.
+        let loaded = ContinuousClock.now + .seconds(10)
+        while flags.served.load(ordering: .relaxed) < 3, ContinuousClock.now < loaded {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         let started = ContinuousClock.now
         let code = await errorCode {
             let response = try await client.execute(try HTTPRequest(method: .post, url: server.url("/redirect?code=307&to=%2Fecho-body")),
-                                                    body: .string("order #1"), options: .init(timeout: .seconds(20)))
+                                                    body: .string("order #1"), options: .init(timeout: .seconds(30)))
             #expect(response.status == .ok && response.text == "order #1")
         }
         let waited = ContinuousClock.now - started

@@ -79,10 +79,11 @@ import Testing
         defer { group.shutdown() }
         var configuration = HTTPClient.Configuration()
         configuration.maxConnectionsPerHost = limit
-        configuration.poolWaitTimeout = .seconds(1)
+        // Far shorter than the flood: a request that waited for the flood to end would fail.
+        configuration.poolWaitTimeout = .seconds(5)
         let client = try HTTPClient(configuration: configuration, eventLoopGroup: group)
         defer { client.shutdown() }
-        let flooding = ContinuousClock.now + .seconds(3)
+        let flooding = ContinuousClock.now + .seconds(15)
         let flood = (0..<6).map { index in
             Task(executorPreference: group.loops[1 + index % (loops - 1)]) {
                 while ContinuousClock.now < flooding && !Task.isCancelled {
@@ -90,7 +91,11 @@ import Testing
                 }
             }
         }
-        try await Task.sleep(for: .milliseconds(300))
+        // Until the flood holds every place of the limit.
+        let settled = ContinuousClock.now + .seconds(10)
+        while await client.poolStatistics().hosts.values.reduce(0, { $0 + $1.leased }) < limit, ContinuousClock.now < settled {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         let onLoop0 = Task(executorPreference: group.loops[0]) { try await client.execute(try get(server.url("/ok"))) }
         let result = await onLoop0.result
         // Counted before the flood is cancelled: a cancelled request closes its connection,

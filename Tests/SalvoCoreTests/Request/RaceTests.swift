@@ -105,7 +105,8 @@ import Testing
             // The server closes the unused connection; its FIN arrives while the loop is busy
             // here, as it would while the loop serves other connections.
             server.closeFirstConnection()
-            Thread.sleep(forTimeInterval: 0.3)
+            // On loopback the FIN is in the client's socket once close returns; a moment more.
+            Thread.sleep(forTimeInterval: 0.05)
             client.execute(order, body: method == .post ? .string("one order") : nil, options: .init(timeout: .seconds(10))) { result in
                 outcome.withLock { $0 = result }
             }
@@ -132,6 +133,7 @@ final class FirstConnectionCloser: @unchecked Sendable {
     let port: Int
     private let fd: Int32
     private let closeFirst = DispatchSemaphore(value: 0)
+    private let firstClosed = DispatchSemaphore(value: 0)
     let requestLines = Mutex<[String]>([])
     /// Bytes the first connection had received when it was closed.
     let firstConnectionBytes = Mutex<Int>(-1)
@@ -144,7 +146,12 @@ final class FirstConnectionCloser: @unchecked Sendable {
         Thread.detachNewThread { [self] in self.acceptLoop() }
     }
 
-    func closeFirstConnection() { self.closeFirst.signal() }
+    /// Closes the first connection and returns once it is closed (its FIN sent), at most ten
+    /// seconds on.
+    func closeFirstConnection() {
+        self.closeFirst.signal()
+        _ = self.firstClosed.wait(timeout: .now() + 10)
+    }
 
     func stop() {
         shutdown(self.fd, Int32(SHUT_RDWR))
@@ -168,6 +175,7 @@ final class FirstConnectionCloser: @unchecked Sendable {
                     let pending = peek.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, Int32(MSG_PEEK | MSG_DONTWAIT)) }
                     self.firstConnectionBytes.withLock { $0 = max(0, pending) }
                     close(client)
+                    self.firstClosed.signal()
                 } else {
                     self.serve(client)
                 }

@@ -32,9 +32,10 @@ import Testing
         #expect(late?.phase == .readHead)
 
         // Once the head is in, the head timeout no longer counts: the body may stall past it…
-        // (a second for the head: the shared server may be busy with other tests)
+        // (five seconds for the head: the shared server may be busy with other tests; the read
+        // timeout is longer, so that only the stalled body can end it)
         let stalled = try await client.send(try get(server.url("/stall-body")), body: nil,
-                                            options: TransportOptions(headTimeout: .seconds(1), readTimeout: .seconds(3)))
+                                            options: TransportOptions(headTimeout: .seconds(5), readTimeout: .seconds(8)))
         var chunks = stalled.body.makeAsyncIterator()
         #expect(try await chunks.next() == Array("abc".utf8))
         // …until the read timeout of this request ends it.
