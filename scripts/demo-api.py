@@ -24,8 +24,10 @@ Prints "PORT <n>" once listening, then serves HTTP/1.1 with keep-alive until kil
                               "sha256", "text" (first 200 bytes, latin-1)}...]}
   PUT  /upload                reads the body in pieces: {"size", "sha256"}
   GET  /download?size=N       N bytes (byte i is i % 251), Content-Length set;
-                              &truncate=K closes after K bytes
-  GET  /download-progress     {"written": bytes the latest /download has written so far}
+                              &truncate=K closes after K bytes; &key=K names it
+  GET  /download-progress?key=K
+                              {"written": bytes the latest /download of key K (default
+                              none) has written so far}
   GET  /jsonl?n=N&ms=M        N JSON Lines {"index": i} every M ms (chunked);
                               &truncate=1 ends on half a line, then closes
   GET  /sse?n=N&ms=M          N Server-Sent Events (id i, data {"index": i}); a
@@ -68,8 +70,9 @@ USERS = [
     {"id": 3, "name": "Grace Hopper", "email_address": "grace@example.test"},
 ]
 
-# Bytes the latest /download has written (a client that reads slowly holds the server back).
-DOWNLOAD_PROGRESS = [0]
+# Bytes the latest /download of each key has written (a client that reads slowly holds the
+# server back); keyed, so that tests running at once do not read each other's downloads.
+DOWNLOAD_PROGRESS = {}
 # /concurrent: requests in progress now and the most at once, per key.
 CONCURRENT = {}
 # /flaky: requests seen per key, to fail the first few of each.
@@ -169,7 +172,7 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/download":
             return self.download(query)
         if path == "/download-progress":
-            return self.send(200, {"written": DOWNLOAD_PROGRESS[0]})
+            return self.send(200, {"written": DOWNLOAD_PROGRESS.get(query.get("key", [""])[0], 0)})
         if path == "/jsonl":
             return self.jsonl(query)
         if path == "/sse":
@@ -300,7 +303,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(size))
         self.end_headers()
         sent = 0
-        DOWNLOAD_PROGRESS[0] = 0
+        key = query.get("key", [""])[0]
+        DOWNLOAD_PROGRESS[key] = 0
         limit = size if truncate < 0 else min(truncate, size)
         try:
             while sent < limit:
@@ -308,7 +312,7 @@ class Handler(BaseHTTPRequestHandler):
                 piece = pattern[offset:offset + min(limit - sent, len(pattern) - 251)]
                 self.wfile.write(piece)
                 sent += len(piece)
-                DOWNLOAD_PROGRESS[0] = sent
+                DOWNLOAD_PROGRESS[key] = sent
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
             return

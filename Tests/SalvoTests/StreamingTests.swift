@@ -196,12 +196,14 @@ import Testing
     @Test func rawChunksHaveBackpressure() async throws {
         let client = try await SharedAPI.client()
         let size = 512 << 20
-        let response = try await client.stream(Endpoint<Empty>.get("/download", query: [QueryItem("size", "\(size)")]))
+        // Keyed: another test's download on the shared server is counted apart.
+        let key = QueryItem("key", "backpressure-\(UUID().uuidString)")
+        let response = try await client.stream(Endpoint<Empty>.get("/download", query: [QueryItem("size", "\(size)"), key]))
         var chunks = response.body.makeAsyncIterator()
         let first = try await chunks.next()
         #expect((first?.count ?? 0) > 0)
         try await Task.sleep(for: .milliseconds(500))
-        let progress = try await client.value(Endpoint<Written>.get("/download-progress"))
+        let progress = try await client.value(Endpoint<Written>.get("/download-progress", query: [key]))
         #expect(progress.written < 64 << 20, "the server wrote \(progress.written) bytes while the client read one chunk")
         response.cancel()
     }
