@@ -129,15 +129,6 @@ import Testing
     }
 
     /// Waits (up to 10 s) until `count` requests have gone into lines.
-    /// Waits until the client's one host satisfies `condition`, ten seconds at most.
-    static func waitForHost(_ client: HTTPClient, _ condition: (HostPoolStatistics) -> Bool) async throws {
-        for _ in 0..<1000 {
-            if await client.poolStatistics().hosts.values.first.map(condition) == true { return }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        Issue.record("the host never reached the state awaited: \(await client.poolStatistics())")
-    }
-
     static func waitForPipelined(_ count: Int, _ client: HTTPClient) async throws {
         for _ in 0..<1000 {
             if await client.poolStatistics().hosts.values.first.map({ $0.pipelined >= count }) == true { return }
@@ -241,14 +232,14 @@ import Testing
             // Each step waits for the state the next one needs, not for a time: the slow
             // request on the connection, the early GET in its line, the POST queued.
             group.addTask { _ = try await client.execute(try get(server.url("/slow-head?ms=3000"))) }
-            try await Self.waitForHost(client) { $0.leased == 1 }
+            try await waitForHost(client) { $0.leased == 1 }
             group.addTask { _ = try await client.execute(try get(server.url("/echo?i=early"))) }
             try await Self.waitForPipelined(1, client)
             group.addTask {
                 let post = try HTTPRequest(method: .post, url: server.url("/echo?i=post"))
                 _ = try await client.execute(post, body: .bytes(Array("x".utf8)))
             }
-            try await Self.waitForHost(client) { $0.queued >= 1 }
+            try await waitForHost(client) { $0.queued >= 1 }
             for index in 0..<3 {
                 group.addTask { _ = try await client.execute(try get(server.url("/echo?i=late\(index)"))) }
             }

@@ -10,14 +10,6 @@ import Testing
 /// was ever used.
 @Suite(.serialized) struct RaceTests {
     /// Waits (up to 10 s) until `condition` holds for the first host's statistics.
-    static func waitForHost(_ client: HTTPClient, _ condition: (HostPoolStatistics) -> Bool) async throws {
-        for _ in 0..<1000 {
-            if let host = await client.poolStatistics().hosts.values.first, condition(host) { return }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        Issue.record("the pool never reached the state waited for")
-    }
-
     static func waitFor<T: Sendable>(_ box: borrowing Mutex<T?>, seconds: Int = 20) async throws -> T? {
         for _ in 0..<(seconds * 100) {
             if let value = box.withLock({ $0 }) { return value }
@@ -57,7 +49,7 @@ import Testing
         }
         let handle = client.execute(try get(server.url("/echo?i=y"))) { result in y.withLock { $0 = result } }
         handleOfY.withLock { $0 = handle }
-        try await Self.waitForHost(client) { $0.pipelined >= 2 }
+        try await waitForHost(client) { $0.pipelined >= 2 }
         let xResult = try await Self.waitFor(x)
         guard case .failure(let xError) = xResult else {
             Issue.record("X did not time out in line: \(String(describing: xResult))")
@@ -96,7 +88,7 @@ import Testing
             let handle = client.execute(never) { _ in }
             handle.cancel()
         }
-        try await Self.waitForHost(client) { $0.idle == 1 && $0.open == 1 }
+        try await waitForHost(client) { $0.idle == 1 && $0.open == 1 }
         var request = try get(base + "/order")
         request.method = method
         let order = request
